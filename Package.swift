@@ -1,0 +1,61 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "p2p",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "P2P", targets: ["P2P"]),
+        .executable(name: "p2p", targets: ["p2p"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    ],
+    targets: [
+        // <dns_sd.h>: avahi's compat layer on Linux, the system's own library on macOS.
+        .systemLibrary(
+            name: "CDNSSD",
+            pkgConfig: "avahi-compat-libdns_sd",
+            providers: [.apt(["libavahi-compat-libdnssd-dev"])]
+        ),
+        .target(
+            name: "P2P",
+            dependencies: [
+                "CDNSSD",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            linkerSettings: [.linkedLibrary("dns_sd", .when(platforms: [.linux]))]
+        ),
+        .executableTarget(
+            name: "p2p",
+            dependencies: [
+                "P2P",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "EchoPeer",
+            dependencies: ["P2P"],
+            path: "examples/EchoPeer"
+        ),
+        .testTarget(
+            name: "P2PTests",
+            dependencies: [
+                "P2P",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,64 @@
+import CDNSSD
+import Dispatch
+
+/// One live dns_sd request. Its socket is watched by a dispatch read source: when it is readable,
+/// `DNSServiceProcessResult` runs the request's callback on `queue`. No polling, no sleeping.
+///
+/// The ref is deallocated in the source's cancel handler, i.e. only after its fd is no longer watched.
+final class DNSServiceOperation: @unchecked Sendable {
+    private let source: DispatchSourceRead
+    private var cancelled = false
+
+    /// Creates the request with `create(&ref, context)`, then watches it. `context` stays alive until `cancel()`.
+    init(
+        _ operation: String,
+        queue: DispatchQueue,
+        context: AnyObject,
+        create: (UnsafeMutablePointer<DNSServiceRef?>, UnsafeMutableRawPointer) -> DNSServiceErrorType
+    ) throws(DiscoveryError) {
+        let retained = Unmanaged.passRetained(context)
+        var ref: DNSServiceRef?
+        let status = create(&ref, retained.toOpaque())
+        guard status == kDNSServiceErr_NoError, let ref else {
+            retained.release()
+            throw DiscoveryError(operation: operation, code: status)
+        }
+        source = DispatchSource.makeReadSource(fileDescriptor: DNSServiceRefSockFD(ref), queue: queue)
+        source.setEventHandler {
+            // Errors here mean the daemon went away; the request's own callback reports details.
+            _ = DNSServiceProcessResult(ref)
+        }
+        source.setCancelHandler {
+            DNSServiceRefDeallocate(ref)
+            retained.release()
+        }
+        source.resume()
+    }
+
+    /// Stops the request. Safe to call from inside its own callback and more than once (on its queue).
+    func cancel() {
+        guard !cancelled else { return }
+        cancelled = true
+        source.cancel()
+    }
+}
+
+extension DiscoveryError {
+    /// Apple's kDNSServiceErr_ServiceNotRunning, which avahi's header lacks.
+    static let serviceNotRunning = -65563
+
+    init(operation: String, code: DNSServiceErrorType) {
+        switch Int(code) {
+        case kDNSServiceErr_Unknown, Self.serviceNotRunning: self = .daemonNotRunning(code: code)
+        default: self = .failed(operation: operation, code: code)
+        }
+    }
+}
+
+/// Context objects reach C callbacks as raw pointers; this gets them back.
+func unretained<T: AnyObject>(_ pointer: UnsafeMutableRawPointer?, as: T.Type) -> T {
+    Unmanaged<T>.fromOpaque(pointer!).takeUnretainedValue()
+}
+
+/// `true` when `code` is the dns_sd "no error" value.
+func isSuccess(_ code: DNSServiceErrorType) -> Bool { Int(code) == kDNSServiceErr_NoError }

@@ -1,0 +1,66 @@
+@preconcurrency import Crypto
+import Foundation
+
+/// This installation's key pair; the peer ID is derived from its public key.
+public struct Identity: Sendable {
+    public let privateKey: P256.Signing.PrivateKey
+    public var publicKey: P256.Signing.PublicKey { privateKey.publicKey }
+    public let peerID: PeerID
+
+    public init(privateKey: P256.Signing.PrivateKey) {
+        self.privateKey = privateKey
+        let digest = SHA256.hash(data: privateKey.publicKey.derRepresentation)
+        peerID = PeerID(bytes: Array(digest.prefix(PeerID.byteCount)))
+    }
+
+    /// A new random identity that lives only in memory (tests, throwaway peers).
+    public static func ephemeral() -> Identity { Identity(privateKey: P256.Signing.PrivateKey()) }
+
+    /// The config directory: `$P2P_HOME`, else `$XDG_CONFIG_HOME/p2p`, else `~/.config/p2p`.
+    public static func configDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let home = environment["P2P_HOME"], !home.isEmpty { return URL(fileURLWithPath: home) }
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("p2p")
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".config/p2p")
+    }
+
+    /// Loads `identity.pem` from `directory`, creating it (mode 0600, directory 0700) on first run.
+    public static func loadOrCreate(in directory: URL = configDirectory()) throws(IdentityError) -> Identity {
+        let file = directory.appendingPathComponent("identity.pem")
+        let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: file.path) {
+            do {
+                let pem = try String(contentsOf: file, encoding: .utf8)
+                return Identity(privateKey: try P256.Signing.PrivateKey(pemRepresentation: pem))
+            } catch {
+                throw .unreadable(path: file.path, reason: "\(error)")
+            }
+        }
+        let identity = Identity(privateKey: P256.Signing.PrivateKey())
+        do {
+            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            // Create with 0600 from the start so the key is never readable by others, not even briefly.
+            guard fileManager.createFile(atPath: file.path, contents: Data(identity.privateKey.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+        } catch {
+            throw .unwritable(path: file.path, reason: "\(error)")
+        }
+        return identity
+    }
+}
+
+/// Why the identity key could not be loaded or stored.
+public enum IdentityError: Error, Sendable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    case unwritable(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): "cannot read identity key \(path): \(reason) (move it away to make a new identity)"
+        case .unwritable(let path, let reason): "cannot store identity key at \(path): \(reason) (set P2P_HOME to a writable directory)"
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/// A peer's stable identity: the first 16 bytes of SHA-256 over its public key (SubjectPublicKeyInfo DER).
+///
+/// Written as 32 lowercase hex digits; `short` (the first 8) is what people see.
+public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    public static let byteCount = 16
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) {
+        precondition(bytes.count == Self.byteCount, "a peer ID is \(Self.byteCount) bytes")
+        self.bytes = bytes
+    }
+
+    /// Parses the 32-digit hex form; `nil` for anything else.
+    public init?(hex: String) {
+        let utf8 = Array(hex.lowercased().utf8)
+        guard utf8.count == Self.byteCount * 2 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.byteCount)
+        for index in stride(from: 0, to: utf8.count, by: 2) {
+            guard let high = Self.nibble(utf8[index]), let low = Self.nibble(utf8[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.bytes = bytes
+    }
+
+    public var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The first 8 hex digits, enough to tell peers on one network apart.
+    public var short: String { String(hex.prefix(8)) }
+    public var description: String { hex }
+
+    public static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+
+    public init(from decoder: any Decoder) throws {
+        let string = try decoder.singleValueContainer().decode(String.self)
+        guard let id = PeerID(hex: string) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a peer ID: \(string)"))
+        }
+        self = id
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import NIOCore
+
+/// Keeps a quiet connection alive and notices a dead one.
+///
+/// Sits behind an `IdleStateHandler`: write-idle sends a PING, read-idle means the peer has been
+/// silent for the whole timeout and the connection is closed. PINGs are answered with PONGs here,
+/// so no handler further in sees either.
+final class HeartbeatHandler: ChannelInboundHandler {
+    typealias InboundIn = Frame
+    typealias InboundOut = Frame
+    typealias OutboundOut = Frame
+
+    /// Fired down the pipeline when the peer went silent.
+    struct PeerSilent: Error {}
+
+    private var nextNonce: UInt64 = 0
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.type {
+        case .ping:
+            do {
+                let ping = try Heartbeat(frame: frame)
+                context.writeAndFlush(wrapOutboundOut(ping.frame(.pong)), promise: nil)
+            } catch {
+                context.fireErrorCaught(error)
+            }
+        case .pong:
+            break  // Its arrival already reset the read-idle timer.
+        default:
+            context.fireChannelRead(data)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event as? IdleStateHandler.IdleStateEvent {
+        case .write:
+            nextNonce &+= 1
+            context.writeAndFlush(wrapOutboundOut(Heartbeat(nonce: nextNonce).frame(.ping)), promise: nil)
+        case .read:
+            context.fireErrorCaught(PeerSilent())
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import NIOCore
+
+/// The per-connection state machine: HELLO exchange, accept/deny, then delivery of messages to the session.
+///
+/// ```
+/// awaitingHello ──HELLO──▶ awaitingDecision (inbound) ──accept──▶ connected
+///               └─HELLO──▶ awaitingWelcome  (outbound) ─WELCOME─▶ connected
+/// ```
+/// Any frame that does not fit the state, and any malformed frame, ends the connection with an ERROR frame.
+final class PeerConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = Frame
+    typealias OutboundOut = Frame
+
+    private enum Phase { case awaitingHello, awaitingDecision, awaitingWelcome, connected, closing }
+
+    private let session: Session
+    private let link: PeerLink
+    private var phase = Phase.awaitingHello
+    private var handshakeTimer: Scheduled<Void>?
+
+    init(session: Session, link: PeerLink) {
+        self.session = session
+        self.link = link
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(session.hello(for: link).frame()), promise: nil)
+        handshakeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: session.configuration.handshakeTimeout) {
+            guard self.phase == .awaitingHello else { return }
+            self.fail(context: context, code: .handshakeTimeout, reason: "no HELLO within the handshake timeout", failure: .timedOut(seconds: self.session.configuration.handshakeTimeout.seconds))
+        }
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        handshakeTimer?.cancel()
+        phase = .closing
+        session.linkClosed(link)
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        do {
+            try handle(frame, context: context)
+        } catch {
+            fail(context: context, code: error.code, reason: error.description, failure: .protocolViolation(error.description))
+        }
+    }
+
+    private func handle(_ frame: Frame, context: ChannelHandlerContext) throws(WireError) {
+        switch (phase, frame.type) {
+        case (.closing, _):
+            return
+        case (_, .error):
+            let message = try ErrorMessage(frame: frame)
+            session.linkReceivedError(link, message)
+            close(context: context)
+        case (_, .bye):
+            _ = try Bye(frame: frame)
+            session.setFailure(.peerLeft, on: link)
+            close(context: context)
+        case (.awaitingHello, .hello):
+            handshakeTimer?.cancel()
+            let hello = try Hello(frame: frame)
+            switch session.linkReceivedHello(link, hello, remoteAddress: context.channel.remoteAddress) {
+            case .reject(let code, let reason, let failure):
+                fail(context: context, code: code, reason: reason, failure: failure)
+            case .awaitWelcome:
+                phase = .awaitingWelcome
+            case .accept:
+                accept(context: context)
+            case .ask(let request):
+                phase = .awaitingDecision
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                session.askToAccept(request) { accepted in
+                    loopBound.value.0.decided(accepted, context: loopBound.value.1)
+                }
+            }
+        case (.awaitingWelcome, .welcome):
+            _ = try Welcome(frame: frame)
+            phase = .connected
+            session.linkConnected(link)
+        case (.connected, let type) where !MessageType.control.contains(type):
+            try session.deliver(frame, from: link)
+        default:
+            throw .malformedPayload(frame.type, "not allowed \(phaseDescription)")
+        }
+    }
+
+    private var phaseDescription: String {
+        switch phase {
+        case .awaitingHello: "before HELLO"
+        case .awaitingDecision: "while the connection request is pending"
+        case .awaitingWelcome: "before WELCOME"
+        case .connected: "after the handshake"
+        case .closing: "while closing"
+        }
+    }
+
+    /// Called on the event loop once the user (or policy) answered the connection request.
+    private func decided(_ accepted: Bool, context: ChannelHandlerContext) {
+        guard phase == .awaitingDecision else { return }
+        if accepted {
+            accept(context: context)
+        } else {
+            fail(context: context, code: .connectionDenied, reason: "\(session.displayName) declined the connection", failure: .denied(by: "you"))
+        }
+    }
+
+    private func accept(context: ChannelHandlerContext) {
+        phase = .connected
+        context.writeAndFlush(wrapOutboundOut(Welcome().frame()), promise: nil)
+        session.linkConnected(link)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        switch error {
+        case let wire as WireError:
+            fail(context: context, code: wire.code, reason: wire.description, failure: .protocolViolation(wire.description))
+        case is HeartbeatHandler.PeerSilent:
+            session.setFailure(.heartbeatLost, on: link)
+            close(context: context)
+        default:
+            session.setFailure(.connectionLost, on: link)
+            close(context: context)
+        }
+    }
+
+    /// Tells the peer why with an ERROR frame, then closes.
+    private func fail(context: ChannelHandlerContext, code: ErrorCode, reason: String, failure: SessionError) {
+        guard phase != .closing else { return }
+        session.setFailure(failure, on: link)
+        phase = .closing
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ErrorMessage(code: code, reason: reason).frame())).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    private func close(context: ChannelHandlerContext) {
+        phase = .closing
+        context.close(promise: nil)
+    }
+}
+
+extension MessageType {
+    /// Types that belong to the connection itself, never delivered to the application.
+    static let control: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye]
+}
+
+extension TimeAmount {
+    var seconds: Double { Double(nanoseconds) / 1e9 }
+}

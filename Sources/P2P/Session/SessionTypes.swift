@@ -1,0 +1,156 @@
+import NIOCore
+
+/// Which half of GameKit's trio a session plays.
+public enum SessionMode: String, Sendable, CaseIterable {
+    /// Advertises and accepts connections; does not browse.
+    case server
+    /// Browses and connects; does not advertise or accept.
+    case client
+    /// Does both.
+    case peer
+
+    var advertises: Bool { self != .client }
+    var browses: Bool { self != .server }
+    var accepts: Bool { self != .client }
+}
+
+/// How `send` delivers data.
+public enum SendMode: Sendable {
+    /// Over the TCP session: in order, retransmitted, never lost while connected.
+    case reliable
+    /// As one UDP datagram: no retransmission, may be lost or reordered, at most `WireFormat.maxDatagramPayload` bytes.
+    case unreliable
+}
+
+/// The life of a peer as a session sees it (GameKit's `GKPeerConnectionState`).
+public enum PeerState: String, Sendable {
+    case available, unavailable, connecting, connected, disconnected
+}
+
+/// Everything known about another peer.
+public struct PeerInfo: Sendable, Hashable {
+    public var id: PeerID
+    public var displayName: String
+    public var sessionID: String
+    /// The DNS-SD host name, or the remote address for a direct connection.
+    public var host: String?
+    public var port: Int?
+    public var addresses: [String]
+
+    public init(id: PeerID, displayName: String, sessionID: String, host: String? = nil, port: Int? = nil, addresses: [String] = []) {
+        self.id = id
+        self.displayName = displayName
+        self.sessionID = sessionID
+        self.host = host
+        self.port = port
+        self.addresses = addresses
+    }
+}
+
+/// Something that happened in a session.
+public enum SessionEvent: Sendable {
+    /// A peer moved to `state`; `reason` says why a connection ended or failed.
+    case peerChanged(PeerInfo, PeerState, reason: SessionError?)
+    /// The session is advertised under `name` (differs from the display name after a conflict).
+    case advertising(name: String)
+    /// Advertising or browsing failed; direct connections still work.
+    case discoveryFailed(DiscoveryError)
+}
+
+/// A peer asking to connect. Answer `true` to accept.
+public struct ConnectionRequest: Sendable {
+    public let peer: PeerInfo
+}
+
+/// A host and port to connect to without discovery.
+public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT` (IPv6 as `[::1]:PORT`).
+    public init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self.init(host: host, port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// Tunables of a session; the defaults suit a LAN.
+public struct SessionConfiguration: Sendable {
+    /// Address the TCP listener and UDP socket bind to.
+    public var bindHost = "0.0.0.0"
+    /// Port for TCP (and UDP when free); 0 lets the system choose.
+    public var port = 0
+    public var maxPayload = WireFormat.defaultMaxPayload
+    /// A PING goes out after this long without writing.
+    public var heartbeatInterval: TimeAmount = .seconds(3)
+    /// A peer silent for this long is disconnected.
+    public var heartbeatTimeout: TimeAmount = .seconds(9)
+    /// A connecting peer must send its HELLO within this time.
+    public var handshakeTimeout: TimeAmount = .seconds(10)
+    /// What happens to connection requests when no handler is set.
+    public var acceptsConnectionsByDefault = false
+
+    public init() {}
+}
+
+/// Why a session operation failed or a connection ended.
+public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notStarted
+    case closed
+    case bindFailed(host: String, port: Int, reason: String)
+    case connectFailed(Endpoint, reason: String)
+    case unknownPeer(String)
+    case notConnected(PeerID)
+    case timedOut(seconds: Double)
+    case denied(by: String)
+    /// The peer is in another session (another app): GameKit's session ID keeps apps apart.
+    case sessionMismatch(theirs: String, ours: String)
+    case unexpectedPeer(expected: PeerID, got: PeerID)
+    case connectedToSelf
+    /// The peer sent an ERROR frame.
+    case remoteError(code: UInt16, reason: String)
+    /// The peer sent bytes that break the protocol; we sent it an ERROR frame and closed.
+    case protocolViolation(String)
+    case heartbeatLost
+    case peerLeft
+    case connectionLost
+    case duplicateConnection
+    case datagramTooLarge(size: Int, limit: Int)
+    case frameTooLarge(size: Int, limit: Int)
+    case unreliableUnavailable(PeerID)
+
+    public var description: String {
+        switch self {
+        case .notStarted: "the session is not started"
+        case .closed: "the session is closed"
+        case .bindFailed(let host, let port, let reason): "cannot listen on \(host):\(port): \(reason) (try another --port)"
+        case .connectFailed(let endpoint, let reason): "cannot connect to \(endpoint): \(reason)"
+        case .unknownPeer(let name): "no peer called \(name) was found (see `p2p peers`)"
+        case .notConnected(let id): "not connected to peer \(id.short)"
+        case .timedOut(let seconds): "timed out after \(seconds) s"
+        case .denied(let name): "\(name) declined the connection"
+        case .sessionMismatch(let theirs, let ours): "the peer is in session \"\(theirs)\", this one in \"\(ours)\""
+        case .unexpectedPeer(let expected, let got): "expected peer \(expected.short) but \(got.short) answered"
+        case .connectedToSelf: "that address is this peer itself"
+        case .remoteError(let code, let reason): "peer reported error \(code): \(reason)"
+        case .protocolViolation(let what): "protocol violation: \(what)"
+        case .heartbeatLost: "no sign of life from the peer (heartbeat lost)"
+        case .peerLeft: "the peer left"
+        case .connectionLost: "connection lost"
+        case .duplicateConnection: "already connected to this peer"
+        case .datagramTooLarge(let size, let limit): "\(size) bytes is too large for an unreliable datagram (limit \(limit))"
+        case .frameTooLarge(let size, let limit): "\(size) bytes is too large for one message (limit \(limit))"
+        case .unreliableUnavailable(let id): "peer \(id.short) offers no datagram channel"
+        }
+    }
+}

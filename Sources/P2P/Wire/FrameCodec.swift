@@ -1,0 +1,37 @@
+import NIOCore
+
+/// Splits a TCP byte stream into frames; a bad header is an error that ends the connection.
+public struct FrameDecoder: ByteToMessageDecoder {
+    public typealias InboundOut = Frame
+    private let parser: FrameParser
+
+    public init(maxPayload: Int = WireFormat.defaultMaxPayload) {
+        parser = FrameParser(maxPayload: min(maxPayload, WireFormat.absoluteMaxPayload))
+    }
+
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let frame = try parser.parse(&buffer) else { return .needMoreData }
+        context.fireChannelRead(wrapInboundOut(frame))
+        return .continue
+    }
+
+    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        if buffer.readableBytes > 0 { throw WireError.truncatedFrame(buffer.readableBytes) }
+        return .needMoreData
+    }
+}
+
+/// Writes frames with their header.
+public struct FrameEncoder: MessageToByteEncoder {
+    public typealias OutboundIn = Frame
+    public init() {}
+
+    public func encode(data frame: Frame, out: inout ByteBuffer) throws {
+        guard frame.payload.readableBytes <= WireFormat.absoluteMaxPayload else {
+            throw WireError.frameTooLarge(length: frame.payload.readableBytes, limit: WireFormat.absoluteMaxPayload)
+        }
+        out.reserveCapacity(WireFormat.headerSize + frame.payload.readableBytes)
+        out.writeFrame(frame)
+    }
+}

@@ -1,0 +1,1 @@
+import P2P; print("echo")

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Two-host mDNS test lab on one machine: network namespaces A and B joined by a veth pair,
+# each with its own system dbus-daemon and avahi-daemon (bound to the veth only, IPv4 only).
+# Nothing in the lab can reach a real network: the subnet is blackholed in the root namespace.
+set -euo pipefail
+ME=lab.sh
+SELF=$(readlink -f "$0")
+. "$(dirname "$SELF")/_common.sh"
+PREFIX=${P2P_LAB_PREFIX:-p2p}
+STATE=${P2P_LAB_STATE:-/tmp/$PREFIX-lab}
+NET=10.213.7.0/24
+ADDR_A=10.213.7.1 ADDR_B=10.213.7.2
+# Interface names are limited to 15 characters; the veth is "<prefix>vB".
+[[ "$PREFIX" =~ ^[a-zA-Z0-9_-]{1,13}$ ]] || { echo "$ME: error: P2P_LAB_PREFIX must be 1-13 of [a-zA-Z0-9_-]" >&2; exit 2; }
+
+usage() {
+  cat <<EOF
+usage: $ME up|down|status|exec A|B CMD...|env A|B
+  up        (re)create the lab: namespaces ${PREFIX}A/${PREFIX}B, veth ${PREFIX}vA ($ADDR_A/24) <-> ${PREFIX}vB ($ADDR_B/24),
+            a dbus-daemon + avahi-daemon (host ${PREFIX}-a / ${PREFIX}-b) per namespace; checks A and B see each other
+  down      stop the lab's daemons by PID, delete namespaces, veth, blackhole route and $STATE (safe if not up)
+  status    show what is up
+  exec X CMD  run CMD inside host X with DBUS_SYSTEM_BUS_ADDRESS and AVAHI_COMPAT_NOWARN=1 set. It execs,
+            so after '$ME exec A prog &', \$! is prog's PID. CMD sees X's /run/dbus and /run/avahi-daemon
+            (so getaddrinfo("${PREFIX}-b.local") via nss-mdns works too).
+  env X     print host X's DBUS_SYSTEM_BUS_ADDRESS=... line
+env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /tmp/<prefix>-lab)
+EOF
+}
+
+ns() { echo "$PREFIX$1"; }          # A -> p2pA
+veth() { echo "${PREFIX}v$1"; }     # A -> p2pvA
+host_dir() { echo "$STATE/$1"; }
+bus_addr() { echo "unix:path=$STATE/$1/run-dbus/system_bus_socket"; }
+ns_exists() { [ -e "/run/netns/$(ns "$1")" ]; }
+check_host() { [ "${1:-}" = A ] || [ "${1:-}" = B ] || die "host must be A or B, got '${1:-}'"; }
+
+# Run CMD in host X. 'ip netns exec' gives a fresh mount namespace each time, so the bind mounts of
+# the host's private /run/dbus and /run/avahi-daemon (pid files, sockets at compiled-in paths) are
+# redone here for every command; unshare -m makes sure they can never reach the root namespace.
+# Every step execs, so the PID of this process ends up being CMD's.
+do_exec() {
+  local x=$1 d; shift; check_host "$x"; [ $# -gt 0 ] || die "exec $x: no command given"
+  d=$(host_dir "$x")
+  ns_exists "$x" && [ -d "$d/run-dbus" ] || die "lab is not up (run: $ME up)"
+  export DBUS_SYSTEM_BUS_ADDRESS; DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x")
+  export AVAHI_COMPAT_NOWARN=1
+  exec ip netns exec "$(ns "$x")" unshare -m sh -c \
+    'mount --bind "$1" /run/dbus && mount --bind "$2" /run/avahi-daemon && shift 2 && exec "$@"' \
+    sh "$d/run-dbus" "$d/run-avahi" "$@"
+}
+
+dump_logs() { for f in "$STATE"/*/*.log "$STATE"/*.log; do [ -s "$f" ] && { echo "----- $f"; cat "$f"; }; done >&2 || true; }
+fail_up() { dump_logs; die "$1 (lab left up for inspection; run: $ME down)"; }
+
+start_host() { # X: dbus-daemon, then avahi-daemon (a bus client), in namespace X
+  local x=$1 d; d=$(host_dir "$x")
+  mkdir -p "$d/run-dbus" "$d/run-avahi"
+  start_bg "$d/dbus.pid" dbus-daemon "$d/dbus.log" "$SELF" exec "$x" dbus-daemon --system --nofork
+  avahi_conf "$PREFIX-$(echo "$x" | tr AB ab)" "$(veth "$x")" >"$d/avahi-daemon.conf"
+  DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x") wait_for 10 bus_up || fail_up "dbus-daemon in $(ns "$x") did not come up"
+  start_bg "$d/avahi.pid" avahi-daemon "$d/avahi.log" \
+    "$SELF" exec "$x" avahi-daemon -f "$d/avahi-daemon.conf" --no-drop-root --no-chroot
+}
+
+# Prove mDNS works across the veth: publish in A, resolve from B (remote) and from A (local
+# registrations must be visible to other processes on the same host, too).
+check_lab() {
+  local pub="$STATE/check-publish.pid" x
+  start_bg "$pub" avahi-publish "$STATE/check-publish.log" \
+    "$SELF" exec A avahi-publish -s lab-check _p2plabcheck._tcp 9 check=1
+  for x in B A; do
+    wait_for 10 sh -c '"$1" exec "$2" avahi-browse -rpt _p2plabcheck._tcp 2>/dev/null | grep -q "^=;.*;lab-check;.*;$3;9;"' \
+      sh "$SELF" "$x" "$ADDR_A" || { stop_pidfile "$pub"; fail_up "host $x did not resolve A's test service to $ADDR_A"; }
+  done
+  stop_pidfile "$pub" >/dev/null
+  say "check ok: a service published in A resolves to $ADDR_A from B and from A"
+}
+
+up() {
+  need_root up
+  down >/dev/null   # leftovers of a previous run
+  # Blackhole the lab subnet in the root namespace first, so lab traffic can never be routed out.
+  ip route replace blackhole "$NET"
+  ip netns add "$(ns A)"; ip netns add "$(ns B)"
+  ip link add "$(veth A)" netns "$(ns A)" type veth peer name "$(veth B)" netns "$(ns B)"
+  ip -n "$(ns A)" addr add "$ADDR_A/24" dev "$(veth A)"
+  ip -n "$(ns B)" addr add "$ADDR_B/24" dev "$(veth B)"
+  for x in A B; do
+    ip -n "$(ns $x)" link set lo up       # for 127.0.0.1 inside the host; avahi does not use it
+    ip -n "$(ns $x)" link set "$(veth $x)" up
+  done
+  mkdir -p "$STATE" /run/avahi-daemon   # the bind-mount target must exist
+  start_host A; start_host B
+  for x in A B; do
+    DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr $x) wait_for 20 avahi_running || fail_up "avahi-daemon in $(ns $x) not running after 20 s"
+  done
+  say "up: $(ns A) ($ADDR_A, $(bus_addr A)) <-> $(ns B) ($ADDR_B, $(bus_addr B))"
+  check_lab
+}
+
+down() {
+  local f x n pids
+  # Stop our daemons by recorded PID; avahi before the bus it is a client of.
+  for f in "$STATE/check-publish.pid" "$STATE"/*/avahi.pid "$STATE"/*/dbus.pid; do stop_pidfile "$f"; done
+  for x in A B; do
+    n=$(ns $x)
+    ns_exists $x || continue
+    pids=$(ip netns pids "$n" || true)
+    # Not ours to kill (e.g. clients started via 'exec'), but they keep the namespace alive.
+    [ -z "$pids" ] || say "warning: processes still running in $n (stop them yourself): $(echo $pids)"
+    ip netns del "$n" && say "deleted namespace $n"
+  done
+  # The veth normally dies with its namespace; this catches one left in the root namespace.
+  ip link del "$(veth A)" 2>/dev/null || true
+  ip route del blackhole "$NET" 2>/dev/null && say "removed blackhole route $NET" || true
+  rm -rf "$STATE"
+}
+
+status() {
+  local x n f
+  for x in A B; do
+    n=$(ns $x)
+    if ! ns_exists $x; then say "$n: absent"; continue; fi
+    say "$n: $(ip -n "$n" -br -4 addr show dev "$(veth $x)" 2>/dev/null || echo 'no veth')"
+    for f in "$(host_dir $x)"/*.pid; do [ -f "$f" ] && say "  started: $(cat "$f")"; done
+    if DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr $x) avahi_running; then say "  avahi running; $(do_env $x)"
+    else say "  avahi NOT running"; fi
+  done
+  [[ "$(ip route show type blackhole)" == *"$NET"* ]] && say "blackhole route $NET present" || say "no blackhole route"
+}
+
+do_env() { check_host "${1:-}"; echo "DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$1")"; }
+
+case "${1:-}" in
+  up) up ;;
+  down) need_root down; down ;;
+  status) status ;;
+  exec) shift; do_exec "$@" ;;
+  env) do_env "${2:-}" ;;
+  -h|--help|help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Idempotent machine setup for p2p: install the packages it needs (Debian/Ubuntu), then make
+# sure an mDNS responder answers on the system bus (the running avahi, or a loopback-only one).
+set -euo pipefail
+ME=setup.sh
+HERE=$(dirname "$(readlink -f "$0")")
+PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev dbus iproute2 socat netcat-openbsd tcpdump python3)
+# We check the machine's default system bus, whatever the caller's env says.
+unset DBUS_SYSTEM_BUS_ADDRESS
+
+case "${1:-}" in
+  -h|--help|help)
+    cat <<EOF
+usage: $ME
+  Installs missing packages (${PKGS[*]}) with apt-get (via sudo if not root),
+  then uses the running avahi-daemon, or starts a private loopback-only one via mdns-loopback.sh start.
+EOF
+    exit 0 ;;
+  "") ;;
+  *) echo "$ME: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+esac
+
+SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+
+missing=()
+for p in "${PKGS[@]}"; do
+  [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)" = installed ] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "$ME: installing: ${missing[*]}"
+  # Without systemd (containers, CI) a package's init script would start avahi-daemon with the stock
+  # config, which multicasts on every interface. Forbid service starts during the install unless the
+  # machine already has a policy (policy-rc.d exit 101 = "action not allowed").
+  policy=/usr/sbin/policy-rc.d
+  if [ ! -d /run/systemd/system ] && [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null; $SUDO chmod +x "$policy"
+    trap '$SUDO rm -f "$policy"' EXIT
+  fi
+  # Default apt behaviour also pulls in Recommends such as libnss-mdns (resolves *.local names).
+  $SUDO apt-get update
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+else
+  echo "$ME: all packages already installed"
+fi
+
+if dbus-send --system --print-reply --reply-timeout=2000 --dest=org.freedesktop.Avahi \
+     / org.freedesktop.Avahi.Server.GetState 2>/dev/null | grep -q 'int32 2'; then
+  echo "$ME: an avahi-daemon is running on the system bus; p2p will use it"
+else
+  $SUDO "$HERE/mdns-loopback.sh" start
+  echo "$ME: Started a private avahi-daemon bound to loopback only; peers on other machines cannot see you until the system's avahi-daemon runs (e.g. sudo systemctl start avahi-daemon)."
+fi
