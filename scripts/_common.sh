@@ -48,6 +48,16 @@ wait_for() {
   until "$@"; do [ "$SECONDS" -lt "$end" ] || return 1; sleep 0.2; done
 }
 
+# wait_daemon PIDFILE SECONDS CMD... : like wait_for, but give up at once if the daemon has died.
+wait_daemon() {
+  local pid end=$((SECONDS + $2)) f=$1; shift 2
+  read -r pid _ <"$f"
+  until "$@"; do
+    [ -e "/proc/$pid" ] || { echo "$ME: process $pid exited" >&2; return 1; }
+    [ "$SECONDS" -lt "$end" ] || return 1; sleep 0.2
+  done
+}
+
 # start_bg PIDFILE NAME LOG CMD... : run CMD in the background, detached from our stdio (so a
 # caller piping our output never hangs on a daemon), and record "PID NAME". NAME is the program
 # the PID must still be running when we stop it (CMD may exec through ip/unshare/sh to get there).

@@ -58,7 +58,7 @@ start_host() { # X: dbus-daemon, then avahi-daemon (a bus client), in namespace 
   mkdir -p "$d/run-dbus" "$d/run-avahi"
   start_bg "$d/dbus.pid" dbus-daemon "$d/dbus.log" "$SELF" exec "$x" dbus-daemon --system --nofork
   avahi_conf "$PREFIX-$(echo "$x" | tr AB ab)" "$(veth "$x")" >"$d/avahi-daemon.conf"
-  DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x") wait_for 10 bus_up || fail_up "dbus-daemon in $(ns "$x") did not come up"
+  DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x") wait_daemon "$d/dbus.pid" 10 bus_up || fail_up "dbus-daemon in $(ns "$x") did not come up"
   start_bg "$d/avahi.pid" avahi-daemon "$d/avahi.log" \
     "$SELF" exec "$x" avahi-daemon -f "$d/avahi-daemon.conf" --no-drop-root --no-chroot
 }
@@ -93,7 +93,7 @@ up() {
   mkdir -p "$STATE" /run/avahi-daemon   # the bind-mount target must exist
   start_host A; start_host B
   for x in A B; do
-    DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr $x) wait_for 20 avahi_running || fail_up "avahi-daemon in $(ns $x) not running after 20 s"
+    DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr $x) wait_daemon "$(host_dir $x)/avahi.pid" 20 avahi_running || fail_up "avahi-daemon in $(ns $x) did not reach state 2 (running)"
   done
   say "up: $(ns A) ($ADDR_A, $(bus_addr A)) <-> $(ns B) ($ADDR_B, $(bus_addr B))"
   check_lab

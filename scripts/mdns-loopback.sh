@@ -36,7 +36,7 @@ start() {
     # A stale pid file from a dead bus makes dbus-daemon refuse to start.
     rm -f /run/dbus/pid
     start_bg "$STATE/dbus.pid" dbus-daemon "$STATE/dbus.log" dbus-daemon --system --nofork
-    wait_for 10 bus_up || fail_start "system dbus-daemon did not come up within 10 s"
+    wait_daemon "$STATE/dbus.pid" 10 bus_up || fail_start "system dbus-daemon did not come up"
     say "started system dbus-daemon (PID $(cut -d' ' -f1 "$STATE/dbus.pid"))"
   fi
   # Note: lo lacks the MULTICAST flag, but avahi accepts loopback interfaces anyway and mDNS
@@ -44,7 +44,7 @@ start() {
   avahi_conf p2p-loopback lo >"$STATE/avahi-daemon.conf"
   start_bg "$STATE/avahi.pid" avahi-daemon "$STATE/avahi.log" \
     avahi-daemon -f "$STATE/avahi-daemon.conf" --no-drop-root --no-chroot
-  wait_for 20 avahi_running || fail_start "avahi-daemon did not reach state 2 (running) within 20 s"
+  wait_daemon "$STATE/avahi.pid" 20 avahi_running || fail_start "avahi-daemon did not reach state 2 (running)"
   say "started avahi-daemon on lo only (PID $(cut -d' ' -f1 "$STATE/avahi.pid"), log $STATE/avahi.log)"
 }
 

@@ -1,10 +1,10 @@
 import CDNSSD
 import Dispatch
 
-/// Browses `_p2p._tcp`, resolves each instance to host, port and TXT, then asks for the host's
+/// Browses `_p2p._tcp` (all session IDs), resolves each instance to host, port and TXT, then asks for the host's
 /// IPv4 addresses with `DNSServiceQueryRecord` (avahi's compat layer has no `DNSServiceGetAddrInfo`).
-final class ServiceBrowser: @unchecked Sendable {
-    enum Event: Sendable {
+public final class ServiceBrowser: @unchecked Sendable {
+    public enum Event: Sendable {
         case found(DiscoveredService)
         case lost(name: String)
         case failed(DiscoveryError)
@@ -24,11 +24,11 @@ final class ServiceBrowser: @unchecked Sendable {
     private var interfacesByName: [String: Set<UInt32>] = [:]
     private var stopped = false
 
-    init(onEvent: @escaping @Sendable (Event) -> Void) {
+    public init(onEvent: @escaping @Sendable (Event) -> Void) {
         self.onEvent = onEvent
     }
 
-    func start() throws(DiscoveryError) {
+    public func start() throws(DiscoveryError) {
         var failure: DiscoveryError?
         queue.sync {
             do throws(DiscoveryError) {
@@ -40,7 +40,7 @@ final class ServiceBrowser: @unchecked Sendable {
         if let failure { throw failure }
     }
 
-    func stop() {
+    public func stop() {
         queue.sync {
             stopped = true
             browse?.cancel()

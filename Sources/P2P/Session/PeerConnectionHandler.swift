@@ -74,7 +74,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
                 phase = .awaitingDecision
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 session.askToAccept(request) { accepted in
-                    loopBound.value.0.decided(accepted, context: loopBound.value.1)
+                    loopBound.eventLoop.execute { loopBound.value.0.decided(accepted, context: loopBound.value.1) }
                 }
             }
         case (.awaitingWelcome, .welcome):

@@ -388,6 +388,7 @@ public final class Session: Sendable {
             return .reject(.protocolViolation, "expected peer \(expected.hex)", .unexpectedPeer(expected: expected, got: hello.peerID))
         }
         let peer = hello.peerID
+        var alreadyConnected: EventLoopPromise<PeerID>?
         let (verdict, loser, info): (HelloVerdict, PeerLink?, PeerInfo) = state.withLockedValue { state in
             var info = state.discovered[peer] ?? PeerInfo(id: peer, displayName: hello.displayName, sessionID: hello.sessionID)
             info.displayName = hello.displayName
@@ -413,10 +414,16 @@ public final class Session: Sendable {
                     loser = existing
                     existing.failure = .duplicateConnection
                     state.links[peer] = link
-                    link.isConnected = false
+                    if let completion = existing.completion { state.waiters[peer, default: []].append(completion) }
                 } else {
                     link.failure = .duplicateConnection
-                    if let completion = link.completion { state.waiters[peer, default: []].append(completion) }
+                    if let completion = link.completion {
+                        if existing.isConnected {
+                            alreadyConnected = completion
+                        } else {
+                            state.waiters[peer, default: []].append(completion)
+                        }
+                    }
                     return (.reject(.duplicateConnection, "already connected to \(peerID.hex)", .duplicateConnection), nil, info)
                 }
             } else {
@@ -433,6 +440,7 @@ public final class Session: Sendable {
                 return (.ask(ConnectionRequest(peer: info)), loser, info)
             }
         }
+        alreadyConnected?.succeed(peer)
         if let loser {
             loser.channel.writeAndFlush(ErrorMessage(code: .duplicateConnection, reason: "superseded by a simultaneous connection").frame())
                 .whenComplete { _ in loser.channel.close(promise: nil) }

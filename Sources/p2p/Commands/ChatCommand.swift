@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import P2P
+
+/// `p2p chat`: a text chat with one or more peers.
+struct ChatCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chat",
+        abstract: "Chat with peers on the local network.",
+        discussion: """
+            On a terminal without --to: pick a discovered peer by number, or wait for a request and answer y/n. \
+            Type lines to send them; /peers, /help, /quit. Several peers at once make a group chat.
+            From a pipe: every line of stdin is sent (held until a peer is connected); EOF leaves and tells peers. \
+            Without --to or --connect, a piped chat connects to every peer of its session it finds.
+            --json prints one object per event per line (see README: "JSON events").
+            """
+    )
+
+    @OptionGroup var network: NetworkOptions
+
+    @Option(help: "Connect to this peer (display name or ID prefix) as soon as it is found.")
+    var to: String?
+
+    @Option(help: "Connect directly to HOST:PORT, without discovery.")
+    var connect: String?
+
+    @Flag(help: "Accept connection requests without asking.")
+    var yes = false
+
+    @Flag(help: "One JSON object per event per line.")
+    var json = false
+
+    @Option(help: "Seconds to wait for the --to peer to appear.")
+    var timeout: Double = 30
+
+    func validate() throws {
+        if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
+    }
+
+    func run() async throws {
+        let session = try network.makeSession(defaultSessionID: "chat")
+        let view = ChatView(json: json, verbose: network.verbose)
+        let chat = ChatLoop(session: session, view: view, options: self)
+        let status = await chat.run()
+        if status != .success { throw status }
+    }
+}
+
+/// Prints chat events for a person (coloured, sanitised lines) or a program (JSON lines).
+struct ChatView: Sendable {
+    let json: Bool
+    let verbose: Bool
+
+    func listening(_ session: Session) {
+        if json {
+            Output.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex,
+                         "session": session.sessionID, "port": session.localPort ?? 0])
+        } else {
+            note("You are \(session.displayName) (\(session.peerID.short)), port \(session.localPort ?? 0), session \"\(session.sessionID)\".")
+        }
+    }
+
+    func message(_ message: TextMessage, from peer: PeerInfo) {
+        if json {
+            Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": message.text,
+                         "time": message.sentAt.iso8601])
+        } else {
+            let time = DateFormatter.localizedString(from: message.sentAt, dateStyle: .none, timeStyle: .short)
+            Output.line("\(Terminal.paint("[\(time)]", .dim)) \(Terminal.paint(Terminal.sanitize(peer.displayName), .cyan))> \(Terminal.sanitize(message.text))")
+        }
+    }
+
+    func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
+        let name = Terminal.sanitize(peer.displayName)
+        if json {
+            var object: [String: Any] = ["event": state.rawValue, "peer": peer.displayName, "id": peer.id.hex]
+            if let reason { object["reason"] = reason.description }
+            if state == .available || state == .unavailable { object["event"] = "peer-\(state.rawValue)" }
+            Output.json(object)
+            return
+        }
+        switch state {
+        case .connected: note("\(name) (\(peer.id.short)) connected.")
+        case .disconnected: note("\(name) disconnected\(reason.map { ": \($0)" } ?? ".")")
+        case .connecting: if verbose { note("connecting to \(name)…") }
+        case .available, .unavailable: break  // The picker shows these.
+        }
+    }
+
+    func advertising(as name: String, requested: String) {
+        if json {
+            Output.json(["event": "advertising", "name": name])
+        } else if name != requested {
+            note("The name \"\(requested)\" is taken here; peers see you as \"\(Terminal.sanitize(name))\".")
+        }
+    }
+
+    func error(_ code: String, _ message: String) {
+        if json {
+            Output.json(["event": "error", "code": code, "message": message])
+        } else {
+            Output.error(Terminal.paint("p2p: \(message)", .red))
+        }
+    }
+
+    /// A line for the person at the terminal; silent in JSON mode.
+    func note(_ text: String) {
+        if !json { Output.line(Terminal.paint("* \(text)", .dim)) }
+    }
+}

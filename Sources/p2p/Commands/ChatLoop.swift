@@ -1,0 +1,234 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import P2P
+
+/// The chat's one loop: session events, typed lines and connection requests are handled in
+/// arrival order, so no state is shared between threads.
+final class ChatLoop {
+    private enum Input: Sendable {
+        case event(SessionEvent)
+        case line(String)
+        case endOfInput
+        case request(ConnectionRequest, CheckedContinuation<Bool, Never>)
+        case connectFailed(String, any Error)
+        case waitForPeerExpired
+        case interrupt
+    }
+
+    private let session: Session
+    private let view: ChatView
+    private let options: ChatCommand
+    private let interactive: Bool
+    private let inputs: AsyncStream<Input>
+    private let feed: AsyncStream<Input>.Continuation
+
+    private var connected: [PeerID: PeerInfo] = [:]
+    /// Lines typed before anyone was connected; sent to the first peer that connects.
+    private var heldLines: [String] = []
+    private var inputEnded = false
+    /// Discovered peers in the order they were numbered for the picker.
+    private var pickList: [PeerInfo] = []
+    private var pendingQuestion: (ConnectionRequest, CheckedContinuation<Bool, Never>)?
+    private var dialing: Set<PeerID> = []
+
+    init(session: Session, view: ChatView, options: ChatCommand) {
+        self.session = session
+        self.view = view
+        self.options = options
+        interactive = Terminal.stdinIsTTY && !options.json
+        (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+    }
+
+    /// Whether this chat dials every peer it discovers (a scripted group chat).
+    private var dialsEveryone: Bool { !interactive && options.to == nil && options.connect == nil }
+
+    func run() async -> ExitCode {
+        let feed = self.feed
+        let view = self.view
+        let accept = options.yes
+        session.setConnectionRequestHandler { request in
+            if accept { return true }
+            return await withCheckedContinuation { feed.yield(.request(request, $0)) }
+        }
+        session.onMessage(TextMessage.self) { message, peer, _ in view.message(message, from: peer) }
+        let events = session.events()
+        Task { for await event in events { feed.yield(.event(event)) } }
+        Signals.onInterrupt { feed.yield(.interrupt) }
+
+        do {
+            try await session.start()
+        } catch {
+            view.error("listen", error.description)
+            return ExitStatus.failure
+        }
+        view.listening(session)
+        do {
+            try session.setAvailable(true)
+        } catch {
+            view.error("discovery", error.description)
+            if options.connect == nil { await session.close(); return ExitStatus.noDaemon }
+        }
+        if let endpoint = options.connect.flatMap(Endpoint.init) {
+            dial(endpoint.description) { try await $0.connect(to: endpoint) }
+        } else if let target = options.to {
+            view.note("Waiting for \(target)…")
+            let seconds = options.timeout
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                feed.yield(.waitForPeerExpired)
+            }
+        } else if interactive {
+            view.note("Looking for peers. Type a number to connect, or wait for someone to connect to you. /help for commands.")
+        }
+        Task {
+            for await line in StandardInput.lines() { feed.yield(.line(line)) }
+            feed.yield(.endOfInput)
+        }
+
+        var status = ExitCode.success
+        loop: for await input in inputs {
+            switch input {
+            case .event(let event):
+                handle(event)
+            case .line(let line):
+                if let stop = handle(line: line) { status = stop; break loop }
+            case .endOfInput:
+                inputEnded = true
+            case .request(let request, let answer):
+                ask(request, answer)
+            case .connectFailed(let target, let error):
+                let denied = if case .denied? = error as? SessionError { true } else { false }
+                view.error(denied ? "denied" : "connect", "cannot connect to \(target): \(error)")
+                if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
+            case .waitForPeerExpired:
+                if connected.isEmpty && dialing.isEmpty {
+                    view.error("not-found", "no peer called \(options.to ?? "") appeared within \(options.timeout) s")
+                    status = ExitStatus.peerNotFound
+                    break loop
+                }
+            case .interrupt:
+                break loop
+            }
+            // Piped input is done once every held line went out.
+            if inputEnded && heldLines.isEmpty { break loop }
+            if inputEnded && !interactive && connected.isEmpty && dialing.isEmpty && options.connect != nil { break loop }
+        }
+        pendingQuestion?.1.resume(returning: false)
+        await session.close()
+        return status
+    }
+
+    private func handle(_ event: SessionEvent) {
+        switch event {
+        case .peerChanged(let peer, let state, let reason):
+            view.peerChanged(peer, state, reason: reason)
+            switch state {
+            case .available:
+                peerAvailable(peer)
+            case .unavailable:
+                pickList.removeAll { $0.id == peer.id }
+            case .connected:
+                dialing.remove(peer.id)
+                connected[peer.id] = peer
+                sendHeldLines()
+            case .disconnected:
+                dialing.remove(peer.id)
+                connected[peer.id] = nil
+            case .connecting:
+                break
+            }
+        case .advertising(let name):
+            view.advertising(as: name, requested: options.network.displayName)
+        case .discoveryFailed(let error):
+            view.error("discovery", error.description)
+        }
+    }
+
+    private func peerAvailable(_ peer: PeerInfo) {
+        if let target = options.to {
+            if connected.isEmpty, session.peer(matching: target)?.id == peer.id { dial(peer) }
+        } else if dialsEveryone {
+            dial(peer)
+        } else if interactive, !pickList.contains(where: { $0.id == peer.id }) {
+            pickList.append(peer)
+            view.note("[\(pickList.count)] \(Terminal.sanitize(peer.displayName)) (\(peer.id.short)) on \(peer.addresses.first ?? "?")")
+        }
+    }
+
+    private func dial(_ peer: PeerInfo) {
+        guard connected[peer.id] == nil, dialing.insert(peer.id).inserted else { return }
+        dial(peer.displayName) { try await $0.connect(to: peer.id) }
+    }
+
+    private func dial(_ target: String, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
+        let session = self.session
+        let feed = self.feed
+        Task {
+            do {
+                _ = try await connect(session)
+            } catch {
+                feed.yield(.connectFailed(target, error))
+            }
+        }
+    }
+
+    private func ask(_ request: ConnectionRequest, _ answer: CheckedContinuation<Bool, Never>) {
+        let name = Terminal.sanitize(request.peer.displayName)
+        guard interactive, pendingQuestion == nil else {
+            answer.resume(returning: false)
+            view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
+            return
+        }
+        pendingQuestion = (request, answer)
+        Output.line(Terminal.paint("\(name) (\(request.peer.id.short)) wants to chat. Accept? [y/n]", .yellow))
+    }
+
+    /// Returns an exit status when the line ends the chat.
+    private func handle(line: String) -> ExitCode? {
+        if let (_, answer) = pendingQuestion {
+            pendingQuestion = nil
+            answer.resume(returning: line.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y"))
+            return nil
+        }
+        switch line.trimmingCharacters(in: .whitespaces) {
+        case "/quit", "/exit":
+            return .success
+        case "/help":
+            view.note("Type a line to send it to every connected peer. /peers lists peers, /quit leaves. A number connects to that peer.")
+            return nil
+        case "/peers":
+            listPeers()
+            return nil
+        case let text where interactive && Int(text) != nil:
+            let index = Int(text)! - 1
+            if pickList.indices.contains(index) { dial(pickList[index]) } else { view.note("No peer number \(text).") }
+            return nil
+        default:
+            heldLines.append(line)
+            sendHeldLines()
+            return nil
+        }
+    }
+
+    private func sendHeldLines() {
+        guard !connected.isEmpty, !heldLines.isEmpty else { return }
+        let peers = Array(connected.keys)
+        for line in heldLines {
+            do {
+                try session.send(TextMessage(text: line), to: peers)
+            } catch {
+                view.error("send", error.description)
+            }
+        }
+        heldLines.removeAll()
+    }
+
+    private func listPeers() {
+        if connected.isEmpty { view.note("No peer connected.") }
+        for peer in connected.values { view.note("connected: \(Terminal.sanitize(peer.displayName)) (\(peer.id.short))") }
+        for (number, peer) in pickList.enumerated() where connected[peer.id] == nil {
+            view.note("[\(number + 1)] \(Terminal.sanitize(peer.displayName)) (\(peer.id.short))")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import P2P
+
+/// Options every networking command takes.
+struct NetworkOptions: ParsableArguments {
+    @Option(help: "Display name other peers see (default: user@host).")
+    var name: String?
+
+    @Option(name: .customLong("session-id"), help: "Session ID; only peers with the same one are offered.")
+    var sessionID: String?
+
+    @Option(help: "TCP and UDP port to listen on (0 = any free port).")
+    var port: Int = 0
+
+    @Flag(help: "Print protocol details to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    var displayName: String { name ?? Self.defaultDisplayName }
+
+    static var defaultDisplayName: String {
+        let user = ProcessInfo.processInfo.environment["USER"] ?? "user"
+        var host = ProcessInfo.processInfo.hostName
+        if let dot = host.firstIndex(of: ".") { host = String(host[..<dot]) }
+        return "\(user)@\(host)"
+    }
+
+    func makeSession(defaultSessionID: String) throws -> Session {
+        var configuration = SessionConfiguration()
+        configuration.port = port
+        let identity: Identity
+        do {
+            identity = try Identity.loadOrCreate()
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.failure)
+        }
+        return Session(sessionID: sessionID ?? defaultSessionID, displayName: displayName, mode: .peer,
+                       identity: identity, configuration: configuration)
+    }
+}
+
+/// An error the command line reports as one line, with its exit code.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    let code: ExitCode
+    init(_ description: String, code: ExitCode) {
+        self.description = description
+        self.code = code
+    }
+}

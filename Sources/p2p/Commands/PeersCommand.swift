@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// `p2p peers`: lists p2p peers on the network, of every session unless `--session-id` narrows it.
+struct PeersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peers",
+        abstract: "List p2p peers on the local network.",
+        discussion: """
+            Browses DNS-SD for the given time and prints each peer as it is found: name, short ID, \
+            session, host, port and addresses. With --json, one object per line: \
+            {"event":"peer-found","name":…,"id":…,"session":…,"host":…,"port":…,"addresses":[…]} \
+            and {"event":"peer-lost","name":…}.
+            """
+    )
+
+    @Option(help: "Seconds to browse.")
+    var timeout: Double = 3
+
+    @Option(name: .customLong("session-id"), help: "Only peers of this session.")
+    var sessionID: String?
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    func run() async throws {
+        let (events, continuation) = AsyncStream.makeStream(of: ServiceBrowser.Event.self)
+        let browser = ServiceBrowser { continuation.yield($0) }
+        do {
+            try browser.start()
+        } catch {
+            report(error: error)
+            throw ExitStatus.noDaemon
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            continuation.finish()
+        }
+        var found = 0
+        var seen: Set<String> = []
+        if !json { Output.error(Terminal.paint("Browsing \(ServiceAnnouncement.serviceType) for \(timeout) s…", .dim)) }
+        for await event in events {
+            switch event {
+            case .found(let service):
+                guard sessionID == nil || service.sessionID == sessionID else { continue }
+                // A peer seen on several interfaces is listed once.
+                guard seen.insert(service.name).inserted else { continue }
+                found += 1
+                print(service)
+            case .lost(let name):
+                guard seen.remove(name) != nil else { continue }
+                if json {
+                    Output.json(["event": "peer-lost", "name": name])
+                } else {
+                    Output.line("lost  \(Terminal.sanitize(name))")
+                }
+            case .failed(let error):
+                report(error: error)
+            }
+        }
+        deadline.cancel()
+        browser.stop()
+        if !json && found == 0 { Output.error("No peers found.") }
+    }
+
+    private func print(_ service: DiscoveredService) {
+        if json {
+            Output.json([
+                "event": "peer-found", "name": service.name, "id": service.peerID?.hex ?? NSNull(),
+                "session": service.sessionID ?? NSNull(), "host": service.host, "port": Int(service.port),
+                "addresses": service.addresses, "protocol": service.protocolVersion ?? NSNull(),
+            ])
+        } else {
+            let id = service.peerID?.short ?? "--------"
+            let session = Terminal.sanitize(service.sessionID ?? "?")
+            Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  \(id)  session=\(session)  "
+                + "\(Terminal.sanitize(service.host)):\(service.port)  \(service.addresses.joined(separator: ","))")
+        }
+    }
+
+    private func report(error: DiscoveryError) {
+        if json {
+            Output.json(["event": "error", "code": "discovery", "message": error.description])
+        } else {
+            Output.error("p2p: \(error)")
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import ArgumentParser
+
+/// `p2p`: chat, files and games with peers on the local network.
+@main
+struct P2PCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "p2p",
+        abstract: "Peer-to-peer chat and data exchange on the local network.",
+        discussion: """
+            Peers find each other with DNS-SD (mDNS) and talk over TCP.
+            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found, 4 connection refused or failed, 64 usage.
+            """,
+        version: "0.1.0",
+        subcommands: [PeersCommand.self, ChatCommand.self, BenchCommand.self]
+    )
+}
+
+/// Exit codes documented in `p2p --help` and the README.
+enum ExitStatus {
+    static let failure = ExitCode(1)
+    static let noDaemon = ExitCode(2)
+    static let peerNotFound = ExitCode(3)
+    static let connectionFailed = ExitCode(4)
+}

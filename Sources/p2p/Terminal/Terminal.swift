@@ -1,0 +1,93 @@
+import Foundation
+
+/// What the terminal we run in can do, and text made safe to print on it.
+enum Terminal {
+    static let stdinIsTTY = isatty(STDIN_FILENO) == 1
+    static let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
+    /// Colours only on a terminal and only without NO_COLOR (https://no-color.org).
+    static let useColor = stdoutIsTTY && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
+
+    enum Color: String {
+        case dim = "2", bold = "1", red = "31", green = "32", yellow = "33", cyan = "36"
+    }
+
+    static func paint(_ text: String, _ color: Color) -> String {
+        useColor ? "\u{1B}[\(color.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    /// Peer-supplied text with control characters (escape sequences included) made visible and harmless.
+    static func sanitize(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
+                // Controls, and bidi overrides that could make a line lie about its content.
+                Unicode.Scalar(0xFFFD)!
+            default:
+                scalar
+            }
+        }))
+    }
+}
+
+/// Serialises everything written to stdout and stderr, flushing each line so pipes see it at once.
+enum Output {
+    private static let lock = NSLock()
+
+    static func line(_ text: String) {
+        lock.withLock {
+            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        }
+    }
+
+    static func error(_ text: String) {
+        lock.withLock {
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+    }
+
+    /// One JSON object per line; keys sorted so output is stable.
+    static func json(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        line(String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// Lines of standard input, read on their own thread so nothing else blocks.
+enum StandardInput {
+    static func lines() -> AsyncStream<String> {
+        AsyncStream { continuation in
+            let thread = Thread {
+                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
+                continuation.finish()
+            }
+            thread.start()
+        }
+    }
+}
+
+/// Runs `handler` once on SIGINT/SIGTERM instead of dying mid-write.
+enum Signals {
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+
+    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            sources.append(source)
+        }
+    }
+}
+
+extension Date {
+    var iso8601: String { ISO8601DateFormatter.p2p.string(from: self) }
+}
+
+extension ISO8601DateFormatter {
+    nonisolated(unsafe) static let p2p: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+}
