@@ -84,41 +84,42 @@ struct ProtocolVectorTests {
         case .frameTooLarge: "frameTooLarge"
         case .truncatedFrame: "truncatedFrame"
         case .malformedPayload: "malformedPayload"
+        case .unexpectedMessage: "unexpectedMessage"
         }
     }
 
     /// What `bytes` decode to as one TCP frame, and the bytes of that value encoded again.
-    static func decodeFrame(_ bytes: [UInt8]) -> (Expectation, [UInt8]?) {
+    static func decodeFrame(_ bytes: [UInt8]) -> (VectorExpectation, [UInt8]?) {
         var buffer = ByteBuffer(bytes: bytes)
         do {
             guard let frame = try FrameParser(maxPayload: WireFormat.defaultMaxPayload).parse(&buffer) else {
-                return (Expectation(error: "needMoreData"), nil)
+                return (VectorExpectation(error: "needMoreData"), nil)
             }
-            guard buffer.readableBytes == 0 else { return (Expectation(error: "vector holds more than one frame"), nil) }
+            guard buffer.readableBytes == 0 else { return (VectorExpectation(error: "vector holds more than one frame"), nil) }
             let (expectation, message) = try describe(frame)
             var out = ByteBuffer()
             try FrameEncoder().encode(data: message, out: &out)
             return (expectation, Array(out.readableBytesView))
         } catch let error as WireError {
-            return (Expectation(error: errorName(error)), nil)
+            return (VectorExpectation(error: errorName(error)), nil)
         } catch {
-            return (Expectation(error: "\(error)"), nil)
+            return (VectorExpectation(error: "\(error)"), nil)
         }
     }
 
     /// What `bytes` decode to as one UDP datagram (a dropped datagram is `error: "dropped"`).
-    static func decodeDatagram(_ bytes: [UInt8]) -> (Expectation, [UInt8]?) {
+    static func decodeDatagram(_ bytes: [UInt8]) -> (VectorExpectation, [UInt8]?) {
         guard let (frame, token) = DatagramCodec.decode(ByteBuffer(bytes: bytes)),
               var (expectation, message) = try? describe(frame)
-        else { return (Expectation(error: "dropped"), nil) }
+        else { return (VectorExpectation(error: "dropped"), nil) }
         expectation.token = String(token)
         message.flags = []  // The codec must set the unreliable flag itself.
         return (expectation, Array(DatagramCodec.encode(message, token: token).readableBytesView))
     }
 
     /// The decoded fields of a frame and the frame re-encoded from the decoded message.
-    static func describe(_ frame: Frame) throws(WireError) -> (Expectation, Frame) {
-        var e = Expectation(type: frame.type.name, version: Int(frame.version), flags: Int(frame.flags.rawValue))
+    static func describe(_ frame: Frame) throws(WireError) -> (VectorExpectation, Frame) {
+        var e = VectorExpectation(type: frame.type.name, version: Int(frame.version), flags: Int(frame.flags.rawValue))
         var payload = ByteBuffer()
         switch frame.type {
         case .hello:
@@ -164,12 +165,12 @@ struct FrameVector: Decodable, Sendable, CustomTestStringConvertible {
     var name: String
     var hex: String
     var datagram: Bool?
-    var expect: Expectation
+    var expect: VectorExpectation
     var testDescription: String { name }
 }
 
 /// The `expect` object; 64-bit integers are decimal strings so JSON parsers using doubles keep them exact.
-struct Expectation: Decodable, Sendable, Equatable {
+struct VectorExpectation: Decodable, Sendable, Equatable {
     var error: String?
     var type: String?
     var version: Int?

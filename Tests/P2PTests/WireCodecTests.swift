@@ -237,6 +237,7 @@ struct WireCodecTests {
         #expect(WireError.unknownMessageType(0x7f).code.rawValue == 5)
         #expect(WireError.malformedPayload(.hello, "").code.rawValue == 6)
         #expect(WireError.truncatedFrame(1).code.rawValue == 12)
+        #expect(WireError.unexpectedMessage(.welcome, "after the handshake").code.rawValue == 1)
         #expect(ErrorCode.allCases.map(\.rawValue) == Array(1 ... 12))
     }
 
@@ -267,6 +268,15 @@ struct WireCodecTests {
             #expect(message.reason.utf8.count > ErrorMessage.maxReasonBytes - 4)
             #expect(try ErrorMessage(frame: message.frame()) == message, "stays decodable")
         }
+    }
+
+    @Test func utf8PrefixNeverSplitsAScalar() {
+        #expect("Zoë".utf8Prefix(maxBytes: 3) == "Zo")
+        #expect("Zoë".utf8Prefix(maxBytes: 4) == "Zoë")
+        #expect("🚀🚀".utf8Prefix(maxBytes: 7) == "🚀")
+        #expect("abc".utf8Prefix(maxBytes: 0) == "")
+        let name = String(repeating: "é", count: 32)  // 64 bytes
+        #expect(name.utf8Prefix(maxBytes: Hello.maxDisplayNameBytes).utf8.count == 62)
     }
 
     @Test func unexpectedTrailingBytesAreRefusedForEveryFixedLayout() {

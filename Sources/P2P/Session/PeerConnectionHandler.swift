@@ -84,7 +84,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         case (.connected, let type) where !MessageType.control.contains(type):
             try session.deliver(frame, from: link)
         default:
-            throw .malformedPayload(frame.type, "not allowed \(phaseDescription)")
+            throw .unexpectedMessage(frame.type, phaseDescription)
         }
     }
 

@@ -77,7 +77,7 @@ public struct ErrorMessage: WireMessage, Equatable {
 
     public init(code: ErrorCode, reason: String) {
         rawCode = code.rawValue
-        self.reason = String(decoding: reason.utf8.prefix(Self.maxReasonBytes), as: UTF8.self)
+        self.reason = reason.utf8Prefix(maxBytes: Self.maxReasonBytes)
     }
 
     public init(payload: inout ByteBuffer) throws(WireError) {

@@ -47,3 +47,21 @@ extension ByteBuffer {
         return value
     }
 }
+
+extension String {
+    /// The longest prefix of whole Unicode scalars that fits in `maxBytes` bytes of UTF-8.
+    ///
+    /// Cutting `utf8` at a byte count instead can split a character; decoding that again adds a
+    /// 3-byte U+FFFD and makes the string longer than the limit.
+    func utf8Prefix(maxBytes: Int) -> String {
+        guard utf8.count > maxBytes else { return self }
+        var scalars = String.UnicodeScalarView()
+        var count = 0
+        for scalar in unicodeScalars {
+            count += UTF8.width(scalar)
+            guard count <= maxBytes else { break }
+            scalars.append(scalar)
+        }
+        return String(scalars)
+    }
+}

@@ -22,6 +22,8 @@ public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownMessageType(UInt8)
     case truncatedFrame(Int)
     case malformedPayload(MessageType, String)
+    /// A well-formed frame that the connection's state does not allow.
+    case unexpectedMessage(MessageType, String)
 
     public var code: ErrorCode {
         switch self {
@@ -31,6 +33,7 @@ public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownMessageType: .unknownMessageType
         case .truncatedFrame: .truncatedFrame
         case .malformedPayload: .malformedPayload
+        case .unexpectedMessage: .protocolViolation
         }
     }
 
@@ -42,6 +45,7 @@ public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownMessageType(let t): "unknown message type 0x\(String(t, radix: 16))"
         case .truncatedFrame(let n): "connection closed inside a frame (\(n) bytes left over)"
         case .malformedPayload(let type, let why): "malformed \(type) payload: \(why)"
+        case .unexpectedMessage(let type, let when): "\(type) is not allowed \(when)"
         }
     }
 }

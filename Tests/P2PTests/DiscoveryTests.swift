@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import P2P
+
+/// Whether an mDNS daemon answers; CI sets P2P_REQUIRE_MDNS=1 so a missing daemon fails instead of skipping.
+let mdnsAvailable: Bool = {
+    if ProcessInfo.processInfo.environment["P2P_REQUIRE_MDNS"] == "1" { return true }
+    let probe = ServiceBrowser { _ in }
+    do {
+        try probe.start()
+        probe.stop()
+        return true
+    } catch {
+        return false
+    }
+}()
+
+/// Real avahi on loopback through the dns_sd API: two sessions in one process.
+@Suite(.serialized, .enabled(if: mdnsAvailable, "no mDNS daemon (run scripts/setup.sh)"), .timeLimit(.minutes(1)))
+struct DiscoveryTests {
+    private func peerSession(_ name: String, sessionID: String) async throws -> Session {
+        var configuration = SessionConfiguration()
+        configuration.acceptsConnectionsByDefault = true
+        let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration)
+        try await session.start()
+        return session
+    }
+
+    @Test func twoSessionsDiscoverEachOtherAndTalkBothWays() async throws {
+        let sessionID = "disc-\(UInt32.random(in: 0 ... .max))"
+        let alice = try await peerSession("alice-\(sessionID)", sessionID: sessionID)
+        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)
+        let aliceInbox = Inbox<TextMessage>(), bobInbox = Inbox<TextMessage>()
+        alice.onMessage(TextMessage.self) { aliceInbox.append($0, $1, $2) }
+        bob.onMessage(TextMessage.self) { bobInbox.append($0, $1, $2) }
+        try alice.setAvailable(true)
+        try bob.setAvailable(true)
+
+        _ = try await aliceEvents.waitFor(bob.peerID, .available, seconds: 10)
+        _ = try await bobEvents.waitFor(alice.peerID, .available, seconds: 10)
+        let found = try #require(alice.availablePeers.first { $0.id == bob.peerID })
+        #expect(found.displayName == "bob-\(sessionID)")
+        #expect(found.port == bob.localPort)
+        #expect(!found.addresses.isEmpty)
+        // Our own instance is never offered as a peer.
+        #expect(!alice.availablePeers.contains { $0.id == alice.peerID })
+
+        try await alice.connect(to: bob.peerID)
+        _ = try await bobEvents.waitFor(alice.peerID, .connected)
+        try alice.send(TextMessage(text: "over mDNS"), to: [bob.peerID])
+        try bob.send(TextMessage(text: "and back"), to: [alice.peerID])
+        try await bobInbox.waitForCount(1)
+        try await aliceInbox.waitForCount(1)
+        #expect(bobInbox.messages[0].0.text == "over mDNS")
+        #expect(aliceInbox.messages[0].0.text == "and back")
+
+        await bob.close()
+        _ = try await aliceEvents.waitFor(bob.peerID, .disconnected)
+        _ = try await aliceEvents.waitFor(bob.peerID, .unavailable, seconds: 10)
+        await alice.close()
+    }
+
+    @Test func otherSessionIDsAreNotOffered() async throws {
+        let tag = UInt32.random(in: 0 ... .max)
+        let chat = try await peerSession("chat-\(tag)", sessionID: "chat-\(tag)")
+        let game = try await peerSession("game-\(tag)", sessionID: "game-\(tag)")
+        let witness = try await peerSession("witness-\(tag)", sessionID: "chat-\(tag)")
+        let chatEvents = EventRecorder(chat)
+        try chat.setAvailable(true)
+        try game.setAvailable(true)
+        try witness.setAvailable(true)
+        // Once the same-session witness is seen, the game peer had as long to show up.
+        _ = try await chatEvents.waitFor(witness.peerID, .available, seconds: 10)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(chatEvents.states(of: game.peerID).isEmpty)
+        #expect(!chat.availablePeers.contains { $0.id == game.peerID })
+        await chat.close(); await game.close(); await witness.close()
+    }
+
+    @Test func aNameConflictRenamesAndSaysSo() async throws {
+        let name = "same-\(UInt32.random(in: 0 ... .max))"
+        let first = try await peerSession(name, sessionID: "conflict")
+        let firstEvents = EventRecorder(first)
+        try first.setAvailable(true)
+        _ = try await firstEvents.waitFor("first registered") { if case .advertising = $0 { true } else { false } }
+        let second = try await peerSession(name, sessionID: "conflict")
+        let secondEvents = EventRecorder(second)
+        try second.setAvailable(true)
+        let event = try await secondEvents.waitFor("second registered") { if case .advertising = $0 { true } else { false } }
+        guard case .advertising(let newName) = event else { return }
+        #expect(newName == "\(name) (2)")
+        #expect(second.displayName == newName)
+        await first.close(); await second.close()
+    }
+}

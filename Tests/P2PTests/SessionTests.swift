@@ -1,0 +1,230 @@
+import Foundation
+import NIOCore
+import Testing
+@testable import P2P
+
+/// The session state machine over real loopback TCP and UDP, without discovery.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct SessionTests {
+    @Test func acceptedConnectionCarriesTextAndDataBothWays() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)
+        let aliceTexts = Inbox<TextMessage>(), bobTexts = Inbox<TextMessage>(), bobData = Inbox<Data>()
+        alice.onMessage(TextMessage.self) { aliceTexts.append($0, $1, $2) }
+        bob.onMessage(TextMessage.self) { bobTexts.append($0, $1, $2) }
+        bob.onData { bobData.append($0, $1, $2) }
+
+        let info = try await alice.connect(to: bob.endpoint)
+        #expect(info.id == bob.peerID)
+        #expect(info.displayName == "bob")
+        _ = try await bobEvents.waitFor(alice.peerID, .connected)
+        #expect(aliceEvents.states(of: bob.peerID) == [.connecting, .connected])
+
+        try alice.send(TextMessage(text: "hello bob ✓"), to: [bob.peerID])
+        try bob.send(TextMessage(text: "hi alice"), to: [alice.peerID])
+        try alice.send(Data([1, 2, 3]), to: [bob.peerID])
+        try await bobTexts.waitForCount(1)
+        try await aliceTexts.waitForCount(1)
+        try await bobData.waitForCount(1)
+        #expect(bobTexts.messages[0].0.text == "hello bob ✓")
+        #expect(bobTexts.messages[0].1.id == alice.peerID)
+        #expect(aliceTexts.messages[0].0.text == "hi alice")
+        #expect(bobData.messages[0].0 == Data([1, 2, 3]))
+        #expect(bobData.messages[0].2 == .reliable)
+
+        await alice.close()
+        let reason = try await bobEvents.waitFor(alice.peerID, .disconnected)
+        #expect(reason == .peerLeft)
+        await bob.close()
+    }
+
+    @Test func deniedRequestFailsTheConnectOnBothSides() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        bob.setConnectionRequestHandler { request in
+            #expect(request.peer.displayName == "alice")
+            return false
+        }
+        await #expect(throws: SessionError.denied(by: "bob")) { try await alice.connect(to: bob.endpoint) }
+        #expect(alice.connectedPeers.isEmpty)
+        #expect(bob.connectedPeers.isEmpty)
+        await alice.close(); await bob.close()
+    }
+
+    @Test func unansweredRequestTimesOut() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        bob.setConnectionRequestHandler { _ in
+            try? await Task.sleep(for: .seconds(30))
+            return true
+        }
+        let started = ContinuousClock.now
+        await #expect(throws: SessionError.timedOut(seconds: 0.5)) {
+            try await alice.connect(to: bob.endpoint, timeout: .milliseconds(500))
+        }
+        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(alice.connectedPeers.isEmpty)
+        await alice.close(); await bob.close()
+    }
+
+    @Test(arguments: 0..<5) func simultaneousConnectsEndWithOneConnection(round: Int) async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        async let fromAlice = alice.connect(to: bob.endpoint)
+        async let fromBob = bob.connect(to: alice.endpoint)
+        let (a, b) = try await (fromAlice, fromBob)
+        #expect(a.id == bob.peerID)
+        #expect(b.id == alice.peerID)
+        // Both sides agree on the surviving link: exactly one connection each, and it works.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(alice.connectedPeers.map(\.id) == [bob.peerID])
+        #expect(bob.connectedPeers.map(\.id) == [alice.peerID])
+        let inbox = Inbox<TextMessage>()
+        bob.onMessage(TextMessage.self) { inbox.append($0, $1, $2) }
+        try alice.send(TextMessage(text: "one link"), to: [bob.peerID])
+        try await inbox.waitForCount(1)
+        await alice.close(); await bob.close()
+    }
+
+    @Test func silentPeerIsDisconnectedByHeartbeat() async throws {
+        let bob = try await makeSession("bob") {
+            $0.heartbeatInterval = .milliseconds(100)
+            $0.heartbeatTimeout = .milliseconds(600)
+        }
+        let events = EventRecorder(bob)
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        let hello = raw.hello()
+        try await raw.send(hello.frame())
+        _ = try await raw.waitFor(.welcome)
+        _ = try await events.waitFor(hello.peerID, .connected)
+        // The raw peer never answers PINGs nor sends anything: it looks dead.
+        let reason = try await events.waitFor(hello.peerID, .disconnected, seconds: 3)
+        #expect(reason == .heartbeatLost)
+        #expect(raw.frames.contains { $0.type == .ping })
+        await bob.close()
+    }
+
+    @Test func heartbeatKeepsAQuietConnectionAlive() async throws {
+        let fast: (inout SessionConfiguration) -> Void = {
+            $0.heartbeatInterval = .milliseconds(100)
+            $0.heartbeatTimeout = .milliseconds(600)
+        }
+        let alice = try await makeSession("alice", configure: fast)
+        let bob = try await makeSession("bob", configure: fast)
+        try await alice.connect(to: bob.endpoint)
+        try await Task.sleep(for: .seconds(2))  // Over three timeouts of silence from the application.
+        #expect(alice.connectedPeers.count == 1)
+        #expect(bob.connectedPeers.count == 1)
+        await alice.close(); await bob.close()
+    }
+
+    @Test func differentSessionIDsAreRefused() async throws {
+        let chat = try await makeSession("alice", sessionID: "chat")
+        let game = try await makeSession("bob", sessionID: "game")
+        await #expect(throws: SessionError.self) { try await chat.connect(to: game.endpoint) }
+        #expect(game.connectedPeers.isEmpty)
+        await chat.close(); await game.close()
+    }
+
+    @Test func unreliableDataTravelsAsDatagrams() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        let inbox = Inbox<Data>()
+        bob.onData { inbox.append($0, $1, $2) }
+        try await alice.connect(to: bob.endpoint)
+        try await Task.sleep(for: .milliseconds(100))
+        for index in 0..<20 { try alice.send(Data([UInt8(index)]), to: [bob.peerID], mode: .unreliable) }
+        // Loopback rarely drops, but unreliable may; one arrival proves the path.
+        try await inbox.waitForCount(1)
+        #expect(inbox.messages.allSatisfy { $0.2 == .unreliable && $0.1.id == alice.peerID })
+        #expect(throws: SessionError.datagramTooLarge(size: 1201, limit: 1200)) {
+            try alice.send(Data(count: 1201), to: [bob.peerID], mode: .unreliable)
+        }
+        await alice.close(); await bob.close()
+    }
+
+    @Test func sendingToAnUnconnectedPeerFails() async throws {
+        let alice = try await makeSession("alice")
+        let stranger = Identity.ephemeral().peerID
+        #expect(throws: SessionError.notConnected(stranger)) { try alice.send(Data([1]), to: [stranger]) }
+        await alice.close()
+    }
+}
+
+/// Hostile bytes: each gets the documented ERROR, closes that connection only.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct BadInputTests {
+    static let cases: [(String, [UInt8], ErrorCode)] = [
+        ("4 GiB length prefix", [0x50, 0x32, 0x01, 0x10, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF], .frameTooLarge),
+        ("random bytes", [0x9E, 0x01, 0x77, 0x42, 0x00, 0xFF, 0x13, 0x37], .badMagic),
+        ("wrong version", [0x50, 0x32, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00], .unsupportedVersion),
+        ("unknown type", [0x50, 0x32, 0x01, 0x7F, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00], .unknownMessageType),
+    ]
+
+    @Test(arguments: 0..<cases.count) func badBytesGetTheDocumentedErrorAndOthersKeepTalking(index: Int) async throws {
+        let (_, bytes, code) = Self.cases[index]
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        try await alice.connect(to: bob.endpoint)
+
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        try await raw.send(raw.hello().frame())
+        _ = try await raw.waitFor(.welcome)
+        try await raw.send(bytes: bytes)
+        let error = try await raw.waitForClose()
+        #expect(error?.code == code)
+
+        let inbox = Inbox<TextMessage>()
+        bob.onMessage(TextMessage.self) { inbox.append($0, $1, $2) }
+        try alice.send(TextMessage(text: "still here"), to: [bob.peerID])
+        try await inbox.waitForCount(1)
+        await alice.close(); await bob.close()
+    }
+
+    @Test func truncatedFrameClosesOnlyThatConnection() async throws {
+        let bob = try await makeSession("bob")
+        let events = EventRecorder(bob)
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        let hello = raw.hello()
+        try await raw.send(hello.frame())
+        _ = try await events.waitFor(hello.peerID, .connected)
+        try await raw.send(bytes: [0x50, 0x32, 0x01, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x01])
+        try await raw.channel.close()
+        let reason = try await events.waitFor(hello.peerID, .disconnected)
+        #expect(reason != nil)
+        let other = try await makeSession("carol")
+        try await other.connect(to: bob.endpoint)
+        await other.close(); await bob.close()
+    }
+
+    @Test func malformedTextPayloadIsAProtocolError() async throws {
+        let bob = try await makeSession("bob")
+        bob.onMessage(TextMessage.self) { _, _, _ in }
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        try await raw.send(raw.hello().frame())
+        _ = try await raw.waitFor(.welcome)
+        var payload = ByteBuffer()
+        payload.writeInteger(UInt64(1))
+        payload.writeInteger(Int64(0))
+        payload.writeBytes([0xFF, 0xFE])  // not UTF-8
+        try await raw.send(Frame(type: .text, payload: payload))
+        #expect(try await raw.waitForClose()?.code == .malformedPayload)
+        await bob.close()
+    }
+
+    @Test func dataBeforeTheHandshakeIsRefused() async throws {
+        let bob = try await makeSession("bob")
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        try await raw.send(Frame(type: .data, payload: ByteBuffer(bytes: [1])))
+        #expect(try await raw.waitForClose()?.code == .protocolViolation)
+        await bob.close()
+    }
+
+    @Test func silentClientHitsTheHandshakeTimeout() async throws {
+        let bob = try await makeSession("bob") { $0.handshakeTimeout = .milliseconds(300) }
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        #expect(try await raw.waitForClose()?.code == .handshakeTimeout)
+        await bob.close()
+    }
+}
