@@ -1,1 +1,45 @@
-import P2P; print("echo")
+// EchoPeer: the smallest useful p2p app. It advertises itself in the "chat" session,
+// accepts everyone, and sends every chat line back to whoever wrote it.
+//
+//   swift run EchoPeer [NAME]        then, on another terminal or machine:   p2p chat --to NAME
+import Foundation
+import P2P
+
+setvbuf(stdout, nil, _IOLBF, 0)  // one line at a time, also into a pipe
+let name = CommandLine.arguments.dropFirst().first ?? "echo"
+let identity: Identity
+do {
+    identity = try Identity.loadOrCreate()
+} catch {
+    FileHandle.standardError.write(Data("EchoPeer: \(error)\n".utf8))
+    exit(1)
+}
+
+var configuration = SessionConfiguration()
+configuration.acceptsConnectionsByDefault = true
+let session = Session(sessionID: "chat", displayName: name, mode: .server, identity: identity, configuration: configuration)
+
+session.onMessage(TextMessage.self) { message, peer, _ in
+    print("\(peer.displayName)> \(message.text)")
+    try? session.send(TextMessage(text: "echo: \(message.text)"), to: [peer.id])
+}
+
+let events = session.events()
+try await session.start()
+do {
+    try session.setAvailable(true)
+} catch {
+    print("EchoPeer: \(error)")
+}
+print("EchoPeer listening on port \(session.localPort ?? 0) as \(session.displayName)")
+
+for await event in events {
+    switch event {
+    case .advertising(let advertised):
+        print("advertised as \(advertised)")
+    case .peerChanged(let peer, let state, let reason):
+        print("\(peer.displayName) (\(peer.id.short)): \(state)\(reason.map { " — \($0)" } ?? "")")
+    case .discoveryFailed(let error):
+        print("discovery: \(error)")
+    }
+}

@@ -24,7 +24,7 @@ struct NetworkOptions: ParsableArguments {
     var displayName: String { name ?? Self.defaultDisplayName }
 
     static var defaultDisplayName: String {
-        let user = ProcessInfo.processInfo.environment["USER"] ?? "user"
+        let user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
         var host = ProcessInfo.processInfo.hostName
         if let dot = host.firstIndex(of: ".") { host = String(host[..<dot]) }
         return "\(user)@\(host)"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The one test command: set up (packages, mDNS on loopback), build, then run every test:
+# unit and integration (swift test, with real avahi on loopback), then the end-to-end scripts
+# (two p2p processes in two network namespaces, avahi interop, hostile input).
+# Stops everything it started, by PID, whatever happens.
+set -euo pipefail
+cd "$(dirname "$(readlink -f "$0")")/.."
+ME=test.sh
+
+started_mdns=no
+cleanup() {
+  if [ "$started_mdns" = yes ]; then scripts/mdns-loopback.sh stop || true; fi
+}
+trap cleanup EXIT
+
+# Only a daemon this run starts is stopped at the end; an avahi that already answers is left alone.
+if ! scripts/mdns-loopback.sh status >/dev/null 2>&1; then started_mdns=yes; fi
+scripts/setup.sh
+
+export AVAHI_COMPAT_NOWARN=1
+echo "$ME: building"
+swift build --build-tests
+
+echo "$ME: unit and integration tests"
+# A missing mDNS daemon must fail the discovery tests here, not skip them.
+P2P_REQUIRE_MDNS=1 swift test
+
+echo "$ME: end-to-end tests"
+P2P_BIN="$PWD/.build/debug/p2p" Tests/e2e/run.sh
