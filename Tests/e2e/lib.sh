@@ -19,6 +19,8 @@ P2P=${P2P_BIN:-.build/debug/p2p}
 LAB=$REPO_ROOT/scripts/lab.sh
 MDNS=$REPO_ROOT/scripts/mdns-loopback.sh
 export AVAHI_COMPAT_NOWARN=1
+# The interpreter itself, not a version-manager shim that costs a few hundred ms per call.
+PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3)
 
 TEST_NAME=$(basename "$0" .sh)
 E2E_TMP=$(mktemp -d "/tmp/p2p-e2e-$TEST_NAME.XXXXXX")
@@ -170,11 +172,11 @@ wait_for() { wait_until "$3" grep -qE -- "$2" "$1"; }
 
 # wait_json SECONDS NAME COND...: wait for a JSON line of NAME's stdout matching every COND
 # (key=value, key!=value, key~value, key?; see jsonl.py) and print it.
-wait_json() { local t=$1 n=$2; shift 2; python3 "$E2E_DIR/jsonl.py" wait "$t" "$E2E_TMP/$n.out" "$@"; }
+wait_json() { local t=$1 n=$2; shift 2; "$PYTHON" "$E2E_DIR/jsonl.py" wait "$t" "$E2E_TMP/$n.out" "$@"; }
 # count_json NAME COND...: how many JSON lines of NAME's stdout match.
-count_json() { local n=$1; shift; python3 "$E2E_DIR/jsonl.py" count "$E2E_TMP/$n.out" "$@"; }
+count_json() { local n=$1; shift; "$PYTHON" "$E2E_DIR/jsonl.py" count "$E2E_TMP/$n.out" "$@"; }
 # get_json NAME FIELD COND...: FIELD of NAME's first line matching (status 1 if none).
-get_json() { local n=$1 f=$2; shift 2; python3 "$E2E_DIR/jsonl.py" get "$E2E_TMP/$n.out" "$f" "$@"; }
+get_json() { local n=$1 f=$2; shift 2; "$PYTHON" "$E2E_DIR/jsonl.py" get "$E2E_TMP/$n.out" "$f" "$@"; }
 # expect_json SECONDS NAME DESC COND...: pass/fail on wait_json, showing NAME's output on failure.
 expect_json() {
   local t=$1 n=$2 d=$3; shift 3
@@ -192,7 +194,7 @@ home() { mkdir -p "$E2E_TMP/home-$1" && echo "$E2E_TMP/home-$1"; }
 
 # free_port: a TCP and UDP port that is free on this host right now.
 free_port() {
-  python3 - <<'EOF'
+  "$PYTHON" - <<'EOF'
 import socket
 while True:
     t = socket.socket(); t.bind(("0.0.0.0", 0)); port = t.getsockname()[1]
@@ -205,6 +207,16 @@ while True:
         u.close(); t.close()
     print(port); break
 EOF
+}
+
+# ensure_loopback_mdns: make sure an avahi-daemon answers on the default system bus, starting the
+# repo's loopback-only one if none does (and stopping it on exit only if we started it).
+ensure_loopback_mdns() {
+  unset DBUS_SYSTEM_BUS_ADDRESS
+  if run "$MDNS" status >/dev/null 2>&1; then log "an avahi-daemon is already running; using it"; return 0; fi
+  log "starting the loopback avahi-daemon"
+  run "$MDNS" start || return 1
+  on_exit '"$MDNS" stop >/dev/null'
 }
 
 [ -x "$P2P" ] || { echo "FAIL - p2p binary not found at $P2P (run swift build, or set P2P_BIN)"; echo "0 passed, 1 failed"; exit 1; }

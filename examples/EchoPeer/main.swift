@@ -5,7 +5,9 @@
 import Foundation
 import P2P
 
-setvbuf(stdout, nil, _IOLBF, 0)  // one line at a time, also into a pipe
+/// Prints a line at once, also into a pipe.
+func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+
 let name = CommandLine.arguments.dropFirst().first ?? "echo"
 let identity: Identity
 do {
@@ -20,7 +22,7 @@ configuration.acceptsConnectionsByDefault = true
 let session = Session(sessionID: "chat", displayName: name, mode: .server, identity: identity, configuration: configuration)
 
 session.onMessage(TextMessage.self) { message, peer, _ in
-    print("\(peer.displayName)> \(message.text)")
+    say("\(peer.displayName)> \(message.text)")
     try? session.send(TextMessage(text: "echo: \(message.text)"), to: [peer.id])
 }
 
@@ -29,17 +31,17 @@ try await session.start()
 do {
     try session.setAvailable(true)
 } catch {
-    print("EchoPeer: \(error)")
+    say("EchoPeer: \(error)")
 }
-print("EchoPeer listening on port \(session.localPort ?? 0) as \(session.displayName)")
+say("EchoPeer listening on port \(session.localPort ?? 0) as \(session.displayName)")
 
 for await event in events {
     switch event {
     case .advertising(let advertised):
-        print("advertised as \(advertised)")
+        say("advertised as \(advertised)")
     case .peerChanged(let peer, let state, let reason):
-        print("\(peer.displayName) (\(peer.id.short)): \(state)\(reason.map { " — \($0)" } ?? "")")
+        say("\(peer.displayName) (\(peer.id.short)): \(state)\(reason.map { " — \($0)" } ?? "")")
     case .discoveryFailed(let error):
-        print("discovery: \(error)")
+        say("discovery: \(error)")
     }
 }

@@ -7,7 +7,7 @@ public struct TXTRecord: Equatable, Sendable {
 
     public subscript(key: String) -> String? {
         // Keys are case-insensitive; the first occurrence wins (RFC 6763 §6.4).
-        entries.last { $0.key.lowercased() == key.lowercased() }?.value
+        entries.first { $0.key.lowercased() == key.lowercased() }?.value
     }
 
     /// The record's bytes; entries longer than 255 bytes are cut, as the format cannot hold them.
@@ -29,7 +29,7 @@ public struct TXTRecord: Equatable, Sendable {
             rest = rest.dropFirst()
             let entry = rest.prefix(Int(length))
             rest = rest.dropFirst(Int(length))
-            guard entry.first != UInt8(ascii: "=") else { continue }
+            guard !entry.isEmpty, entry.first != UInt8(ascii: "=") else { continue }
             let text = String(decoding: entry, as: UTF8.self)
             if let equals = text.firstIndex(of: "=") {
                 entries.append((String(text[..<equals]), String(text[text.index(after: equals)...])))

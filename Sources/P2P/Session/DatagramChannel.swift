@@ -17,7 +17,7 @@ enum DatagramCodec {
         var buffer = datagram
         let parser = FrameParser(maxPayload: 8 + WireFormat.maxDatagramPayload)
         guard let parsed = try? parser.parse(&buffer), buffer.readableBytes == 0,
-              MessageType.datagramTypes.contains(parsed.type)
+              MessageType.datagramTypes.contains(parsed.type), parsed.flags.contains(.unreliable)
         else { return nil }
         var frame = parsed
         guard let token = frame.payload.readInteger(as: UInt64.self) else { return nil }

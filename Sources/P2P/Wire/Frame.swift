@@ -36,7 +36,7 @@ struct FrameParser {
     func parse(_ buffer: inout ByteBuffer) throws(WireError) -> Frame? {
         guard buffer.readableBytes >= 2 else {
             // Check the first byte as soon as it arrives so garbage is refused early.
-            if let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self), first != WireFormat.magic.0, false {
+            if let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self), first != WireFormat.magic.0 {
                 throw .badMagic
             }
             return nil

@@ -9,6 +9,7 @@ final class ChatLoop {
     private enum Input: Sendable {
         case event(SessionEvent)
         case line(String)
+        case key(Key)
         case endOfInput
         case request(ConnectionRequest, CheckedContinuation<Bool, Never>)
         case connectFailed(String, any Error)
@@ -31,6 +32,10 @@ final class ChatLoop {
     private var pickList: [PeerInfo] = []
     private var pendingQuestion: (ConnectionRequest, CheckedContinuation<Bool, Never>)?
     private var dialing: Set<PeerID> = []
+    /// What is typed on the input line (interactive only).
+    private var typed = ""
+    /// The pick-list entry that Enter on an empty line connects to.
+    private var selection = 0
 
     init(session: Session, view: ChatView, options: ChatCommand) {
         self.session = session
@@ -81,9 +86,15 @@ final class ChatLoop {
         } else if interactive {
             view.note("Looking for peers. Type a number to connect, or wait for someone to connect to you. /help for commands.")
         }
-        Task {
-            for await line in StandardInput.lines() { feed.yield(.line(line)) }
-            feed.yield(.endOfInput)
+        if interactive {
+            RawTerminal.enable()
+            Task { for await key in RawTerminal.keys() { feed.yield(.key(key)) } }
+            render()
+        } else {
+            Task {
+                for await line in StandardInput.lines() { feed.yield(.line(line)) }
+                feed.yield(.endOfInput)
+            }
         }
 
         var status = ExitCode.success
@@ -93,6 +104,8 @@ final class ChatLoop {
                 handle(event)
             case .line(let line):
                 if let stop = handle(line: line) { status = stop; break loop }
+            case .key(let key):
+                if let stop = handle(key) { status = stop; break loop }
             case .endOfInput:
                 inputEnded = true
             case .request(let request, let answer):
@@ -112,7 +125,11 @@ final class ChatLoop {
             }
             // Piped input is done once every held line went out.
             if inputEnded && heldLines.isEmpty { break loop }
-            if inputEnded && !interactive && connected.isEmpty && dialing.isEmpty && options.connect != nil { break loop }
+            if interactive { render() }
+        }
+        if interactive {
+            Output.setInputLine(nil)
+            RawTerminal.restore()
         }
         pendingQuestion?.1.resume(returning: false)
         await session.close()
@@ -181,7 +198,54 @@ final class ChatLoop {
             return
         }
         pendingQuestion = (request, answer)
-        Output.line(Terminal.paint("\(name) (\(request.peer.id.short)) wants to chat. Accept? [y/n]", .yellow))
+        Output.line(Terminal.paint("\(name) (\(request.peer.id.short)) wants to chat.", .yellow))
+    }
+
+    /// One key on the interactive input line; returns an exit status when it ends the chat.
+    private func handle(_ key: Key) -> ExitCode? {
+        switch key {
+        case .character(let character) where pendingQuestion != nil:
+            if "yYnN".contains(character) { return handle(line: String(character)) }
+        case .character(let character):
+            typed.append(character)
+        case .backspace:
+            if !typed.isEmpty { typed.removeLast() }
+        case .clearLine:
+            typed = ""
+        case .up, .down:
+            guard !pickList.isEmpty else { break }
+            selection = (selection + (key == .up ? pickList.count - 1 : 1)) % pickList.count
+        case .enter:
+            let line = typed
+            typed = ""
+            if line.isEmpty {
+                if connected.isEmpty, pickList.indices.contains(selection) { dial(pickList[selection]) }
+                return nil
+            }
+            if !line.hasPrefix("/"), Int(line) == nil, !connected.isEmpty {
+                let time = DateFormatter.localizedString(from: Date(), dateStyle: .none, timeStyle: .short)
+                Output.line("\(Terminal.paint("[\(time)]", .dim)) \(Terminal.paint("me", .green))> \(Terminal.sanitize(line))")
+            }
+            return handle(line: line)
+        case .endOfInput:
+            if typed.isEmpty { return .success }
+        }
+        return nil
+    }
+
+    /// Redraws the input line: a y/n question, the peer picker, or the text being typed.
+    private func render() {
+        let line: String
+        if let (request, _) = pendingQuestion {
+            line = Terminal.paint("Accept \(Terminal.sanitize(request.peer.displayName)) (\(request.peer.id.short))? [y/n] ", .yellow)
+        } else if connected.isEmpty && typed.isEmpty && !pickList.isEmpty {
+            selection = min(selection, pickList.count - 1)
+            let peer = pickList[selection]
+            line = Terminal.paint("↑/↓ Enter: connect to [\(selection + 1)] \(Terminal.sanitize(peer.displayName)) (\(peer.id.short))", .bold)
+        } else {
+            line = (connected.isEmpty ? Terminal.paint("(no peer yet) ", .dim) : "") + "> " + typed
+        }
+        Output.setInputLine(line)
     }
 
     /// Returns an exit status when the line ends the chat.

@@ -30,13 +30,31 @@ enum Terminal {
 }
 
 /// Serialises everything written to stdout and stderr, flushing each line so pipes see it at once.
+/// On an interactive terminal the bottom line is the input line; output is printed above it.
 enum Output {
     private static let lock = NSLock()
+    nonisolated(unsafe) private static var inputLine: String?
 
     static func line(_ text: String) {
         lock.withLock {
-            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+            if let inputLine {
+                write("\r\u{1B}[K" + text + "\n" + inputLine)
+            } else {
+                write(text + "\n")
+            }
         }
+    }
+
+    /// Shows `text` as the input line at the bottom (nil: no input line).
+    static func setInputLine(_ text: String?) {
+        lock.withLock {
+            inputLine = text
+            write("\r\u{1B}[K" + (text ?? ""))
+        }
+    }
+
+    private static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
     }
 
     static func error(_ text: String) {

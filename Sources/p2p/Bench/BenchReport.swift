@@ -1,0 +1,98 @@
+import Foundation
+
+/// Percentiles of nanosecond samples, in microseconds.
+struct LatencySummary {
+    var p50: Double
+    var p99: Double
+    var mean: Double
+
+    init(_ samples: [UInt64]) {
+        let sorted = samples.sorted()
+        func at(_ q: Double) -> Double {
+            guard !sorted.isEmpty else { return .nan }
+            return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) / 1000
+        }
+        p50 = at(0.50)
+        p99 = at(0.99)
+        mean = sorted.isEmpty ? .nan : Double(sorted.reduce(0, +)) / Double(sorted.count) / 1000
+    }
+
+    var json: [String: Any] { ["p50Us": round2(p50), "p99Us": round2(p99), "meanUs": round2(mean)] }
+}
+
+struct Throughput {
+    var messagesPerSecond: Double
+    var megabytesPerSecond: Double
+
+    init(messages: Int, bytes: Int, nanoseconds: UInt64) {
+        let seconds = Double(max(nanoseconds, 1)) / 1e9
+        messagesPerSecond = Double(messages) / seconds
+        megabytesPerSecond = Double(bytes) / seconds / 1e6
+    }
+
+    var json: [String: Any] { ["msgsPerSec": Int(messagesPerSecond.rounded()), "mbPerSec": round2(megabytesPerSecond)] }
+}
+
+func round2(_ value: Double) -> Double { value.isFinite ? (value * 100).rounded() / 100 : 0 }
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+enum Machine {
+    static var cpuCount: Int { ProcessInfo.processInfo.activeProcessorCount }
+
+    static var cpuModel: String {
+        #if os(Linux)
+        if let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+           let line = text.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+           let colon = line.firstIndex(of: ":") {
+            return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        #endif
+        return "unknown CPU"
+    }
+
+    static var buildConfiguration: String {
+        #if DEBUG
+        "debug"
+        #else
+        "release"
+        #endif
+    }
+}
+
+/// Fixed-width table rows.
+struct Table {
+    private var rows: [[String]] = []
+    mutating func add(_ cells: String...) { rows.append(cells) }
+
+    func render() -> String {
+        let widths = (0..<(rows.map(\.count).max() ?? 0)).map { column in
+            rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0
+        }
+        return rows.map { row in
+            row.enumerated().map { column, cell in
+                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[column] - cell.count) + cell
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}
+
+extension Double {
+    func formatted(_ digits: Int) -> String { String(format: "%.\(digits)f", self) }
+
+    /// 1234567 → "1,234,567".
+    var grouped: String {
+        let digits = String(Int(rounded()))
+        var out = ""
+        for (i, c) in digits.reversed().enumerated() {
+            if i > 0 && i % 3 == 0 && c != "-" { out.append(",") }
+            out.append(c)
+        }
+        return String(out.reversed())
+    }
+}

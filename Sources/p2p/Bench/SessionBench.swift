@@ -1,0 +1,166 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import P2P
+
+/// Two sessions on loopback, each on its own one-thread event loop group (as the raw baseline has
+/// one thread per end), connected directly without discovery.
+struct SessionPair {
+    let a: Session
+    let b: Session
+    let groups: [MultiThreadedEventLoopGroup]
+
+    static func make(sessionID: String) async throws -> SessionPair {
+        var configuration = SessionConfiguration()
+        configuration.bindHost = "127.0.0.1"
+        configuration.acceptsConnectionsByDefault = true
+        let groups = [MultiThreadedEventLoopGroup(numberOfThreads: 1), MultiThreadedEventLoopGroup(numberOfThreads: 1)]
+        let a = Session(sessionID: sessionID, displayName: "bench-a", identity: .ephemeral(), configuration: configuration, group: groups[0])
+        let b = Session(sessionID: sessionID, displayName: "bench-b", identity: .ephemeral(), configuration: configuration, group: groups[1])
+        try await a.start()
+        try await b.start()
+        guard let port = b.localPort else { throw BenchError("session B has no port") }
+        try await a.connect(to: Endpoint(host: "127.0.0.1", port: port))
+        // B marks the link connected before it sends WELCOME, so both ends are ready now.
+        return SessionPair(a: a, b: b, groups: groups)
+    }
+
+    func close() async {
+        a.onData { _, _, _ in }
+        b.onData { _, _, _ in }
+        await a.close()
+        await b.close()
+        for group in groups { try? await group.shutdownGracefully() }
+    }
+}
+
+/// Per-run state touched only by one event loop thread at a time (hand-offs go through the session's locks).
+private final class PingPongState: @unchecked Sendable {
+    var samples: [UInt64]
+    var index = 0
+    var start: UInt64 = 0
+    let warmup: Int
+    let total: Int
+    var done: CheckedContinuation<Void, Never>?
+
+    init(warmup: Int, count: Int) {
+        self.warmup = warmup
+        total = warmup + count
+        samples = [UInt64](repeating: 0, count: count)
+    }
+}
+
+enum SessionBench {
+    /// Ping-pong driven from the receive handlers: A's handler times the echo and sends the next ping
+    /// right away, B's handler echoes. Nothing but the session sits between the sockets.
+    static func pingPongInHandlers(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async -> [UInt64] {
+        let state = PingPongState(warmup: warmup, count: count)
+        let a = pair.a, b = pair.b
+        b.onData { data, peer, _ in try? b.send(data, to: [peer.id]) }
+        a.onData { data, peer, _ in
+            let now = benchNow()
+            if state.index >= state.warmup { state.samples[state.index - state.warmup] = now - state.start }
+            state.index += 1
+            if state.index == state.total {
+                state.done?.resume()
+                return
+            }
+            state.start = benchNow()
+            try? a.send(data, to: [peer.id])
+        }
+        let payload = Data(repeating: 0xAB, count: size)
+        await withCheckedContinuation { continuation in
+            state.done = continuation
+            state.start = benchNow()
+            try? a.send(payload, to: [b.peerID])
+        }
+        return state.samples
+    }
+
+    /// Ping-pong driven from an application thread: `send` from outside the event loop, then block
+    /// until A's handler signals the echo. Adds the two cross-thread hand-offs a real caller pays.
+    static func pingPongFromThread(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async throws -> [UInt64] {
+        let a = pair.a, b = pair.b
+        let echoed = DispatchSemaphore(value: 0)
+        b.onData { data, peer, _ in try? b.send(data, to: [peer.id]) }
+        a.onData { _, _, _ in echoed.signal() }
+        let target = b.peerID
+        return try await onThread {
+            let payload = Data(repeating: 0xAB, count: size)
+            var samples = [UInt64](repeating: 0, count: count)
+            for i in 0..<(warmup + count) {
+                let start = benchNow()
+                try a.send(payload, to: [target])
+                guard echoed.wait(timeout: .now() + 5) == .success else { throw BenchError("echo lost") }
+                if i >= warmup { samples[i - warmup] = benchNow() - start }
+            }
+            return samples
+        }
+    }
+
+    struct OneWayResult {
+        var nanoseconds: UInt64
+        var peakRSSGrowth: Int?
+    }
+
+    /// A sends `count` DATA messages of `size` bytes to B from an application thread; timed until
+    /// B's handler has counted all of them. `window` > 0 keeps at most that many in flight.
+    static func oneWay(_ pair: SessionPair, size: Int, count: Int, window: Int) async throws -> OneWayResult {
+        let a = pair.a, b = pair.b
+        let received = NIOLockedValueBox(0)
+        let finished = Box<UInt64>(0)
+        let done = DispatchSemaphore(value: 0)
+        b.onData { _, _, _ in
+            let n = received.withLockedValue { n in n += 1; return n }
+            if n == count {
+                finished.value = benchNow()
+                done.signal()
+            }
+        }
+        a.onData { _, _, _ in }
+        let target = b.peerID
+        let rssBefore = Memory.residentBytes()
+        Memory.resetPeak()
+        let start = try await onThread {
+            let payload = Data(repeating: 0xCD, count: size)
+            let start = benchNow()
+            for i in 0..<count {
+                if window > 0 && i % 1024 == 0 {
+                    while i - received.withLockedValue({ $0 }) > window { sched_yield() }
+                }
+                try a.send(payload, to: [target])
+            }
+            guard done.wait(timeout: .now() + 120) == .success else {
+                throw BenchError("one-way: B received \(received.withLockedValue { $0 }) of \(count) messages")
+            }
+            return start
+        }
+        let growth = Memory.peakResidentBytes().flatMap { peak in rssBefore.map { max(0, peak - $0) } }
+        return OneWayResult(nanoseconds: finished.value - start, peakRSSGrowth: growth)
+    }
+}
+
+/// Resident memory from /proc (Linux only; nil elsewhere).
+enum Memory {
+    static func residentBytes() -> Int? { statusField("VmRSS:") }
+    static func peakResidentBytes() -> Int? { statusField("VmHWM:") }
+
+    /// Resets VmHWM to the current RSS (Linux ≥ 4.0), so the next peak is this phase's.
+    static func resetPeak() {
+        #if os(Linux)
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        #endif
+    }
+
+    private static func statusField(_ name: String) -> Int? {
+        #if os(Linux)
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name) {
+            let digits = line.dropFirst(name.count).filter(\.isNumber)
+            return Int(digits).map { $0 * 1024 }
+        }
+        #endif
+        return nil
+    }
+}
