@@ -228,3 +228,15 @@ struct BadInputTests {
         await bob.close()
     }
 }
+
+@Suite struct DisplayNameTests {
+    @Test func longNonASCIINamesAreCutOnACharacterBoundaryAndStillConnect() async throws {
+        let long = String(repeating: "é", count: 40)  // 80 bytes, over the 63-byte limit
+        let alice = try await makeSession(long)
+        let bob = try await makeSession("bob")
+        #expect(alice.displayName == String(repeating: "é", count: 31))
+        let info = try await alice.connect(to: bob.endpoint)
+        #expect(info.id == bob.peerID)
+        await alice.close(); await bob.close()
+    }
+}

@@ -58,12 +58,12 @@ public final class Session: Sendable {
         configuration: SessionConfiguration = SessionConfiguration(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
-        self.sessionID = String(decoding: sessionID.utf8.prefix(Hello.maxSessionIDBytes), as: UTF8.self)
+        self.sessionID = sessionID.utf8Prefix(maxBytes: Hello.maxSessionIDBytes)
         self.mode = mode
         self.identity = identity
         self.configuration = configuration
         self.group = group
-        let name = String(decoding: displayName.utf8.prefix(Hello.maxDisplayNameBytes), as: UTF8.self)
+        let name = displayName.utf8Prefix(maxBytes: Hello.maxDisplayNameBytes)
         state = NIOLockedValueBox(State(displayName: name.isEmpty ? identity.peerID.short : name))
     }
 
@@ -543,7 +543,7 @@ public final class Session: Sendable {
     private func handleAdvertiser(_ event: ServiceAdvertiser.Event) {
         switch event {
         case .registered(let name):
-            state.withLockedValue { $0.displayName = String(decoding: name.utf8.prefix(Hello.maxDisplayNameBytes), as: UTF8.self) }
+            state.withLockedValue { $0.displayName = name.utf8Prefix(maxBytes: Hello.maxDisplayNameBytes) }
             emit(.advertising(name: name))
         case .failed(let error):
             emit(.discoveryFailed(error))
