@@ -80,7 +80,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         case (.awaitingWelcome, .welcome):
             _ = try Welcome(frame: frame)
             becomeConnected(context: context)
-        case (.connected, let type) where !MessageType.control.contains(type):
+        case (.connected, let type) where !type.isControl:
             try session.deliver(frame, from: link)
         default:
             throw .unexpectedMessage(frame.type, phaseDescription)
@@ -118,10 +118,11 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         phase = .connected
         let configuration = session.configuration
         let pipeline = context.pipeline.syncOperations
-        if let heartbeat = try? pipeline.handler(type: HeartbeatHandler.self) {
+        // Socket-side of the frame batcher, so the idle timer sees one write per flush, not one per frame.
+        if let batcher = try? pipeline.handler(type: FrameWriteBatcher.self) {
             try? pipeline.addHandler(
                 IdleStateHandler(readTimeout: configuration.heartbeatTimeout, writeTimeout: configuration.heartbeatInterval),
-                position: .before(heartbeat))
+                position: .before(batcher))
         }
         session.linkConnected(link)
     }
@@ -159,6 +160,14 @@ final class PeerConnectionHandler: ChannelInboundHandler {
 extension MessageType {
     /// Types that belong to the connection itself, never delivered to the application.
     static let control: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye]
+
+    /// `control.contains(self)` without hashing, for the per-frame path.
+    var isControl: Bool {
+        switch self {
+        case .hello, .welcome, .error, .ping, .pong, .bye: true
+        default: false
+        }
+    }
 }
 
 extension TimeAmount {

@@ -47,13 +47,15 @@ private final class OutboundQueue: @unchecked Sendable {
     private let lock = NIOLock()
     private var pending: [Frame] = []
     private var drainScheduled = false
+    /// Only touched on the event loop, in `drain`.
+    private var draining: [Frame] = []
 
     init(channel: Channel) { self.channel = channel }
 
     func enqueue(_ frame: Frame) {
         // On the loop with nothing queued, writing at once keeps order and saves a hop.
         if channel.eventLoop.inEventLoop && lock.withLock({ !drainScheduled }) {
-            channel.writeAndFlush(frame, promise: nil)
+            channel.pipeline.syncOperations.writeAndFlush(NIOAny(frame), promise: nil)
             return
         }
         let mustSchedule = lock.withLock {
@@ -67,12 +69,15 @@ private final class OutboundQueue: @unchecked Sendable {
     }
 
     private func drain() {
-        let frames = lock.withLock {
+        // Two arrays swapped back and forth, so a steady stream of batches allocates nothing here.
+        lock.withLock {
             drainScheduled = false
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
+            swap(&pending, &draining)
         }
-        for frame in frames { channel.write(frame, promise: nil) }
-        channel.flush()
+        // Wrapped here, where the type is known: the generic `Channel.write` wraps with runtime casts.
+        let pipeline = channel.pipeline.syncOperations
+        for frame in draining { pipeline.write(NIOAny(frame), promise: nil) }
+        draining.removeAll(keepingCapacity: true)
+        pipeline.flush()
     }
 }

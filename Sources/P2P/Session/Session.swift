@@ -354,7 +354,7 @@ public final class Session: Sendable {
         state.withLockedValue { $0.openLinks[ObjectIdentifier(link)] = link }
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: configuration.maxPayload)))
-        try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
+        try pipeline.addHandler(FrameWriteBatcher())
         try pipeline.addHandler(HeartbeatHandler())
         try pipeline.addHandler(PeerConnectionHandler(session: self, link: link))
     }
@@ -515,7 +515,9 @@ public final class Session: Sendable {
         }
         guard let info else { return }
         if frame.type == .data {
-            dataHandler?(Data(frame.payload.readableBytesView), info, frame.flags.contains(.unreliable) ? .unreliable : .reliable)
+            // One memcpy; `Data(readableBytesView)` walks the generic sequence path.
+            let data = frame.payload.withUnsafeReadableBytes { $0.isEmpty ? Data() : Data(bytes: $0.baseAddress!, count: $0.count) }
+            dataHandler?(data, info, frame.flags.contains(.unreliable) ? .unreliable : .reliable)
         } else {
             do {
                 try messageHandler?(frame, info)

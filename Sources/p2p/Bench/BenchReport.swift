@@ -31,6 +31,43 @@ struct Throughput {
     }
 
     var json: [String: Any] { ["msgsPerSec": Int(messagesPerSecond.rounded()), "mbPerSec": round2(megabytesPerSecond)] }
+
+    /// The round with the median message rate.
+    static func median(_ rounds: [Throughput]) -> Throughput {
+        let sorted = rounds.sorted { $0.messagesPerSecond < $1.messagesPerSecond }
+        return sorted[sorted.count / 2]
+    }
+}
+
+/// CPU time (user + system) of the whole process, in nanoseconds: what a phase cost regardless of
+/// how long other processes kept it waiting.
+func processCPUTime() -> UInt64 {
+    var usage = rusage()
+    #if canImport(Glibc)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    func ns(_ t: timeval) -> UInt64 { UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_usec) * 1000 }
+    return ns(usage.ru_utime) + ns(usage.ru_stime)
+}
+
+/// Runs `body` and also returns the process CPU time it took.
+func cpuTimed<T>(_ body: () async throws -> T) async rethrows -> (T, UInt64) {
+    let before = processCPUTime()
+    let result = try await body()
+    return (result, processCPUTime() - before)
+}
+
+/// CPU time spent over a number of round trips or messages.
+struct CPUTally {
+    private var nanoseconds: UInt64 = 0
+    private var items = 0
+    mutating func add(_ cpu: UInt64, count: Int) {
+        nanoseconds += cpu
+        items += count
+    }
+    var microsPerItem: Double { items == 0 ? .nan : Double(nanoseconds) / Double(items) / 1000 }
 }
 
 func round2(_ value: Double) -> Double { value.isFinite ? (value * 100).rounded() / 100 : 0 }
@@ -53,6 +90,13 @@ enum Machine {
         }
         #endif
         return "unknown CPU"
+    }
+
+    /// The 1-minute load average: how busy the machine was (other processes skew the figures).
+    static var loadAverage: Double? {
+        var loads = [Double](repeating: 0, count: 3)
+        guard getloadavg(&loads, 3) >= 1 else { return nil }
+        return round2(loads[0])
     }
 
     static var buildConfiguration: String {
@@ -84,6 +128,9 @@ struct Table {
 
 extension Double {
     func formatted(_ digits: Int) -> String { String(format: "%.\(digits)f", self) }
+
+    /// `digits` significant digits: 0.0043, 1.2, 35.
+    func significant(_ digits: Int) -> String { String(format: "%.\(digits)g", self) }
 
     /// 1234567 → "1,234,567".
     var grouped: String {

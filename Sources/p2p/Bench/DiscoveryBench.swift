@@ -7,6 +7,10 @@ enum DiscoveryBench {
         var found: UInt64
         /// Duration of A's `connect(to: B.peerID)` until connected.
         var connect: UInt64
+        /// From B's start to its own `.advertising` event (mDNS probing done, name registered).
+        var registered: UInt64?
+        /// From a fresh browser's `start()` + `setAvailable(true)` to finding B, already advertised.
+        var foundByNewBrowser: UInt64?
     }
 
     enum Outcome {
@@ -35,6 +39,24 @@ enum DiscoveryBench {
         return .measured(results)
     }
 
+    /// A task that returns true once `events` reports `target` available (stamping `at`), false after `timeout`.
+    private static func availability(of target: PeerID, in events: AsyncStream<SessionEvent>, at: Box<UInt64>, timeout: Double) -> Task<Bool, Never> {
+        let watcher = Task {
+            for await event in events {
+                if case .peerChanged(let info, .available, _) = event, info.id == target {
+                    at.value = benchNow()
+                    return true
+                }
+            }
+            return false
+        }
+        Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            watcher.cancel()
+        }
+        return watcher
+    }
+
     private static func once(_ a: Session, _ b: Session, timeout: Double) async -> Result<Run, BenchError> {
         do {
             try await a.start()
@@ -46,29 +68,42 @@ enum DiscoveryBench {
             }
             let target = b.peerID
             let foundAt = Box<UInt64>(0)
-            let watcher = Task {
-                for await event in events {
-                    if case .peerChanged(let info, .available, _) = event, info.id == target {
-                        foundAt.value = benchNow()
-                        return true
+            let watcher = availability(of: target, in: events, at: foundAt, timeout: timeout)
+            let registeredAt = Box<UInt64>(0)
+            let bEvents = b.events()
+            let registration = Task {
+                for await event in bEvents {
+                    if case .advertising = event {
+                        registeredAt.value = benchNow()
+                        return
                     }
                 }
-                return false
             }
-            let timer = Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                watcher.cancel()
-            }
+            defer { registration.cancel() }
             let start = benchNow()
             try await b.start()
             try b.setAvailable(true)
             let found = await watcher.value
-            timer.cancel()
             guard found else { return .failure(BenchError("peer not found within \(timeout) s")) }
             let connectStart = benchNow()
             try await a.connect(to: target)
             let connected = benchNow()
-            return .success(Run(found: foundAt.value - start, connect: connected - connectStart))
+            try? await Task.sleep(for: .milliseconds(1))  // lets the registration watcher record its event
+            let registered = registeredAt.value > start ? registeredAt.value - start : nil
+
+            // The other order: B is established, a newcomer starts browsing (client mode: no probing of its own).
+            var configuration = SessionConfiguration()
+            configuration.bindHost = "127.0.0.1"
+            let c = Session(sessionID: b.sessionID, displayName: "bench-late", mode: .client, identity: .ephemeral(), configuration: configuration)
+            let lateAt = Box<UInt64>(0)
+            let lateStart = benchNow()
+            try await c.start()
+            let late = availability(of: target, in: c.events(), at: lateAt, timeout: timeout)
+            try c.setAvailable(true)
+            let lateFound = await late.value
+            await c.close()
+            return .success(Run(found: foundAt.value - start, connect: connected - connectStart, registered: registered,
+                                foundByNewBrowser: lateFound ? lateAt.value - lateStart : nil))
         } catch {
             return .failure(BenchError("\(error)"))
         }

@@ -11,13 +11,15 @@ struct SessionPair {
     let b: Session
     let groups: [MultiThreadedEventLoopGroup]
 
-    static func make(sessionID: String) async throws -> SessionPair {
+    /// `oneLoop` puts both sessions on one event loop thread: no cross-thread wake-ups, so a round
+    /// trip then costs exactly the CPU work of both ends (a diagnostic, not the headline figure).
+    static func make(sessionID: String, oneLoop: Bool = false) async throws -> SessionPair {
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
         configuration.acceptsConnectionsByDefault = true
-        let groups = [MultiThreadedEventLoopGroup(numberOfThreads: 1), MultiThreadedEventLoopGroup(numberOfThreads: 1)]
+        let groups = oneLoop ? [MultiThreadedEventLoopGroup(numberOfThreads: 1)] : [MultiThreadedEventLoopGroup(numberOfThreads: 1), MultiThreadedEventLoopGroup(numberOfThreads: 1)]
         let a = Session(sessionID: sessionID, displayName: "bench-a", identity: .ephemeral(), configuration: configuration, group: groups[0])
-        let b = Session(sessionID: sessionID, displayName: "bench-b", identity: .ephemeral(), configuration: configuration, group: groups[1])
+        let b = Session(sessionID: sessionID, displayName: "bench-b", identity: .ephemeral(), configuration: configuration, group: groups[groups.count - 1])
         try await a.start()
         try await b.start()
         guard let port = b.localPort else { throw BenchError("session B has no port") }
