@@ -198,7 +198,8 @@ final class ChatLoop {
             return
         }
         pendingQuestion = (request, answer)
-        Output.line(Terminal.paint("\(name) (\(request.peer.id.short)) wants to chat.", .yellow))
+        let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+        Output.line(Terminal.paint("\(name) wants to chat — \(trust.replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")).", .yellow))
     }
 
     /// One key on the interactive input line; returns an exit status when it ends the chat.
