@@ -18,7 +18,7 @@ P2P=${P2P_BIN:-.build/debug/p2p}
 [[ "$P2P" = /* ]] || P2P=$REPO_ROOT/$P2P
 LAB=$REPO_ROOT/scripts/lab.sh
 MDNS=$REPO_ROOT/scripts/mdns-loopback.sh
-export AVAHI_COMPAT_NOWARN=1
+export AVAHI_COMPAT_NOWARN=1 PYTHONUTF8=1
 # The interpreter itself, not a version-manager shim that costs a few hundred ms per call.
 PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3)
 

@@ -101,8 +101,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
             }
         case (.awaitingWelcome, .welcome):
             _ = try Welcome(frame: frame)
-            phase = .connected
-            session.linkConnected(link)
+            becomeConnected(context: context)
         case (.connected, let type) where !MessageType.control.contains(type):
             try session.deliver(frame, from: link)
         default:
@@ -131,8 +130,21 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     }
 
     private func accept(context: ChannelHandlerContext) {
-        phase = .connected
         context.writeAndFlush(wrapOutboundOut(Welcome().frame()), promise: nil)
+        becomeConnected(context: context)
+    }
+
+    /// Heartbeats start only now: before, the handshake timeout is the one clock that runs, so a
+    /// silent client always gets its handshake-timeout ERROR.
+    private func becomeConnected(context: ChannelHandlerContext) {
+        phase = .connected
+        let configuration = session.configuration
+        let pipeline = context.pipeline.syncOperations
+        if let heartbeat = try? pipeline.handler(type: HeartbeatHandler.self) {
+            try? pipeline.addHandler(
+                IdleStateHandler(readTimeout: configuration.heartbeatTimeout, writeTimeout: configuration.heartbeatInterval),
+                position: .before(heartbeat))
+        }
         session.linkConnected(link)
     }
 

@@ -381,7 +381,6 @@ public final class Session: Sendable {
         }
         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: configuration.maxPayload)))
         try pipeline.addHandler(MessageToByteHandler(FrameEncoder()))
-        try pipeline.addHandler(IdleStateHandler(readTimeout: configuration.heartbeatTimeout, writeTimeout: configuration.heartbeatInterval))
         try pipeline.addHandler(HeartbeatHandler())
         try pipeline.addHandler(PeerConnectionHandler(session: self, link: link))
     }

@@ -112,7 +112,8 @@ final class ChatLoop {
                 ask(request, answer)
             case .connectFailed(let target, let error):
                 let denied = if case .denied? = error as? SessionError { true } else { false }
-                view.error(denied ? "denied" : "connect", "cannot connect to \(target): \(error)")
+                let message = if case .connectFailed? = error as? SessionError { "\(error)" } else { "cannot connect to \(target): \(error)" }
+                view.error(denied ? "denied" : "connect", message)
                 if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
             case .waitForPeerExpired:
                 if connected.isEmpty && dialing.isEmpty {

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the end-to-end tests in order and prints the total: "N passed, N failed".
+# usage: Tests/e2e/run.sh [TEST...]   (names without .sh; default: all of them)
+# Needs root, the packages scripts/setup.sh installs, and a built binary (.build/debug/p2p, or P2P_BIN).
+# Each test starts (and stops) what it needs: the lab, or the loopback avahi-daemon if none runs.
+set -uo pipefail
+DIR=$(cd "$(dirname "$0")" && pwd)
+TESTS=("$@")
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(two_namespaces_chat interop_avahi bad_input)
+
+OUT=$(mktemp /tmp/p2p-e2e-run.XXXXXX)
+trap 'rm -f "$OUT"' EXIT
+passed=0 failed=0 results=()
+for t in "${TESTS[@]}"; do
+  echo "===== $t"
+  start=$SECONDS
+  bash "$DIR/$t.sh" 2>&1 | tee "$OUT"
+  rc=${PIPESTATUS[0]}
+  summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$OUT" | tail -n 1)
+  if [ -n "$summary" ]; then
+    read -r p _ f _ <<<"$summary"
+  else
+    p=0 f=0
+  fi
+  # A script that died before its summary, or failed without saying so, counts as one failure.
+  if [ -z "$summary" ] || { [ "$rc" != 0 ] && [ "$f" = 0 ]; }; then f=$((f + 1)); fi
+  passed=$((passed + p)) failed=$((failed + f))
+  results+=("$(printf '%-22s %3d passed, %d failed, exit %d, %ds' "$t" "$p" "$f" "$rc" $((SECONDS - start)))")
+done
+echo "===== summary"
+printf '%s\n' "${results[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
