@@ -31,7 +31,7 @@ struct TLSContexts: Sendable {
     }
 
     /// Accepts exactly one self-signed P-256 certificate; who it belongs to is checked after HELLO.
-    static let verify: NIOSSLCustomVerificationCallback = { certificates, promise in
+    static func verify(_ certificates: [NIOSSLCertificate], _ promise: EventLoopPromise<NIOSSLVerificationResult>) {
         guard certificates.count == 1, PeerCertificate.peerID(of: certificates[0]) != nil else {
             promise.succeed(.failed)
             return

@@ -26,7 +26,7 @@ enum DatagramCodec {
         out.writeInteger(token)
         out.writeInteger(counter)
         if let key {
-            let associated = out.readableBytesView
+            let associated = Array(out.readableBytesView)
             let sealed = try! ChaChaPoly.seal(Data(frame.payload.readableBytesView), using: key, nonce: nonce(counter), authenticating: associated)
             out.writeBytes(sealed.ciphertext)
             out.writeBytes(sealed.tag)
@@ -54,7 +54,7 @@ enum DatagramCodec {
                       nonce: DatagramCodec.nonce(counter),
                       ciphertext: body.getBytes(at: body.readerIndex, length: body.readableBytes - tagSize)!,
                       tag: body.getBytes(at: body.writerIndex - tagSize, length: tagSize)!),
-                  let plain = try? ChaChaPoly.open(box, using: key, authenticating: associatedData.readableBytesView)
+                  let plain = try? ChaChaPoly.open(box, using: key, authenticating: Array(associatedData.readableBytesView))
             else { return nil }
             return Frame(type: type, flags: flags, payload: ByteBuffer(bytes: plain))
         }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOSSL
+import NIOTLS
 
 /// The per-connection state machine: HELLO exchange, accept/deny, then delivery of messages to the session.
 ///

@@ -50,6 +50,8 @@ public final class Session: Sendable {
         var connectionRequestHandler: (@Sendable (ConnectionRequest) async -> Bool)?
         var dataHandler: (@Sendable (Data, PeerInfo, SendMode) -> Void)?
         var messageHandlers: [MessageType: @Sendable (Frame, PeerInfo) throws -> Void] = [:]
+        /// When each address last asked to connect, for the per-minute limit.
+        var requestTimes: [String: [ContinuousClock.Instant]] = [:]
         /// PAIR messages not yet read by `pair(with:code:)`, and the pairing runs waiting for one.
         var pairingInbox: [PeerID: [PairingMessage]] = [:]
         var pairingWaiters: [PeerID: CheckedContinuation<PairingMessage?, Never>] = [:]
@@ -157,6 +159,8 @@ public final class Session: Sendable {
                     .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                     .childChannelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
+                            // Over a limit, throwing here closes the connection before a byte is read.
+                            try self.admitInbound(from: channel.remoteAddress)
                             try self.configurePipeline(channel, link: PeerLink(channel: channel, direction: .inbound, secure: self.isSecure))
                         }
                     }
@@ -265,7 +269,9 @@ public final class Session: Sendable {
         try await connect(to: endpoint, expecting: nil, timeout: timeout)
     }
 
-    private func connect(to endpoint: Endpoint, expecting expected: PeerID?, timeout: TimeAmount) async throws(SessionError) -> PeerInfo {
+    /// Connects to a peer at a known address and insists it proves `expected` (nil: whoever answers).
+    @discardableResult
+    public func connect(to endpoint: Endpoint, expecting expected: PeerID?, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         guard state.withLockedValue({ $0.started && !$0.closed }) else { throw .notStarted }
         let loop = group.next()
         let completion = loop.makePromise(of: PeerID.self)
@@ -385,6 +391,33 @@ public final class Session: Sendable {
         try pipeline.addHandler(PeerConnectionHandler(session: self, link: link))
     }
 
+    /// Refuses a new inbound connection when its address already has too many open or handshaking.
+    private func admitInbound(from address: SocketAddress?) throws {
+        guard let ip = address?.ipAddress else { return }
+        let limits = configuration.limits
+        let (open, handshaking) = state.withLockedValue { state in
+            let fromAddress = state.openLinks.values.filter { $0.direction == .inbound && $0.channel.remoteAddress?.ipAddress == ip }
+            return (fromAddress.count, fromAddress.filter { !$0.isConnected }.count)
+        }
+        guard open < limits.connectionsPerAddress, handshaking < limits.handshakesPerAddress else {
+            throw SessionError.limitExceeded("\(ip) has \(open) connections (\(handshaking) handshaking)")
+        }
+    }
+
+    /// A sliding one-minute window of connection requests per address.
+    private static func allowRequest(from ip: String?, limit: Int, in times: inout [String: [ContinuousClock.Instant]]) -> Bool {
+        guard let ip else { return true }
+        let now = ContinuousClock.now
+        var recent = (times[ip] ?? []).filter { now - $0 < .seconds(60) }
+        guard recent.count < limit else {
+            times[ip] = recent
+            return false
+        }
+        recent.append(now)
+        times[ip] = recent
+        return true
+    }
+
     func hello(for link: PeerLink) -> Hello {
         let port = state.withLockedValue { $0.datagramChannel?.localAddress?.port } ?? 0
         return Hello(
@@ -476,6 +509,10 @@ public final class Session: Sendable {
                 // We are dialing this peer ourselves, so it is welcome without asking again.
                 return (.accept, loser, info)
             case .inbound:
+                guard Self.allowRequest(from: remoteAddress?.ipAddress, limit: configuration.limits.connectionRequestsPerMinute, in: &state.requestTimes) else {
+                    link.failure = .denied(by: "the request rate limit")
+                    return (.reject(.connectionDenied, "too many connection requests from your address; try again in a minute", .denied(by: "rate limit")), loser, info)
+                }
                 return (.ask(ConnectionRequest(peer: info)), loser, info)
             }
         }
@@ -624,7 +661,7 @@ public final class Session: Sendable {
     }
 
     private func receivePairing(_ message: PairingMessage, from peer: PeerID) {
-        let waiter = state.withLockedValue { state in
+        let waiter = state.withLockedValue { state -> CheckedContinuation<PairingMessage?, Never>? in
             if let waiter = state.pairingWaiters.removeValue(forKey: peer) { return waiter }
             state.pairingInbox[peer, default: []].append(message)
             return nil
@@ -635,7 +672,10 @@ public final class Session: Sendable {
     private func nextPairingMessage(from peer: PeerID, kind: PairingMessage.Kind, timeout: Duration) async throws(PairingError) -> PairingMessage {
         let timer = Task {
             try await Task.sleep(for: timeout)
-            self.state.withLockedValue { $0.pairingWaiters.removeValue(forKey: peer) }?.resume(returning: nil)
+            let waiter = self.state.withLockedValue { state -> CheckedContinuation<PairingMessage?, Never>? in
+                state.pairingWaiters.removeValue(forKey: peer)
+            }
+            waiter?.resume(returning: nil)
         }
         defer { timer.cancel() }
         let message: PairingMessage? = await withCheckedContinuation { continuation in

@@ -104,6 +104,8 @@ public struct SessionConfiguration: Sendable {
     public var heartbeatTimeout: TimeAmount = .seconds(9)
     /// A connecting peer must send its HELLO within this time.
     public var handshakeTimeout: TimeAmount = .seconds(10)
+    /// Caps that keep a hostile or broken peer from exhausting this one.
+    public var limits = Limits()
     /// TLS 1.3 with mutual authentication, or plaintext for debugging.
     public var transportSecurity = TransportSecurity.tls
     /// Pinned peer keys: unknown peers are pinned when they connect (trust on first use), and a known
@@ -111,6 +113,18 @@ public struct SessionConfiguration: Sendable {
     public var trustStore: TrustStore?
     /// What happens to connection requests when no handler is set.
     public var acceptsConnectionsByDefault = false
+
+    public init() {}
+}
+
+/// Per-address caps on inbound connections (see `Protocol/SECURITY.md`, "Denial of service").
+public struct Limits: Sendable, Equatable {
+    /// Open inbound connections from one address.
+    public var connectionsPerAddress = 16
+    /// Inbound connections from one address still in the TLS or HELLO handshake.
+    public var handshakesPerAddress = 4
+    /// Connection requests from one address put to the user (or policy) per minute.
+    public var connectionRequestsPerMinute = 20
 
     public init() {}
 }
@@ -148,6 +162,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case identityMismatch(claimed: PeerID, proven: PeerID?)
     /// A peer uses a name that is pinned to another key.
     case untrustedIdentity(name: String, pinned: PeerID, presented: PeerID)
+    case limitExceeded(String)
     /// The peer refused us because our name is pinned to another key over there.
     case refusedAsUntrusted(String)
 
@@ -179,6 +194,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
             "WARNING: \"\(name)\" is pinned to key \(pinned.fingerprint) but this peer has key \(presented.fingerprint). "
                 + "Refused. If \(name) really has a new key, run `p2p trust remove \(pinned.short)` or pair again with `p2p pair`."
         case .refusedAsUntrusted(let reason): "the peer refused us: \(reason)"
+        case .limitExceeded(let what): "limit exceeded: \(what)"
         case .identityMismatch(let claimed, let proven):
             "IMPERSONATION REFUSED: the peer claims ID \(claimed.fingerprint) but its key proves \(proven?.fingerprint ?? "no identity")"
         }

@@ -48,9 +48,10 @@ struct TrustCommand: ParsableCommand {
         var peer: String
 
         func run() throws {
+            let store = try TrustCommand.store()
             let removed: [KnownPeer]
             do {
-                removed = try TrustCommand.store().remove(matching: peer)
+                removed = try store.remove(matching: peer)
             } catch {
                 throw CLIError(error.description, code: ExitStatus.failure)
             }
