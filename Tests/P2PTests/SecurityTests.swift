@@ -245,3 +245,18 @@ struct LimitTests {
         await alice.close(); await bob.close()
     }
 }
+
+@Suite struct TrustStoreTests {
+    @Test func everyInstanceSeesTheFileAsItIsNow() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json")
+        let chat = try TrustStore(file: file), command = try TrustStore(file: file)
+        let bob = Identity.ephemeral().peerID, carol = Identity.ephemeral().peerID
+        try chat.pin(bob, name: "bob", method: .firstUse)
+        try command.remove(matching: "bob")  // `p2p trust remove` while the chat runs
+        #expect(chat.verdict(for: Identity.ephemeral().peerID, name: "bob") == .unknown)
+        try chat.pin(carol, name: "carol", method: .firstUse)  // must not bring bob back
+        #expect(command.all.map(\.name) == ["carol"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+}

@@ -519,6 +519,9 @@ public final class Session: Sendable {
             }
         }
         alreadyConnected?.succeed(peer)
+        if case .reject(_, _, let failure) = verdict, failure.isImpersonation {
+            emit(.refused(info, reason: failure))
+        }
         if let loser {
             loser.channel.writeAndFlush(ErrorMessage(code: .duplicateConnection, reason: "superseded by a simultaneous connection").frame())
                 .whenComplete { _ in loser.channel.close(promise: nil) }
@@ -587,10 +590,7 @@ public final class Session: Sendable {
             }
             return .failed(link.announced ? info : nil, failure, state.waiters.removeValue(forKey: info.id) ?? [])
         }
-        if let id = link.info?.id, let waiter = state.withLockedValue({ state in
-            state.pairingInbox[id] = nil  // Leftovers of an aborted run must not feed the next one.
-            return state.pairingWaiters.removeValue(forKey: id)
-        }) {
+        if let id = link.info?.id, let waiter = state.withLockedValue({ $0.pairingWaiters.removeValue(forKey: id) }) {
             waiter.resume(returning: nil)
         }
         guard case .failed(let info, let failure, let waiters) = outcome else { return }
@@ -645,6 +645,9 @@ public final class Session: Sendable {
         else { throw .notConnected }
         // Bind the run to both TLS keys as this side sees them: a relay with its own keys breaks it.
         let binding = peerID < peer ? peerID.bytes + peer.bytes : peer.bytes + peerID.bytes
+        // Leftovers of an aborted run must not feed this one. (Not cleared on close: the peer's last
+        // message may be queued when its goodbye arrives.)
+        state.withLockedValue { $0.pairingInbox[peer] = nil }
         let cpace = try CPace(code: code.digits, channelBinding: binding)
         do {
             try send(PairingMessage(kind: .share, value: cpace.share), to: [peer])
