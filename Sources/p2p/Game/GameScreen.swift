@@ -88,6 +88,7 @@ enum GameScreen {
                 let face = mark?.description ?? String(square)
                 let text = square == state.cursor ? " [\(face)] " : "  \(face)  "
                 if state.winningLine.contains(square) { return Terminal.paint(text, .green) }
+                if square == state.cursor { return Terminal.paint(text, .bold) }
                 if mark == nil { return Terminal.paint(text, .dim) }
                 return mark == state.mark ? Terminal.paint(text, .cyan) : Terminal.paint(text, .yellow)
             }

@@ -12,6 +12,7 @@ public struct GameMessage: WireMessage, Equatable {
     public static let boardHashSize = 8
     public static let maxReasonBytes = 1024
 
+    /// The first payload byte: which message this is.
     public enum Kind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case newRound = 1, commit, reveal, move, refuse, leave
 
@@ -28,6 +29,7 @@ public struct GameMessage: WireMessage, Equatable {
         }
     }
 
+    /// What follows kind and round.
     public enum Body: Sendable, Equatable {
         /// The sender starts `round`: its board is empty, its COMMIT follows.
         case newRound

@@ -18,6 +18,7 @@ public struct GameProtocol: Sendable {
         }
     }
 
+    /// Who did something: this player or the opponent.
     public enum Player: String, Sendable {
         case me, peer
     }
@@ -140,7 +141,10 @@ public struct GameProtocol: Sendable {
         }
         // A refusal ended this round: what the opponent sent before it learned so is moot.
         if refusedThisRound && message.round == round { return }
-        guard message.round == round, round == peerRound else {
+        guard round == peerRound else {
+            throw GameViolation(.unexpected, "\(message.kind) before the opponent's NEW_ROUND \(round)")
+        }
+        guard message.round == round else {
             throw GameViolation(.unexpected, "\(message.kind) for round \(message.round), but the round is \(round)")
         }
         switch message.body {

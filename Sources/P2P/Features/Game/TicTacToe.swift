@@ -4,6 +4,7 @@
 /// The states are those of the GameKit chapter this game comes from (beginning, rolling dice,
 /// my turn, your turn, interrupted, done); every round starts with a die roll that decides who is X.
 public struct TicTacToe: Sendable, Equatable {
+    /// Where the round stands for this player (the GameKit original's game states).
     public enum State: Sendable, Equatable {
         /// No round has started yet.
         case beginning
