@@ -118,6 +118,8 @@ final class GameLoop {
         if interactive {
             GameScreen.leave()
             RawTerminal.restore()
+            // The screen is gone, and with it the note saying why.
+            if status != .success, let error = view.lastError { Output.error(Terminal.paint("p2p: \(error)", .red)) }
         }
         pendingQuestion?.1.resume(returning: false)
         if opponent != nil { send(game.leave()) }

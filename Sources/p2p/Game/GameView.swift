@@ -8,6 +8,8 @@ final class GameView {
     private let chat: ChatView
     /// The latest notes for the interactive screen.
     private(set) var notes: [String] = []
+    /// The last error shown on the interactive screen, repeated on stderr when it ends the program.
+    private(set) var lastError: String?
 
     init(json: Bool, interactive: Bool, verbose: Bool) {
         self.json = json
@@ -44,7 +46,12 @@ final class GameView {
     }
 
     func error(_ code: String, _ message: String) {
-        if interactive { note("p2p: \(message)") } else { chat.error(code, message) }
+        if interactive {
+            lastError = message
+            note("p2p: \(message)")
+        } else {
+            chat.error(code, message)
+        }
     }
 
     func rolled(mine: UInt32, theirs: UInt32) {

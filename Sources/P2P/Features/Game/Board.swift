@@ -42,7 +42,6 @@ public struct Board: Sendable, Hashable, CustomStringConvertible {
 
     public var markCount: Int { cells.lazy.filter { $0 != nil }.count }
     public var isFull: Bool { markCount == 9 }
-    public var emptySquares: [Int] { Self.squares.filter { self[$0] == nil } }
 
     /// The first line held by one mark, if any. A legal game has at most one winner.
     public var winningLine: (mark: Mark, line: [Int])? {

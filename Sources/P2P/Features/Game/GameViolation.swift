@@ -2,7 +2,7 @@
 /// `code` and `reason`), tells its player, and the round ends without a score.
 public struct GameViolation: Error, Sendable, Equatable, CustomStringConvertible {
     /// The REFUSE code byte (`Protocol/GAME.md`, "Refusal codes"); unknown codes read as `.unexpected`.
-    public enum Code: UInt8, Sendable, CaseIterable {
+    public enum Code: UInt8, Sendable {
         /// A message the state does not allow (wrong round, REVEAL before COMMIT, …).
         case unexpected = 1
         /// A move when it was not the sender's turn, or before the dice decided.
