@@ -11,7 +11,7 @@ struct P2PCommand: AsyncParsableCommand {
             Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found, 4 connection refused or failed, 5 pairing failed, 64 usage.
             """,
         version: "0.1.0",
-        subcommands: [PeersCommand.self, ChatCommand.self, PairCommand.self, TrustCommand.self, IdCommand.self, BenchCommand.self]
+        subcommands: [PeersCommand.self, ChatCommand.self, GameCommand.self, PairCommand.self, TrustCommand.self, IdCommand.self, BenchCommand.self]
     )
 
     /// Like the default, but errors of ours print one line and exit with their documented code.

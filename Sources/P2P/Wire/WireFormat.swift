@@ -28,9 +28,11 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let data = MessageType(rawValue: 0x10)
     public static let text = MessageType(rawValue: 0x11)
     public static let pair = MessageType(rawValue: 0x20)
+    /// Tic-tac-toe (`Protocol/GAME.md`).
+    public static let game = MessageType(rawValue: 0x30)
 
     /// Every type this version understands; anything else is a protocol error.
-    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair]
+    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .game]
 
     /// Types that may also travel as unreliable datagrams.
     public static let datagramTypes: Set<MessageType> = [.data, .text]
@@ -46,6 +48,7 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .data: "DATA"
         case .text: "TEXT"
         case .pair: "PAIR"
+        case .game: "GAME"
         default: "0x" + String(rawValue, radix: 16)
         }
     }

@@ -216,6 +216,8 @@ final class ChatLoop {
             if !typed.isEmpty { typed.removeLast() }
         case .clearLine:
             typed = ""
+        case .left, .right:
+            break  // The input line has no cursor to move.
         case .up, .down:
             guard !pickList.isEmpty else { break }
             selection = (selection + (key == .up ? pickList.count - 1 : 1)) % pickList.count
