@@ -147,7 +147,9 @@ close_stdin friend
 if wait_exit friend 15; then check "friend exits 0 on EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "friend did not exit after EOF" friend; fi
 expect_json 10 server "server reports friend disconnected" event=disconnected peer=friend
 check "server is still alive after everything" is_running server
-expect_no_json server "server printed no error events" event=error
+# The impostors are reported loudly (code "refused"); nothing else is an error.
+check "server reported the two impostors as refused" [ "$(count_json server event=error code=refused)" = 2 ]
+check "server printed no other error events" [ "$(count_json server event=error)" = 2 ]
 close_stdin server
 if wait_exit server 15; then check "server exits 0 on EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "server did not exit after EOF" server; fi
 
