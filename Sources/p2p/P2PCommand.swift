@@ -8,11 +8,28 @@ struct P2PCommand: AsyncParsableCommand {
         abstract: "Peer-to-peer chat and data exchange on the local network.",
         discussion: """
             Peers find each other with DNS-SD (mDNS) and talk over TCP.
-            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found, 4 connection refused or failed, 64 usage.
+            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found, 4 connection refused or failed, 5 pairing failed, 64 usage.
             """,
         version: "0.1.0",
-        subcommands: [PeersCommand.self, ChatCommand.self, BenchCommand.self]
+        subcommands: [PeersCommand.self, ChatCommand.self, GameCommand.self, PairCommand.self, TrustCommand.self, IdCommand.self, BenchCommand.self]
     )
+
+    /// Like the default, but errors of ours print one line and exit with their documented code.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as CLIError {
+            Output.error(Terminal.paint("p2p: \(error.description)", .red))
+            exit(withError: error.code)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Exit codes documented in `p2p --help` and the README.
@@ -21,4 +38,5 @@ enum ExitStatus {
     static let noDaemon = ExitCode(2)
     static let peerNotFound = ExitCode(3)
     static let connectionFailed = ExitCode(4)
+    static let pairingFailed = ExitCode(5)
 }

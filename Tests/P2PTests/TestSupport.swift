@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Testing
 @testable import P2P
 
@@ -103,22 +104,31 @@ final class RawPeer: Sendable {
     private let received: NIOLockedValueBoxWrapper<[Frame]>
     let closed: EventLoopFuture<Void>
 
-    static func connect(to endpoint: Endpoint) async throws -> RawPeer {
+    /// Connects over TLS with `identity`'s certificate (or in plaintext when `tls` is false).
+    static func connect(to endpoint: Endpoint, tls: Bool = true, identity: Identity = .ephemeral()) async throws -> RawPeer {
         let received = NIOLockedValueBoxWrapper<[Frame]>([])
+        let contexts = try TLSContexts(identity: identity)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: contexts.client, serverHostname: nil, customVerificationCallback: TLSContexts.verify))
+                    }
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(Collector(received: received))
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port).get()
-        return RawPeer(channel: channel, received: received)
+        return RawPeer(channel: channel, received: received, identity: identity)
     }
 
-    private init(channel: Channel, received: NIOLockedValueBoxWrapper<[Frame]>) {
+    let identity: Identity
+
+    private init(channel: Channel, received: NIOLockedValueBoxWrapper<[Frame]>, identity: Identity) {
         self.channel = channel
         self.received = received
+        self.identity = identity
         closed = channel.closeFuture
     }
 
@@ -134,9 +144,10 @@ final class RawPeer: Sendable {
         try await channel.writeAndFlush(buffer).get()
     }
 
-    func hello(sessionID: String = "test", name: String = "raw") -> Hello {
-        Hello(peerID: Identity.ephemeral().peerID, capabilities: .all, datagramPort: 0, datagramToken: 1,
-              displayName: name, sessionID: sessionID)
+    /// A HELLO naming this peer's own identity, unless `claiming` another ID.
+    func hello(sessionID: String = "test", name: String = "raw", claiming: PeerID? = nil) -> Hello {
+        Hello(peerID: claiming ?? identity.peerID, capabilities: .all, datagramPort: 0, datagramToken: 1,
+              datagramKey: Array(repeating: 7, count: 32), displayName: name, sessionID: sessionID)
     }
 
     /// Waits for the server to close the connection; returns the ERROR it sent first, if any.

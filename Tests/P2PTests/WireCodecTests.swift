@@ -1,3 +1,4 @@
+@preconcurrency import Crypto
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -238,25 +239,28 @@ struct WireCodecTests {
         #expect(WireError.malformedPayload(.hello, "").code.rawValue == 6)
         #expect(WireError.truncatedFrame(1).code.rawValue == 12)
         #expect(WireError.unexpectedMessage(.welcome, "after the handshake").code.rawValue == 1)
-        #expect(ErrorCode.allCases.map(\.rawValue) == Array(1 ... 12))
+        #expect(ErrorCode.allCases.map(\.rawValue) == Array(1 ... 15))
     }
 
-    @Test func datagramCodecPutsTheTokenFirstAndSetsTheUnreliableFlag() throws {
+    @Test func datagramCodecPutsTokenAndCounterFirstAndSetsTheUnreliableFlag() throws {
         let frame = Frame(type: .data, payload: ByteBuffer(bytes: [0xaa, 0xbb]))
-        let datagram = DatagramCodec.encode(frame, token: 0x0102_0304_0506_0708)
-        #expect(Array(datagram.readableBytesView) == [0x50, 0x32, 0x01, 0x10, 0x00, 0x01, 0x00, 0x00, 0x00, 0x0a,
-                                                      1, 2, 3, 4, 5, 6, 7, 8, 0xaa, 0xbb])
-        let (decoded, token) = try #require(DatagramCodec.decode(datagram))
-        #expect(token == 0x0102_0304_0506_0708)
+        let datagram = DatagramCodec.encode(frame, token: 0x0102_0304_0506_0708, counter: 3, key: nil)
+        #expect(Array(datagram.readableBytesView) == [0x50, 0x32, 0x01, 0x10, 0x00, 0x01, 0x00, 0x00, 0x00, 0x12,
+                                                      1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 3, 0xaa, 0xbb])
+        let parsed = try #require(DatagramCodec.parse(datagram))
+        #expect(parsed.token == 0x0102_0304_0506_0708)
+        #expect(parsed.counter == 3)
+        let decoded = try #require(parsed.open(with: nil))
         #expect(Array(decoded.payload.readableBytesView) == [0xaa, 0xbb])
         #expect(decoded.flags.contains(.unreliable))
     }
 
     @Test func datagramPayloadLimit() throws {
-        let fits = DatagramCodec.encode(Frame(type: .data, payload: ByteBuffer(repeating: 1, count: WireFormat.maxDatagramPayload)), token: 9)
-        #expect(DatagramCodec.decode(fits)?.frame.payload.readableBytes == WireFormat.maxDatagramPayload)
-        let tooBig = DatagramCodec.encode(Frame(type: .data, payload: ByteBuffer(repeating: 1, count: WireFormat.maxDatagramPayload + 1)), token: 9)
-        #expect(DatagramCodec.decode(tooBig) == nil)
+        let key = SymmetricKey(size: .bits256)
+        let fits = DatagramCodec.encode(Frame(type: .data, payload: ByteBuffer(repeating: 1, count: WireFormat.maxDatagramPayload)), token: 9, counter: 1, key: key)
+        #expect(DatagramCodec.parse(fits)?.open(with: key)?.payload.readableBytes == WireFormat.maxDatagramPayload)
+        let tooBig = DatagramCodec.encode(Frame(type: .data, payload: ByteBuffer(repeating: 1, count: WireFormat.maxDatagramPayload + 1)), token: 9, counter: 1, key: key)
+        #expect(DatagramCodec.parse(tooBig) == nil)
     }
 
     @Test func errorReasonIsCutToTheLimitOnACharacterBoundary() throws {

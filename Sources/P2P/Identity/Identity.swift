@@ -9,8 +9,7 @@ public struct Identity: Sendable {
 
     public init(privateKey: P256.Signing.PrivateKey) {
         self.privateKey = privateKey
-        let digest = SHA256.hash(data: privateKey.publicKey.derRepresentation)
-        peerID = PeerID(bytes: Array(digest.prefix(PeerID.byteCount)))
+        peerID = PeerID(publicKeyDER: privateKey.publicKey.derRepresentation)
     }
 
     /// A new random identity that lives only in memory (tests, throwaway peers).

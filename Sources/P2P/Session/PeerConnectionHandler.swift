@@ -1,4 +1,6 @@
 import NIOCore
+import NIOSSL
+import NIOTLS
 
 /// The per-connection state machine: HELLO exchange, accept/deny, then delivery of messages to the session.
 ///
@@ -24,12 +26,33 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        context.writeAndFlush(wrapOutboundOut(session.hello(for: link).frame()), promise: nil)
+        // With TLS, HELLO waits for the TLS handshake: it must travel encrypted and name the proven key.
+        if !link.secure { sendHello(context: context) }
         handshakeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: session.configuration.handshakeTimeout) {
             guard self.phase == .awaitingHello else { return }
-            self.fail(context: context, code: .handshakeTimeout, reason: "no HELLO within the handshake timeout", failure: .timedOut(seconds: self.session.configuration.handshakeTimeout.seconds))
+            let failure = SessionError.timedOut(seconds: self.session.configuration.handshakeTimeout.seconds)
+            if self.link.secure && self.link.provenPeer == nil {
+                // No TLS channel to carry an ERROR frame yet: just hang up.
+                self.session.setFailure(failure, on: self.link)
+                self.close(context: context)
+            } else {
+                self.fail(context: context, code: .handshakeTimeout, reason: "no HELLO within the handshake timeout", failure: failure)
+            }
         }
         context.fireChannelActive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent {
+            let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLHandler.self).peerCertificate
+            link.provenPeer = certificate.flatMap(PeerCertificate.peerID(of:))
+            sendHello(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func sendHello(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(session.hello(for: link).frame()), promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -65,6 +88,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
             let hello = try Hello(frame: frame)
             switch session.linkReceivedHello(link, hello, remoteAddress: context.channel.remoteAddress) {
             case .reject(let code, let reason, let failure):
+                session.refused(hello, from: context.channel.remoteAddress, because: failure)
                 fail(context: context, code: code, reason: reason, failure: failure)
             case .awaitWelcome:
                 phase = .awaitingWelcome
@@ -131,6 +155,9 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         switch error {
         case let wire as WireError:
             fail(context: context, code: wire.code, reason: wire.description, failure: .protocolViolation(wire.description))
+        case let tls as NIOSSLError:
+            session.setFailure(.tlsFailed("\(tls)"), on: link, overwrite: false)
+            close(context: context)
         case is HeartbeatHandler.PeerSilent:
             session.setFailure(.heartbeatLost, on: link)
             close(context: context)

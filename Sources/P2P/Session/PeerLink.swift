@@ -1,3 +1,4 @@
+@preconcurrency import Crypto
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -9,12 +10,19 @@ final class PeerLink: @unchecked Sendable {
 
     let channel: Channel
     let direction: Direction
+    /// Whether the connection runs TLS; then `provenPeer` is the ID of the certificate's key.
+    let secure: Bool
     /// The token this peer must put in front of datagrams it sends us on this link.
     let localDatagramToken = UInt64.random(in: 1 ... .max)
+    /// The key the peer seals datagrams to us with (TLS sessions only); sent in our HELLO.
+    let localDatagramKey: SymmetricKey?
     /// Set by `connect(to: PeerID)`: the peer we mean to reach.
     let expectedPeer: PeerID?
     /// Completed when an outbound connect is settled.
     let completion: EventLoopPromise<PeerID>?
+
+    /// Set on the event loop when the TLS handshake completes.
+    var provenPeer: PeerID?
 
     // --- guarded by the session's lock
     var remote: Hello?
@@ -25,12 +33,24 @@ final class PeerLink: @unchecked Sendable {
     var announced = false
     /// Why the link ended, as the user should hear it.
     var failure: SessionError?
+    var replayWindow = ReplayWindow()
+    private var datagramCounter: UInt64 = 0
+
+    /// Where and how the next datagram to this peer goes; `nil` when the peer has no datagram channel.
+    func nextDatagramRoute() -> (address: SocketAddress, token: UInt64, counter: UInt64, key: SymmetricKey?)? {
+        guard let address = datagramAddress, let remote else { return nil }
+        datagramCounter += 1
+        let key = remote.datagramKey.isEmpty ? nil : SymmetricKey(data: remote.datagramKey)
+        return (address, remote.datagramToken, datagramCounter, key)
+    }
 
     private let outbound: OutboundQueue
 
-    init(channel: Channel, direction: Direction, expectedPeer: PeerID? = nil, completion: EventLoopPromise<PeerID>? = nil) {
+    init(channel: Channel, direction: Direction, secure: Bool, expectedPeer: PeerID? = nil, completion: EventLoopPromise<PeerID>? = nil) {
         self.channel = channel
         self.direction = direction
+        self.secure = secure
+        localDatagramKey = secure ? SymmetricKey(size: .bits256) : nil
         self.expectedPeer = expectedPeer
         self.completion = completion
         outbound = OutboundQueue(channel: channel)

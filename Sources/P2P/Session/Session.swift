@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// A peer-to-peer session in the spirit of GameKit's `GKSession`: it advertises and browses
 /// for peers of the same session ID, connects to them over TCP with a HELLO handshake, and
@@ -30,6 +31,7 @@ public final class Session: Sendable {
     private struct State {
         var displayName: String
         var started = false
+        var tls: TLSContexts?
         var closed = false
         var listener: Channel?
         var datagramChannel: Channel?
@@ -48,6 +50,11 @@ public final class Session: Sendable {
         var connectionRequestHandler: (@Sendable (ConnectionRequest) async -> Bool)?
         var dataHandler: (@Sendable (Data, PeerInfo, SendMode) -> Void)?
         var messageHandlers: [MessageType: @Sendable (Frame, PeerInfo) throws -> Void] = [:]
+        /// When each address last asked to connect, for the per-minute limit.
+        var requestTimes: [String: [ContinuousClock.Instant]] = [:]
+        /// PAIR messages not yet read by `pair(with:code:)`, and the pairing runs waiting for one.
+        var pairingInbox: [PeerID: [PairingMessage]] = [:]
+        var pairingWaiters: [PeerID: CheckedContinuation<PairingMessage?, Never>] = [:]
     }
 
     public init(
@@ -134,6 +141,14 @@ public final class Session: Sendable {
     /// Opens the TCP listener (server and peer modes) and the UDP socket for unreliable data.
     public func start() async throws(SessionError) {
         guard state.withLockedValue({ !$0.started && !$0.closed }) else { return }
+        if configuration.transportSecurity == .tls {
+            do {
+                let contexts = try TLSContexts(identity: identity)
+                state.withLockedValue { $0.tls = contexts }
+            } catch {
+                throw .tlsFailed("cannot set up TLS for this identity: \(error)")
+            }
+        }
         let host = configuration.bindHost
         var listener: Channel?
         var port = configuration.port
@@ -144,7 +159,9 @@ public final class Session: Sendable {
                     .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                     .childChannelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
-                            try self.configurePipeline(channel, link: PeerLink(channel: channel, direction: .inbound))
+                            // Over a limit, throwing here closes the connection before a byte is read.
+                            try self.admitInbound(from: channel.remoteAddress)
+                            try self.configurePipeline(channel, link: PeerLink(channel: channel, direction: .inbound, secure: self.isSecure))
                         }
                     }
                     .bind(host: host, port: port).get()
@@ -252,7 +269,9 @@ public final class Session: Sendable {
         try await connect(to: endpoint, expecting: nil, timeout: timeout)
     }
 
-    private func connect(to endpoint: Endpoint, expecting expected: PeerID?, timeout: TimeAmount) async throws(SessionError) -> PeerInfo {
+    /// Connects to a peer at a known address and insists it proves `expected` (nil: whoever answers).
+    @discardableResult
+    public func connect(to endpoint: Endpoint, expecting expected: PeerID?, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         guard state.withLockedValue({ $0.started && !$0.closed }) else { throw .notStarted }
         let loop = group.next()
         let completion = loop.makePromise(of: PeerID.self)
@@ -265,7 +284,7 @@ public final class Session: Sendable {
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let link = PeerLink(channel: channel, direction: .outbound, expectedPeer: expected, completion: completion)
+                        let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected, completion: completion)
                         try self.configurePipeline(channel, link: link)
                     }
                 }
@@ -339,30 +358,71 @@ public final class Session: Sendable {
             }
             guard let datagramChannel else { throw .notStarted }
             for (peer, link) in zip(peers, links) {
-                guard let (address, token) = state.withLockedValue({ _ in link!.datagramAddress.map { ($0, link!.remote!.datagramToken) } }) else {
-                    throw .unreliableUnavailable(peer)
-                }
-                let datagram = DatagramCodec.encode(frame, token: token)
-                datagramChannel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: datagram), promise: nil)
+                let route = state.withLockedValue { _ in link!.nextDatagramRoute() }
+                guard let route else { throw .unreliableUnavailable(peer) }
+                let datagram = DatagramCodec.encode(frame, token: route.token, counter: route.counter, key: route.key)
+                datagramChannel.writeAndFlush(AddressedEnvelope(remoteAddress: route.address, data: datagram), promise: nil)
             }
         }
     }
 
     // MARK: - Link events (called on the link's event loop)
 
+    private var isSecure: Bool { configuration.transportSecurity == .tls }
+
     func configurePipeline(_ channel: Channel, link: PeerLink) throws {
-        state.withLockedValue { $0.openLinks[ObjectIdentifier(link)] = link }
+        let tls = state.withLockedValue { state in
+            state.openLinks[ObjectIdentifier(link)] = link
+            return state.tls
+        }
         let pipeline = channel.pipeline.syncOperations
+        if link.secure, let tls {
+            switch link.direction {
+            case .inbound:
+                try pipeline.addHandler(PlaintextRefuser())
+                try pipeline.addHandler(NIOSSLServerHandler(context: tls.server, customVerificationCallback: TLSContexts.verify))
+            case .outbound:
+                try pipeline.addHandler(NIOSSLClientHandler(context: tls.client, serverHostname: nil, customVerificationCallback: TLSContexts.verify))
+            }
+        }
         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: configuration.maxPayload)))
         try pipeline.addHandler(FrameWriteBatcher())
         try pipeline.addHandler(HeartbeatHandler())
         try pipeline.addHandler(PeerConnectionHandler(session: self, link: link))
     }
 
+    /// Refuses a new inbound connection when its address already has too many open or handshaking.
+    private func admitInbound(from address: SocketAddress?) throws {
+        guard let ip = address?.ipAddress else { return }
+        let limits = configuration.limits
+        let (open, handshaking) = state.withLockedValue { state in
+            let fromAddress = state.openLinks.values.filter { $0.direction == .inbound && $0.channel.remoteAddress?.ipAddress == ip }
+            return (fromAddress.count, fromAddress.filter { !$0.isConnected }.count)
+        }
+        guard open < limits.connectionsPerAddress, handshaking < limits.handshakesPerAddress else {
+            throw SessionError.limitExceeded("\(ip) has \(open) connections (\(handshaking) handshaking)")
+        }
+    }
+
+    /// A sliding one-minute window of connection requests per address.
+    private static func allowRequest(from ip: String?, limit: Int, in times: inout [String: [ContinuousClock.Instant]]) -> Bool {
+        guard let ip else { return true }
+        let now = ContinuousClock.now
+        var recent = (times[ip] ?? []).filter { now - $0 < .seconds(60) }
+        guard recent.count < limit else {
+            times[ip] = recent
+            return false
+        }
+        recent.append(now)
+        times[ip] = recent
+        return true
+    }
+
     func hello(for link: PeerLink) -> Hello {
         let port = state.withLockedValue { $0.datagramChannel?.localAddress?.port } ?? 0
         return Hello(
             peerID: peerID, capabilities: .all, datagramPort: UInt16(port), datagramToken: link.localDatagramToken,
+            datagramKey: link.localDatagramKey.map { $0.withUnsafeBytes { Array($0) } } ?? [],
             displayName: displayName, sessionID: sessionID)
     }
 
@@ -376,21 +436,36 @@ public final class Session: Sendable {
     /// Checks a peer's HELLO and settles which link wins when two connect at once: the one opened by
     /// the peer with the lower ID. Both sides compute the same answer without talking about it.
     func linkReceivedHello(_ link: PeerLink, _ hello: Hello, remoteAddress: SocketAddress?) -> HelloVerdict {
+        if link.secure && link.provenPeer != hello.peerID {
+            return .reject(.identityMismatch, "HELLO claims peer \(hello.peerID.hex) but the TLS certificate belongs to \(link.provenPeer?.hex ?? "nobody")",
+                           .identityMismatch(claimed: hello.peerID, proven: link.provenPeer))
+        }
         if hello.peerID == peerID {
             return .reject(.selfConnection, "connected to itself", .connectedToSelf)
+        }
+        if link.secure && hello.datagramKey.count != 32 {
+            return .reject(.malformedPayload, "a TLS peer must send a 32-byte datagram key", .protocolViolation("HELLO without a datagram key"))
+        }
+        // Only a TLS-proven key can be pinned or held against a pin; plaintext claims prove nothing.
+        let store = link.secure ? configuration.trustStore : nil
+        let trust = store?.verdict(for: hello.peerID, name: hello.displayName) ?? .unknown
+        if case .conflict(let pinned) = trust {
+            return .reject(.untrustedIdentity, "the name \"\(hello.displayName)\" is pinned to another key on this peer; pair again (p2p pair)",
+                           .untrustedIdentity(name: hello.displayName, pinned: pinned.id, presented: hello.peerID))
         }
         if hello.sessionID != sessionID {
             return .reject(.sessionMismatch, "this peer is in session \"\(sessionID)\", not \"\(hello.sessionID)\"",
                            .sessionMismatch(theirs: hello.sessionID, ours: sessionID))
         }
         if let expected = link.expectedPeer, expected != hello.peerID {
-            return .reject(.protocolViolation, "expected peer \(expected.hex)", .unexpectedPeer(expected: expected, got: hello.peerID))
+            return .reject(.identityMismatch, "expected peer \(expected.hex)", .unexpectedPeer(expected: expected, got: hello.peerID))
         }
         let peer = hello.peerID
         var alreadyConnected: EventLoopPromise<PeerID>?
         let (verdict, loser, info): (HelloVerdict, PeerLink?, PeerInfo) = state.withLockedValue { state in
             var info = state.discovered[peer] ?? PeerInfo(id: peer, displayName: hello.displayName, sessionID: hello.sessionID)
             info.displayName = hello.displayName
+            info.trust = trust
             if info.addresses.isEmpty, let ip = remoteAddress?.ipAddress {
                 info.host = ip
                 info.addresses = [ip]
@@ -436,6 +511,10 @@ public final class Session: Sendable {
                 // We are dialing this peer ourselves, so it is welcome without asking again.
                 return (.accept, loser, info)
             case .inbound:
+                guard Self.allowRequest(from: remoteAddress?.ipAddress, limit: configuration.limits.connectionRequestsPerMinute, in: &state.requestTimes) else {
+                    link.failure = .denied(by: "the request rate limit")
+                    return (.reject(.connectionDenied, "too many connection requests from your address; try again in a minute", .denied(by: "rate limit")), loser, info)
+                }
                 return (.ask(ConnectionRequest(peer: info)), loser, info)
             }
         }
@@ -446,6 +525,14 @@ public final class Session: Sendable {
         }
         if case .reject = verdict {} else { report(info, .connecting) }
         return verdict
+    }
+
+    /// Tells observers about a peer refused for presenting an identity that is not its own.
+    func refused(_ hello: Hello, from address: SocketAddress?, because failure: SessionError) {
+        guard failure.isImpersonation else { return }
+        let ip = address?.ipAddress
+        emit(.refused(PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID, host: ip,
+                               addresses: ip.map { [$0] } ?? []), reason: failure))
     }
 
     /// Asks the handler (or the default policy) about a connection request; answers via `decision`.
@@ -465,6 +552,10 @@ public final class Session: Sendable {
             return (info, state.waiters.removeValue(forKey: info.id) ?? [])
         }
         guard let info else { return }
+        if case .unknown = info.trust, link.secure, let store = configuration.trustStore {
+            // Trust on first use: the user (or --yes) accepted this key; from now on the name is bound to it.
+            try? store.pin(info.id, name: info.displayName, method: .firstUse)
+        }
         link.completion?.succeed(info.id)
         for waiter in waiters { waiter.succeed(info.id) }
         report(info, .connected)
@@ -474,6 +565,8 @@ public final class Session: Sendable {
         let name = state.withLockedValue { _ in link.info?.displayName } ?? "the peer"
         let failure: SessionError = switch message.code {
         case .connectionDenied: .denied(by: name)
+        case .tlsRequired: .tlsRequired
+        case .untrustedIdentity: .refusedAsUntrusted(message.reason)
         case .duplicateConnection: .duplicateConnection
         default: .remoteError(code: message.rawCode, reason: message.reason)
         }
@@ -502,6 +595,9 @@ public final class Session: Sendable {
             }
             return .failed(link.announced ? info : nil, failure, state.waiters.removeValue(forKey: info.id) ?? [])
         }
+        if let id = link.info?.id, let waiter = state.withLockedValue({ $0.pairingWaiters.removeValue(forKey: id) }) {
+            waiter.resume(returning: nil)
+        }
         guard case .failed(let info, let failure, let waiters) = outcome else { return }
         link.completion?.fail(failure)
         for waiter in waiters { waiter.fail(failure) }
@@ -514,7 +610,9 @@ public final class Session: Sendable {
             (link.info, state.dataHandler, state.messageHandlers[frame.type])
         }
         guard let info else { return }
-        if frame.type == .data {
+        if frame.type == .pair {
+            receivePairing(try PairingMessage(frame: frame), from: info.id)
+        } else if frame.type == .data {
             // One memcpy; `Data(readableBytesView)` walks the generic sequence path.
             let data = frame.payload.withUnsafeReadableBytes { $0.isEmpty ? Data() : Data(bytes: $0.baseAddress!, count: $0.count) }
             dataHandler?(data, info, frame.flags.contains(.unreliable) ? .unreliable : .reliable)
@@ -528,15 +626,92 @@ public final class Session: Sendable {
     }
 
     /// Delivers a datagram if its token belongs to a connected link and it came from that peer's address.
-    func deliverDatagram(_ frame: Frame, token: UInt64, from address: SocketAddress) {
+    func deliverDatagram(_ datagram: DatagramCodec.Parsed, from address: SocketAddress) {
         let link = state.withLockedValue { state -> PeerLink? in
-            guard let link = state.linksByDatagramToken[token], link.isConnected,
+            guard let link = state.linksByDatagramToken[datagram.token], link.isConnected,
                   link.datagramAddress?.ipAddress == address.ipAddress else { return nil }
             return link
         }
-        guard let link else { return }
+        // Forged, corrupted or replayed datagrams are dropped without a word.
+        guard let link, let frame = datagram.open(with: link.localDatagramKey),
+              state.withLockedValue({ _ in link.replayWindow.accept(datagram.counter) })
+        else { return }
         // A bad datagram is dropped; unreliable means the sender cannot count on it anyway.
         try? deliver(frame, from: link)
+    }
+
+    // MARK: - Pairing
+
+    /// Runs CPace with a connected peer: both sides call this with the code one of them shows.
+    /// Returns the peer, whose key is now authenticated by the code; throws `.wrongCode` otherwise.
+    /// Pinning the result is the caller's choice.
+    public func pair(with peer: PeerID, code: PairingCode, timeout: Duration = .seconds(30)) async throws(PairingError) -> PeerInfo {
+        guard configuration.transportSecurity == .tls else { throw .insecureSession }
+        guard let link = state.withLockedValue({ $0.links[peer] }), link.isConnected, link.provenPeer == peer,
+              let info = state.withLockedValue({ _ in link.info })
+        else { throw .notConnected }
+        // Bind the run to both TLS keys as this side sees them: a relay with its own keys breaks it.
+        let binding = peerID < peer ? peerID.bytes + peer.bytes : peer.bytes + peerID.bytes
+        // Leftovers of an aborted run must not feed this one. (Not cleared on close: the peer's last
+        // message may be queued when its goodbye arrives.)
+        state.withLockedValue { $0.pairingInbox[peer] = nil }
+        let cpace = try CPace(code: code.digits, channelBinding: binding)
+        do {
+            try send(PairingMessage(kind: .share, value: cpace.share), to: [peer])
+        } catch {
+            throw .notConnected
+        }
+        let theirShare = try await nextPairingMessage(from: peer, kind: .share, timeout: timeout)
+        let key = try cpace.sessionKey(peerShare: theirShare.value, ownID: peerID, peerID: peer)
+        do {
+            try send(PairingMessage(kind: .confirm, value: CPace.confirmation(key: key, senderID: peerID, senderShare: cpace.share)), to: [peer])
+        } catch {
+            throw .notConnected
+        }
+        let theirTag = try await nextPairingMessage(from: peer, kind: .confirm, timeout: timeout)
+        let expected = CPace.confirmation(key: key, senderID: peer, senderShare: theirShare.value)
+        // Constant time, though a wrong guess is already spent once the tag is sent.
+        guard zip(expected, theirTag.value).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else { throw .wrongCode }
+        return info
+    }
+
+    private func receivePairing(_ message: PairingMessage, from peer: PeerID) {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<PairingMessage?, Never>? in
+            if let waiter = state.pairingWaiters.removeValue(forKey: peer) { return waiter }
+            // A run needs two messages from the peer; more unread ones are junk, not worth memory.
+            if state.pairingInbox[peer, default: []].count < 2 { state.pairingInbox[peer, default: []].append(message) }
+            return nil
+        }
+        waiter?.resume(returning: message)
+    }
+
+    private func nextPairingMessage(from peer: PeerID, kind: PairingMessage.Kind, timeout: Duration) async throws(PairingError) -> PairingMessage {
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            let waiter = self.state.withLockedValue { state -> CheckedContinuation<PairingMessage?, Never>? in
+                state.pairingWaiters.removeValue(forKey: peer)
+            }
+            waiter?.resume(returning: nil)
+        }
+        defer { timer.cancel() }
+        let message: PairingMessage? = await withCheckedContinuation { continuation in
+            let ready = state.withLockedValue { state -> PairingMessage?? in
+                if var inbox = state.pairingInbox[peer], !inbox.isEmpty {
+                    let first = inbox.removeFirst()
+                    state.pairingInbox[peer] = inbox
+                    return .some(first)
+                }
+                guard state.links[peer]?.isConnected == true else { return .some(nil) }
+                state.pairingWaiters[peer] = continuation
+                return .none
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+        guard let message else {
+            throw state.withLockedValue({ $0.links[peer]?.isConnected == true }) ? .timedOut : .notConnected
+        }
+        guard message.kind == kind else { throw .malformed("expected a \(kind) message, got \(message.kind)") }
+        return message
     }
 
     // MARK: - Discovery

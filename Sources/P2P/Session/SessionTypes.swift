@@ -36,6 +36,10 @@ public struct PeerInfo: Sendable, Hashable {
     public var host: String?
     public var port: Int?
     public var addresses: [String]
+    /// What the trust store said when the peer connected (`.unknown` without a store or before connecting).
+    public var trust: TrustVerdict = .unknown
+    /// The peer ID in the form people compare: groups of four characters.
+    public var fingerprint: String { id.fingerprint }
 
     public init(id: PeerID, displayName: String, sessionID: String, host: String? = nil, port: Int? = nil, addresses: [String] = []) {
         self.id = id
@@ -53,13 +57,18 @@ public enum SessionEvent: Sendable {
     case peerChanged(PeerInfo, PeerState, reason: SessionError?)
     /// The session is advertised under `name` (differs from the display name after a conflict).
     case advertising(name: String)
+    /// A peer was refused because its key contradicts what it claims or what is pinned: show it loudly.
+    case refused(PeerInfo, reason: SessionError)
     /// Advertising or browsing failed; direct connections still work.
     case discoveryFailed(DiscoveryError)
 }
 
 /// A peer asking to connect. Answer `true` to accept.
 public struct ConnectionRequest: Sendable {
+    /// Who asks; with TLS its ID is proven by its certificate.
     public let peer: PeerInfo
+    /// `.unknown` at first contact: show the fingerprint before saying yes (trust on first use).
+    public var trust: TrustVerdict { peer.trust }
 }
 
 /// A host and port to connect to without discovery.
@@ -97,14 +106,41 @@ public struct SessionConfiguration: Sendable {
     public var heartbeatTimeout: TimeAmount = .seconds(9)
     /// A connecting peer must send its HELLO within this time.
     public var handshakeTimeout: TimeAmount = .seconds(10)
+    /// Caps that keep a hostile or broken peer from exhausting this one.
+    public var limits = Limits()
+    /// TLS 1.3 with mutual authentication, or plaintext for debugging.
+    public var transportSecurity = TransportSecurity.tls
+    /// Pinned peer keys: unknown peers are pinned when they connect (trust on first use), and a known
+    /// name showing another key is refused. `nil` pins nothing and refuses nothing.
+    public var trustStore: TrustStore?
     /// What happens to connection requests when no handler is set.
     public var acceptsConnectionsByDefault = false
 
     public init() {}
 }
 
+/// Per-address caps on inbound connections (see `Protocol/SECURITY.md`, "Denial of service").
+public struct Limits: Sendable, Equatable {
+    /// Open inbound connections from one address.
+    public var connectionsPerAddress = 16
+    /// Inbound connections from one address still in the TLS or HELLO handshake.
+    public var handshakesPerAddress = 4
+    /// Connection requests from one address put to the user (or policy) per minute.
+    public var connectionRequestsPerMinute = 20
+
+    public init() {}
+}
+
 /// Why a session operation failed or a connection ended.
 public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Someone presenting an identity that is not theirs (or not the pinned one).
+    public var isImpersonation: Bool {
+        switch self {
+        case .identityMismatch, .untrustedIdentity, .unexpectedPeer: true
+        default: false
+        }
+    }
+
     case notStarted
     case closed
     case bindFailed(host: String, port: Int, reason: String)
@@ -128,6 +164,17 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case datagramTooLarge(size: Int, limit: Int)
     case frameTooLarge(size: Int, limit: Int)
     case unreliableUnavailable(PeerID)
+    /// The TLS handshake failed (wrong protocol, bad certificate, or our own set-up).
+    case tlsFailed(String)
+    /// We spoke plaintext to a peer that requires TLS.
+    case tlsRequired
+    /// The peer claims an ID its TLS certificate does not prove: an impersonation attempt.
+    case identityMismatch(claimed: PeerID, proven: PeerID?)
+    /// A peer uses a name that is pinned to another key.
+    case untrustedIdentity(name: String, pinned: PeerID, presented: PeerID)
+    case limitExceeded(String)
+    /// The peer refused us because our name is pinned to another key over there.
+    case refusedAsUntrusted(String)
 
     public var description: String {
         switch self {
@@ -151,6 +198,15 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .datagramTooLarge(let size, let limit): "\(size) bytes is too large for an unreliable datagram (limit \(limit))"
         case .frameTooLarge(let size, let limit): "\(size) bytes is too large for one message (limit \(limit))"
         case .unreliableUnavailable(let id): "peer \(id.short) offers no datagram channel"
+        case .tlsFailed(let why): "TLS failed: \(why)"
+        case .tlsRequired: "the peer requires TLS; it refuses --insecure connections"
+        case .untrustedIdentity(let name, let pinned, let presented):
+            "WARNING: \"\(name)\" is pinned to key \(pinned.fingerprint) but this peer has key \(presented.fingerprint). "
+                + "Refused. If \(name) really has a new key, run `p2p trust remove \(pinned.short)` or pair again with `p2p pair`."
+        case .refusedAsUntrusted(let reason): "the peer refused us: \(reason)"
+        case .limitExceeded(let what): "limit exceeded: \(what)"
+        case .identityMismatch(let claimed, let proven):
+            "IMPERSONATION REFUSED: the peer claims ID \(claimed.fingerprint) but its key proves \(proven?.fingerprint ?? "no identity")"
         }
     }
 }

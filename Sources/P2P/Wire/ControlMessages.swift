@@ -24,10 +24,14 @@ public struct Hello: WireMessage, Equatable {
     public var datagramPort: UInt16
     /// The token the receiver of this HELLO puts in front of every datagram it sends to this peer.
     public var datagramToken: UInt64
+    /// The 32-byte ChaCha20-Poly1305 key for datagrams to this peer; empty on `--insecure` sessions.
+    /// Safe to send because HELLO travels inside TLS.
+    public var datagramKey: [UInt8]
     public var displayName: String
     public var sessionID: String
 
-    public init(peerID: PeerID, capabilities: Capabilities, datagramPort: UInt16, datagramToken: UInt64, displayName: String, sessionID: String) {
+    public init(peerID: PeerID, capabilities: Capabilities, datagramPort: UInt16, datagramToken: UInt64, datagramKey: [UInt8] = [], displayName: String, sessionID: String) {
+        self.datagramKey = datagramKey
         self.peerID = peerID
         self.capabilities = capabilities
         self.datagramPort = datagramPort
@@ -42,6 +46,10 @@ public struct Hello: WireMessage, Equatable {
         capabilities = Capabilities(rawValue: try payload.readRequired(.hello, field: "capabilities"))
         datagramPort = try payload.readRequired(.hello, field: "datagram port")
         datagramToken = try payload.readRequired(.hello, field: "datagram token")
+        let keyLength: UInt8 = try payload.readRequired(.hello, field: "datagram key length")
+        guard keyLength == 0 || keyLength == 32 else { throw .malformedPayload(.hello, "datagram key: \(keyLength) bytes, must be 0 or 32") }
+        guard let key = payload.readBytes(length: Int(keyLength)) else { throw .malformedPayload(.hello, "datagram key: truncated") }
+        datagramKey = key
         displayName = try payload.readShortString(.hello, field: "display name", maxBytes: Self.maxDisplayNameBytes)
         sessionID = try payload.readShortString(.hello, field: "session ID", maxBytes: Self.maxSessionIDBytes)
         guard !displayName.isEmpty else { throw .malformedPayload(.hello, "display name: empty") }
@@ -52,6 +60,8 @@ public struct Hello: WireMessage, Equatable {
         buffer.writeInteger(capabilities.rawValue)
         buffer.writeInteger(datagramPort)
         buffer.writeInteger(datagramToken)
+        buffer.writeInteger(UInt8(datagramKey.count))
+        buffer.writeBytes(datagramKey)
         buffer.writeShortString(displayName)
         buffer.writeShortString(sessionID)
     }

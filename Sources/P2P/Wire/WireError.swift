@@ -12,6 +12,12 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable {
     case handshakeTimeout = 10
     case selfConnection = 11
     case truncatedFrame = 12
+    /// The identity proven in TLS is not the one the HELLO (or DNS-SD) claims.
+    case identityMismatch = 13
+    /// A plaintext connection reached a peer that requires TLS.
+    case tlsRequired = 14
+    /// The peer's key is not the one pinned for that name; refused until re-paired.
+    case untrustedIdentity = 15
 }
 
 /// What went wrong reading bytes from a peer. Each case maps to the error code sent back before closing.

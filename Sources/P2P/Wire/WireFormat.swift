@@ -27,9 +27,12 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let bye = MessageType(rawValue: 0x06)
     public static let data = MessageType(rawValue: 0x10)
     public static let text = MessageType(rawValue: 0x11)
+    public static let pair = MessageType(rawValue: 0x20)
+    /// Tic-tac-toe (`Protocol/GAME.md`).
+    public static let game = MessageType(rawValue: 0x30)
 
     /// Every type this version understands; anything else is a protocol error.
-    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text]
+    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .game]
 
     /// Types that may also travel as unreliable datagrams.
     public static let datagramTypes: Set<MessageType> = [.data, .text]
@@ -44,6 +47,8 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .bye: "BYE"
         case .data: "DATA"
         case .text: "TEXT"
+        case .pair: "PAIR"
+        case .game: "GAME"
         default: "0x" + String(rawValue, radix: 16)
         }
     }
@@ -56,4 +61,6 @@ public struct FrameFlags: OptionSet, Hashable, Sendable {
 
     /// Set on frames that travelled as a UDP datagram.
     public static let unreliable = FrameFlags(rawValue: 0x0001)
+    /// Set on datagrams whose payload is sealed with ChaCha20-Poly1305.
+    public static let sealed = FrameFlags(rawValue: 0x0002)
 }

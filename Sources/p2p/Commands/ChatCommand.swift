@@ -75,16 +75,40 @@ struct ChatView: Sendable {
         let name = Terminal.sanitize(peer.displayName)
         if json {
             var object: [String: Any] = ["event": state.rawValue, "peer": peer.displayName, "id": peer.id.hex]
+            if state == .connected {
+                object["fingerprint"] = peer.fingerprint
+                object["trust"] = Self.trustName(peer.trust)
+            }
             if let reason { object["reason"] = reason.description }
             if state == .available || state == .unavailable { object["event"] = "peer-\(state.rawValue)" }
             Output.json(object)
             return
         }
         switch state {
-        case .connected: note("\(name) (\(peer.id.short)) connected.")
+        case .connected:
+            note("\(name) connected — \(Self.trustNote(peer.trust, fingerprint: peer.fingerprint)).")
         case .disconnected: note("\(name) disconnected\(reason.map { ": \($0)" } ?? ".")")
         case .connecting: if verbose { note("connecting to \(name)…") }
         case .available, .unavailable: break  // The picker shows these.
+        }
+    }
+
+    /// How a peer's key is trusted, for people.
+    static func trustNote(_ trust: TrustVerdict, fingerprint: String) -> String {
+        switch trust {
+        case .known(let known) where known.method == .paired: "key \(fingerprint), verified by pairing"
+        case .known: "key \(fingerprint), as pinned at first contact"
+        case .unknown: "NEW key \(fingerprint), now pinned (trust on first use; compare it with the peer's `p2p id`)"
+        case .conflict: "key \(fingerprint) CONFLICTS with the pinned one"
+        }
+    }
+
+    /// How a peer's key is trusted, for programs: `paired`, `pinned`, `new`, `conflict`.
+    static func trustName(_ trust: TrustVerdict) -> String {
+        switch trust {
+        case .known(let known): known.method == .paired ? "paired" : "pinned"
+        case .unknown: "new"
+        case .conflict: "conflict"
         }
     }
 

@@ -158,6 +158,8 @@ final class ChatLoop {
             }
         case .advertising(let name):
             view.advertising(as: name, requested: options.network.displayName)
+        case .refused(let peer, let reason):
+            view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
         case .discoveryFailed(let error):
             view.error("discovery", error.description)
         }
@@ -199,7 +201,8 @@ final class ChatLoop {
             return
         }
         pendingQuestion = (request, answer)
-        Output.line(Terminal.paint("\(name) (\(request.peer.id.short)) wants to chat.", .yellow))
+        let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+        Output.line(Terminal.paint("\(name) wants to chat — \(trust.replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")).", .yellow))
     }
 
     /// One key on the interactive input line; returns an exit status when it ends the chat.
@@ -213,6 +216,8 @@ final class ChatLoop {
             if !typed.isEmpty { typed.removeLast() }
         case .clearLine:
             typed = ""
+        case .left, .right:
+            break  // The input line has no cursor to move.
         case .up, .down:
             guard !pickList.isEmpty else { break }
             selection = (selection + (key == .up ? pickList.count - 1 : 1)) % pickList.count

@@ -17,6 +17,9 @@ struct NetworkOptions: ParsableArguments {
     @Flag(help: "Print protocol details to stderr.")
     var verbose = false
 
+    @Flag(help: "DEBUGGING ONLY: no TLS, no encryption, no authentication. Both peers must use it.")
+    var insecure = false
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
@@ -30,9 +33,21 @@ struct NetworkOptions: ParsableArguments {
         return "\(user)@\(host)"
     }
 
-    func makeSession(defaultSessionID: String) throws -> Session {
+    /// A session with this installation's identity and, unless `pinning` is false, its trust store.
+    func makeSession(defaultSessionID: String, pinning: Bool = true) throws -> Session {
         var configuration = SessionConfiguration()
         configuration.port = port
+        if insecure {
+            configuration.transportSecurity = .insecure
+            Output.error(Terminal.paint("p2p: WARNING: --insecure: this session is NOT encrypted and peers are NOT authenticated. Debugging only.", .red))
+        }
+        if pinning {
+            do {
+                configuration.trustStore = try TrustStore.standard()
+            } catch {
+                throw CLIError(error.description, code: ExitStatus.failure)
+            }
+        }
         let identity: Identity
         do {
             identity = try Identity.loadOrCreate()

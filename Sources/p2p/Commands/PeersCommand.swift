@@ -68,11 +68,13 @@ struct PeersCommand: AsyncParsableCommand {
         if json {
             Output.json([
                 "event": "peer-found", "name": service.name, "id": service.peerID?.hex ?? NSNull(),
+                "fingerprint": service.peerID?.fingerprint ?? NSNull(),
                 "session": service.sessionID ?? NSNull(), "host": service.host, "port": Int(service.port),
                 "addresses": service.addresses, "protocol": service.protocolVersion ?? NSNull(),
             ])
         } else {
-            let id = service.peerID?.short ?? "--------"
+            // Announced, not yet proven: TLS checks this fingerprint when connecting.
+            let id = service.peerID?.fingerprint ?? "(no id)"
             let session = Terminal.sanitize(service.sessionID ?? "?")
             Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  \(id)  session=\(session)  "
                 + "\(Terminal.sanitize(service.host)):\(service.port)  \(service.addresses.joined(separator: ","))")

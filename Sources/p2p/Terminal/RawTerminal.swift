@@ -3,7 +3,7 @@ import Foundation
 /// A key pressed on an interactive terminal.
 enum Key: Sendable, Equatable {
     case character(Character)
-    case enter, backspace, up, down, clearLine, endOfInput
+    case enter, backspace, up, down, left, right, clearLine, endOfInput
 }
 
 /// Puts the terminal in non-canonical, no-echo mode so single keys (arrows) arrive at once,
@@ -61,11 +61,17 @@ struct KeyDecoder {
         case [0x1B, 0x5B, 0x42], [0x1B, 0x4F, 0x42]:
             pending = []
             return [.down]
+        case [0x1B, 0x5B, 0x43], [0x1B, 0x4F, 0x43]:
+            pending = []
+            return [.right]
+        case [0x1B, 0x5B, 0x44], [0x1B, 0x4F, 0x44]:
+            pending = []
+            return [.left]
         default:
             break
         }
         if pending.first == 0x1B {
-            // Other sequences (right/left, function keys) end with a letter or '~'; ignore them whole.
+            // Other sequences (function keys, Home, End) end with a letter or '~'; ignore them whole.
             if pending.count > 2, let last = pending.last, (0x40...0x7E).contains(last) { pending = [] }
             if pending.count > 16 { pending = [] }
             return []

@@ -53,6 +53,11 @@ enum Output {
         }
     }
 
+    /// Writes `text` as is (a full-screen view drawing itself).
+    static func raw(_ text: String) {
+        lock.withLock { write(text) }
+    }
+
     private static func write(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
     }

@@ -1,0 +1,136 @@
+import Foundation
+
+/// A peer whose key this installation has pinned.
+public struct KnownPeer: Codable, Sendable, Hashable {
+    /// How the key came to be trusted.
+    public enum Method: String, Codable, Sendable {
+        /// Trust on first use: the user accepted the fingerprint shown at first contact.
+        case firstUse = "first-use"
+        /// A pairing code authenticated the key exchange.
+        case paired
+    }
+
+    public var id: PeerID
+    public var name: String
+    public var method: Method
+    public var pinnedAt: Date
+}
+
+/// What the trust store says about a peer that proved `id` and calls itself `name`.
+public enum TrustVerdict: Sendable, Hashable {
+    case known(KnownPeer)
+    /// Never seen: first contact, the user decides (trust on first use) or pairs.
+    case unknown
+    /// The name is pinned to another key: someone else is using it, or the peer got a new key.
+    /// Refused until the user removes the old pin or pairs again.
+    case conflict(pinned: KnownPeer)
+}
+
+/// Pinned peer keys, kept as JSON in `known-peers.json` (mode 0600) in the config directory.
+///
+/// The file is the only state: every verdict reads it, and every change is a read-modify-write under
+/// an exclusive `flock`, so a running chat sees `p2p trust remove` at once and never writes back a
+/// stale copy over a pin made by `p2p pair` meanwhile.
+public final class TrustStore: Sendable {
+    public let file: URL
+
+    /// A store backed by `file`; a missing file is an empty store. Fails if the file exists but cannot be read.
+    public init(file: URL) throws(TrustStoreError) {
+        self.file = file
+        _ = try load()
+    }
+
+    /// The store in the default config directory.
+    public static func standard() throws(TrustStoreError) -> TrustStore {
+        try TrustStore(file: Identity.configDirectory().appendingPathComponent("known-peers.json"))
+    }
+
+    public var all: [KnownPeer] { (try? load()) ?? [] }
+
+    public func verdict(for id: PeerID, name: String) -> TrustVerdict {
+        // An unreadable store pins nothing, but a name it cannot check is not trusted either.
+        guard let peers = try? load() else { return .unknown }
+        if let known = peers.first(where: { $0.id == id }) { return .known(known) }
+        if let namesake = peers.first(where: { $0.name == name }) { return .conflict(pinned: namesake) }
+        return .unknown
+    }
+
+    /// Pins `id` under `name`, replacing any pin of the same ID or name.
+    public func pin(_ id: PeerID, name: String, method: KnownPeer.Method) throws(TrustStoreError) {
+        try update { peers in
+            peers.removeAll { $0.id == id || $0.name == name }
+            peers.append(KnownPeer(id: id, name: name, method: method, pinnedAt: Date()))
+        }
+    }
+
+    /// Forgets the peers whose name, full ID or ID prefix (at least 4 digits) matches; returns them.
+    @discardableResult
+    public func remove(matching nameOrID: String) throws(TrustStoreError) -> [KnownPeer] {
+        let needle = nameOrID.lowercased()
+        var removed: [KnownPeer] = []
+        try update { peers in
+            removed = peers.filter { $0.name == nameOrID || (needle.count >= 4 && $0.id.hex.hasPrefix(needle)) }
+            peers.removeAll { removed.contains($0) }
+        }
+        return removed
+    }
+
+    private func load() throws(TrustStoreError) -> [KnownPeer] {
+        guard FileManager.default.fileExists(atPath: file.path) else { return [] }
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode([KnownPeer].self, from: Data(contentsOf: file))
+        } catch {
+            throw .unreadable(path: file.path, reason: "\(error)")
+        }
+    }
+
+    private func update(_ change: (inout [KnownPeer]) -> Void) throws(TrustStoreError) {
+        let directory = file.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .unwritable(path: file.path, reason: "\(error)")
+        }
+        let lockPath = directory.appendingPathComponent(".known-peers.lock").path
+        let lock = open(lockPath, O_CREAT | O_RDWR, 0o600)
+        guard lock >= 0, flock(lock, LOCK_EX) == 0 else { throw .unwritable(path: lockPath, reason: String(cString: strerror(errno))) }
+        defer {
+            flock(lock, LOCK_UN)
+            close(lock)
+        }
+        var peers = try load()
+        change(&peers)
+        do {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let data = try encoder.encode(peers)
+            // Write a 0600 temporary file and rename it over the old one, so a crash never leaves half a store.
+            let temporary = directory.appendingPathComponent(".known-peers.\(UUID().uuidString).tmp")
+            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteNoPermission)
+            }
+            guard rename(temporary.path, file.path) == 0 else {
+                try? FileManager.default.removeItem(at: temporary)
+                throw CocoaError(.fileWriteUnknown)
+            }
+        } catch {
+            throw .unwritable(path: file.path, reason: "\(error)")
+        }
+    }
+}
+
+/// Why the trust store could not be read or written.
+public enum TrustStoreError: Error, Sendable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    case unwritable(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): "cannot read the trust store \(path): \(reason)"
+        case .unwritable(let path, let reason): "cannot write the trust store \(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import P2P
+
+/// `p2p game`: tic-tac-toe against a peer, in its own session ("game") so chat peers are never offered.
+struct GameCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "game",
+        abstract: "Play tic-tac-toe with a peer on the local network.",
+        discussion: """
+            On a terminal without --to: pick an opponent by number (or arrows and Enter), or wait to be invited \
+            and answer y/n. A die roll (commit, then reveal) decides who is X and goes first. Play with keys 1–9, \
+            or arrows and Enter; a new round starts 3 s after each one ends; q leaves the opponent, q again quits.
+            From a pipe: stdin lines are moves (numbers 1–9), held until it is your turn; moves left over when a \
+            round ends are dropped. At EOF the game leaves once it needs a move it does not have, or at the end \
+            of the round. Without --to or --connect, a piped game invites the first opponent it finds. \
+            It ends when the opponent leaves (exit 0) or the connection is lost (exit 4).
+            --json prints one object per event per line (see README: "JSON events").
+            """
+    )
+
+    @OptionGroup var network: NetworkOptions
+
+    @Option(help: "Play this peer (display name or ID prefix) as soon as it is found.")
+    var to: String?
+
+    @Option(help: "Connect directly to HOST:PORT, without discovery.")
+    var connect: String?
+
+    @Flag(help: "Accept invitations without asking (while not already playing).")
+    var yes = false
+
+    @Flag(help: "One JSON object per event per line.")
+    var json = false
+
+    @Option(help: "Seconds to wait for the --to peer to appear.")
+    var timeout: Double = 30
+
+    func validate() throws {
+        if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
+    }
+
+    func run() async throws {
+        let session = try network.makeSession(defaultSessionID: "game")
+        let status = await GameLoop(session: session, options: self).run()
+        if status != .success { throw status }
+    }
+}

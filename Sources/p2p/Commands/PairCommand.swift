@@ -1,0 +1,139 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// `p2p pair`: authenticates two installations' keys with a short code (CPace) and pins them.
+struct PairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair with a peer using a short code, so each trusts the other's key.",
+        discussion: """
+            On one machine run `p2p pair`: it shows a code and waits. On the other run `p2p pair --to NAME` \
+            (or --connect HOST:PORT) and type the code when asked, or pass it in the environment variable \
+            P2P_PAIR_CODE — never as an argument. A wrong code fails and pins nothing; the showing side gives up \
+            after 3 wrong attempts.
+            """
+    )
+
+    @OptionGroup var network: NetworkOptions
+
+    @Option(help: "The peer showing the code (display name or ID prefix).")
+    var to: String?
+
+    @Option(help: "Connect directly to the peer showing the code, at HOST:PORT.")
+    var connect: String?
+
+    @Option(help: "Seconds to wait for the other side.")
+    var timeout: Double = 120
+
+    static let sessionID = "p2p-pair"
+    static let maxAttempts = 3
+
+    func run() async throws {
+        // The code is the consent here, so the pairing session pins nothing by itself and refuses nothing.
+        let session = try network.makeSession(defaultSessionID: Self.sessionID, pinning: false)
+        let store = try TrustCommand.store()
+        let events = session.events()
+        do {
+            try await session.start()
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.failure)
+        }
+        defer { Task { await session.close() } }
+        let outcome: PeerInfo
+        if to == nil && connect == nil {
+            outcome = try await show(session, events)
+        } else {
+            outcome = try await type(session, events)
+        }
+        do {
+            try store.pin(outcome.id, name: outcome.displayName, method: .paired)
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.failure)
+        }
+        Output.line("Paired with \(Terminal.sanitize(outcome.displayName)) — key \(outcome.fingerprint). It is now trusted by every p2p command.")
+        await session.close()
+    }
+
+    /// Shows a code and waits for peers to try it.
+    private func show(_ session: Session, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+        session.setConnectionRequestHandler { _ in true }
+        do {
+            try session.setAvailable(true)
+        } catch {
+            Output.error("p2p: \(error)")
+        }
+        let code = PairingCode.random()
+        Output.line("Pairing code: \(Terminal.paint(code.description, .bold))")
+        Output.line("On the other machine run: p2p pair --to \"\(session.displayName)\"   (or --connect THIS-HOST:\(session.localPort ?? 0))")
+        var attempts = 0
+        let deadline = Task { [timeout] in
+            try? await Task.sleep(for: .seconds(timeout))
+            await session.close()
+        }
+        defer { deadline.cancel() }
+        for await event in events {
+            guard case .peerChanged(let peer, .connected, _) = event else { continue }
+            do {
+                return try await session.pair(with: peer.id, code: code)
+            } catch {
+                attempts += 1
+                Output.error("p2p: \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(error)")
+                await session.disconnect(peer.id)
+                guard attempts < Self.maxAttempts else {
+                    throw CLIError("\(attempts) failed attempts; run p2p pair again for a new code", code: ExitStatus.pairingFailed)
+                }
+            }
+        }
+        throw CLIError("nobody paired within \(timeout) s", code: ExitStatus.peerNotFound)
+    }
+
+    /// Reads the code, connects to the peer that shows it, and pairs.
+    private func type(_ session: Session, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+        guard let code = readCode() else {
+            throw CLIError("a pairing code is 8 digits, like 1234-5678", code: ExitStatus.pairingFailed)
+        }
+        let peer: PeerInfo
+        do {
+            if let connect {
+                guard let endpoint = Endpoint(connect) else { throw ValidationError("--connect wants HOST:PORT") }
+                peer = try await session.connect(to: endpoint)
+            } else {
+                peer = try await session.connect(to: try await discover(to!, session, events).id)
+            }
+        } catch let error as SessionError {
+            throw CLIError(error.description, code: ExitStatus.connectionFailed)
+        }
+        do {
+            return try await session.pair(with: peer.id, code: code)
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.pairingFailed)
+        }
+    }
+
+    private func discover(_ target: String, _ session: Session, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+        do {
+            try session.setAvailable(true)
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.noDaemon)
+        }
+        let deadline = Task { [timeout] in
+            try? await Task.sleep(for: .seconds(timeout))
+            await session.close()
+        }
+        defer { deadline.cancel() }
+        for await event in events {
+            if case .peerChanged(_, .available, _) = event, let peer = session.peer(matching: target) { return peer }
+        }
+        throw CLIError("no peer called \(target) is showing a pairing code", code: ExitStatus.peerNotFound)
+    }
+
+    /// The code from P2P_PAIR_CODE, else a prompt; never from argv, where other users could read it.
+    private func readCode() -> PairingCode? {
+        if let fromEnvironment = ProcessInfo.processInfo.environment["P2P_PAIR_CODE"] {
+            return PairingCode(typed: fromEnvironment)
+        }
+        if Terminal.stdinIsTTY { FileHandle.standardError.write(Data("Pairing code shown on the other machine: ".utf8)) }
+        return readLine().flatMap(PairingCode.init(typed:))
+    }
+}

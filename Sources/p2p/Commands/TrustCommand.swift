@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// `p2p trust list | remove`: the pinned peer keys.
+struct TrustCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trust",
+        abstract: "List or remove pinned peer keys.",
+        subcommands: [List.self, Remove.self],
+        defaultSubcommand: List.self
+    )
+
+    static func store() throws -> TrustStore {
+        do {
+            return try TrustStore.standard()
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.failure)
+        }
+    }
+
+    /// `p2p trust list`
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List pinned peers: name, fingerprint, how and when.")
+
+        @Flag(help: "One JSON object per peer per line.")
+        var json = false
+
+        func run() throws {
+            let peers = try TrustCommand.store().all.sorted { $0.name < $1.name }
+            for peer in peers {
+                if json {
+                    Output.json(["name": peer.name, "id": peer.id.hex, "fingerprint": peer.id.fingerprint,
+                                 "method": peer.method.rawValue, "pinned": peer.pinnedAt.iso8601])
+                } else {
+                    Output.line("\(Terminal.sanitize(peer.name))  \(peer.id.fingerprint)  \(peer.method.rawValue)  \(peer.pinnedAt.iso8601)")
+                }
+            }
+            if peers.isEmpty && !json { Output.error("No pinned peers.") }
+        }
+    }
+
+    /// `p2p trust remove NAME-OR-ID`
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Forget a pinned peer (by name or ID prefix), e.g. after it got a new key.")
+
+        @Argument(help: "Display name, or at least 4 leading digits of the peer ID.")
+        var peer: String
+
+        func run() throws {
+            let store = try TrustCommand.store()
+            let removed: [KnownPeer]
+            do {
+                removed = try store.remove(matching: peer)
+            } catch {
+                throw CLIError(error.description, code: ExitStatus.failure)
+            }
+            guard !removed.isEmpty else { throw CLIError("no pinned peer matches \"\(peer)\"", code: ExitStatus.peerNotFound) }
+            for peer in removed { Output.line("removed \(Terminal.sanitize(peer.name)) \(peer.id.fingerprint)") }
+        }
+    }
+}

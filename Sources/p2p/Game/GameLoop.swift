@@ -1,0 +1,457 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// The game's one loop: session events, game messages, keys or stdin lines, invitations and timers are
+/// handled in arrival order, so the game state is never shared between threads. One opponent at a time.
+final class GameLoop {
+    private enum Input: Sendable {
+        case event(SessionEvent)
+        case message(GameMessage, PeerInfo)
+        case line(String)
+        case key(Key)
+        case endOfInput
+        case request(ConnectionRequest, CheckedContinuation<Bool, Never>)
+        case connectFailed(String, any Error)
+        case waitForPeerExpired
+        case rematchDue(PeerID, UInt32)
+        case interrupt
+    }
+
+    /// The pause between a round's end and the next round, as in the original.
+    static let rematchDelay: Duration = .seconds(3)
+
+    private let session: Session
+    private let options: GameCommand
+    private let view: GameView
+    private let interactive: Bool
+    private let inputs: AsyncStream<Input>
+    private let feed: AsyncStream<Input>.Continuation
+
+    private var opponent: PeerInfo?
+    private var game = GameProtocol()
+    /// Set when the opponent sent LEAVE, so its disconnect is not reported as a lost connection.
+    private var opponentLeftOnPurpose = false
+    /// Game messages from a peer whose `connected` event has not come through yet.
+    private var early: [PeerID: [GameMessage]] = [:]
+    private var dialing: PeerInfo?
+    /// Discovered peers in the order they were numbered for the picker.
+    private var pickList: [PeerInfo] = []
+    private var selection = 0
+    private var pendingQuestion: (ConnectionRequest, CheckedContinuation<Bool, Never>)?
+    private var cursor = 5
+    /// Piped moves not played yet: they wait for this player's turn.
+    private var heldMoves: [String] = []
+    private var inputEnded = false
+
+    init(session: Session, options: GameCommand) {
+        self.session = session
+        self.options = options
+        interactive = Terminal.stdinIsTTY && Terminal.stdoutIsTTY && !options.json
+        view = GameView(json: options.json, interactive: interactive, verbose: options.network.verbose)
+        (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+    }
+
+    private var scripted: Bool { options.to != nil || options.connect != nil }
+
+    func run() async -> ExitCode {
+        let feed = self.feed
+        session.setConnectionRequestHandler { request in
+            await withCheckedContinuation { feed.yield(.request(request, $0)) }
+        }
+        session.onMessage(GameMessage.self) { message, peer, _ in feed.yield(.message(message, peer)) }
+        let events = session.events()
+        Task { for await event in events { feed.yield(.event(event)) } }
+        Signals.onInterrupt { feed.yield(.interrupt) }
+
+        do {
+            try await session.start()
+        } catch {
+            view.error("listen", error.description)
+            return ExitStatus.failure
+        }
+        if interactive {
+            RawTerminal.enable()
+            GameScreen.enter()
+            Task { for await key in RawTerminal.keys() { feed.yield(.key(key)) } }
+        } else {
+            Task {
+                for await line in StandardInput.lines() { feed.yield(.line(line)) }
+                feed.yield(.endOfInput)
+            }
+        }
+        view.listening(session)
+        do {
+            try session.setAvailable(true)
+        } catch {
+            view.error("discovery", error.description)
+            if options.connect == nil { return await finish(ExitStatus.noDaemon) }
+        }
+        if let endpoint = options.connect.flatMap(Endpoint.init) {
+            dial(endpoint.description, nil) { try await $0.connect(to: endpoint) }
+        } else if let target = options.to {
+            view.note("Waiting for \(target)…")
+            let seconds = options.timeout
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                feed.yield(.waitForPeerExpired)
+            }
+        }
+        draw()
+
+        var status = ExitCode.success
+        for await input in inputs {
+            if let stop = await handle(input) {
+                status = stop
+                break
+            }
+            if let stop = await leaveIfOutOfMoves() {
+                status = stop
+                break
+            }
+            draw()
+        }
+        return await finish(status)
+    }
+
+    private func finish(_ status: ExitCode) async -> ExitCode {
+        if interactive {
+            GameScreen.leave()
+            RawTerminal.restore()
+            // The screen is gone, and with it the note saying why.
+            if status != .success, let error = view.lastError { Output.error(Terminal.paint("p2p: \(error)", .red)) }
+        }
+        pendingQuestion?.1.resume(returning: false)
+        if opponent != nil { send(game.leave()) }
+        await session.close()
+        return status
+    }
+
+    /// One input; returns an exit status when it ends the program.
+    private func handle(_ input: Input) async -> ExitCode? {
+        switch input {
+        case .event(let event):
+            return await handle(event)
+        case .message(let message, let peer):
+            if peer.id == opponent?.id {
+                apply(game.receive(message))
+            } else if opponent == nil, early[peer.id, default: []].count < 32 {
+                early[peer.id, default: []].append(message)
+            }
+        case .line(let line):
+            let move = line.trimmingCharacters(in: .whitespaces)
+            if !move.isEmpty { heldMoves.append(move) }
+            playHeldMoves()
+        case .key(let key):
+            return await handle(key)
+        case .endOfInput:
+            inputEnded = true
+        case .request(let request, let answer):
+            ask(request, answer)
+        case .connectFailed(let target, let error):
+            dialing = nil
+            let denied = if case .denied? = error as? SessionError { true } else { false }
+            let message = if case .connectFailed? = error as? SessionError { "\(error)" } else { "cannot connect to \(target): \(error)" }
+            view.error(denied ? "denied" : "connect", message)
+            if scripted && !interactive { return ExitStatus.connectionFailed }
+        case .waitForPeerExpired:
+            if opponent == nil && dialing == nil {
+                view.error("not-found", "no peer called \(options.to ?? "") appeared within \(options.timeout) s")
+                return ExitStatus.peerNotFound
+            }
+        case .rematchDue(let peer, let round):
+            if peer == opponent?.id && round == game.round { apply(game.nextRound()) }
+        case .interrupt:
+            return .success
+        }
+        return nil
+    }
+
+    private func handle(_ event: SessionEvent) async -> ExitCode? {
+        switch event {
+        case .peerChanged(let peer, let state, let reason):
+            view.peerChanged(peer, state, reason: reason)
+            switch state {
+            case .available:
+                if !pickList.contains(where: { $0.id == peer.id }) { pickList.append(peer) }
+                invite(peer)
+            case .unavailable:
+                pickList.removeAll { $0.id == peer.id }
+            case .connected:
+                if dialing?.id == peer.id { dialing = nil }
+                if opponent == nil {
+                    startGame(with: peer)
+                } else if opponent?.id != peer.id {
+                    await session.disconnect(peer.id)  // Busy: one opponent at a time.
+                }
+            case .disconnected:
+                early[peer.id] = nil
+                if dialing?.id == peer.id { dialing = nil }
+                if peer.id == opponent?.id { return opponentGone(peer) }
+            case .connecting:
+                break
+            }
+        case .advertising(let name):
+            view.advertising(as: name, requested: options.network.displayName)
+        case .refused(let peer, let reason):
+            view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
+        case .discoveryFailed(let error):
+            view.error("discovery", error.description)
+        }
+        return nil
+    }
+
+    // MARK: - Opponents
+
+    /// Invites a newly found peer when a script asked for it (`--to`), or a piped game has no opponent yet.
+    private func invite(_ peer: PeerInfo) {
+        guard opponent == nil, dialing == nil else { return }
+        if let target = options.to {
+            if session.peer(matching: target)?.id == peer.id { dial(peer) }
+        } else if !interactive && options.connect == nil {
+            dial(peer)
+        }
+    }
+
+    private func dial(_ peer: PeerInfo) {
+        guard opponent == nil, dialing == nil else { return }
+        dial(peer.displayName, peer) { try await $0.connect(to: peer.id, timeout: .seconds(30)) }
+    }
+
+    private func dial(_ target: String, _ peer: PeerInfo?, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
+        dialing = peer
+        let session = self.session
+        let feed = self.feed
+        Task {
+            do {
+                _ = try await connect(session)
+            } catch {
+                feed.yield(.connectFailed(target, error))
+            }
+        }
+    }
+
+    private func ask(_ request: ConnectionRequest, _ answer: CheckedContinuation<Bool, Never>) {
+        let name = Terminal.sanitize(request.peer.displayName)
+        if dialing?.id == request.peer.id {
+            // Both invited each other at once; the session keeps one of the two connections.
+            answer.resume(returning: true)
+        } else if opponent != nil || dialing != nil || pendingQuestion != nil {
+            answer.resume(returning: false)
+            view.note("Declined an invitation from \(name) (\(request.peer.id.short)): already playing.")
+        } else if options.yes {
+            answer.resume(returning: true)
+        } else if interactive {
+            pendingQuestion = (request, answer)
+        } else {
+            answer.resume(returning: false)
+            view.error("denied", "declined an invitation from \(name) (\(request.peer.id.short)); use --yes to accept invitations")
+        }
+    }
+
+    private func answerQuestion(_ yes: Bool) {
+        guard let (_, answer) = pendingQuestion else { return }
+        pendingQuestion = nil
+        answer.resume(returning: yes)
+    }
+
+    private func startGame(with peer: PeerInfo) {
+        opponent = peer
+        opponentLeftOnPurpose = false
+        game = GameProtocol()
+        cursor = 5
+        apply(game.start())
+        for message in early.removeValue(forKey: peer.id) ?? [] { apply(game.receive(message)) }
+        early.removeAll()
+    }
+
+    /// The opponent disconnected (after LEAVE, or the connection was lost).
+    private func opponentGone(_ peer: PeerInfo) -> ExitCode? {
+        game.opponentDisconnected()
+        if !opponentLeftOnPurpose { view.opponentLeft(peer, onPurpose: false) }
+        opponent = nil
+        heldMoves.removeAll()
+        if interactive { return nil }  // Back to the picker.
+        return opponentLeftOnPurpose ? .success : ExitStatus.connectionFailed
+    }
+
+    /// This player leaves the opponent: LEAVE, then the session's goodbye.
+    private func leaveOpponent() async {
+        guard let peer = opponent else { return }
+        send(game.leave())
+        opponent = nil
+        view.note("You left the game with \(Terminal.sanitize(peer.displayName)).")
+        await session.disconnect(peer.id)
+    }
+
+    /// A piped game whose input has ended leaves once it needs a move it does not have, or a round is over.
+    private func leaveIfOutOfMoves() async -> ExitCode? {
+        guard !interactive, inputEnded, heldMoves.isEmpty, opponent != nil else { return nil }
+        guard game.game.state == .myTurn || game.game.result != nil else { return nil }
+        await leaveOpponent()
+        return .success
+    }
+
+    // MARK: - Moves
+
+    private func apply(_ output: GameProtocol.Output) {
+        send(output)
+        guard let opponent else { return }
+        for event in output.events {
+            switch event {
+            case .rolled(let mine, let theirs):
+                view.rolled(mine: mine, theirs: theirs)
+            case .roundStarted(let round, let mark):
+                view.gameStart(round: round, mark: mark, opponent: opponent)
+                playHeldMoves()
+            case .moved(let player, let square, let mark):
+                view.move(by: player, square: square, mark: mark, round: game.round, board: game.game.board, opponent: opponent)
+                if player == .peer { playHeldMoves() }
+            case .roundOver(let round, let result, let outcome, let score):
+                view.gameOver(round: round, result: result, outcome: outcome, score: score, opponent: opponent)
+                heldMoves.removeAll()  // A script's moves belong to the round they were written for.
+                scheduleRematch(after: round, with: opponent.id)
+            case .peerViolation(let violation):
+                view.violation(by: .peer, violation, opponent: opponent)
+            case .refusedByPeer(let violation):
+                view.violation(by: .me, violation, opponent: opponent)
+            case .opponentLeft:
+                opponentLeftOnPurpose = true
+                view.opponentLeft(opponent, onPurpose: true)
+            }
+        }
+    }
+
+    private func scheduleRematch(after round: UInt32, with peer: PeerID) {
+        let feed = self.feed, delay = Self.rematchDelay
+        Task {
+            try? await Task.sleep(for: delay)
+            feed.yield(.rematchDue(peer, round))
+        }
+    }
+
+    private func send(_ output: GameProtocol.Output) {
+        guard let opponent, !output.messages.isEmpty else { return }
+        do {
+            for message in output.messages { try session.send(message, to: [opponent.id]) }
+        } catch {
+            view.error("send", error.description)
+        }
+    }
+
+    /// Plays this player's move on `square`; an illegal one is only reported.
+    private func play(_ square: Int) {
+        do {
+            apply(try game.play(square))
+        } catch {
+            view.error("move", "cannot play \(square): \(error)")
+        }
+    }
+
+    private func playHeldMoves() {
+        while game.game.state == .myTurn, !heldMoves.isEmpty {
+            let line = heldMoves.removeFirst()
+            guard let square = Int(line) else {
+                view.error("move", "\"\(Terminal.sanitize(line))\" is not a square; type a number 1–9")
+                continue
+            }
+            play(square)
+        }
+    }
+
+    // MARK: - Keys
+
+    private func handle(_ key: Key) async -> ExitCode? {
+        if pendingQuestion != nil, case .character(let c) = key, "yYnN".contains(c) {
+            answerQuestion("yY".contains(c))
+            return nil
+        }
+        if opponent != nil { return await handleInGame(key) }
+        switch key {
+        case .character("q"), .character("Q"), .endOfInput:
+            return .success
+        case .character(let c) where c.isNumber:
+            if let number = c.wholeNumberValue, pickList.indices.contains(number - 1) {
+                selection = number - 1
+                dial(pickList[number - 1])
+            }
+        case .up, .down:
+            guard !pickList.isEmpty else { break }
+            selection = (selection + (key == .up ? pickList.count - 1 : 1)) % pickList.count
+        case .enter:
+            if pickList.indices.contains(selection) { dial(pickList[selection]) }
+        default:
+            break
+        }
+        return nil
+    }
+
+    private func handleInGame(_ key: Key) async -> ExitCode? {
+        switch key {
+        case .character("q"), .character("Q"), .endOfInput:
+            await leaveOpponent()
+        case .character(let c) where c.isNumber:
+            if let square = c.wholeNumberValue { play(square) }
+        case .up: cursor = cursor > 3 ? cursor - 3 : cursor + 6
+        case .down: cursor = cursor < 7 ? cursor + 3 : cursor - 6
+        case .left: cursor = (cursor - 1) % 3 == 0 ? cursor + 2 : cursor - 1
+        case .right: cursor = cursor % 3 == 0 ? cursor - 2 : cursor + 1
+        case .enter: play(cursor)
+        default: break
+        }
+        return nil
+    }
+
+    // MARK: - Screen
+
+    private func draw() {
+        guard interactive else { return }
+        var state = ScreenState()
+        state.me = "\(Terminal.sanitize(session.displayName)) (\(session.peerID.short))"
+        state.sessionID = session.sessionID
+        state.notes = view.notes
+        if let (request, _) = pendingQuestion {
+            let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+            state.question = [
+                "\(Terminal.sanitize(request.peer.displayName)) (\(request.peer.id.short)) invites you to play. Accept? [y/n]",
+                "  " + trust.replacingOccurrences(of: ", now pinned", with: ", pinned if you accept"),
+            ]
+        }
+        if let opponent {
+            state.opponent = opponent
+            state.mark = game.game.myMark
+            state.board = game.game.board
+            state.round = game.round
+            state.score = game.score
+            (state.status, state.statusColor) = status(against: opponent)
+            if game.game.state == .myTurn { state.cursor = cursor }
+            if case .done(.won(_, let line)) = game.game.state { state.winningLine = line }
+        } else {
+            state.peers = pickList
+            selection = min(selection, max(pickList.count - 1, 0))
+            state.selection = selection
+            if let dialing {
+                state.status = "Inviting \(Terminal.sanitize(dialing.displayName))… waiting for an answer."
+            } else {
+                state.status = pickList.isEmpty ? "Waiting to be invited… q quits." : "1–9, or ↑/↓ and Enter: invite · q quits"
+            }
+            state.statusColor = .bold
+        }
+        GameScreen.draw(state)
+    }
+
+    private func status(against opponent: PeerInfo) -> (String, Terminal.Color) {
+        let name = Terminal.sanitize(opponent.displayName)
+        let next = " — next round in \(Self.rematchDelay.components.seconds) s · q leaves"
+        switch game.game.state {
+        case .beginning, .rollingDice: return ("Rolling the die…", .dim)
+        case .myTurn: return ("Your turn (\(game.game.myMark!)): 1–9, or arrows and Enter · q leaves", .green)
+        case .yourTurn: return ("\(name)'s turn (\(game.game.myMark!.opponent))… q leaves", .yellow)
+        case .interrupted: return ("Opponent disconnected.", .red)
+        case .done(let outcome):
+            let result = game.game.result ?? .aborted
+            let color: Terminal.Color = result == .win ? .green : result == .lose ? .red : .yellow
+            return (GameView.headline(result, outcome: outcome, opponent: opponent) + next, color)
+        }
+    }
+}

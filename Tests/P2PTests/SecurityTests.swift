@@ -1,0 +1,278 @@
+import BigInt
+@preconcurrency import Crypto
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Testing
+@testable import P2P
+
+/// TLS, identity binding, pinning and pairing, with real sockets and real TLS.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct SecurityTests {
+    private func temporaryStore() throws -> TrustStore {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
+        return try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
+    }
+
+    @Test func aHelloClaimingSomeoneElsesIDIsRefused() async throws {
+        let bob = try await makeSession("bob")
+        let victim = Identity.ephemeral().peerID
+        let impostor = try await RawPeer.connect(to: bob.endpoint)
+        try await impostor.send(impostor.hello(claiming: victim).frame())
+        #expect(try await impostor.waitForClose()?.code == .identityMismatch)
+        #expect(bob.connectedPeers.isEmpty)
+        await bob.close()
+    }
+
+    @Test func aRelayWithItsOwnKeysIsDetectedAndRefused() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        let relay = try await TLSRelay.start(forwardingTo: bob.endpoint)
+        // Alice means bob, but reaches the relay, which presents its own certificate.
+        await #expect(throws: SessionError.self) {
+            try await alice.connect(to: relay.endpoint, expecting: bob.peerID)
+        }
+        #expect(alice.connectedPeers.isEmpty)
+        #expect(bob.connectedPeers.isEmpty)
+        // Even without knowing whom to expect, the relayed HELLO names a key the relay cannot prove.
+        await #expect(throws: SessionError.self) { try await alice.connect(to: relay.endpoint) }
+        #expect(alice.connectedPeers.isEmpty)
+        try await relay.close()
+        await alice.close(); await bob.close()
+    }
+
+    @Test func aKnownNameWithAnotherKeyIsRefusedLoudly() async throws {
+        let store = try temporaryStore()
+        let alice = try await makeSession("alice") { $0.trustStore = store }
+        let bob = try await makeSession("bob")
+        try await alice.connect(to: bob.endpoint)
+        #expect(store.all.map(\.id) == [bob.peerID])  // pinned on first use
+        #expect(store.all.first?.method == .firstUse)
+
+        let fakeBob = try await makeSession("bob")  // same name, new key
+        let events = EventRecorder(alice)
+        await #expect(throws: SessionError.refusedAsUntrusted("the name \"bob\" is pinned to another key on this peer; pair again (p2p pair)")) {
+            try await fakeBob.connect(to: alice.endpoint)
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(events.states(of: fakeBob.peerID).isEmpty || !alice.connectedPeers.contains { $0.id == fakeBob.peerID })
+        #expect(store.all.map(\.id) == [bob.peerID])  // the pin is untouched
+        // Connecting out to the impostor is refused as well.
+        await #expect(throws: SessionError.untrustedIdentity(name: "bob", pinned: bob.peerID, presented: fakeBob.peerID)) {
+            try await alice.connect(to: fakeBob.endpoint)
+        }
+        await alice.close(); await bob.close(); await fakeBob.close()
+    }
+
+    @Test func aPlaintextClientIsRefusedWithAReason() async throws {
+        let secure = try await makeSession("secure")
+        let plain = try await makeSession("plain") { $0.transportSecurity = .insecure }
+        await #expect(throws: SessionError.tlsRequired) { try await plain.connect(to: secure.endpoint) }
+        #expect(secure.connectedPeers.isEmpty)
+        await secure.close(); await plain.close()
+    }
+
+    @Test func aStalledTLSHandshakeTimesOut() async throws {
+        let bob = try await makeSession("bob") { $0.handshakeTimeout = .milliseconds(300) }
+        let events = EventRecorder(bob)
+        // TCP only: not a byte of TLS.
+        let raw = try await RawPeer.connect(to: bob.endpoint, tls: false)
+        _ = try await raw.waitForClose(seconds: 3)
+        #expect(events.all.isEmpty)
+        await bob.close()
+    }
+
+    @Test func pairingWithTheSameCodeSucceedsOnBothSides() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        try await alice.connect(to: bob.endpoint)
+        let code = PairingCode.random()
+        async let fromAlice = alice.pair(with: bob.peerID, code: code)
+        async let fromBob = bob.pair(with: alice.peerID, code: code)
+        let (a, b) = try await (fromAlice, fromBob)
+        #expect(a.id == bob.peerID)
+        #expect(b.id == alice.peerID)
+        await alice.close(); await bob.close()
+    }
+
+    @Test func aWrongPairingCodeFailsOnBothSides() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        try await alice.connect(to: bob.endpoint)
+        let fromAlice = Task { try await alice.pair(with: bob.peerID, code: PairingCode(typed: "1234-5678")!) }
+        let fromBob = Task { try await bob.pair(with: alice.peerID, code: PairingCode(typed: "1234-5679")!) }
+        await #expect(throws: PairingError.wrongCode) { _ = try await fromAlice.value }
+        await #expect(throws: PairingError.wrongCode) { _ = try await fromBob.value }
+        await alice.close(); await bob.close()
+    }
+
+    @Test func pairingCodesAreReadAsPeopleTypeThem() {
+        #expect(PairingCode(typed: "1234 5678")?.description == "1234-5678")
+        #expect(PairingCode(typed: "12345678")?.digits == "12345678")
+        #expect(PairingCode(typed: "1234-567") == nil)
+        #expect(PairingCode(typed: "1234-567x") == nil)
+        #expect(PairingCode.random().digits.count == 8)
+    }
+
+    @Test func elligatorMapsOntoTheCurve() {
+        // The output must be a curve point's u: u³ + A·u² + u must be a square.
+        for seed in 0..<50 {
+            let generator = CPace.generator(code: "\(seed)", channelBinding: [UInt8(seed)])
+            let u = BigUInt(Data(generator.reversed()))
+            #expect(CPace.isSquare(CPace.curve(u)))
+        }
+        #expect(CPace.generator(code: "1", channelBinding: [1]) != CPace.generator(code: "2", channelBinding: [1]))
+        #expect(CPace.generator(code: "1", channelBinding: [1]) != CPace.generator(code: "1", channelBinding: [2]))
+    }
+
+    @Test func sealedDatagramsRefuseTamperingReplayAndTheWrongKey() throws {
+        let key = SymmetricKey(size: .bits256)
+        let frame = Frame(type: .data, payload: ByteBuffer(bytes: Array("secret".utf8)))
+        let datagram = DatagramCodec.encode(frame, token: 42, counter: 7, key: key)
+        #expect(!String(decoding: datagram.readableBytesView, as: UTF8.self).contains("secret"))
+        let parsed = try #require(DatagramCodec.parse(datagram))
+        #expect(parsed.open(with: key)?.payload == ByteBuffer(bytes: Array("secret".utf8)))
+        #expect(parsed.open(with: SymmetricKey(size: .bits256)) == nil)
+        #expect(parsed.open(with: nil) == nil)  // sealed data never passes as plaintext
+        var tampered = datagram
+        tampered.setInteger(UInt8(0xFF), at: tampered.writerIndex - 20)
+        #expect(DatagramCodec.parse(tampered)?.open(with: key) == nil)
+
+        var window = ReplayWindow()
+        // 7 new, 7 replayed, 9 and 8 new (out of order), 8 replayed, 200 new, 100 too old to tell.
+        let verdicts = [7, 7, 9, 8, 8, 200, 100].map { window.accept(UInt64($0)) }
+        #expect(verdicts == [true, false, true, true, false, true, false])
+    }
+}
+
+/// A man in the middle with its own TLS keys: terminates TLS from the client and opens its own to the server,
+/// passing the decrypted bytes through unchanged.
+final class TLSRelay: Sendable {
+    let channel: Channel
+    var endpoint: Endpoint { Endpoint(host: "127.0.0.1", port: channel.localAddress!.port!) }
+
+    static func start(forwardingTo target: Endpoint) async throws -> TLSRelay {
+        let contexts = try TLSContexts(identity: .ephemeral())
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { inbound in
+                inbound.eventLoop.makeCompletedFuture {
+                    try inbound.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: contexts.server, customVerificationCallback: TLSContexts.verify))
+                    try inbound.pipeline.syncOperations.addHandler(Pump(target: target, contexts: contexts))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return TLSRelay(channel: channel)
+    }
+
+    private init(channel: Channel) { self.channel = channel }
+    func close() async throws { try await channel.close() }
+
+    private final class Pump: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let target: Endpoint
+        let contexts: TLSContexts
+        var outbound: EventLoopFuture<Channel>?
+
+        init(target: Endpoint, contexts: TLSContexts) {
+            self.target = target
+            self.contexts = contexts
+        }
+
+        func channelActive(context: ChannelHandlerContext) {
+            let inbound = context.channel
+            let contexts = self.contexts
+            outbound = ClientBootstrap(group: context.eventLoop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: contexts.client, serverHostname: nil, customVerificationCallback: TLSContexts.verify))
+                        try channel.pipeline.syncOperations.addHandler(Back(inbound: inbound))
+                    }
+                }
+                .connect(host: target.host, port: target.port)
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let bytes = unwrapInboundIn(data)
+            outbound?.whenSuccess { $0.writeAndFlush(bytes, promise: nil) }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            outbound?.whenSuccess { $0.close(promise: nil) }
+        }
+    }
+
+    private final class Back: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let inbound: Channel
+        init(inbound: Channel) { self.inbound = inbound }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            inbound.writeAndFlush(unwrapInboundIn(data), promise: nil)
+        }
+        func channelInactive(context: ChannelHandlerContext) { inbound.close(promise: nil) }
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct LimitTests {
+    @Test func connectionsOverThePerAddressLimitAreClosedAtOnce() async throws {
+        let bob = try await makeSession("bob") { $0.limits.connectionsPerAddress = 2 }
+        let first = try await makeSession("first"), second = try await makeSession("second"), third = try await makeSession("third")
+        try await first.connect(to: bob.endpoint)
+        try await second.connect(to: bob.endpoint)
+        await #expect(throws: SessionError.self) { try await third.connect(to: bob.endpoint, timeout: .seconds(2)) }
+        #expect(bob.connectedPeers.count == 2)
+        await first.close()
+        try await Task.sleep(for: .milliseconds(200))
+        try await third.connect(to: bob.endpoint)  // a slot is free again
+        await bob.close(); await second.close(); await third.close()
+    }
+
+    @Test func connectionRequestsOverThePerMinuteLimitAreDeniedWithoutAsking() async throws {
+        let bob = try await makeSession("bob") { $0.limits.connectionRequestsPerMinute = 2 }
+        let asked = NIOLockedValueBoxWrapper(0)
+        bob.setConnectionRequestHandler { _ in
+            asked.mutate { $0 += 1 }
+            return false
+        }
+        let alice = try await makeSession("alice")
+        for _ in 0..<4 {
+            await #expect(throws: SessionError.denied(by: "bob")) { try await alice.connect(to: bob.endpoint) }
+        }
+        #expect(asked.value == 2, "requests over the limit never reach the person")
+        await alice.close(); await bob.close()
+    }
+}
+
+@Suite struct TrustStoreTests {
+    @Test func everyInstanceSeesTheFileAsItIsNow() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json")
+        let chat = try TrustStore(file: file), command = try TrustStore(file: file)
+        let bob = Identity.ephemeral().peerID, carol = Identity.ephemeral().peerID
+        try chat.pin(bob, name: "bob", method: .firstUse)
+        try command.remove(matching: "bob")  // `p2p trust remove` while the chat runs
+        #expect(chat.verdict(for: Identity.ephemeral().peerID, name: "bob") == .unknown)
+        try chat.pin(carol, name: "carol", method: .firstUse)  // must not bring bob back
+        #expect(command.all.map(\.name) == ["carol"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct RefusalEventTests {
+    @Test func theRefusingSideHearsAboutTheImpostor() async throws {
+        let bob = try await makeSession("bob")
+        let events = EventRecorder(bob)
+        let impostor = try await RawPeer.connect(to: bob.endpoint)
+        try await impostor.send(impostor.hello(name: "mallory", claiming: Identity.ephemeral().peerID).frame())
+        _ = try await impostor.waitForClose()
+        let event = try await events.waitFor("refused") { if case .refused = $0 { true } else { false } }
+        guard case .refused(let peer, let reason) = event else { return }
+        #expect(peer.displayName == "mallory")
+        #expect(reason.isImpersonation)
+        await bob.close()
+    }
+}
