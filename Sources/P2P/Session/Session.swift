@@ -549,6 +549,7 @@ public final class Session: Sendable {
         let (info, waiters): (PeerInfo?, [EventLoopPromise<PeerID>]) = state.withLockedValue { state in
             guard let info = link.info, state.links[info.id] === link else { return (nil, []) }
             link.isConnected = true
+            state.pairingInbox[info.id] = nil  // Leftovers of a run on an earlier connection.
             return (info, state.waiters.removeValue(forKey: info.id) ?? [])
         }
         guard let info else { return }
@@ -652,9 +653,9 @@ public final class Session: Sendable {
         else { throw .notConnected }
         // Bind the run to both TLS keys as this side sees them: a relay with its own keys breaks it.
         let binding = peerID < peer ? peerID.bytes + peer.bytes : peer.bytes + peerID.bytes
-        // Leftovers of an aborted run must not feed this one. (Not cleared on close: the peer's last
-        // message may be queued when its goodbye arrives.)
-        state.withLockedValue { $0.pairingInbox[peer] = nil }
+        // The peer may have sent its share before we got here, so the inbox is not cleared now; it is
+        // cleared when the run ends and when a new connection to the peer starts.
+        defer { state.withLockedValue { $0.pairingInbox[peer] = nil } }
         let cpace = try CPace(code: code.digits, channelBinding: binding)
         do {
             try send(PairingMessage(kind: .share, value: cpace.share), to: [peer])
