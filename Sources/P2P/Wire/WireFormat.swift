@@ -28,9 +28,11 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let data = MessageType(rawValue: 0x10)
     public static let text = MessageType(rawValue: 0x11)
     public static let pair = MessageType(rawValue: 0x20)
+    /// Record snapshot transfers (`Protocol/RECORDS.md`).
+    public static let records = MessageType(rawValue: 0x40)
 
     /// Every type this version understands; anything else is a protocol error.
-    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair]
+    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .records]
 
     /// Types that may also travel as unreliable datagrams.
     public static let datagramTypes: Set<MessageType> = [.data, .text]
@@ -46,6 +48,7 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .data: "DATA"
         case .text: "TEXT"
         case .pair: "PAIR"
+        case .records: "RECORDS"
         default: "0x" + String(rawValue, radix: 16)
         }
     }
