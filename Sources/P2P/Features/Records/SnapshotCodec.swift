@@ -236,7 +236,7 @@ public enum SnapshotCodec {
 
         mutating func string(_ field: String) throws(RecordsError) -> String {
             let length = try varint()
-            guard length <= UInt64(remaining) else { throw .malformedSnapshot("\(field): \(length) bytes announced, \(remaining) left") }
+            guard length <= UInt64(remaining) else { throw .malformedSnapshot("\(field): truncated (\(length) bytes announced, \(remaining) left)") }
             let slice = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + Int(length))])
             offset += Int(length)
             guard let string = String(validating: slice, as: UTF8.self) else { throw .malformedSnapshot("\(field): not UTF-8") }
@@ -264,7 +264,7 @@ public enum SnapshotCodec {
             case .date: return .date(milliseconds: unzigzag(try varint()))
             case .binary:
                 let length = try varint()
-                guard length <= UInt64(remaining) else { throw .malformedSnapshot("\(field): \(length) bytes announced, \(remaining) left") }
+                guard length <= UInt64(remaining) else { throw .malformedSnapshot("\(field): truncated (\(length) bytes announced, \(remaining) left)") }
                 return .binary(Data(try take(Int(length))))
             case .uuid:
                 let b = try take(16)
