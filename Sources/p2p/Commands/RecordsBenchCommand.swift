@@ -49,7 +49,7 @@ struct RecordsBenchCommand: AsyncParsableCommand {
             timings.withLockedValue { $0.received = clock.now }
             guard case .success(let snapshot) = received else { return RecordTransferResult(error: received.error!) }
             let begin = clock.now
-            do {
+            do throws(RecordsError) {
                 let outcome = try store.merge(snapshot)
                 timings.withLockedValue { $0.merge = clock.now - begin }
                 return RecordTransferResult(outcome)

@@ -75,7 +75,9 @@ struct RecordsView: Sendable {
             if case .invalidRecords(_, let total) = error { object["total"] = total } else { object["total"] = error.problems.count }
             switch error {
             case .invalidSchema(let issues), .incompatibleSchema(let issues):
-                object["schema"] = issues.map { ["entity": $0.entity ?? NSNull(), "member": $0.member ?? NSNull(), "message": $0.message] as [String: Any] }
+                object["schema"] = issues.map { issue -> [String: Any] in
+                    ["entity": issue.entity.map { $0 as Any } ?? NSNull(), "member": issue.member.map { $0 as Any } ?? NSNull(), "message": issue.message]
+                }
             default: break
             }
             Self.addSource(&object, peer: peer, source: source)

@@ -77,7 +77,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 records.rejected(error, from: peer, source: peer.displayName)
                 result = RecordTransferResult(error: error)
             case .success(let snapshot):
-                do {
+                do throws(RecordsError) {
                     let outcome = try recordStore.merge(snapshot, policy: policy)
                     records.merged(outcome, records: snapshot.records.count, delta: snapshot.isDelta, from: peer, source: peer.displayName)
                     result = RecordTransferResult(outcome)

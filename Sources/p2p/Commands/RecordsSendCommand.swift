@@ -57,7 +57,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
             do {
                 return try RecordFile.read(URL(fileURLWithPath: path), origin: try localPeerID())
             } catch {
-                throw CLIError(error.description, code: ExitStatus.failure)
+                throw CLIError("\(error)", code: ExitStatus.failure)
             }
         }
         let session = try network.makeSession(defaultSessionID: "records")
@@ -69,7 +69,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         }
         let status = await send(session, view: view, store: recordStore, fileSnapshot: fileSnapshot)
         await session.close()
-        if status != .success { throw status }
+        if status != ExitCode.success { throw status }
     }
 
     private func send(_ session: Session, view: ChatView, store: RecordStore?, fileSnapshot: RecordSnapshot?) async -> ExitCode {
@@ -85,7 +85,9 @@ struct RecordsSendCommand: AsyncParsableCommand {
             snapshot = fileSnapshot
         } else {
             do {
-                (snapshot, mark) = try store!.snapshot(entities: entity.isEmpty ? nil : entity, since: sinceLast ? peer.id : nil, origin: session.peerID)
+                let (made, sent) = try store!.snapshot(entities: entity.isEmpty ? nil : entity, since: sinceLast ? peer.id : nil, origin: session.peerID)
+                snapshot = made
+                mark = sent
             } catch {
                 view.error("store", error.description)
                 return ExitStatus.failure

@@ -13,18 +13,7 @@ struct RecordTransferTests {
               options: RecordReceiveOptions = RecordReceiveOptions()) async throws -> (Session, Session) {
         let alice = try await makeSession("alice", sessionID: "records")
         let bob = try await makeSession("bob", sessionID: "records")
-        bob.onRecordSnapshot(options: options) { received, _ in
-            switch received {
-            case .success(let snapshot):
-                do {
-                    return RecordTransferResult(try store.merge(snapshot, policy: policy))
-                } catch {
-                    return RecordTransferResult(error: error)
-                }
-            case .failure(let error):
-                return RecordTransferResult(error: error)
-            }
-        }
+        bob.onRecordSnapshot(options: options) { received, _ in store.mergeReceived(received, policy: policy) }
         try await alice.connect(to: bob.endpoint)
         return (alice, bob)
     }

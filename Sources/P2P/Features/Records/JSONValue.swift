@@ -65,7 +65,9 @@ enum JSONValue: Codable, Sendable, Hashable {
         case (.integer(let v), .double): return .double(Double(v))
         case (.integer(let v), .decimal): return .decimal(Decimal(v))
         case (.number(let v), .decimal): return Decimal(string: String(v)).map { .decimal($0) } ?? .double(v)
-        case (.string(let s), .decimal): return Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")).flatMap { Self.isDecimalText(s) ? .decimal($0) : nil } ?? .string(s)
+        case (.string(let s), .decimal):
+            guard Self.isDecimalText(s), let value = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else { return .string(s) }
+            return .decimal(value)
         case (.string(let s), .date): return RecordDates.milliseconds(from: s).map { .date(milliseconds: $0) } ?? .string(s)
         case (.string(let s), .binary): return Data(base64Encoded: s).map { .binary($0) } ?? .string(s)
         case (.string(let s), .uuid): return UUID(uuidString: s).map { .uuid($0) } ?? .string(s)

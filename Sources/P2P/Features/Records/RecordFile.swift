@@ -160,9 +160,9 @@ public enum RecordFile {
         }
         let records = snapshot.records.map { record in
             FileRecord(entity: record.entity, id: record.id, modified: RecordDates.string(milliseconds: record.modified),
-                       origin: record.origin.hex, values: record.values.mapValues(JSONValue.init),
-                       relationships: record.relationships.isEmpty ? nil : record.relationships.mapValues {
-                           $0.count == 1 ? .string($0[0]) : .array($0.map(JSONValue.string))
+                       origin: record.origin.hex, values: record.values.mapValues { JSONValue($0) },
+                       relationships: record.relationships.isEmpty ? nil : record.relationships.mapValues { (ids: [String]) -> JSONValue in
+                           ids.count == 1 ? .string(ids[0]) : .array(ids.map { .string($0) })
                        })
         }
         let encoder = JSONEncoder()

@@ -147,6 +147,16 @@ extension RecordStore {
         }
     }
 
+    /// Merges a snapshot received from a peer and returns the answer for it: the outcome, or the
+    /// report of why nothing was merged. Made for `Session.onRecordSnapshot`.
+    public func mergeReceived(_ received: Result<RecordSnapshot, RecordsError>, policy: MergePolicy = .lastWriterWins) -> RecordTransferResult {
+        do throws(RecordsError) {
+            return RecordTransferResult(try merge(received.get(), policy: policy))
+        } catch {
+            return RecordTransferResult(error: error)
+        }
+    }
+
     /// The store's record with this ID, limited to what the snapshot's entity describes.
     static func fetchRecord(_ db: Database, entity: EntityDescription, id: String, storeColumns: Set<String>) throws -> Record? {
         let attributes = entity.storedAttributes.filter { storeColumns.contains($0.name) }

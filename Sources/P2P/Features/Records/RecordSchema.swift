@@ -162,7 +162,7 @@ public struct AttributeDescription: Sendable, Equatable, Codable {
         try c.encode(type, forKey: .type)
         try c.encode(optional, forKey: .optional)
         if transient { try c.encode(true, forKey: .transient) }
-        try c.encodeIfPresent(defaultValue.map(JSONValue.init), forKey: .defaultValue)
+        try c.encodeIfPresent(defaultValue.map { JSONValue($0) }, forKey: .defaultValue)
         try c.encodeIfPresent(minimum, forKey: .minimum)
         try c.encodeIfPresent(maximum, forKey: .maximum)
         try c.encodeIfPresent(minLength, forKey: .minLength)

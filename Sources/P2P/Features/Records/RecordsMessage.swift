@@ -183,14 +183,14 @@ public struct RecordTransferResult: Sendable, Equatable {
         }
         if case .string(let text)? = object["message"] { message = text }
         if case .array(let items)? = object["conflicted"] {
-            outcome.conflicts = items.compactMap {
+            self.outcome.conflicts = items.compactMap {
                 guard case .object(let c) = $0, case .string(let entity)? = c["entity"], case .string(let id)? = c["id"],
                       case .string(let kept)? = c["kept"], let winner = MergeConflict.Winner(rawValue: kept) else { return nil }
                 return MergeConflict(entity: entity, id: id, kept: winner)
             }
         }
         if case .array(let items)? = object["migrations"] {
-            outcome.migrations = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+            self.outcome.migrations = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
         }
         if case .array(let items)? = object["errors"] {
             problems = items.compactMap { item in

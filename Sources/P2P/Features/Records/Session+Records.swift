@@ -262,7 +262,7 @@ final class RecordExchange: Sendable {
                 } else if Array(SHA256.hash(data: incoming.bytes)) != digest {
                     decoded = .failure(.malformedSnapshot("SHA-256 of the received bytes does not match the sender's"))
                 } else {
-                    do {
+                    do throws(RecordsError) {
                         decoded = .success(try SnapshotCodec.decode(incoming.bytes))
                     } catch {
                         decoded = .failure(error)

@@ -68,12 +68,16 @@ public enum SnapshotCodec {
 
     /// Decodes a snapshot, refusing anything malformed, truncated or followed by extra bytes.
     public static func decode(_ bytes: [UInt8]) throws(RecordsError) -> RecordSnapshot {
-        do {
-            return try bytes.withUnsafeBytes { buffer throws(RecordsError) in
-                var reader = Reader(buffer: buffer)
-                return try decode(&reader)
+        var result: Result<RecordSnapshot, RecordsError> = .failure(.malformedSnapshot("empty"))
+        bytes.withUnsafeBytes { buffer in
+            var reader = Reader(buffer: buffer)
+            do throws(RecordsError) {
+                result = .success(try decode(&reader))
+            } catch {
+                result = .failure(error)
             }
         }
+        return try result.get()
     }
 
     private static func decode(_ reader: inout Reader) throws(RecordsError) -> RecordSnapshot {
