@@ -69,7 +69,7 @@ struct RecordsBenchCommand: AsyncParsableCommand {
         let totalTime = clock.now - start
         await pair.close()
         let (received, mergeTime) = timings.withLockedValue { ($0.received, $0.merge) }
-        guard result.status == .merged, let received, let mergeTime, result.outcome.inserted == records else {
+        guard result.status == .merged, let received, let mergeTime, result.outcome.inserted == snapshot.records.count else {
             throw CLIError("the receiver did not merge the snapshot: \(result.message)", code: ExitStatus.failure)
         }
         let transferTime = received - start

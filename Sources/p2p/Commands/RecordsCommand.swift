@@ -84,8 +84,8 @@ struct RecordsView: Sendable {
             Output.json(object)
             return
         }
-        let from = peer.map { "\(Terminal.sanitize($0.displayName)) (\($0.id.short))" } ?? source
-        Output.error(Terminal.paint("p2p: rejected the snapshot from \(from); the store is unchanged.", .red))
+        let what = peer.map { "the snapshot from \(Terminal.sanitize($0.displayName)) (\($0.id.short))" } ?? source
+        Output.error(Terminal.paint("p2p: rejected \(what); the store is unchanged.", .red))
         switch error {
         case .invalidSchema(let issues), .incompatibleSchema(let issues):
             Output.error(Terminal.paint(error.description.components(separatedBy: ":").first ?? "", .red))

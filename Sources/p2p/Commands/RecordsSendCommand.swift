@@ -143,7 +143,11 @@ struct RecordsSendCommand: AsyncParsableCommand {
             Output.line("Sent \(records) record\(records == 1 ? "" : "s")\(delta ? " (delta)" : "") to \(name): " + RecordsView.counts(result.outcome))
             for change in result.outcome.migrations { Output.line(Terminal.paint("  \(name)'s schema: \(change)", .dim)) }
         case .rejected, .failed:
-            Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot: \(Terminal.sanitize(result.message))", .red))
+            guard !result.problems.isEmpty else {
+                Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot: \(Terminal.sanitize(result.message))", .red))
+                return
+            }
+            Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot; nothing was merged:", .red))
             for problem in result.problems { Output.error("  \(Terminal.sanitize(problem.description))") }
         }
     }

@@ -65,9 +65,20 @@ extension RecordStore {
             var actions: [(index: Int, action: Action)] = []
             var outcome = MergeOutcome()
             var conflictProblems: [RecordProblem] = []
+            let entities = Dictionary(snapshot.schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            var readers: [String: RecordReader] = [:]
             for (index, record) in records.enumerated() {
-                guard let entity = snapshot.schema.entity(named: record.entity) else { continue }
-                guard existing.contains(entity.name), let local = try Self.fetchRecord(db, entity: entity, id: record.id, storeColumns: migration.existingColumns[entity.name] ?? []) else {
+                guard let entity = entities[record.entity] else { continue }
+                let local: Record?
+                if existing.contains(entity.name) {
+                    if readers[entity.name] == nil {
+                        readers[entity.name] = RecordReader(entity: entity, storeColumns: migration.existingColumns[entity.name] ?? [])
+                    }
+                    local = try readers[entity.name]!.fetch(db, id: record.id)
+                } else {
+                    local = nil  // A table this merge creates holds nothing yet.
+                }
+                guard let local else {
                     actions.append((index, .insert))
                     validator.checkRules(record, at: index, report: &report)
                     continue
@@ -106,37 +117,26 @@ extension RecordStore {
             outcome.migrations = migration.changes
 
             let seq = try Self.loadSeq(db) + 1
-            var inserts: [String: Statement] = [:], updates: [String: Statement] = [:]
+            var writers: [String: RecordWriter] = [:]
+            var origins: [PeerID: DatabaseValue] = [:]
             for (index, action) in actions {
                 let record = records[index]
-                let entity = snapshot.schema.entity(named: record.entity)!
-                let attributes = entity.storedAttributes, relationships = entity.storedRelationships
-                var arguments: [DatabaseValue] = [seq.databaseValue, record.modified.databaseValue, record.origin.hex.databaseValue]
-                arguments.reserveCapacity(4 + attributes.count + relationships.count)
-                for attribute in attributes { arguments.append(record.values[attribute.name].map(Self.databaseValue) ?? .null) }
-                for relationship in relationships { arguments.append(record.target(of: relationship.name)?.databaseValue ?? .null) }
+                if writers[record.entity] == nil { writers[record.entity] = RecordWriter(entity: entities[record.entity]!) }
+                let writer = writers[record.entity]!
+                let origin = origins[record.origin] ?? record.origin.hex.databaseValue
+                origins[record.origin] = origin
+                var arguments: [DatabaseValue] = [seq.databaseValue, record.modified.databaseValue, origin]
+                arguments.reserveCapacity(4 + writer.attributes.count + writer.relationships.count)
+                for attribute in writer.attributes { arguments.append(record.values[attribute].map(Self.databaseValue) ?? .null) }
+                for relationship in writer.relationships { arguments.append(record.target(of: relationship)?.databaseValue ?? .null) }
                 arguments.append(record.id.databaseValue)
-                let columns = (attributes.map(\.name) + relationships.map(\.name)).map(Self.quote)
                 let statement: Statement
                 switch action {
                 case .insert:
-                    if let cached = inserts[entity.name] {
-                        statement = cached
-                    } else {
-                        let names = (["_seq", "_modified", "_origin"] + columns.map { $0 } + ["id"]).joined(separator: ", ")
-                        statement = try db.makeStatement(sql: "INSERT INTO \(Self.quote(entity.name)) (\(names)) VALUES (\(Array(repeating: "?", count: columns.count + 4).joined(separator: ", ")))")
-                        inserts[entity.name] = statement
-                    }
+                    statement = try writers[record.entity]!.insert(db)
                     outcome.inserted += 1
                 case .update:
-                    if let cached = updates[entity.name] {
-                        statement = cached
-                    } else {
-                        // Columns only the store has keep their values: the snapshot says nothing about them.
-                        let sets = (["_seq", "_modified", "_origin"] + columns).map { "\($0) = ?" }.joined(separator: ", ")
-                        statement = try db.makeStatement(sql: "UPDATE \(Self.quote(entity.name)) SET \(sets) WHERE id = ?")
-                        updates[entity.name] = statement
-                    }
+                    statement = try writers[record.entity]!.update(db)
                     outcome.updated += 1
                 }
                 statement.setUncheckedArguments(StatementArguments(arguments))
@@ -157,24 +157,72 @@ extension RecordStore {
         }
     }
 
-    /// The store's record with this ID, limited to what the snapshot's entity describes.
-    static func fetchRecord(_ db: Database, entity: EntityDescription, id: String, storeColumns: Set<String>) throws -> Record? {
-        let attributes = entity.storedAttributes.filter { storeColumns.contains($0.name) }
-        let relationships = entity.storedRelationships.filter { storeColumns.contains($0.name) }
-        let selected = (["_modified", "_origin"] + attributes.map(\.name) + relationships.map(\.name)).map(quote).joined(separator: ", ")
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(selected) FROM \(quote(entity.name)) WHERE id = ?"), arguments: [id]) else { return nil }
+}
+
+/// Reads the store's version of records of one entity, limited to what the snapshot's entity describes.
+struct RecordReader {
+    let entity: String
+    let attributes: [AttributeDescription]
+    let relationships: [String]
+    let sql: String
+    private var statement: Statement?
+
+    init(entity: EntityDescription, storeColumns: Set<String>) {
+        self.entity = entity.name
+        attributes = entity.storedAttributes.filter { storeColumns.contains($0.name) }
+        relationships = entity.storedRelationships.map(\.name).filter(storeColumns.contains)
+        let selected = (["_modified", "_origin"] + attributes.map(\.name) + relationships).map(RecordStore.quote).joined(separator: ", ")
+        sql = "SELECT \(selected) FROM \(RecordStore.quote(entity.name)) WHERE id = ?"
+    }
+
+    mutating func fetch(_ db: Database, id: String) throws -> Record? {
+        if statement == nil { statement = try db.makeStatement(sql: sql) }
+        guard let row = try Row.fetchOne(statement!, arguments: [id]) else { return nil }
         var values: [String: RecordValue] = [:]
         for (offset, attribute) in attributes.enumerated() {
-            if let value = try recordValue(row[2 + offset] as DatabaseValue, attribute.type, entity: entity.name, attribute: attribute.name) {
+            if let value = try RecordStore.recordValue(row[2 + offset] as DatabaseValue, attribute.type, entity: entity, attribute: attribute.name) {
                 values[attribute.name] = value
             }
         }
         var links: [String: [String]] = [:]
         for (offset, relationship) in relationships.enumerated() {
-            if let target = row[2 + attributes.count + offset] as String? { links[relationship.name] = [target] }
+            if let target = row[2 + attributes.count + offset] as String? { links[relationship] = [target] }
         }
-        guard let origin = PeerID(hex: row[1]) else { throw RecordsError.store("\(entity.name) \(id): bad origin") }
-        return Record(id: id, entity: entity.name, values: values, relationshipIDs: links, modified: row[0], origin: origin)
+        guard let origin = PeerID(hex: row[1]) else { throw RecordsError.store("\(entity) \(id): bad origin") }
+        return Record(id: id, entity: entity, values: values, relationshipIDs: links, modified: row[0], origin: origin)
+    }
+}
+
+/// Inserts and updates records of one entity with statements prepared once per merge.
+struct RecordWriter {
+    let table: String
+    let attributes: [String]
+    let relationships: [String]
+    private var insertStatement: Statement?
+    private var updateStatement: Statement?
+
+    init(entity: EntityDescription) {
+        table = RecordStore.quote(entity.name)
+        attributes = entity.storedAttributes.map(\.name)
+        relationships = entity.storedRelationships.map(\.name)
+    }
+
+    /// Arguments: _seq, _modified, _origin, the attributes, the relationships, id.
+    mutating func insert(_ db: Database) throws -> Statement {
+        if let insertStatement { return insertStatement }
+        let columns = (["_seq", "_modified", "_origin"] + attributes + relationships + ["id"]).map(RecordStore.quote)
+        let statement = try db.makeStatement(sql: "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))")
+        insertStatement = statement
+        return statement
+    }
+
+    /// The same arguments as `insert`. Columns only the store has keep their values: the snapshot says nothing about them.
+    mutating func update(_ db: Database) throws -> Statement {
+        if let updateStatement { return updateStatement }
+        let sets = (["_seq", "_modified", "_origin"] + attributes + relationships).map { "\(RecordStore.quote($0)) = ?" }
+        let statement = try db.makeStatement(sql: "UPDATE \(table) SET \(sets.joined(separator: ", ")) WHERE id = ?")
+        updateStatement = statement
+        return statement
     }
 }
 

@@ -11,22 +11,27 @@ struct RecordValidator {
     let now: Int64
     let maxInlineBinary: Int
     private let entities: [String: EntityDescription]
-    private let patterns: [String: [String: NSRegularExpression]]
+    private let plans: [String: Plan]
+
+    /// What checking one entity's records needs, worked out once per snapshot rather than per record.
+    private struct Plan {
+        let stored: [AttributeDescription]
+        let storedNames: Set<String>
+        /// Compiled patterns, aligned with `stored`.
+        let patterns: [NSRegularExpression?]
+        let toOne: [RelationshipDescription]
+    }
 
     init(schema: RecordSchema, now: Date, maxInlineBinary: Int) {
         self.schema = schema
         self.now = Int64((now.timeIntervalSince1970 * 1000).rounded())
         self.maxInlineBinary = maxInlineBinary
         entities = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var patterns: [String: [String: NSRegularExpression]] = [:]
-        for entity in schema.entities {
-            for attribute in entity.attributes {
-                if let pattern = attribute.pattern, let regex = Self.compile(pattern) {
-                    patterns[entity.name, default: [:]][attribute.name] = regex
-                }
-            }
+        plans = entities.mapValues { entity in
+            let stored = entity.storedAttributes
+            return Plan(stored: stored, storedNames: Set(stored.map(\.name)), patterns: stored.map { $0.pattern.flatMap(Self.compile) },
+                        toOne: entity.storedRelationships)
         }
-        self.patterns = patterns
     }
 
     /// Collects problems in record order, keeping the first `maxProblems`.
@@ -63,7 +68,7 @@ struct RecordValidator {
             func problem(_ attribute: String?, _ check: RecordProblem.Check, _ value: String?, _ message: String) {
                 report.add(RecordProblem(entity: record.entity, record: record.id, attribute: attribute, check: check, value: value, message: message), at: index)
             }
-            guard let entity = entities[record.entity] else {
+            guard let entity = entities[record.entity], let plan = plans[record.entity] else {
                 problem(nil, .unknownEntity, nil, "entity \(record.entity) is not in the schema")
                 continue
             }
@@ -74,10 +79,12 @@ struct RecordValidator {
             if !seen[record.entity, default: []].insert(record.id).inserted {
                 problem(nil, .duplicateID, nil, "the record ID appears twice in the snapshot")
             }
-            for name in record.values.keys.sorted() where entity.attribute(named: name).map({ $0.transient }) ?? true {
-                problem(name, .unknownAttribute, record.values[name]!.reportText, "\(entity.name) has no stored attribute \(name)")
+            if record.values.keys.contains(where: { !plan.storedNames.contains($0) }) {
+                for name in record.values.keys.sorted() where !plan.storedNames.contains(name) {
+                    problem(name, .unknownAttribute, record.values[name]!.reportText, "\(entity.name) has no stored attribute \(name)")
+                }
             }
-            for attribute in entity.storedAttributes {
+            for (position, attribute) in plan.stored.enumerated() {
                 guard let value = record.values[attribute.name] else {
                     if !attribute.optional {
                         if let fallback = attribute.defaultValue {
@@ -89,12 +96,11 @@ struct RecordValidator {
                     }
                     continue
                 }
-                for (check, message) in Self.check(value, against: attribute, pattern: patterns[entity.name]?[attribute.name],
-                                                   maxInlineBinary: maxInlineBinary) {
+                for (check, message) in Self.check(value, against: attribute, pattern: plan.patterns[position], maxInlineBinary: maxInlineBinary) {
                     problem(attribute.name, check, value.reportText, message)
                 }
             }
-            for name in record.relationships.keys.sorted() {
+            for name in record.relationships.count > 1 ? record.relationships.keys.sorted() : Array(record.relationships.keys) {
                 guard let relationship = entity.relationship(named: name) else {
                     problem(name, .unknownRelationship, nil, "\(entity.name) has no relationship \(name)")
                     continue
@@ -115,7 +121,7 @@ struct RecordValidator {
                     }
                 }
             }
-            for relationship in entity.storedRelationships where !relationship.optional && record.relationships[relationship.name] == nil {
+            for relationship in plan.toOne where !relationship.optional && record.relationships[relationship.name] == nil {
                 problem(relationship.name, .required, nil, "\(relationship.name) is required")
             }
         }
