@@ -16,6 +16,7 @@ public enum MergePolicy: String, Sendable, CaseIterable {
 
 /// A record that existed on both sides with different content, and which side was kept.
 public struct MergeConflict: Sendable, Equatable {
+    /// The store's side (mine) or the snapshot's (theirs).
     public enum Winner: String, Sendable { case mine, theirs }
     public var entity: String
     public var id: String

@@ -137,6 +137,7 @@ public struct RecordOffer: Sendable, Equatable {
 /// The receiver's answer to a snapshot: merged (with counts), rejected (with its report), or
 /// failed (the bytes did not arrive intact, or the store failed).
 public struct RecordTransferResult: Sendable, Equatable {
+    /// The RESULT status byte.
     public enum Status: UInt8, Sendable {
         case merged = 0, rejected = 1, failed = 2
     }
