@@ -4,7 +4,7 @@
 set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
-PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev dbus iproute2 socat netcat-openbsd tcpdump python3 tmux)
+PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 socat netcat-openbsd tcpdump python3 tmux)
 # We check the machine's default system bus, whatever the caller's env says.
 unset DBUS_SYSTEM_BUS_ADDRESS
 

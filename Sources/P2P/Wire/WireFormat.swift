@@ -30,9 +30,11 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let pair = MessageType(rawValue: 0x20)
     /// Tic-tac-toe (`Protocol/GAME.md`).
     public static let game = MessageType(rawValue: 0x30)
+    /// Record snapshot transfers (`Protocol/RECORDS.md`).
+    public static let records = MessageType(rawValue: 0x40)
 
     /// Every type this version understands; anything else is a protocol error.
-    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .game]
+    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .game, .records]
 
     /// Types that may also travel as unreliable datagrams.
     public static let datagramTypes: Set<MessageType> = [.data, .text]
@@ -49,6 +51,7 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .text: "TEXT"
         case .pair: "PAIR"
         case .game: "GAME"
+        case .records: "RECORDS"
         default: "0x" + String(rawValue, radix: 16)
         }
     }

@@ -1,0 +1,457 @@
+import Crypto
+import Foundation
+
+/// The model a record snapshot describes itself with, in the spirit of a Core Data model: entities,
+/// their attributes and relationships, and per-entity rules. Travels with every snapshot and is
+/// kept in every store (see `Protocol/RECORDS.md` §2 for the JSON form).
+public struct RecordSchema: Sendable, Equatable, Codable {
+    /// A name for people ("Tasks"); not compared.
+    public var name: String?
+    /// The author's version number; informational (compatibility is decided attribute by attribute).
+    public var version: Int
+    public var entities: [EntityDescription]
+
+    public init(name: String? = nil, version: Int = 1, entities: [EntityDescription]) {
+        self.name = name
+        self.version = version
+        self.entities = entities
+    }
+
+    public func entity(named name: String) -> EntityDescription? { entities.first { $0.name == name } }
+
+    enum CodingKeys: String, CodingKey { case name, version, entities }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decodeIfPresent(String.self, forKey: .name)
+        version = try c.decodeIfPresent(Int.self, forKey: .version) ?? 1
+        entities = try c.decode([EntityDescription].self, forKey: .entities)
+    }
+}
+
+/// An entity (a table): attributes, relationships to other entities, and rules its records obey.
+public struct EntityDescription: Sendable, Equatable, Codable {
+    public var name: String
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+    public var rules: [RecordRule]
+
+    public init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = [], rules: [RecordRule] = []) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.rules = rules
+    }
+
+    public func attribute(named name: String) -> AttributeDescription? { attributes.first { $0.name == name } }
+    public func relationship(named name: String) -> RelationshipDescription? { relationships.first { $0.name == name } }
+
+    /// Attributes that are stored and travel (transient ones do neither), in declaration order.
+    public var storedAttributes: [AttributeDescription] { attributes.filter { !$0.transient } }
+    /// Relationships held by this entity's records: the to-one ones. A to-many relationship is the
+    /// inverse of a to-one and is derived from it, so it is neither stored nor sent.
+    public var storedRelationships: [RelationshipDescription] { relationships.filter { !$0.toMany } }
+
+    /// SHA-256 (hex) over what decides how records are stored, like Core Data's entity version hash:
+    /// the entity name, each stored attribute's name, type and optionality, each relationship's name,
+    /// destination, cardinality and optionality. Defaults, ranges, patterns, rules and transient
+    /// attributes do not change it: they change no column.
+    public var versionHash: String {
+        var text = "entity \(name)\n"
+        for attribute in storedAttributes.sorted(by: { $0.name < $1.name }) {
+            text += "attribute \(attribute.name) \(attribute.type.rawValue) \(attribute.optional ? "optional" : "required")\n"
+        }
+        for relationship in relationships.sorted(by: { $0.name < $1.name }) {
+            text += "relationship \(relationship.name) \(relationship.destination) \(relationship.toMany ? "to-many" : "to-one") \(relationship.optional ? "optional" : "required")\n"
+        }
+        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    enum CodingKeys: String, CodingKey { case name, attributes, relationships, rules, versionHash }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        attributes = try c.decodeIfPresent([AttributeDescription].self, forKey: .attributes) ?? []
+        relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
+        rules = try c.decodeIfPresent([RecordRule].self, forKey: .rules) ?? []
+        // A versionHash written in the file is checked by `RecordSchema.problems()`, not trusted.
+        declaredVersionHash = try c.decodeIfPresent(String.self, forKey: .versionHash)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(attributes, forKey: .attributes)
+        if !relationships.isEmpty { try c.encode(relationships, forKey: .relationships) }
+        if !rules.isEmpty { try c.encode(rules, forKey: .rules) }
+        try c.encode(versionHash, forKey: .versionHash)
+    }
+
+    /// The hash a schema file or a peer claimed; nil when none was given.
+    var declaredVersionHash: String?
+
+    public static func == (a: EntityDescription, b: EntityDescription) -> Bool {
+        a.name == b.name && a.attributes == b.attributes && a.relationships == b.relationships && a.rules == b.rules
+    }
+}
+
+/// An attribute: a typed value of each record, optional or required, with constraints.
+public struct AttributeDescription: Sendable, Equatable, Codable {
+    public var name: String
+    public var type: AttributeType
+    /// May records leave it out? (Absent means nil, never an empty string.) Core Data's default: yes.
+    public var optional: Bool
+    /// Taken by a record that leaves a required attribute out, and by existing records when a
+    /// migration adds the attribute.
+    public var defaultValue: RecordValue?
+    /// Bounds for numbers (integer, double, decimal), inclusive.
+    public var minimum: Decimal?
+    public var maximum: Decimal?
+    /// Bounds on the length of strings (characters) and binary values (bytes), inclusive.
+    public var minLength: Int?
+    public var maxLength: Int?
+    /// A regular expression (ICU syntax) the whole string must match.
+    public var pattern: String?
+    /// Computed by the app (the seeds' `isOverdue`, `age`): never stored, never sent.
+    public var transient: Bool
+
+    public init(name: String, type: AttributeType, optional: Bool = true, defaultValue: RecordValue? = nil,
+                minimum: Decimal? = nil, maximum: Decimal? = nil, minLength: Int? = nil, maxLength: Int? = nil,
+                pattern: String? = nil, transient: Bool = false) {
+        self.name = name
+        self.type = type
+        self.optional = optional
+        self.defaultValue = defaultValue
+        self.minimum = minimum
+        self.maximum = maximum
+        self.minLength = minLength
+        self.maxLength = maxLength
+        self.pattern = pattern
+        self.transient = transient
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, type, optional, transient, pattern
+        case defaultValue = "default", minimum = "min", maximum = "max", minLength, maxLength
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        type = try c.decode(AttributeType.self, forKey: .type)
+        optional = try c.decodeIfPresent(Bool.self, forKey: .optional) ?? true
+        transient = try c.decodeIfPresent(Bool.self, forKey: .transient) ?? false
+        if let json = try c.decodeIfPresent(JSONValue.self, forKey: .defaultValue) {
+            guard let value = json.recordValue(for: type), value.kind == type.valueKind else {
+                throw DecodingError.dataCorruptedError(forKey: .defaultValue, in: c,
+                    debugDescription: "\(name): default \(json.text) is not a \(type.rawValue)")
+            }
+            defaultValue = value
+        }
+        minimum = try c.decodeIfPresent(Decimal.self, forKey: .minimum)
+        maximum = try c.decodeIfPresent(Decimal.self, forKey: .maximum)
+        minLength = try c.decodeIfPresent(Int.self, forKey: .minLength)
+        maxLength = try c.decodeIfPresent(Int.self, forKey: .maxLength)
+        pattern = try c.decodeIfPresent(String.self, forKey: .pattern)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(type, forKey: .type)
+        try c.encode(optional, forKey: .optional)
+        if transient { try c.encode(true, forKey: .transient) }
+        try c.encodeIfPresent(defaultValue.map { JSONValue($0) }, forKey: .defaultValue)
+        try c.encodeIfPresent(minimum, forKey: .minimum)
+        try c.encodeIfPresent(maximum, forKey: .maximum)
+        try c.encodeIfPresent(minLength, forKey: .minLength)
+        try c.encodeIfPresent(maxLength, forKey: .maxLength)
+        try c.encodeIfPresent(pattern, forKey: .pattern)
+    }
+}
+
+/// What happens to related records when a record is deleted (Core Data's delete rules).
+public enum DeleteRule: String, Codable, Sendable {
+    /// The related records stay; their reference to the deleted one is cleared.
+    case nullify
+    /// The related records are deleted too.
+    case cascade
+    /// The delete is refused while related records exist.
+    case deny
+    /// Nothing is done; references may dangle.
+    case noAction
+}
+
+/// A relationship to another entity. To-one relationships are stored as the target's record ID;
+/// a to-many relationship must have a to-one inverse and is derived from it.
+public struct RelationshipDescription: Sendable, Equatable, Codable {
+    public var name: String
+    public var destination: String
+    public var toMany: Bool
+    /// The relationship on the destination that points back (Core Data's inverse).
+    public var inverse: String?
+    public var deleteRule: DeleteRule
+    public var optional: Bool
+
+    public init(name: String, destination: String, toMany: Bool = false, inverse: String? = nil,
+                deleteRule: DeleteRule = .nullify, optional: Bool = true) {
+        self.name = name
+        self.destination = destination
+        self.toMany = toMany
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+        self.optional = optional
+    }
+
+    enum CodingKeys: String, CodingKey { case name, destination, toMany, inverse, deleteRule, optional }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        destination = try c.decode(String.self, forKey: .destination)
+        toMany = try c.decodeIfPresent(Bool.self, forKey: .toMany) ?? false
+        inverse = try c.decodeIfPresent(String.self, forKey: .inverse)
+        deleteRule = try c.decodeIfPresent(DeleteRule.self, forKey: .deleteRule) ?? .nullify
+        optional = try c.decodeIfPresent(Bool.self, forKey: .optional) ?? true
+    }
+}
+
+/// A declared per-entity rule on a date attribute: the small vocabulary that expresses the seeds'
+/// validation code as data.
+///
+/// ```json
+/// {"name": "due-date-not-in-past", "attribute": "dueDate", "notBefore": "now"}
+/// {"name": "priority-3-only-when-due-within-3-days", "when": {"attribute": "priority", "equals": 3},
+///  "attribute": "dueDate", "required": true, "notAfter": "now+3d"}
+/// ```
+/// The rule applies when `when` holds (always without one). Then the attribute must be present if
+/// `required`, and a present value must lie within `notBefore`…`notAfter`, times relative to the
+/// moment of validation.
+public struct RecordRule: Sendable, Equatable, Codable {
+    public var name: String
+    public var attribute: String
+    public var notBefore: RelativeTime?
+    public var notAfter: RelativeTime?
+    public var when: RuleCondition?
+    public var required: Bool
+
+    public init(name: String, attribute: String, notBefore: RelativeTime? = nil, notAfter: RelativeTime? = nil,
+                when: RuleCondition? = nil, required: Bool = false) {
+        self.name = name
+        self.attribute = attribute
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        self.when = when
+        self.required = required
+    }
+
+    enum CodingKeys: String, CodingKey { case name, attribute, notBefore, notAfter, when, required }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        attribute = try c.decode(String.self, forKey: .attribute)
+        notBefore = try c.decodeIfPresent(RelativeTime.self, forKey: .notBefore)
+        notAfter = try c.decodeIfPresent(RelativeTime.self, forKey: .notAfter)
+        when = try c.decodeIfPresent(RuleCondition.self, forKey: .when)
+        required = try c.decodeIfPresent(Bool.self, forKey: .required) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(attribute, forKey: .attribute)
+        try c.encodeIfPresent(notBefore, forKey: .notBefore)
+        try c.encodeIfPresent(notAfter, forKey: .notAfter)
+        try c.encodeIfPresent(when, forKey: .when)
+        if required { try c.encode(true, forKey: .required) }
+    }
+}
+
+/// The condition of a rule: another attribute equals a value.
+public struct RuleCondition: Sendable, Equatable, Codable {
+    public var attribute: String
+    /// Compared with the attribute's value after converting it to the attribute's type.
+    var equals: JSONValue
+
+    public init(attribute: String, equals value: RecordValue) {
+        self.attribute = attribute
+        equals = JSONValue(value)
+    }
+}
+
+/// A moment relative to validation time: `now`, `now+3d`, `now-12h` (units s, m, h, d).
+public struct RelativeTime: Sendable, Equatable, Codable, CustomStringConvertible {
+    public var seconds: Int64
+
+    public init(seconds: Int64) { self.seconds = seconds }
+
+    public init?(_ text: String) {
+        guard text.hasPrefix("now") else { return nil }
+        let rest = text.dropFirst(3)
+        if rest.isEmpty {
+            seconds = 0
+            return
+        }
+        guard let sign = rest.first, sign == "+" || sign == "-", let unit = rest.last,
+              let amount = Int64(rest.dropFirst().dropLast()), amount >= 0 else { return nil }
+        let scale: Int64
+        switch unit {
+        case "s": scale = 1
+        case "m": scale = 60
+        case "h": scale = 3600
+        case "d": scale = 86400
+        default: return nil
+        }
+        seconds = (sign == "-" ? -1 : 1) * amount * scale
+    }
+
+    public var description: String {
+        guard seconds != 0 else { return "now" }
+        let sign = seconds < 0 ? "-" : "+"
+        let magnitude = seconds.magnitude
+        for (unit, scale) in [("d", UInt64(86400)), ("h", 3600), ("m", 60)] where magnitude % scale == 0 {
+            return "now\(sign)\(magnitude / scale)\(unit)"
+        }
+        return "now\(sign)\(magnitude)s"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let parsed = RelativeTime(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                debugDescription: "\"\(text)\" is not a relative time (now, now+3d, now-12h; units s, m, h, d)"))
+        }
+        self = parsed
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+// MARK: - Well-formedness
+
+extension RecordSchema {
+    /// Everything wrong with the schema itself; empty when it can describe a store.
+    public func problems() -> [SchemaIssue] {
+        var issues: [SchemaIssue] = []
+        var entityNames: Set<String> = []
+        for entity in entities {
+            func issue(_ member: String?, _ message: String) { issues.append(SchemaIssue(entity: entity.name, member: member, message: message)) }
+            if !Self.isIdentifier(entity.name) || entity.name.lowercased().hasPrefix("sqlite_") || entity.name.hasPrefix("p2p_") {
+                issue(nil, "entity name must be a letter then letters, digits or _ (at most 63), not starting with sqlite_ or p2p_")
+            }
+            if !entityNames.insert(entity.name.lowercased()).inserted { issue(nil, "entity declared twice (names are case-insensitive)") }
+            if let declared = entity.declaredVersionHash, declared != entity.versionHash {
+                issue(nil, "versionHash \(declared) does not match the entity (\(entity.versionHash))")
+            }
+            var memberNames: Set<String> = []
+            for attribute in entity.attributes {
+                if !Self.isIdentifier(attribute.name) || attribute.name.lowercased() == "id" {
+                    issue(attribute.name, "attribute name must be a letter then letters, digits or _ (at most 63), and not \"id\"")
+                }
+                if !memberNames.insert(attribute.name.lowercased()).inserted { issue(attribute.name, "name used twice (names are case-insensitive)") }
+                issues += attribute.problems(entity: entity.name)
+            }
+            for relationship in entity.relationships {
+                if !Self.isIdentifier(relationship.name) || relationship.name.lowercased() == "id" {
+                    issue(relationship.name, "relationship name must be a letter then letters, digits or _ (at most 63), and not \"id\"")
+                }
+                if !memberNames.insert(relationship.name.lowercased()).inserted { issue(relationship.name, "name used twice (names are case-insensitive)") }
+                guard let destination = self.entity(named: relationship.destination) else {
+                    issue(relationship.name, "destination entity \(relationship.destination) is not in the schema")
+                    continue
+                }
+                let inverse = relationship.inverse.flatMap { destination.relationship(named: $0) }
+                if let name = relationship.inverse {
+                    if let inverse {
+                        if inverse.destination != entity.name || inverse.inverse != relationship.name {
+                            issue(relationship.name, "inverse \(destination.name).\(name) must point back to \(entity.name).\(relationship.name)")
+                        }
+                    } else {
+                        issue(relationship.name, "inverse \(destination.name).\(name) does not exist")
+                    }
+                }
+                if relationship.toMany && (inverse == nil || inverse!.toMany) {
+                    issue(relationship.name, "a to-many relationship needs a to-one inverse (many-to-many relationships are not supported)")
+                }
+            }
+            for rule in entity.rules {
+                let ruleName = "rule \(rule.name)"
+                if let attribute = entity.attribute(named: rule.attribute) {
+                    if attribute.type != .date { issue(ruleName, "constrains \(rule.attribute), which is not a date") }
+                    if attribute.transient { issue(ruleName, "constrains the transient attribute \(rule.attribute)") }
+                } else {
+                    issue(ruleName, "constrains \(rule.attribute), which is not an attribute of \(entity.name)")
+                }
+                if rule.notBefore == nil && rule.notAfter == nil && !rule.required {
+                    issue(ruleName, "says nothing: give notBefore, notAfter or required")
+                }
+                if let condition = rule.when {
+                    if let attribute = entity.attribute(named: condition.attribute), !attribute.transient {
+                        if condition.equals.recordValue(for: attribute.type)?.kind != attribute.type.valueKind {
+                            issue(ruleName, "compares \(condition.attribute) with \(condition.equals.text), which is not a \(attribute.type.rawValue)")
+                        }
+                    } else {
+                        issue(ruleName, "tests \(condition.attribute), which is not a stored attribute of \(entity.name)")
+                    }
+                }
+            }
+        }
+        return issues
+    }
+
+    static func isIdentifier(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...63).contains(bytes.count), let first = bytes.first, first.isASCIILetter else { return false }
+        return bytes.allSatisfy { $0.isASCIILetter || (48...57).contains($0) || $0 == UInt8(ascii: "_") }
+    }
+}
+
+extension UInt8 {
+    fileprivate var isASCIILetter: Bool { (65...90).contains(self) || (97...122).contains(self) }
+}
+
+extension AttributeDescription {
+    func problems(entity: String) -> [SchemaIssue] {
+        var issues: [SchemaIssue] = []
+        func issue(_ message: String) { issues.append(SchemaIssue(entity: entity, member: name, message: message)) }
+        let numeric = [.integer16, .integer32, .integer64, .double, .decimal].contains(type)
+        if (minimum != nil || maximum != nil) && !numeric { issue("min/max apply to numbers only") }
+        if (minLength != nil || maxLength != nil) && type != .string && type != .binary { issue("minLength/maxLength apply to strings and binary values only") }
+        if pattern != nil && type != .string { issue("pattern applies to strings only") }
+        if let minimum, let maximum, minimum > maximum { issue("min \(minimum) is above max \(maximum)") }
+        if let minLength, let maxLength, minLength > maxLength { issue("minLength \(minLength) is above maxLength \(maxLength)") }
+        if let minLength, minLength < 0 { issue("minLength is negative") }
+        if let pattern, RecordValidator.compile(pattern) == nil { issue("pattern \(pattern) is not a valid regular expression") }
+        if let defaultValue {
+            // A default must pass the attribute's own checks, or every record taking it would be invalid.
+            for problem in RecordValidator.check(defaultValue, against: self, pattern: pattern.flatMap(RecordValidator.compile)) {
+                issue("default \(defaultValue.reportText): \(problem.message)")
+            }
+        }
+        return issues
+    }
+}
+
+/// Something wrong with a schema, or with changing a store's schema into another.
+public struct SchemaIssue: Sendable, Equatable, CustomStringConvertible {
+    public var entity: String?
+    /// The attribute, relationship or rule concerned, if any.
+    public var member: String?
+    public var message: String
+
+    public init(entity: String?, member: String?, message: String) {
+        self.entity = entity
+        self.member = member
+        self.message = message
+    }
+
+    public var description: String {
+        let place = [entity, member].compactMap { $0 }.joined(separator: ".")
+        return place.isEmpty ? message : "\(place): \(message)"
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+
+/// Checks records against a schema: types, required values, ranges, lengths, patterns,
+/// relationship targets, and the schema's declared rules.
+struct RecordValidator {
+    /// Reports keep this many problems; the total is still counted.
+    static let maxProblems = 100
+
+    let schema: RecordSchema
+    /// "now" for relative rules, in milliseconds since 1970: one instant for the whole snapshot.
+    let now: Int64
+    let maxInlineBinary: Int
+    private let entities: [String: EntityDescription]
+    private let plans: [String: Plan]
+
+    /// What checking one entity's records needs, worked out once per snapshot rather than per record.
+    private struct Plan {
+        let stored: [AttributeDescription]
+        let storedNames: Set<String>
+        /// Compiled patterns, aligned with `stored`.
+        let patterns: [NSRegularExpression?]
+        let toOne: [RelationshipDescription]
+    }
+
+    init(schema: RecordSchema, now: Date, maxInlineBinary: Int) {
+        self.schema = schema
+        self.now = Int64((now.timeIntervalSince1970 * 1000).rounded())
+        self.maxInlineBinary = maxInlineBinary
+        entities = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        plans = entities.mapValues { entity in
+            let stored = entity.storedAttributes
+            return Plan(stored: stored, storedNames: Set(stored.map(\.name)), patterns: stored.map { $0.pattern.flatMap(Self.compile) },
+                        toOne: entity.storedRelationships)
+        }
+    }
+
+    /// Collects problems in record order, keeping the first `maxProblems`.
+    struct Report {
+        private(set) var entries: [(index: Int, problem: RecordProblem)] = []
+        private(set) var total = 0
+
+        mutating func add(_ problem: RecordProblem, at index: Int) {
+            total += 1
+            entries.append((index, problem))
+        }
+
+        var isEmpty: Bool { total == 0 }
+
+        /// Sorted by record, then in the order the checks ran; at most `maxProblems`.
+        var problems: [RecordProblem] {
+            Array(entries.enumerated().sorted { ($0.element.index, $0.offset) < ($1.element.index, $1.offset) }
+                .prefix(RecordValidator.maxProblems).map(\.element.problem))
+        }
+
+        var error: RecordsError { .invalidRecords(problems, total: total) }
+    }
+
+    /// Checks what every record must satisfy whatever the merge does, and gives required attributes
+    /// that are missing their default. `targetInStore(entity, id)` answers for relationship targets
+    /// that are not in the snapshot.
+    func checkStructure(_ records: inout [Record], report: inout Report,
+                        targetInStore: (String, String) throws -> Bool) rethrows {
+        var ids: [String: Set<String>] = [:]
+        for record in records { ids[record.entity, default: []].insert(record.id) }
+        var seen: [String: Set<String>] = [:]
+        for index in records.indices {
+            let record = records[index]
+            func problem(_ attribute: String?, _ check: RecordProblem.Check, _ value: String?, _ message: String) {
+                report.add(RecordProblem(entity: record.entity, record: record.id, attribute: attribute, check: check, value: value, message: message), at: index)
+            }
+            guard let entity = entities[record.entity], let plan = plans[record.entity] else {
+                problem(nil, .unknownEntity, nil, "entity \(record.entity) is not in the schema")
+                continue
+            }
+            let idBytes = record.id.utf8.count
+            if idBytes == 0 || idBytes > 255 {
+                problem(nil, .invalidID, RecordValue.string(record.id).reportText, "a record ID is 1 to 255 bytes of UTF-8")
+            }
+            if !seen[record.entity, default: []].insert(record.id).inserted {
+                problem(nil, .duplicateID, nil, "the record ID appears twice in the snapshot")
+            }
+            if record.values.keys.contains(where: { !plan.storedNames.contains($0) }) {
+                for name in record.values.keys.sorted() where !plan.storedNames.contains(name) {
+                    problem(name, .unknownAttribute, record.values[name]!.reportText, "\(entity.name) has no stored attribute \(name)")
+                }
+            }
+            for (position, attribute) in plan.stored.enumerated() {
+                guard let value = record.values[attribute.name] else {
+                    if !attribute.optional {
+                        if let fallback = attribute.defaultValue {
+                            // Core Data gives a new object its defaults; a record that left a required value out gets it here.
+                            records[index].values[attribute.name] = fallback
+                        } else {
+                            problem(attribute.name, .required, nil, "\(attribute.name) is required")
+                        }
+                    }
+                    continue
+                }
+                for (check, message) in Self.check(value, against: attribute, pattern: plan.patterns[position], maxInlineBinary: maxInlineBinary) {
+                    problem(attribute.name, check, value.reportText, message)
+                }
+            }
+            for name in record.relationships.count > 1 ? record.relationships.keys.sorted() : Array(record.relationships.keys) {
+                guard let relationship = entity.relationship(named: name) else {
+                    problem(name, .unknownRelationship, nil, "\(entity.name) has no relationship \(name)")
+                    continue
+                }
+                let targets = record.relationships[name]!
+                if relationship.toMany {
+                    problem(name, .derivedRelationship, nil,
+                            "\(entity.name).\(name) is derived from \(relationship.destination).\(relationship.inverse ?? "?"); set that relationship instead")
+                    continue
+                }
+                if targets.count > 1 {
+                    problem(name, .toOne, "\(targets.count) targets", "\(name) is a to-one relationship but lists \(targets.count) targets")
+                }
+                for target in targets.prefix(1) where !(ids[relationship.destination]?.contains(target) ?? false) {
+                    if try !targetInStore(relationship.destination, target) {
+                        problem(name, .relationshipTarget, RecordValue.string(target).reportText,
+                                "\(relationship.destination) \(target) is neither in the snapshot nor in the store")
+                    }
+                }
+            }
+            for relationship in plan.toOne where !relationship.optional && record.relationships[relationship.name] == nil {
+                problem(relationship.name, .required, nil, "\(relationship.name) is required")
+            }
+        }
+    }
+
+    /// The entity's declared rules, for a record about to be written.
+    func checkRules(_ record: Record, at index: Int, report: inout Report) {
+        guard let entity = entities[record.entity] else { return }
+        for rule in entity.rules {
+            if let condition = rule.when {
+                guard let attribute = entity.attribute(named: condition.attribute),
+                      let expected = condition.equals.recordValue(for: attribute.type),
+                      let actual = record.values[condition.attribute], actual == expected else { continue }
+            }
+            let condition = rule.when.map { " when \($0.attribute) is \($0.equals.text)" } ?? ""
+            func problem(_ value: RecordValue?, _ message: String) {
+                report.add(RecordProblem(entity: record.entity, record: record.id, attribute: rule.attribute, check: .rule(rule.name),
+                                         value: value?.reportText, message: message), at: index)
+            }
+            guard let value = record.values[rule.attribute] else {
+                if rule.required { problem(nil, "\(rule.attribute) is required\(condition)") }
+                continue
+            }
+            guard case .date(let ms) = value else { continue }  // A wrong type is reported by checkStructure.
+            if let notBefore = rule.notBefore, ms < now + notBefore.seconds * 1000 {
+                problem(value, "\(rule.attribute) must not be before \(notBefore)\(condition)")
+            }
+            if let notAfter = rule.notAfter, ms > now + notAfter.seconds * 1000 {
+                problem(value, "\(rule.attribute) must not be after \(notAfter)\(condition)")
+            }
+        }
+    }
+
+    /// The attribute's pattern anchored at both ends: only a match of the whole string counts, as
+    /// with Core Data's regular expression constraint.
+    static func compile(_ pattern: String) -> NSRegularExpression? {
+        try? NSRegularExpression(pattern: "^(?:" + pattern + ")$")
+    }
+
+    /// What is wrong with one value for one attribute (type, range, length, pattern, size).
+    static func check(_ value: RecordValue, against attribute: AttributeDescription, pattern: NSRegularExpression?,
+                      maxInlineBinary: Int = .max) -> [(check: RecordProblem.Check, message: String)] {
+        guard value.kind == attribute.type.valueKind else {
+            return [(.type, "expected \(attribute.type.rawValue), got \(value.kind)")]
+        }
+        var problems: [(check: RecordProblem.Check, message: String)] = []
+        switch value {
+        case .integer(let v):
+            if let range = attribute.type.integerRange, !range.contains(v) {
+                return [(.type, "\(v) does not fit \(attribute.type.rawValue) (\(range.lowerBound)…\(range.upperBound))")]
+            }
+        case .double(let v) where !v.isFinite:
+            return [(.type, "\(v) is not a finite number")]
+        case .string(let s):
+            let length = s.count
+            if let min = attribute.minLength, length < min { problems.append((.minLength, "is \(length) characters long, shorter than \(min)")) }
+            if let max = attribute.maxLength, length > max { problems.append((.maxLength, "is \(length) characters long, longer than \(max)")) }
+            if let pattern, pattern.firstMatch(in: s, range: NSRange(location: 0, length: (s as NSString).length)) == nil {
+                problems.append((.pattern, "does not match \(attribute.pattern ?? "")"))
+            }
+        case .binary(let d):
+            if let min = attribute.minLength, d.count < min { problems.append((.minLength, "is \(d.count) bytes long, shorter than \(min)")) }
+            if let max = attribute.maxLength, d.count > max { problems.append((.maxLength, "is \(d.count) bytes long, longer than \(max)")) }
+            if d.count > maxInlineBinary {
+                problems.append((.binaryTooLarge, "is \(d.count) bytes; binary values travel inline up to \(maxInlineBinary) bytes"))
+            }
+        default:
+            break
+        }
+        if let number = value.numericValue {
+            if let min = attribute.minimum, number < min { problems.append((.minimum, "\(value.reportText) is below the minimum \(min)")) }
+            if let max = attribute.maximum, number > max { problems.append((.maximum, "\(value.reportText) is above the maximum \(max)")) }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// `p2p records receive --store DB`: waits for peers' snapshots, validates them and merges them.
+struct RecordsReceiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receive",
+        abstract: "Receive snapshots from peers (`p2p records send`) and merge them into the store.",
+        discussion: """
+            Advertises itself by DNS-SD and takes direct connections on --port. Connection requests are \
+            asked on a terminal, refused from a pipe unless --yes. Every snapshot is validated whole: one \
+            invalid record rejects it and the store stays byte-for-byte unchanged. Runs until interrupted; \
+            with --once, exits after the first snapshot (status 0 merged, 6 rejected).
+            """
+    )
+
+    @OptionGroup var network: NetworkOptions
+
+    @OptionGroup var store: StoreOption
+
+    @Option(help: "When a record ID exists with other content: \(MergePolicy.allValueStrings.joined(separator: ", ")).")
+    var policy: MergePolicy = .lastWriterWins
+
+    @Flag(help: "Accept connection requests without asking.")
+    var yes = false
+
+    @Flag(help: "Exit after the first snapshot.")
+    var once = false
+
+    @Option(name: .customLong("max-bytes"), help: "Deny snapshots larger than this many bytes (encoded).")
+    var maxBytes = 256 << 20
+
+    @Flag(help: "One JSON object per event per line (listening, connected, records-offered, records-merged, records-rejected, …).")
+    var json = false
+
+    private enum Input: Sendable {
+        case event(SessionEvent)
+        case finished(merged: Bool)
+        case interrupt
+    }
+
+    func run() async throws {
+        setenv("AVAHI_COMPAT_NOWARN", "1", 0)
+        let recordStore = try store.open()
+        let session = try network.makeSession(defaultSessionID: "records")
+        let view = ChatView(json: json, verbose: network.verbose)
+        let records = RecordsView(json: json)
+        let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        let accept = yes, interactive = Terminal.stdinIsTTY && !json
+        session.setConnectionRequestHandler { request in
+            if accept { return true }
+            let name = Terminal.sanitize(request.peer.displayName)
+            guard interactive else {
+                view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
+                return false
+            }
+            Output.line(Terminal.paint("\(name) wants to send records — \(ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)). Accept? [y/n]", .yellow))
+            let answer = await Task.detached { readLine() }.value ?? ""
+            return answer.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y")
+        }
+        var options = RecordReceiveOptions()
+        options.maxSnapshotBytes = maxBytes
+        let json = self.json, policy = self.policy
+        session.onRecordSnapshot(options: options, accept: { offer, peer in
+            if json {
+                Output.json(["event": "records-offered", "peer": peer.displayName, "id": peer.id.hex, "records": Int(offer.recordCount),
+                             "bytes": Int(offer.size), "delta": offer.isDelta, "entities": offer.entities])
+            } else {
+                view.note("\(Terminal.sanitize(peer.displayName)) sends \(offer.recordCount) record\(offer.recordCount == 1 ? "" : "s") (\(offer.size) bytes)…")
+            }
+            return true
+        }) { received, peer in
+            let result: RecordTransferResult
+            switch received {
+            case .failure(let error):
+                records.rejected(error, from: peer, source: peer.displayName)
+                result = RecordTransferResult(error: error)
+            case .success(let snapshot):
+                do throws(RecordsError) {
+                    let outcome = try recordStore.merge(snapshot, policy: policy)
+                    records.merged(outcome, records: snapshot.records.count, delta: snapshot.isDelta, from: peer, source: peer.displayName)
+                    result = RecordTransferResult(outcome)
+                } catch {
+                    records.rejected(error, from: peer, source: peer.displayName)
+                    result = RecordTransferResult(error: error)
+                }
+            }
+            feed.yield(.finished(merged: result.status == .merged))
+            return result
+        }
+        let events = session.events()
+        Task { for await event in events { feed.yield(.event(event)) } }
+        Signals.onInterrupt { feed.yield(.interrupt) }
+
+        do {
+            try await session.start()
+        } catch {
+            view.error("listen", error.description)
+            throw ExitStatus.failure
+        }
+        view.listening(session)
+        do {
+            try session.setAvailable(true)
+        } catch {
+            // Peers can still reach us with --connect HOST:PORT.
+            view.error("discovery", error.description)
+        }
+        var status = ExitCode.success
+        loop: for await input in inputs {
+            switch input {
+            case .event(.peerChanged(let peer, let state, let reason)) where state == .connected || state == .disconnected:
+                view.peerChanged(peer, state, reason: reason)
+            case .event(.advertising(let name)):
+                view.advertising(as: name, requested: network.displayName)
+            case .event(.discoveryFailed(let error)):
+                view.error("discovery", error.description)
+            case .event:
+                break
+            case .finished(let merged):
+                if once {
+                    status = merged ? .success : ExitStatus.recordsRejected
+                    break loop
+                }
+            case .interrupt:
+                break loop
+            }
+        }
+        // Let the answer to the last snapshot reach the sender before saying goodbye.
+        try? await Task.sleep(for: .milliseconds(200))
+        await session.close()
+        if status != .success { throw status }
+    }
+}

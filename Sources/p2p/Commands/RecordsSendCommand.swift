@@ -1,0 +1,206 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// `p2p records send`: a snapshot of the store (or a records file) to one peer, and its answer.
+struct RecordsSendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a snapshot of the store (or a records file) to a peer running `p2p records receive`.",
+        discussion: """
+            --since-last sends only the records changed since the last snapshot that peer merged (per entity). \
+            --file sends a records file as it is, without a store (the receiver validates it). \
+            Exit status: 0 merged, 6 rejected by the peer (its report is printed), 3 peer not found, 4 connection failed, 1 other errors.
+            """
+    )
+
+    @OptionGroup var network: NetworkOptions
+
+    @Option(help: "The SQLite store to send from.")
+    var store: String?
+
+    @Option(help: "Send this records file (JSON) instead of a store.")
+    var file: String?
+
+    @Option(help: "Only this entity (repeatable).")
+    var entity: [String] = []
+
+    @Flag(name: .customLong("since-last"), help: "Only records changed since the last snapshot this peer merged.")
+    var sinceLast = false
+
+    @Option(help: "The peer (display name or ID prefix), found by DNS-SD.")
+    var to: String?
+
+    @Option(help: "Connect directly to HOST:PORT, without discovery.")
+    var connect: String?
+
+    @Option(help: "Seconds to wait for the --to peer to appear.")
+    var timeout: Double = 30
+
+    @Flag(help: "One JSON object per event per line (connected, records-sent, error).")
+    var json = false
+
+    func validate() throws {
+        guard (store == nil) != (file == nil) else { throw ValidationError("give exactly one of --store and --file") }
+        guard (to == nil) != (connect == nil) else { throw ValidationError("give exactly one of --to and --connect") }
+        if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
+        if sinceLast && store == nil { throw ValidationError("--since-last needs --store") }
+        if !entity.isEmpty && store == nil { throw ValidationError("--entity needs --store") }
+    }
+
+    func run() async throws {
+        setenv("AVAHI_COMPAT_NOWARN", "1", 0)
+        let view = ChatView(json: json, verbose: network.verbose)
+        let recordStore = try store.map { try StoreOption.open($0, mustExist: true) }
+        // Read the file before any network work, so a bad file fails fast.
+        let fileSnapshot = try file.map { path -> RecordSnapshot in
+            do {
+                return try RecordFile.read(URL(fileURLWithPath: path), origin: try localPeerID())
+            } catch {
+                throw CLIError("\(error)", code: ExitStatus.failure)
+            }
+        }
+        let session = try network.makeSession(defaultSessionID: "records")
+        do {
+            try await session.start()
+        } catch {
+            view.error("listen", error.description)
+            throw ExitStatus.failure
+        }
+        let status = await send(session, view: view, store: recordStore, fileSnapshot: fileSnapshot)
+        await session.close()
+        if status != ExitCode.success { throw status }
+    }
+
+    private func send(_ session: Session, view: ChatView, store: RecordStore?, fileSnapshot: RecordSnapshot?) async -> ExitCode {
+        let peer: PeerInfo
+        switch await PeerReach.reach(session, to: to, connect: connect, timeout: timeout, view: view) {
+        case .success(let reached): peer = reached
+        case .failure(let status): return status
+        }
+        view.peerChanged(peer, .connected, reason: nil)
+        var snapshot: RecordSnapshot
+        var mark: RecordStore.SentMark?
+        if let fileSnapshot {
+            snapshot = fileSnapshot
+        } else {
+            do {
+                let (made, sent) = try store!.snapshot(entities: entity.isEmpty ? nil : entity, since: sinceLast ? peer.id : nil, origin: session.peerID)
+                snapshot = made
+                mark = sent
+            } catch {
+                view.error("store", error.description)
+                return ExitStatus.failure
+            }
+        }
+        snapshot.origin = session.peerID
+        if !json { view.note("Sending \(snapshot.records.count) record\(snapshot.records.count == 1 ? "" : "s")\(snapshot.isDelta ? " (changed since the last exchange)" : "") to \(Terminal.sanitize(peer.displayName))…") }
+        let result: RecordTransferResult
+        do {
+            result = try await session.send(snapshot, to: peer.id)
+        } catch {
+            view.error("send", error.description)
+            return ExitStatus.failure
+        }
+        if result.status == .merged, let mark, let store {
+            do {
+                try store.markSent(mark, to: peer.id)
+            } catch {
+                view.error("store", "the peer merged the snapshot but this store could not remember it: \(error)")
+            }
+        }
+        report(result, records: snapshot.records.count, delta: snapshot.isDelta, peer: peer)
+        return result.status == .merged ? .success : ExitStatus.recordsRejected
+    }
+
+    private func report(_ result: RecordTransferResult, records: Int, delta: Bool, peer: PeerInfo) {
+        let status = switch result.status {
+        case .merged: "merged"
+        case .rejected: "rejected"
+        case .failed: "failed"
+        }
+        if json {
+            var object: [String: Any] = [
+                "event": "records-sent", "peer": peer.displayName, "id": peer.id.hex, "records": records, "delta": delta, "status": status,
+            ]
+            if result.status == .merged {
+                object["inserted"] = result.outcome.inserted
+                object["updated"] = result.outcome.updated
+                object["unchanged"] = result.outcome.unchanged
+                object["conflicts"] = result.conflictCount
+                object["conflicted"] = result.outcome.conflicts.map { ["entity": $0.entity, "id": $0.id, "kept": $0.kept.rawValue] }
+                object["migrations"] = result.outcome.migrations
+            } else {
+                object["message"] = result.message
+                object["errors"] = result.problems.map(\.json)
+            }
+            Output.json(object)
+            return
+        }
+        let name = Terminal.sanitize(peer.displayName)
+        switch result.status {
+        case .merged:
+            Output.line("Sent \(records) record\(records == 1 ? "" : "s")\(delta ? " (delta)" : "") to \(name): " + RecordsView.counts(result.outcome))
+            for change in result.outcome.migrations { Output.line(Terminal.paint("  \(name)'s schema: \(change)", .dim)) }
+        case .rejected, .failed:
+            guard !result.problems.isEmpty else {
+                Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot: \(Terminal.sanitize(result.message))", .red))
+                return
+            }
+            Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot; nothing was merged:", .red))
+            for problem in result.problems { Output.error("  \(Terminal.sanitize(problem.description))") }
+        }
+    }
+}
+
+/// Finding and connecting to one peer: by name through DNS-SD (`--to`) or by address (`--connect`).
+enum PeerReach {
+    static func reach(_ session: Session, to: String?, connect: String?, timeout: Double, view: ChatView) async -> Result<PeerInfo, ExitCode> {
+        if let endpoint = connect.flatMap(Endpoint.init) {
+            do {
+                return .success(try await session.connect(to: endpoint))
+            } catch {
+                view.error(error.isDenial ? "denied" : "connect", error.description)
+                return .failure(ExitStatus.connectionFailed)
+            }
+        }
+        guard let to else { return .failure(ExitStatus.failure) }
+        let events = session.events()
+        do {
+            try session.setAvailable(true)
+        } catch {
+            view.error("discovery", error.description)
+            return .failure(ExitStatus.noDaemon)
+        }
+        view.note("Waiting for \(to)…")
+        let found: PeerInfo? = await withTaskGroup(of: PeerInfo?.self) { group in
+            group.addTask {
+                for await event in events {
+                    if case .peerChanged(let peer, .available, _) = event, session.peer(matching: to)?.id == peer.id { return peer }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(timeout))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let found else {
+            view.error("not-found", "no peer called \(to) appeared within \(timeout) s")
+            return .failure(ExitStatus.peerNotFound)
+        }
+        do {
+            return .success(try await session.connect(to: found.id))
+        } catch {
+            view.error(error.isDenial ? "denied" : "connect", error.description)
+            return .failure(ExitStatus.connectionFailed)
+        }
+    }
+}
+
+extension SessionError {
+    var isDenial: Bool { if case .denied = self { true } else { false } }
+}
