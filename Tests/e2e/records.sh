@@ -108,7 +108,7 @@ reject() {
   before=$(checksum "$store")
   n=$(( $(count_json "$rx" event=records-rejected) + 1 ))
   send rejected --file "$DATA/$file" --connect "$ADDR_B:${PORT[${rx#bob-}]}"
-  check "$desc: sender exits 6 (got $SEND_RC)" [ "$SEND_RC" = 6 ]
+  check "$desc: sender exits 9 (got $SEND_RC)" [ "$SEND_RC" = 9 ]
   if wait_until 10 nth_json "$rx" "$n" event=records-rejected >/dev/null; then
     event=$(nth_json "$rx" "$n" event=records-rejected)
     if same_json "$(field "$event" errors)" "$expected"; then pass "$desc: B's report is exactly $expected"

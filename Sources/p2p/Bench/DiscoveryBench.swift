@@ -19,13 +19,14 @@ enum DiscoveryBench {
     }
 
     /// A (already browsing) waits for a fresh B of a random session ID, then connects to it by peer ID.
-    static func measure(runs: Int, timeout: Double = 5) async -> Outcome {
+    static func measure(runs: Int, transport: TransportSecurity, timeout: Double = 5) async -> Outcome {
         var results: [Run] = []
         for _ in 0..<runs {
             // A random session ID per run, so stale services of earlier runs never match.
             let sessionID = "bench-" + String(UInt64.random(in: 0 ... .max), radix: 36)
             var configuration = SessionConfiguration()
             configuration.acceptsConnectionsByDefault = true
+            configuration.transportSecurity = transport
             let a = Session(sessionID: sessionID, displayName: "bench-browser-\(sessionID.suffix(6))", identity: .ephemeral(), configuration: configuration)
             let b = Session(sessionID: sessionID, displayName: "bench-found-\(sessionID.suffix(6))", identity: .ephemeral(), configuration: configuration)
             let result = await once(a, b, timeout: timeout)
@@ -94,6 +95,7 @@ enum DiscoveryBench {
             // The other order: B is established, a newcomer starts browsing (client mode: no probing of its own).
             var configuration = SessionConfiguration()
             configuration.bindHost = "127.0.0.1"
+            configuration.transportSecurity = b.configuration.transportSecurity
             let c = Session(sessionID: b.sessionID, displayName: "bench-late", mode: .client, identity: .ephemeral(), configuration: configuration)
             let lateAt = Box<UInt64>(0)
             let lateStart = benchNow()

@@ -13,8 +13,9 @@ struct SessionPair {
 
     /// `oneLoop` puts both sessions on one event loop thread: no cross-thread wake-ups, so a round
     /// trip then costs exactly the CPU work of both ends (a diagnostic, not the headline figure).
-    static func make(sessionID: String, oneLoop: Bool = false) async throws -> SessionPair {
+    static func make(sessionID: String, transport: TransportSecurity, oneLoop: Bool = false) async throws -> SessionPair {
         var configuration = SessionConfiguration()
+        configuration.transportSecurity = transport
         configuration.bindHost = "127.0.0.1"
         configuration.acceptsConnectionsByDefault = true
         let groups = oneLoop ? [MultiThreadedEventLoopGroup(numberOfThreads: 1)] : [MultiThreadedEventLoopGroup(numberOfThreads: 1), MultiThreadedEventLoopGroup(numberOfThreads: 1)]

@@ -41,6 +41,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("discovery-runs"), help: "Discovery measurements (the median is reported); 0 skips.")
     var discoveryRuns = 5
 
+    @Option(help: "Session transport: tls (the default of sessions) or insecure (plain TCP framing, as the raw baseline).")
+    var transport: BenchTransport = .tls
+
     @Flag(name: .customLong("one-loop"), help: ArgumentHelp("Run both sessions on one event loop thread (diagnostic: CPU cost without wake-ups).", visibility: .hidden))
     var oneLoop = false
 
@@ -62,7 +65,7 @@ struct BenchCommand: AsyncParsableCommand {
         let frameBytes = header + messagePayload
         let loadBefore = Machine.loadAverage
 
-        let pair = try await SessionPair.make(sessionID: "bench-" + String(UInt64.random(in: 0 ... .max), radix: 36), oneLoop: oneLoop)
+        let pair = try await SessionPair.make(sessionID: "bench-" + String(UInt64.random(in: 0 ... .max), radix: 36), transport: transport.security, oneLoop: oneLoop)
         var rawSamples: [UInt64] = [], sessionSamples: [UInt64] = [], threadSamples: [UInt64] = []
         var rawRTTCPU = CPUTally(), sessionRTTCPU = CPUTally()
         let perRound = max(1, roundTrips / rounds)
@@ -101,7 +104,7 @@ struct BenchCommand: AsyncParsableCommand {
         var discovery = DiscoveryBench.Outcome.skipped("--discovery-runs 0")
         if discoveryRuns > 0 {
             progress("discovery (\(discoveryRuns) runs)…")
-            discovery = await DiscoveryBench.measure(runs: discoveryRuns)
+            discovery = await DiscoveryBench.measure(runs: discoveryRuns, transport: transport.security)
         }
         let loadAfter = Machine.loadAverage
 
@@ -121,7 +124,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let discoveryPass: Bool? = foundMedian.map { $0 <= 1000 }
 
-        let method = "\(rounds) alternating rounds. Round trip: \(perRound * rounds) sequential pings in total "
+        let method = "session transport: \(transport.description). \(rounds) alternating rounds. Round trip: \(perRound * rounds) sequential pings in total "
             + "(+\(warmup) warm-up), \(rttPayload) B DATA payload = \(header + rttPayload) B frame, one outstanding, "
             + "echoed from the other session's receive handler; raw TCP moves the same \(header + rttPayload) B. "
             + "One way: \(messages) × \(messagePayload) B DATA (\(frameBytes) B frames) per round, sent from an application thread"
@@ -151,7 +154,7 @@ struct BenchCommand: AsyncParsableCommand {
             }
             Output.json([
                 "method": [
-                    "rounds": rounds, "roundTrips": perRound * rounds, "warmup": warmup, "rttPayloadBytes": rttPayload,
+                    "transport": transport.rawValue, "rounds": rounds, "roundTrips": perRound * rounds, "warmup": warmup, "rttPayloadBytes": rttPayload,
                     "rttFrameBytes": header + rttPayload, "messages": messages, "messagePayloadBytes": messagePayload,
                     "messageFrameBytes": frameBytes, "window": window, "discoveryRuns": discoveryRuns,
                     "nproc": Machine.cpuCount, "cpu": Machine.cpuModel, "loadAverage": [loadBefore ?? NSNull(), loadAfter ?? NSNull()] as [Any],
@@ -181,7 +184,7 @@ struct BenchCommand: AsyncParsableCommand {
 
         func verdict(_ pass: Bool?) -> String { pass.map { $0 ? "PASS" : "MISS" } ?? "skipped" }
         var table = Table()
-        table.add("", "session", "raw TCP", "session/raw", "target")
+        table.add("", "session (\(transport.rawValue))", "raw TCP", "session/raw", "target")
         table.add("round trip p50 (µs)", sessionRTT.p50.formatted(1), rawRTT.p50.formatted(1), rttP50Ratio.formatted(2) + "×",
                   "≤ 1.5× " + verdict(rttP50Ratio <= 1.5))
         table.add("round trip p99 (µs)", sessionRTT.p99.formatted(1), rawRTT.p99.formatted(1), rttP99Ratio.formatted(2) + "×",
@@ -228,5 +231,15 @@ struct BenchCommand: AsyncParsableCommand {
         stream.reserveCapacity(count * frame.count)
         for _ in 0..<count { stream += frame }
         return stream
+    }
+}
+
+enum BenchTransport: String, ExpressibleByArgument, CaseIterable, CustomStringConvertible {
+    case tls, insecure
+
+    var security: TransportSecurity { self == .tls ? .tls : .insecure }
+
+    var description: String {
+        self == .tls ? "TLS 1.3 (sessions' default; the raw baseline is unencrypted)" : "insecure (plain TCP, no TLS)"
     }
 }
