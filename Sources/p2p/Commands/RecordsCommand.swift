@@ -12,7 +12,7 @@ struct RecordsCommand: AsyncParsableCommand {
             file imported or snapshot received. Snapshots carry their schema; one that adds optional or \
             defaulted attributes migrates the store, an incompatible one is refused with the reason. Every \
             record is validated first; one invalid record rejects the whole snapshot and the store stays \
-            unchanged (exit status 6). Examples: examples/records/ and the README.
+            unchanged (exit status 9). Examples: examples/records/ and the README.
             """,
         subcommands: [RecordsImportCommand.self, RecordsExportCommand.self, RecordsShowCommand.self,
                       RecordsSendCommand.self, RecordsReceiveCommand.self, RecordsBenchCommand.self]

@@ -11,7 +11,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             Advertises itself by DNS-SD and takes direct connections on --port. Connection requests are \
             asked on a terminal, refused from a pipe unless --yes. Every snapshot is validated whole: one \
             invalid record rejects it and the store stays byte-for-byte unchanged. Runs until interrupted; \
-            with --once, exits after the first snapshot (status 0 merged, 6 rejected).
+            with --once, exits after the first snapshot (status 0 merged, 9 rejected).
             """
     )
 
