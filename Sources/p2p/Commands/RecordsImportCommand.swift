@@ -10,7 +10,7 @@ struct RecordsImportCommand: ParsableCommand {
         discussion: """
             The file holds a schema (or names a schema file) and records; a file with only a schema \
             migrates the store. Records without "modified"/"origin" were made here, now. \
-            Exit status 6 when the file is rejected; the store is then unchanged.
+            Exit status 9 when the file is rejected; the store is then unchanged.
             """
     )
 
