@@ -42,7 +42,7 @@ struct RecordsBenchCommand: AsyncParsableCommand {
         let encodedBytes = SnapshotCodec.encode(snapshot).count
         let encodeTime = clock.now - start
 
-        let pair = try await SessionPair.make(sessionID: "records-bench-" + String(UInt64.random(in: 0 ... .max), radix: 36))
+        let pair = try await SessionPair.make(sessionID: "records-bench-" + String(UInt64.random(in: 0 ... .max), radix: 36), transport: .tls)
         let store = try StoreOption.open(directory.appendingPathComponent("bench.sqlite").path)
         let timings = NIOLockedValueBox<(received: ContinuousClock.Instant?, merge: Duration?)>((nil, nil))
         pair.b.onRecordSnapshot { received, _ in
