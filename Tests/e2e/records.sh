@@ -158,7 +158,7 @@ expect_json 1 pol-take-theirs "take-theirs: 1 inserted, 2 updated, 0 unchanged, 
 run "$P2P" records show --store "$STORES/B-policy-take-theirs.sqlite" --entity Task --json >"$E2E_TMP/show.out" 2>&1
 check "take-theirs: B's report task now holds A's older text" grep -q '"text":"An older report"' "$E2E_TMP/show.out"
 before=$(checksum "$STORES/B-tasks.sqlite")
-policy fail-on-conflict 6
+policy fail-on-conflict 9
 ev=$(get_json pol-fail-on-conflict errors event=records-rejected)
 check "fail-on-conflict: rejected naming milk and report ($ev)" "$PYTHON" -c 'import json,sys; e=json.loads(sys.argv[1]); sys.exit([(x["record"], x["rule"]) for x in e] != [("milk","conflict"),("report","conflict")])' "$ev"
 check "fail-on-conflict: the store copy is unchanged" [ "$(checksum "$STORES/B-policy-fail-on-conflict.sqlite")" = "$before" ]
