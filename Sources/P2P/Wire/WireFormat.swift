@@ -28,9 +28,10 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let data = MessageType(rawValue: 0x10)
     public static let text = MessageType(rawValue: 0x11)
     public static let pair = MessageType(rawValue: 0x20)
+    public static let transfer = MessageType(rawValue: 0x50)
 
     /// Every type this version understands; anything else is a protocol error.
-    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair]
+    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .transfer]
 
     /// Types that may also travel as unreliable datagrams.
     public static let datagramTypes: Set<MessageType> = [.data, .text]
@@ -46,6 +47,7 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .data: "DATA"
         case .text: "TEXT"
         case .pair: "PAIR"
+        case .transfer: "TRANSFER"
         default: "0x" + String(rawValue, radix: 16)
         }
     }

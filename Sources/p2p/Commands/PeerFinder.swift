@@ -1,0 +1,62 @@
+import Foundation
+import P2P
+
+/// Finds and connects the one peer a command talks to: `--connect HOST:PORT`, `--to NAME-OR-ID`, or,
+/// with neither, the only peer of the session that shows up.
+struct PeerFinder {
+    let session: Session
+    let to: String?
+    let connect: String?
+    let timeout: Double
+
+    func find(events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+        if let connect {
+            guard let endpoint = Endpoint(connect) else { throw CLIError("--connect wants HOST:PORT", code: ExitStatus.failure) }
+            do {
+                return try await session.connect(to: endpoint)
+            } catch {
+                throw CLIError(error.description, code: ExitStatus.connectionFailed)
+            }
+        }
+        do {
+            try session.setAvailable(true)
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.noDaemon)
+        }
+        let session = self.session
+        let deadline = Task { [timeout] in
+            try? await Task.sleep(for: .seconds(timeout))
+            await session.close()
+        }
+        defer { deadline.cancel() }
+        var seen: [PeerInfo] = []
+        for await event in events {
+            guard case .peerChanged(let peer, .available, _) = event else { continue }
+            seen.append(peer)
+            let match: PeerInfo? = if let to { session.peer(matching: to) } else { peer }
+            guard let match else { continue }
+            do {
+                return try await session.connect(to: match.id)
+            } catch {
+                throw CLIError(error.description, code: ExitStatus.connectionFailed)
+            }
+        }
+        let what = to.map { "no peer called \($0)" } ?? "no receiver"
+        throw CLIError("\(what) appeared within \(Int(timeout)) s (run `p2p receive` on the other machine, or use --connect)", code: ExitStatus.peerNotFound)
+    }
+}
+
+/// Asks the person at the terminal yes/no questions, one at a time, reading answers from stdin.
+actor Prompter {
+    private var lines: AsyncStream<String>.AsyncIterator
+
+    init() { lines = StandardInput.lines().makeAsyncIterator() }
+
+    /// `false` without a terminal: nobody can say yes.
+    func confirm(_ question: String) async -> Bool {
+        guard Terminal.stdinIsTTY else { return false }
+        FileHandle.standardError.write(Data(Terminal.paint("\(question) [y/n] ", .yellow).utf8))
+        guard let answer = await lines.next() else { return false }
+        return answer.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y")
+    }
+}
