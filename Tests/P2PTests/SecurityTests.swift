@@ -214,3 +214,49 @@ final class TLSRelay: Sendable {
         func channelInactive(context: ChannelHandlerContext) { inbound.close(promise: nil) }
     }
 }
+
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct LimitTests {
+    @Test func connectionsOverThePerAddressLimitAreClosedAtOnce() async throws {
+        let bob = try await makeSession("bob") { $0.limits.connectionsPerAddress = 2 }
+        let first = try await makeSession("first"), second = try await makeSession("second"), third = try await makeSession("third")
+        try await first.connect(to: bob.endpoint)
+        try await second.connect(to: bob.endpoint)
+        await #expect(throws: SessionError.self) { try await third.connect(to: bob.endpoint, timeout: .seconds(2)) }
+        #expect(bob.connectedPeers.count == 2)
+        await first.close()
+        try await Task.sleep(for: .milliseconds(200))
+        try await third.connect(to: bob.endpoint)  // a slot is free again
+        await bob.close(); await second.close(); await third.close()
+    }
+
+    @Test func connectionRequestsOverThePerMinuteLimitAreDeniedWithoutAsking() async throws {
+        let bob = try await makeSession("bob") { $0.limits.connectionRequestsPerMinute = 2 }
+        let asked = NIOLockedValueBoxWrapper(0)
+        bob.setConnectionRequestHandler { _ in
+            asked.mutate { $0 += 1 }
+            return false
+        }
+        let alice = try await makeSession("alice")
+        for _ in 0..<4 {
+            await #expect(throws: SessionError.denied(by: "bob")) { try await alice.connect(to: bob.endpoint) }
+        }
+        #expect(asked.value == 2, "requests over the limit never reach the person")
+        await alice.close(); await bob.close()
+    }
+}
+
+@Suite struct TrustStoreTests {
+    @Test func everyInstanceSeesTheFileAsItIsNow() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json")
+        let chat = try TrustStore(file: file), command = try TrustStore(file: file)
+        let bob = Identity.ephemeral().peerID, carol = Identity.ephemeral().peerID
+        try chat.pin(bob, name: "bob", method: .firstUse)
+        try command.remove(matching: "bob")  // `p2p trust remove` while the chat runs
+        #expect(chat.verdict(for: Identity.ephemeral().peerID, name: "bob") == .unknown)
+        try chat.pin(carol, name: "carol", method: .firstUse)  // must not bring bob back
+        #expect(command.all.map(\.name) == ["carol"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A p2p chat server survives misbehaving clients (each gets the documented ERROR code and is
 # disconnected), keeps serving real peers afterwards, and `p2p chat --connect` works without an
-# mDNS daemon. Loopback only. The session ID is unique per run, so chats of other tests sharing the
+# mDNS daemon. raw_peer.py speaks TLS 1.3 with its own certificate unless told --plaintext; the
+# TLS-specific refusals (impostor HELLO, plaintext HELLO, TLS 1.2, no client certificate, a TCP client
+# that never starts TLS) are checked here too. Loopback only. The session ID is unique per run, so chats of other tests sharing the
 # loopback avahi-daemon are never dialled.
 . "$(dirname "$0")/lib.sh"
 need python3
@@ -15,46 +17,98 @@ start_proc server env P2P_HOME="$(home server)" "$P2P" chat --json --yes --name 
 expect_json 20 server "server listens on --port $P" event=listening port="$P" session="$SID"
 is_running server || { fail "server is not running" server; finish; }
 
-# The silent client takes ~10 s: let it run while the others misbehave.
-start_bg silent "$PYTHON" "$RAW" 127.0.0.1 "$P" silent --session "$SID" --timeout 30
+SERVER_ID=$(get_json server id event=listening)
 
-# raw SCENARIO CODE DESC: the client gets ERROR CODE and the server closes the connection.
+# The silent clients take ~10 s: let them run while the others misbehave. One completes TLS and then
+# says nothing (ERROR 10 inside TLS); the other opens TCP and never starts TLS (no channel for an
+# ERROR frame: the server just hangs up).
+start_bg silent "$PYTHON" "$RAW" 127.0.0.1 "$P" silent --session "$SID" --timeout 30
+start_bg tcpsilent "$PYTHON" "$RAW" 127.0.0.1 "$P" silent --plaintext --session "$SID" --timeout 30
+
+# field JSON KEY: KEY of raw_peer.py's report (Python's str() of it; "?" when it is not JSON).
+field() { "$PYTHON" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2" 2>/dev/null || echo "?"; }
+
+# raw SCENARIO CODE DESC [ARGS...]: the client gets ERROR CODE and the server closes the connection.
 raw() {
-  local scenario=$1 code=$2 desc=$3 out got closed
-  out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$P" "$scenario" --session "$SID" 2>&1)
-  got=$("$PYTHON" -c 'import json,sys; print(json.loads(sys.argv[1])["error_code"])' "$out" 2>/dev/null)
-  closed=$("$PYTHON" -c 'import json,sys; print(json.loads(sys.argv[1])["closed_by_server"])' "$out" 2>/dev/null)
+  local scenario=$1 code=$2 desc=$3 out got closed; shift 3
+  out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$P" "$scenario" --session "$SID" "$@" 2>&1)
+  got=$(field "$out" error_code)
+  closed=$(field "$out" closed_by_server)
   if [ "$got" = "$code" ]; then pass "$desc: ERROR $code"; else fail "$desc: expected ERROR $code, got $got: $out"; fi
   if [ "$closed" = True ]; then pass "$desc: server closed the connection"; else fail "$desc: connection not closed by the server: $out"; fi
   check "$desc: server still running" is_running server
 }
+
+# A well-behaved raw TLS client: TLS 1.3, and the server's HELLO names the key its certificate proves.
+out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$P" hello --session "$SID" 2>&1)
+log "raw hello: $out"
+check "raw TLS client: handshake completes (got $(field "$out" received))" [ "$(field "$out" received)" = "['HELLO', 'WELCOME']" ]
+check "raw TLS client: TLS version is TLSv1.3" [ "$(field "$out" tls_version)" = TLSv1.3 ]
+check "raw TLS client: server certificate proves the server's ID $SERVER_ID" [ "$(field "$out" server_cert_id)" = "$SERVER_ID" ]
+check "raw TLS client: server HELLO claims that same ID with a 32-byte datagram key" \
+  "$PYTHON" -c 'import json,sys; h=json.loads(sys.argv[1])["server_hello"]; sys.exit(not (h["id"] == sys.argv[2] and h["datagram_key_len"] == 32))' "$out" "$SERVER_ID"
+expect_json 10 server "server reports the raw TLS client connected under the ID its key proves" event=connected peer=raw-hello id="$(field "$out" our_id)" trust=new
 
 raw huge 4 "frame header announcing 0xffffffff bytes after HELLO"
 raw garbage 2 "random bytes instead of a HELLO"
 raw version2 3 "HELLO with protocol version 2"
 raw unknown 5 "frame of unknown type 0x7f after the handshake"
 raw badutf8 6 "TEXT with invalid UTF-8 after the handshake"
+raw impostor 13 "HELLO claiming another peer's ID (the server's own) over TLS" --claim "$SERVER_ID"
+raw impostor 13 "HELLO claiming a random peer's ID over TLS"
+raw nokey 6 "TLS HELLO without a datagram key"
+raw plaintext-hello 14 "plaintext HELLO to a TLS server (answered in plaintext)"
+expect_no_json server "no impostor was ever reported connected" event=connected peer=raw-impostor
+
+# tlsrefused SCENARIO DESC: the TLS handshake is refused (no HELLO, no frames), the server lives on.
+tlsrefused() {
+  local out; out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$P" "$1" --session "$SID" 2>&1)
+  log "$1: $out"
+  if [ "$(field "$out" tls_error)" != None ] && [ "$(field "$out" received)" = "[]" ] && [ "$(field "$out" closed_by_server)" = True ]; then
+    pass "$2: refused by TLS ($(field "$out" tls_error | cut -c1-60))"
+  else
+    fail "$2: expected a TLS refusal: $out"
+  fi
+  check "$2: server still running" is_running server
+}
+tlsrefused tls12 "client offering at most TLS 1.2"
+tlsrefused nocert "TLS 1.3 client without a certificate"
 
 out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$P" truncated --session "$SID" 2>&1)
 log "truncated frame: $out"
 check "truncated frame then close: server still running" is_running server
 expect_json 10 server "server reports the truncated-frame peer disconnected" event=disconnected peer=raw-truncated
 
-# A client that never sends HELLO.
+# A TLS client that never sends HELLO: ERROR 10 (inside TLS) after the 10 s handshake timeout.
 if wait_exit silent 40; then
   out=$(cat "$(out_of silent)")
-  log "silent client: $out"
-  read -r code closed elapsed < <("$PYTHON" -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["error_code"], d["closed_by_server"], d["elapsed"])' "$out" 2>/dev/null || echo "? ? ?")
-  if [ "$code" = 10 ]; then pass "silent client: ERROR 10 (handshake timeout)"; else fail "silent client: expected ERROR 10, got $code after $elapsed s: $out"; fi
+  log "silent TLS client: $out"
+  code=$(field "$out" error_code) closed=$(field "$out" closed_by_server) elapsed=$(field "$out" elapsed)
+  check "silent TLS client: TLS 1.3 was up" [ "$(field "$out" tls_version)" = TLSv1.3 ]
+  if [ "$code" = 10 ]; then pass "silent TLS client: ERROR 10 (handshake timeout)"; else fail "silent TLS client: expected ERROR 10, got $code after $elapsed s: $out"; fi
   if [ "$closed" = True ] && "$PYTHON" -c 'import sys; sys.exit(not 8 <= float(sys.argv[1]) <= 20)' "$elapsed"; then
-    pass "silent client: disconnected after $elapsed s (handshake timeout 10 s)"
+    pass "silent TLS client: disconnected after $elapsed s (handshake timeout 10 s)"
   else
-    fail "silent client: expected a close after ~10 s, got closed=$closed after $elapsed s"
+    fail "silent TLS client: expected a close after ~10 s, got closed=$closed after $elapsed s"
   fi
 else
-  fail "silent client: still connected after 40 s" silent
+  fail "silent TLS client: still connected after 40 s" silent
 fi
-check "server still running after the silent client" is_running server
+# A TCP client that never starts TLS: closed after the handshake timeout, without any frame.
+if wait_exit tcpsilent 40; then
+  out=$(cat "$(out_of tcpsilent)")
+  log "silent TCP client: $out"
+  closed=$(field "$out" closed_by_server) elapsed=$(field "$out" elapsed)
+  check "silent TCP client (never starts TLS): not one byte from the server" [ "$(field "$out" bytes_received)" = 0 ]
+  if [ "$closed" = True ] && "$PYTHON" -c 'import sys; sys.exit(not 8 <= float(sys.argv[1]) <= 20)' "$elapsed"; then
+    pass "silent TCP client: server closed the connection after $elapsed s (handshake timeout 10 s)"
+  else
+    fail "silent TCP client: expected a close after ~10 s, got closed=$closed after $elapsed s: $out"
+  fi
+else
+  fail "silent TCP client: still connected after 40 s" tcpsilent
+fi
+check "server still running after the silent clients" is_running server
 
 # A real peer still gets through, both ways.
 start_proc friend env P2P_HOME="$(home friend)" "$P2P" chat --json --yes --name friend --connect "127.0.0.1:$P" --session-id "$SID"

@@ -1,28 +1,47 @@
 #!/usr/bin/env python3
-"""A minimal p2p protocol client for misbehaving on purpose (Tests/e2e/bad_input.sh).
+"""A minimal p2p protocol client for misbehaving on purpose (Tests/e2e/bad_input.sh, security.sh).
 
-usage: raw_peer.py HOST PORT SCENARIO [--session S] [--timeout SECONDS]
+usage: raw_peer.py HOST PORT SCENARIO [--session S] [--timeout SECONDS] [--plaintext] [--claim HEX]
 
-Prints one JSON object: {"scenario", "received": [frame types], "error_code": int|null,
-"error_reason": str|null, "closed_by_server": bool, "elapsed": seconds, "note": str}.
-"closed_by_server" is true when the server closed the connection (EOF or reset) after what we sent.
+By default it speaks TLS 1.3 like a real peer: a fresh P-256 key and self-signed certificate per run,
+presented as the client certificate; the server's (self-signed) certificate is not verified, only
+recorded. Our peer ID is the first 16 bytes of SHA-256 over our SubjectPublicKeyInfo DER, and our HELLO
+claims it and carries a random 32-byte datagram key. --plaintext speaks the old plaintext protocol
+(what `p2p --insecure` speaks): no TLS, HELLO without a datagram key.
+
+Prints one JSON object: {"scenario", "tls", "tls_version", "our_id", "server_cert_id", "server_hello",
+"received": [frame types], "bytes_received": int (after TLS decryption), "error_code": int|null,
+"error_reason": str|null, "closed_by_server": bool, "tls_error": str|null, "elapsed": seconds, "note": str}.
+"closed_by_server" is true when the server closed the connection (EOF, reset or TLS alert) after what
+we sent. "server_cert_id" is the peer ID the server's certificate proves; "server_hello" is what the
+server's HELLO claims ({"id", "name", "session", "datagram_key_len"}), when one arrived.
 
 Scenarios:
-  hello        valid handshake only, then leave with BYE (sanity check)
-  huge         valid handshake, then a frame header announcing 0xffffffff payload bytes  -> ERROR 4
-  garbage      random bytes (first byte is never the magic 0x50) instead of a HELLO       -> ERROR 2
-  truncated    valid handshake, half a TEXT frame, then close our side (no assertion on the answer)
-  version2     a HELLO frame with protocol version 2                                      -> ERROR 3
-  unknown      valid handshake, then a frame of type 0x7f                                 -> ERROR 5
-  badutf8      valid handshake, then a TEXT whose text is not UTF-8                       -> ERROR 6
-  silent       connect and send nothing                                                   -> ERROR 10
+  hello           valid handshake only, then leave with BYE (sanity check)
+  huge            valid handshake, then a frame header announcing 0xffffffff payload bytes  -> ERROR 4
+  garbage         random bytes (first byte is never the magic 0x50) instead of a HELLO       -> ERROR 2
+  truncated       valid handshake, half a TEXT frame, then close our side (no assertion on the answer)
+  version2        a HELLO frame with protocol version 2                                      -> ERROR 3
+  unknown         valid handshake, then a frame of type 0x7f                                 -> ERROR 5
+  badutf8         valid handshake, then a TEXT whose text is not UTF-8                       -> ERROR 6
+  silent          connect (and with TLS: complete the TLS handshake) and send nothing
+                  TLS: -> ERROR 10; --plaintext against a TLS server: closed after ~10 s, no ERROR
+  impostor        TLS, then a HELLO claiming another peer's ID (--claim HEX, default random)  -> ERROR 13
+  nokey           TLS, then a HELLO without a datagram key (length 0)                         -> ERROR 6
+  plaintext-hello a plaintext HELLO (implies --plaintext) against a TLS server          -> plaintext ERROR 14
+  tls12           offer at most TLS 1.2                                     -> TLS handshake fails
+  nocert          TLS 1.3 without a client certificate                      -> refused by a TLS alert
 """
+import hashlib
 import json
 import os
 import random
+import shutil
 import socket
+import ssl
 import struct
 import sys
+import tempfile
 import time
 
 MAGIC = b"P2"
@@ -39,25 +58,107 @@ def short_string(s):
     return struct.pack(">H", len(b)) + b
 
 
-def hello_payload(name, session):
-    return (os.urandom(16) + struct.pack(">IHQ", 1, 0, random.getrandbits(64))
+def hello_payload(peer_id, name, session, datagram_key):
+    """HELLO: peerID(16) capabilities(u32) datagramPort(u16) datagramToken(u64) keyLength(u8) key name session."""
+    return (peer_id + struct.pack(">IHQ", 1, 0, random.getrandbits(64))
+            + struct.pack(">B", len(datagram_key)) + datagram_key
             + short_string(name) + short_string(session))
 
 
+def parse_hello(payload):
+    try:
+        peer_id = payload[:16].hex()
+        off = 16 + 4 + 2 + 8
+        klen = payload[off]
+        off += 1 + klen
+        n = struct.unpack(">H", payload[off:off + 2])[0]
+        name = payload[off + 2:off + 2 + n].decode("utf-8", "replace")
+        off += 2 + n
+        n = struct.unpack(">H", payload[off:off + 2])[0]
+        session = payload[off + 2:off + 2 + n].decode("utf-8", "replace")
+        return {"id": peer_id, "name": name, "session": session, "datagram_key_len": klen}
+    except (IndexError, struct.error):
+        return {"malformed": payload.hex()}
+
+
+def spki_peer_id(cert_der):
+    """The peer ID a certificate proves: SHA-256 over its SubjectPublicKeyInfo DER, first 16 bytes."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    cert = x509.load_der_x509_certificate(cert_der)
+    spki = cert.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return hashlib.sha256(spki).digest()[:16]
+
+
+def make_identity(directory):
+    """A fresh P-256 key and a self-signed certificate for it, as PEM files; returns (cert, key, peer ID)."""
+    import datetime
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    spki = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    peer_id = hashlib.sha256(spki).digest()[:16]
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "p2p " + peer_id.hex())])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    with open(cert_path, "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(key_path, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    return cert_path, key_path, peer_id
+
+
 class Conn:
-    def __init__(self, host, port, timeout):
-        self.sock = socket.create_connection((host, port), timeout=10)
+    def __init__(self, host, port, timeout, tls, client_cert=None, tls_max=None):
+        raw = socket.create_connection((host, port), timeout=10)
         self.buf = b""
         self.timeout = timeout
         self.received = []
+        self.bytes_received = 0
         self.error = None
         self.closed = False
+        self.tls = tls
+        self.tls_version = None
+        self.tls_error = None
+        self.server_cert_id = None
+        self.server_hello = None
+        self.sock = raw
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE  # self-signed: who it is gets checked by the peer ID
+            if tls_max is not None:
+                ctx.maximum_version = tls_max
+            else:
+                ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+            if client_cert:
+                ctx.load_cert_chain(client_cert[0], client_cert[1])
+            try:
+                self.sock = ctx.wrap_socket(raw, server_hostname=None)
+            except (ssl.SSLError, OSError) as e:
+                self.tls_error = "handshake: %s" % e
+                self.closed = True
+                raw.close()
+                return
+            self.tls_version = self.sock.version()
+            der = self.sock.getpeercert(binary_form=True)
+            if der:
+                self.server_cert_id = spki_peer_id(der).hex()
 
     def send(self, data):
         self.sock.sendall(data)
 
     def _fill(self, deadline):
-        """Reads more bytes; False on EOF/reset/timeout (closed is set on EOF/reset)."""
+        """Reads more bytes; False on EOF/reset/timeout (closed is set on EOF/reset/TLS alert)."""
+        if self.closed:
+            return False
         left = deadline - time.monotonic()
         if left <= 0:
             return False
@@ -66,6 +167,13 @@ class Conn:
             chunk = self.sock.recv(65536)
         except socket.timeout:
             return False
+        except ssl.SSLZeroReturnError:  # close_notify
+            self.closed = True
+            return False
+        except ssl.SSLError as e:  # an alert, or EOF without close_notify
+            self.tls_error = self.tls_error or str(e)
+            self.closed = True
+            return False
         except (ConnectionResetError, BrokenPipeError):
             self.closed = True
             return False
@@ -73,6 +181,7 @@ class Conn:
             self.closed = True
             return False
         self.buf += chunk
+        self.bytes_received += len(chunk)
         return True
 
     def read_frame(self, deadline):
@@ -88,6 +197,8 @@ class Conn:
                     if ftype == ERROR and len(payload) >= 4:
                         code, n = struct.unpack(">HH", payload[:4])
                         self.error = (code, payload[4:4 + n].decode("utf-8", "replace"))
+                    if ftype == HELLO and self.server_hello is None:
+                        self.server_hello = parse_hello(payload)
                     return ftype, payload
             if not self._fill(deadline):
                 return None, None
@@ -113,24 +224,52 @@ class Conn:
 
 def main():
     args = sys.argv[1:]
-    session, timeout = "chat", 15.0
+    session, timeout, plaintext, claim = "chat", 15.0, False, None
     if "--session" in args:
         i = args.index("--session"); session = args[i + 1]; del args[i:i + 2]
     if "--timeout" in args:
         i = args.index("--timeout"); timeout = float(args[i + 1]); del args[i:i + 2]
+    if "--claim" in args:
+        i = args.index("--claim"); claim = bytes.fromhex(args[i + 1]); del args[i:i + 2]
+    if "--plaintext" in args:
+        args.remove("--plaintext"); plaintext = True
     if len(args) != 3:
         sys.exit(__doc__)
     host, port, scenario = args[0], int(args[1]), args[2]
-    start = time.monotonic()
-    deadline = start + timeout
-    c = Conn(host, port, timeout)
+    if scenario == "plaintext-hello":
+        plaintext = True
+    tls = not plaintext
+    tmp = tempfile.mkdtemp(prefix="raw_peer.")
+    try:
+        if tls:
+            cert, key, our_id = make_identity(tmp)
+        else:
+            cert, key, our_id = None, None, os.urandom(16)
+        datagram_key = os.urandom(32) if tls else b""
+        start = time.monotonic()
+        deadline = start + timeout
+        client_cert = None if scenario == "nocert" else (cert, key)
+        tls_max = ssl.TLSVersion.TLSv1_2 if scenario == "tls12" else None
+        c = Conn(host, port, timeout, tls, client_cert, tls_max)
+        if c.tls_error:  # the TLS handshake failed: nothing more to do
+            return report(c, scenario, start, our_id, "TLS handshake failed")
+        return run(c, scenario, session, our_id, datagram_key, claim, start, deadline)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(c, scenario, session, our_id, datagram_key, claim, start, deadline):
     note = ""
+    name = "raw-" + scenario
+
+    def hello(peer_id=our_id, key=datagram_key, version=1):
+        return frame(HELLO, hello_payload(peer_id, name, session, key), version=version)
 
     def handshake():
-        c.send(frame(HELLO, hello_payload("raw-" + scenario, session)))
+        c.send(hello())
         got = c.wait_for(WELCOME, deadline)
         if got != WELCOME:
-            raise SystemExit(report(c, scenario, start, "handshake failed: got %s" % (c.received,)))
+            raise SystemExit(report(c, scenario, start, our_id, "handshake failed: got %s" % (c.received,)))
 
     if scenario == "hello":
         handshake()
@@ -146,28 +285,48 @@ def main():
         handshake()
         whole = frame(TEXT, struct.pack(">Qq", 1, int(time.time() * 1000)) + b"never finished")
         c.send(whole[:len(whole) - 5])
+        if c.tls:
+            # close_notify (the TLS way to close our side); unwrap waits for the server's.
+            try:
+                c.sock.settimeout(max(0.1, deadline - time.monotonic()))
+                c.sock = c.sock.unwrap()
+                c.closed = True
+            except (ssl.SSLError, OSError) as e:
+                note = "unwrap: %s" % e
+            return report(c, scenario, start, our_id, note)
         c.sock.shutdown(socket.SHUT_WR)
     elif scenario == "version2":
-        c.send(frame(HELLO, hello_payload("raw-" + scenario, session), version=2))
+        c.send(hello(version=2))
     elif scenario == "unknown":
         handshake()
         c.send(frame(0x7F, b"what is this"))
     elif scenario == "badutf8":
         handshake()
         c.send(frame(TEXT, struct.pack(">Qq", 2, int(time.time() * 1000)) + b"ok \xff\xfe\xc3("))
-    elif scenario == "silent":
+    elif scenario == "impostor":
+        other = claim or os.urandom(16)
+        note = "claimed %s" % other.hex()
+        c.send(hello(peer_id=other))
+    elif scenario == "nokey":
+        c.send(hello(key=b""))
+    elif scenario == "plaintext-hello":
+        c.send(hello(key=b""))
+    elif scenario in ("silent", "tls12", "nocert"):
         pass
     else:
         sys.exit("unknown scenario " + scenario)
     c.drain(deadline)
-    return report(c, scenario, start, note)
+    return report(c, scenario, start, our_id, note)
 
 
-def report(c, scenario, start, note):
+def report(c, scenario, start, our_id, note):
     print(json.dumps({
-        "scenario": scenario, "received": c.received,
+        "scenario": scenario, "tls": c.tls, "tls_version": c.tls_version, "our_id": our_id.hex(),
+        "server_cert_id": c.server_cert_id, "server_hello": c.server_hello, "received": c.received,
+        "bytes_received": c.bytes_received,
         "error_code": c.error[0] if c.error else None, "error_reason": c.error[1] if c.error else None,
-        "closed_by_server": c.closed, "elapsed": round(time.monotonic() - start, 2), "note": note,
+        "closed_by_server": c.closed, "tls_error": c.tls_error, "elapsed": round(time.monotonic() - start, 2),
+        "note": note,
     }))
     return 0
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs the end-to-end tests in order and prints the total: "N passed, N failed".
 # usage: Tests/e2e/run.sh [TEST...]   (names without .sh; default: all of them)
-# Needs root, the packages scripts/setup.sh installs, and a built binary (.build/debug/p2p, or P2P_BIN).
+# Needs root (lab namespaces, tcpdump), the packages scripts/setup.sh installs, and a built binary (.build/debug/p2p, or P2P_BIN).
 # Each test starts (and stops) what it needs: the lab, or the loopback avahi-daemon if none runs.
 set -uo pipefail
 DIR=$(cd "$(dirname "$0")" && pwd)
 TESTS=("$@")
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(two_namespaces_chat interop_avahi bad_input)
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(two_namespaces_chat interop_avahi bad_input security)
 
 OUT=$(mktemp /tmp/p2p-e2e-run.XXXXXX)
 trap 'rm -f "$OUT"' EXIT

@@ -41,6 +41,8 @@ for await event in events {
         say("advertised as \(advertised)")
     case .peerChanged(let peer, let state, let reason):
         say("\(peer.displayName) (\(peer.id.short)): \(state)\(reason.map { " — \($0)" } ?? "")")
+    case .refused(let peer, let reason):
+        say("refused \(peer.displayName): \(reason)")
     case .discoveryFailed(let error):
         say("discovery: \(error)")
     }

@@ -47,7 +47,7 @@ extension PeerID {
         self.init(bytes: Array(SHA256.hash(data: publicKeyDER).prefix(Self.byteCount)))
     }
 
-    /// The ID in the form people compare: 8 groups of 4 characters (RFC 4648 base32, lowercase), e.g. `k4xq-…`.
+    /// The ID in the form people compare: 6 groups of 4 characters (RFC 4648 base32, lowercase), e.g. `gr4m-pqnn-…`.
     public var fingerprint: String {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
         var bits = 0, value = 0

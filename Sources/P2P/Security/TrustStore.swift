@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 
 /// A peer whose key this installation has pinned.
 public struct KnownPeer: Codable, Sendable, Hashable {
@@ -28,24 +27,17 @@ public enum TrustVerdict: Sendable, Hashable {
 }
 
 /// Pinned peer keys, kept as JSON in `known-peers.json` (mode 0600) in the config directory.
+///
+/// The file is the only state: every verdict reads it, and every change is a read-modify-write under
+/// an exclusive `flock`, so a running chat sees `p2p trust remove` at once and never writes back a
+/// stale copy over a pin made by `p2p pair` meanwhile.
 public final class TrustStore: Sendable {
     public let file: URL
-    private let peers: NIOLockedValueBox<[KnownPeer]>
 
-    /// Loads the store; a missing file is an empty store.
+    /// A store backed by `file`; a missing file is an empty store. Fails if the file exists but cannot be read.
     public init(file: URL) throws(TrustStoreError) {
         self.file = file
-        var loaded: [KnownPeer] = []
-        if FileManager.default.fileExists(atPath: file.path) {
-            do {
-                let decoder = JSONDecoder()
-                decoder.dateDecodingStrategy = .iso8601
-                loaded = try decoder.decode([KnownPeer].self, from: Data(contentsOf: file))
-            } catch {
-                throw .unreadable(path: file.path, reason: "\(error)")
-            }
-        }
-        peers = NIOLockedValueBox(loaded)
+        _ = try load()
     }
 
     /// The store in the default config directory.
@@ -53,14 +45,14 @@ public final class TrustStore: Sendable {
         try TrustStore(file: Identity.configDirectory().appendingPathComponent("known-peers.json"))
     }
 
-    public var all: [KnownPeer] { peers.withLockedValue { $0 } }
+    public var all: [KnownPeer] { (try? load()) ?? [] }
 
     public func verdict(for id: PeerID, name: String) -> TrustVerdict {
-        peers.withLockedValue { peers in
-            if let known = peers.first(where: { $0.id == id }) { return .known(known) }
-            if let namesake = peers.first(where: { $0.name == name }) { return .conflict(pinned: namesake) }
-            return .unknown
-        }
+        // An unreadable store pins nothing, but a name it cannot check is not trusted either.
+        guard let peers = try? load() else { return .unknown }
+        if let known = peers.first(where: { $0.id == id }) { return .known(known) }
+        if let namesake = peers.first(where: { $0.name == name }) { return .conflict(pinned: namesake) }
+        return .unknown
     }
 
     /// Pins `id` under `name`, replacing any pin of the same ID or name.
@@ -83,18 +75,38 @@ public final class TrustStore: Sendable {
         return removed
     }
 
-    private func update(_ change: (inout [KnownPeer]) -> Void) throws(TrustStoreError) {
-        let snapshot = peers.withLockedValue { peers in
-            change(&peers)
-            return peers
+    private func load() throws(TrustStoreError) -> [KnownPeer] {
+        guard FileManager.default.fileExists(atPath: file.path) else { return [] }
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode([KnownPeer].self, from: Data(contentsOf: file))
+        } catch {
+            throw .unreadable(path: file.path, reason: "\(error)")
         }
+    }
+
+    private func update(_ change: (inout [KnownPeer]) -> Void) throws(TrustStoreError) {
+        let directory = file.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .unwritable(path: file.path, reason: "\(error)")
+        }
+        let lockPath = directory.appendingPathComponent(".known-peers.lock").path
+        let lock = open(lockPath, O_CREAT | O_RDWR, 0o600)
+        guard lock >= 0, flock(lock, LOCK_EX) == 0 else { throw .unwritable(path: lockPath, reason: String(cString: strerror(errno))) }
+        defer {
+            flock(lock, LOCK_UN)
+            close(lock)
+        }
+        var peers = try load()
+        change(&peers)
         do {
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let data = try encoder.encode(snapshot)
-            let directory = file.deletingLastPathComponent()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let data = try encoder.encode(peers)
             // Write a 0600 temporary file and rename it over the old one, so a crash never leaves half a store.
             let temporary = directory.appendingPathComponent(".known-peers.\(UUID().uuidString).tmp")
             guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {

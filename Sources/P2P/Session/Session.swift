@@ -446,7 +446,9 @@ public final class Session: Sendable {
         if link.secure && hello.datagramKey.count != 32 {
             return .reject(.malformedPayload, "a TLS peer must send a 32-byte datagram key", .protocolViolation("HELLO without a datagram key"))
         }
-        let trust = configuration.trustStore?.verdict(for: hello.peerID, name: hello.displayName) ?? .unknown
+        // Only a TLS-proven key can be pinned or held against a pin; plaintext claims prove nothing.
+        let store = link.secure ? configuration.trustStore : nil
+        let trust = store?.verdict(for: hello.peerID, name: hello.displayName) ?? .unknown
         if case .conflict(let pinned) = trust {
             return .reject(.untrustedIdentity, "the name \"\(hello.displayName)\" is pinned to another key on this peer; pair again (p2p pair)",
                            .untrustedIdentity(name: hello.displayName, pinned: pinned.id, presented: hello.peerID))
@@ -456,7 +458,7 @@ public final class Session: Sendable {
                            .sessionMismatch(theirs: hello.sessionID, ours: sessionID))
         }
         if let expected = link.expectedPeer, expected != hello.peerID {
-            return .reject(.protocolViolation, "expected peer \(expected.hex)", .unexpectedPeer(expected: expected, got: hello.peerID))
+            return .reject(.identityMismatch, "expected peer \(expected.hex)", .unexpectedPeer(expected: expected, got: hello.peerID))
         }
         let peer = hello.peerID
         var alreadyConnected: EventLoopPromise<PeerID>?
@@ -517,6 +519,9 @@ public final class Session: Sendable {
             }
         }
         alreadyConnected?.succeed(peer)
+        if case .reject(_, _, let failure) = verdict, failure.isImpersonation {
+            emit(.refused(info, reason: failure))
+        }
         if let loser {
             loser.channel.writeAndFlush(ErrorMessage(code: .duplicateConnection, reason: "superseded by a simultaneous connection").frame())
                 .whenComplete { _ in loser.channel.close(promise: nil) }
@@ -542,7 +547,7 @@ public final class Session: Sendable {
             return (info, state.waiters.removeValue(forKey: info.id) ?? [])
         }
         guard let info else { return }
-        if case .unknown = info.trust, let store = configuration.trustStore {
+        if case .unknown = info.trust, link.secure, let store = configuration.trustStore {
             // Trust on first use: the user (or --yes) accepted this key; from now on the name is bound to it.
             try? store.pin(info.id, name: info.displayName, method: .firstUse)
         }
@@ -640,6 +645,9 @@ public final class Session: Sendable {
         else { throw .notConnected }
         // Bind the run to both TLS keys as this side sees them: a relay with its own keys breaks it.
         let binding = peerID < peer ? peerID.bytes + peer.bytes : peer.bytes + peerID.bytes
+        // Leftovers of an aborted run must not feed this one. (Not cleared on close: the peer's last
+        // message may be queued when its goodbye arrives.)
+        state.withLockedValue { $0.pairingInbox[peer] = nil }
         let cpace = try CPace(code: code.digits, channelBinding: binding)
         do {
             try send(PairingMessage(kind: .share, value: cpace.share), to: [peer])
@@ -663,7 +671,8 @@ public final class Session: Sendable {
     private func receivePairing(_ message: PairingMessage, from peer: PeerID) {
         let waiter = state.withLockedValue { state -> CheckedContinuation<PairingMessage?, Never>? in
             if let waiter = state.pairingWaiters.removeValue(forKey: peer) { return waiter }
-            state.pairingInbox[peer, default: []].append(message)
+            // A run needs two messages from the peer; more unread ones are junk, not worth memory.
+            if state.pairingInbox[peer, default: []].count < 2 { state.pairingInbox[peer, default: []].append(message) }
             return nil
         }
         waiter?.resume(returning: message)

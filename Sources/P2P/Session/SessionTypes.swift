@@ -57,6 +57,8 @@ public enum SessionEvent: Sendable {
     case peerChanged(PeerInfo, PeerState, reason: SessionError?)
     /// The session is advertised under `name` (differs from the display name after a conflict).
     case advertising(name: String)
+    /// A peer was refused because its key contradicts what it claims or what is pinned: show it loudly.
+    case refused(PeerInfo, reason: SessionError)
     /// Advertising or browsing failed; direct connections still work.
     case discoveryFailed(DiscoveryError)
 }
@@ -131,6 +133,14 @@ public struct Limits: Sendable, Equatable {
 
 /// Why a session operation failed or a connection ended.
 public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Someone presenting an identity that is not theirs (or not the pinned one).
+    public var isImpersonation: Bool {
+        switch self {
+        case .identityMismatch, .untrustedIdentity, .unexpectedPeer: true
+        default: false
+        }
+    }
+
     case notStarted
     case closed
     case bindFailed(host: String, port: Int, reason: String)

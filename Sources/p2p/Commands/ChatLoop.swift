@@ -177,6 +177,8 @@ final class ChatLoop {
             }
         case .advertising(let name):
             view.advertising(as: name, requested: options.network.displayName)
+        case .refused(let peer, let reason):
+            view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
         case .discoveryFailed(let error):
             view.error("discovery", error.description)
         }

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# Security of p2p connections, end to end on loopback:
+#  - a chat over TLS shows nothing of its text, names or session on the wire (tcpdump), while the same
+#    chat with --insecure on both sides does (so the check can fail);
+#  - a plaintext (--insecure) client is refused by a TLS peer, and a TLS client by an --insecure one;
+#  - `p2p pair` pins both keys with the right code, nothing with a wrong one, and never takes the code
+#    as an argument;
+#  - trust on first use pins a peer's key; another installation with the same name is refused with a
+#    warning, until `p2p trust remove NAME`.
+# Each P2P_HOME is fresh, the session ID is unique per run (chats of other tests on the shared loopback
+# avahi are never dialled), servers wait --to a peer that does not exist so they dial nobody, and
+# clients use --connect 127.0.0.1:PORT. Needs root for tcpdump.
+. "$(dirname "$0")/lib.sh"
+need python3 tcpdump
+[ "$(id -u)" = 0 ] || { fail "must run as root (tcpdump)"; finish; }
+ensure_loopback_mdns || { fail "loopback avahi-daemon could not be started"; finish; }
+
+TAG=$$-$RANDOM
+SID=e2e-sec-$TAG
+MARK="tell-no-one-$TAG"
+SCAN="$E2E_DIR/pcap_scan.py"
+
+# server NAME HOME PORT [ARGS...]: a JSON chat that accepts everyone and dials no one.
+server() {
+  local name=$1 h=$2 port=$3; shift 3
+  start_proc "$name" env P2P_HOME="$h" "$P2P" chat --json --yes --name "$name-$TAG" --port "$port" --session-id "$SID" \
+    --to "nobody-$TAG" --timeout 600 "$@"
+}
+# client NAME HOME PORT [ARGS...]: a JSON chat that connects to 127.0.0.1:PORT.
+client() {
+  local name=$1 h=$2 port=$3; shift 3
+  start_proc "$name" env P2P_HOME="$h" "$P2P" chat --json --yes --name "$name-$TAG" --connect "127.0.0.1:$port" --session-id "$SID" "$@"
+}
+# leave NAME: EOF on NAME's stdin; it must exit 0.
+leave() {
+  close_stdin "$1"
+  if wait_exit "$1" 15; then check "$1 exits 0 on EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "$1 did not exit after EOF" "$1"; fi
+}
+# scan NAME PORT NEEDLE...: pcap_scan.py's report of NAME's capture; `field REPORT KEY...` reads it.
+scan() { local f=$E2E_TMP/$1.pcap port=$2; shift 2; run "$PYTHON" "$SCAN" "$f" "$port" "$@"; }
+field() { "$PYTHON" -c 'import json,sys; v=json.loads(sys.argv[1]); [v := v[k] for k in sys.argv[2:]]; print(v)' "$@" 2>/dev/null || echo "?"; }
+
+# capture NAME PORT: tcpdump on lo for TCP port PORT into $E2E_TMP/NAME.pcap, once it is listening.
+capture() {
+  start_bg "$1" tcpdump -i lo --immediate-mode -U -Z root -w "$E2E_TMP/$1.pcap" "tcp port $2"
+  if wait_for "$E2E_TMP/$1.err" "listening on" 10; then pass "tcpdump ($1) listens on lo for tcp port $2"; else fail "tcpdump ($1) did not start" "$1"; fi
+}
+# stop_capture NAME PORT: once the capture shows every connection closed (tcpdump may not have written
+# the last packets yet), SIGINT by PID, so tcpdump flushes and exits.
+captured_closed() { [ "$(field "$(scan "$1" "$2")" closed)" = True ]; }
+stop_capture() {
+  wait_until 10 captured_closed "$1" "$2" || log "capture $1 does not show the connection closed within 10 s"
+  sleep 0.3
+  kill -INT "$(pid_of "$1")" 2>/dev/null
+  if wait_exit "$1" 10; then pass "tcpdump ($1) stopped on SIGINT"; else fail "tcpdump ($1) ignored SIGINT" "$1"; stop_proc "$1"; fi
+}
+
+# chat_both_ways SERVER CLIENT: each sends a line with the marker, the other receives it.
+chat_both_ways() {
+  local s=$1 c=$2
+  expect_json 20 "$c" "$c connects to $s" event=connected peer="$s-$TAG"
+  expect_json 20 "$s" "$s reports $c connected" event=connected peer="$c-$TAG"
+  send_line "$c" "$MARK from $c"
+  expect_json 10 "$s" "$s receives $c's marker line" event=message from="$c-$TAG" text="$MARK from $c"
+  send_line "$s" "$MARK from $s"
+  expect_json 10 "$c" "$c receives $s's marker line" event=message from="$s-$TAG" text="$MARK from $s"
+}
+
+# ================================================================ 1. nothing readable on the wire
+log "capture: TLS chat"
+P=$(free_port)
+capture tlscap "$P"
+server alice "$(home alice)" "$P"
+expect_json 20 alice "alice listens on $P" event=listening port="$P"
+client bob "$(home bob)" "$P"
+chat_both_ways alice bob
+expect_json 1 alice "TLS chat: alice sees bob's key fingerprint (trust new)" event=connected peer="bob-$TAG" trust=new fingerprint?
+leave bob
+expect_json 10 alice "alice reports bob left" event=disconnected peer="bob-$TAG"
+stop_capture tlscap "$P"
+out=$(scan tlscap "$P" "$MARK" "alice-$TAG" "bob-$TAG" "$SID"); log "TLS capture: $out"
+n=$(field "$out" packets)
+if [ "$n" != "?" ] && [ "$n" -gt 10 ] && [ "$(field "$out" payload_bytes)" -gt 1000 ]; then
+  pass "TLS capture is not empty ($n packets, $(field "$out" payload_bytes) payload bytes)"
+else
+  fail "TLS capture is (nearly) empty: $out"
+fi
+check "TLS capture holds the whole connection (FIN both ways)" [ "$(field "$out" closed)" = True ]
+check "TLS capture: one connection, both ways TLS records only (starts $(field "$out" to_server))" \
+  [ "$(field "$out" connections)" = 1 -a "$(field "$out" tls_records)" = True ]
+check "TLS capture: the marker \"$MARK\" does NOT appear" [ "$(field "$out" found "$MARK")" = False ]
+check "TLS capture: the display names do NOT appear" \
+  [ "$(field "$out" found "alice-$TAG")" = False -a "$(field "$out" found "bob-$TAG")" = False ]
+check "TLS capture: the session ID does NOT appear" [ "$(field "$out" found "$SID")" = False ]
+check "TLS capture file: grep -a finds no marker" bash -c '! grep -aqF -- "$1" "$2"' _ "$MARK" "$E2E_TMP/tlscap.pcap"
+
+# ---- a plaintext client is refused by the TLS chat (still running), which stays up
+client mallory "$(home mallory)" "$P" --insecure
+if wait_exit mallory 20; then
+  check "--insecure client to a TLS chat exits 4 (got $EXIT_RC)" [ "$EXIT_RC" = 4 ]
+else
+  fail "--insecure client to a TLS chat still running after 20 s" mallory
+fi
+expect_json 1 mallory "--insecure client: error event says TLS is required" event=error message~TLS
+check "--insecure client was warned on stderr that it is insecure" grep -q "WARNING: --insecure" "$E2E_TMP/mallory.err"
+expect_no_json mallory "--insecure client never connected" event=connected
+check "TLS chat is still running after the plaintext client" is_running alice
+expect_no_json alice "TLS chat never reported the plaintext client connected" event=connected peer="mallory-$TAG"
+# ... and still serves a real peer afterwards
+client carol "$(home carol)" "$P"
+expect_json 20 carol "a TLS peer still connects after the refusal" event=connected peer="alice-$TAG"
+leave carol
+leave alice
+
+# ---- control: the same chat with --insecure on both sides is readable on the wire
+log "capture: --insecure chat (control)"
+P=$(free_port)
+capture plaincap "$P"
+server ialice "$(home ialice)" "$P" --insecure
+expect_json 20 ialice "ialice listens on $P" event=listening port="$P"
+client ibob "$(home ibob)" "$P" --insecure
+chat_both_ways ialice ibob
+leave ibob
+stop_capture plaincap "$P"
+out=$(scan plaincap "$P" "$MARK" "ialice-$TAG" "ibob-$TAG" "$SID"); log "--insecure capture: $out"
+check "--insecure capture is not empty ($(field "$out" packets) packets)" [ "$(field "$out" packets)" -gt 5 ]
+check "--insecure capture: the marker \"$MARK\" DOES appear (the check can fail)" [ "$(field "$out" found "$MARK")" = True ]
+check "--insecure capture: the display names and the session ID DO appear" [ "$(field "$out" found "ialice-$TAG")" = True -a "$(field "$out" found "ibob-$TAG")" = True -a "$(field "$out" found "$SID")" = True ]
+check "--insecure capture file: grep -a finds ibob's line" grep -aqF -- "$MARK from ibob" "$E2E_TMP/plaincap.pcap"
+check "--insecure capture file: grep -a finds ialice's line" grep -aqF -- "$MARK from ialice" "$E2E_TMP/plaincap.pcap"
+check "--insecure capture: not TLS records" [ "$(field "$out" tls_records)" = False ]
+
+# ---- no silent downgrade: a TLS client refuses (is refused by) an --insecure chat
+client trent "$(home trent)" "$P"
+if wait_exit trent 20; then
+  check "TLS client to an --insecure chat exits 4 (got $EXIT_RC)" [ "$EXIT_RC" = 4 ]
+else
+  fail "TLS client to an --insecure chat still running after 20 s" trent
+fi
+expect_json 1 trent "TLS client to an --insecure chat: error event" event=error
+expect_no_json trent "TLS client never connected to the --insecure chat" event=connected
+expect_no_json ialice "--insecure chat never reported the TLS client connected" event=connected peer="trent-$TAG"
+check "--insecure chat still running" is_running ialice
+leave ialice
+
+# ================================================================ 2. pairing
+log "pairing"
+PA=$(home pa) PB=$(home pb)
+A_ID=$(run env P2P_HOME="$PA" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+B_ID=$(run env P2P_HOME="$PB" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+check "p2p id --json gives 32-hex-digit IDs ($A_ID, $B_ID)" bash -c '[[ $1 =~ ^[0-9a-f]{32}$ && $2 =~ ^[0-9a-f]{32}$ && $1 != $2 ]]' _ "$A_ID" "$B_ID"
+check "p2p pair --help says the code comes from P2P_PAIR_CODE" bash -c '"$1" pair --help | grep -q P2P_PAIR_CODE' _ "$P2P"
+run "$P2P" pair --code 1234-5678 --connect 127.0.0.1:9 >/dev/null 2>&1; rc=$?
+check "p2p pair has no option taking the code in argv (--code is a usage error, exit $rc)" [ "$rc" = 64 ]
+
+# trusts HOME: the `p2p trust list --json` lines of HOME (into $E2E_TMP/trust.out).
+trusts() { run env P2P_HOME="$1" "$P2P" trust list --json >"$E2E_TMP/trust.out" 2>"$E2E_TMP/trust.err"; }
+# pair_typing CODE HOME NAME PORT: the typing side, the code in its environment only; status in PAIR_RC.
+pair_typing() {
+  ( _close_fifos; export P2P_PAIR_CODE=$1 P2P_HOME=$2; exec "$P2P" pair --name "$3" --connect "127.0.0.1:$4" --session-id "$SID" --timeout 20 ) \
+    >"$E2E_TMP/typing.out" 2>"$E2E_TMP/typing.err"
+  PAIR_RC=$?
+}
+
+P=$(free_port)
+start_proc shower env P2P_HOME="$PA" "$P2P" pair --name "pa-$TAG" --port "$P" --session-id "$SID" --timeout 60
+if wait_for "$(out_of shower)" 'Pairing code: .*[0-9]{4}-[0-9]{4}' 20; then
+  CODE=$(grep -oE '[0-9]{4}-[0-9]{4}' "$(out_of shower)" | head -n 1)
+  pass "p2p pair shows a code ($CODE)"
+else
+  fail "p2p pair showed no code" shower; finish
+fi
+WRONG=$( "$PYTHON" -c 'import sys; c=sys.argv[1]; print(str((int(c[0]) + 1) % 10) + c[1:])' "$CODE")
+
+# ---- a wrong code first: B fails (5), A says so and keeps waiting, nobody pins anything
+pair_typing "$WRONG" "$PB" "pb-$TAG" "$P"
+check "wrong code: the typing side exits 5 (got $PAIR_RC)" [ "$PAIR_RC" = 5 ]
+check "wrong code: the typing side says pairing failed" grep -qi "pairing failed" "$E2E_TMP/typing.err"
+if wait_for "$E2E_TMP/shower.err" "pb-$TAG.*pairing failed|pairing failed.*pb-$TAG" 10; then
+  pass "wrong code: the showing side reports the failed attempt by pb-$TAG"
+else
+  fail "wrong code: the showing side did not report the failure" shower
+fi
+check "wrong code: the showing side keeps waiting (3 attempts)" is_running shower
+trusts "$PA"; check "wrong code: A's trust list is still empty" [ ! -s "$E2E_TMP/trust.out" ]
+trusts "$PB"; check "wrong code: B's trust list is still empty" [ ! -s "$E2E_TMP/trust.out" ]
+
+# ---- then the right code on the same A
+pair_typing "$CODE" "$PB" "pb-$TAG" "$P"
+if [ "$PAIR_RC" = 0 ]; then pass "right code: the typing side exits 0"; else fail "right code: the typing side exits $PAIR_RC" "$E2E_TMP/typing.err"; fi
+check "right code: the typing side says it paired with pa-$TAG" grep -q "Paired with pa-$TAG" "$E2E_TMP/typing.out"
+if wait_exit shower 15; then check "right code: the showing side exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "right code: the showing side did not exit" shower; fi
+check "right code: the showing side says it paired with pb-$TAG" grep -q "Paired with pb-$TAG" "$(out_of shower)"
+trusts "$PA"
+check "A's trust list: exactly one peer" [ "$(count_json trust event!=x)" = 1 ]
+check "A's trust list: pb-$TAG with B's ID $B_ID, method paired" [ "$(count_json trust name="pb-$TAG" id="$B_ID" method=paired)" = 1 ]
+trusts "$PB"
+check "B's trust list: exactly one peer" [ "$(count_json trust event!=x)" = 1 ]
+check "B's trust list: pa-$TAG with A's ID $A_ID, method paired" [ "$(count_json trust name="pa-$TAG" id="$A_ID" method=paired)" = 1 ]
+
+# ---- a chat between the paired installations says so
+P=$(free_port)
+start_proc pa env P2P_HOME="$PA" "$P2P" chat --json --yes --name "pa-$TAG" --port "$P" --session-id "$SID" --to "nobody-$TAG" --timeout 600
+expect_json 20 pa "paired A listens" event=listening port="$P"
+start_proc pb env P2P_HOME="$PB" "$P2P" chat --json --yes --name "pb-$TAG" --connect "127.0.0.1:$P" --session-id "$SID"
+expect_json 20 pb "chat after pairing: B sees A as paired" event=connected peer="pa-$TAG" id="$A_ID" trust=paired
+expect_json 20 pa "chat after pairing: A sees B as paired" event=connected peer="pb-$TAG" id="$B_ID" trust=paired
+leave pb
+leave pa
+
+# ================================================================ 3. pinning (trust on first use)
+log "pinning"
+HA=$(home tofu-a) HB=$(home tofu-b) HC=$(home tofu-c) HD=$(home tofu-d)
+NAME=twin-$TAG
+P=$(free_port)
+start_proc a env P2P_HOME="$HA" "$P2P" chat --json --yes --name "a-$TAG" --port "$P" --session-id "$SID" --to "nobody-$TAG" --timeout 600
+expect_json 20 a "A listens" event=listening port="$P"
+# visit NAME HOME PROC: one chat to A under --name NAME that says hello and leaves (status in EXIT_RC).
+visit() {
+  start_proc "$3" env P2P_HOME="$2" "$P2P" chat --json --yes --name "$1" --connect "127.0.0.1:$P" --session-id "$SID"
+  send_line "$3" "hello from $3"
+  close_stdin "$3"
+  wait_exit "$3" 20 || { fail "$3 still running after 20 s" "$3"; stop_proc "$3"; }
+}
+visit "$NAME" "$HB" b1
+B_ID=$(get_json b1 id event=listening)
+check "B's first visit exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]
+expect_json 10 a "first contact: A's connected event for B has trust new" event=connected peer="$NAME" id="$B_ID" trust=new
+expect_json 10 a "A receives B's line" event=message from="$NAME" text="hello from b1"
+visit "$NAME" "$HB" b2
+check "B's second visit exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]
+expect_json 10 a "second contact: A's connected event for B has trust pinned" event=connected peer="$NAME" id="$B_ID" trust=pinned
+trusts "$HA"
+check "A pinned B's key under $NAME (first-use)" [ "$(count_json trust name="$NAME" id="$B_ID" method=first-use)" = 1 ]
+
+# ---- another installation under the same name is refused, loudly
+visit "$NAME" "$HC" c1
+C_ID=$(get_json c1 id event=listening)
+check "newcomer with B's name but another key: exits 4 (got $EXIT_RC)" [ "$EXIT_RC" = 4 ]
+expect_json 1 c1 "newcomer: error event says it was refused" event=error message~refused
+expect_json 1 c1 "newcomer: ... because the name is pinned to another key" event=error "message~pinned to another key"
+expect_no_json c1 "newcomer never connected" event=connected
+check "A is still running" is_running a
+expect_no_json a "A never reported the newcomer connected" event=connected id="$C_ID"
+expect_no_json a "A never delivered the newcomer's line" event=message text="hello from c1"
+expect_json 5 a "A shows a loud warning: an error event naming $NAME" event=error message~"$NAME"
+trusts "$HA"
+check "A's pin for $NAME is still B's key" [ "$(count_json trust name="$NAME" id="$B_ID")" = 1 -a "$(count_json trust id="$C_ID")" = 0 ]
+
+# ---- after `p2p trust remove NAME` on A (A keeps running), the newcomer gets in
+out=$(run env P2P_HOME="$HA" "$P2P" trust remove "$NAME" 2>&1); rc=$?
+check "p2p trust remove $NAME exits 0 (got $rc: $out)" [ "$rc" = 0 ]
+trusts "$HA"
+check "A's trust list no longer has $NAME" [ "$(count_json trust name="$NAME")" = 0 ]
+visit "$NAME" "$HC" c2
+if [ "$EXIT_RC" = 0 ]; then pass "newcomer after trust remove: exits 0"; else fail "newcomer after trust remove: exits $EXIT_RC" c2; fi
+expect_json 10 a "newcomer after trust remove: A's connected event has trust new" event=connected peer="$NAME" id="$C_ID" trust=new
+# A pins someone else afterwards; that must not bring the removed pin back
+visit "d-$TAG" "$HD" d1
+expect_json 10 a "another peer connects to A (A pins it)" event=connected peer="d-$TAG" trust=new
+trusts "$HA"
+check "A's trust list has the new peer" [ "$(count_json trust name="d-$TAG")" = 1 ]
+if [ "$(count_json trust id="$B_ID")" = 0 ]; then pass "A's trust list does not have B's removed key again"; else fail "A's trust list has B's removed key again" "$E2E_TMP/trust.out"; fi
+leave a
+
+# ---- the same after a restart of A: trust remove, then the newcomer is new to the restarted A
+out=$(run env P2P_HOME="$HA" "$P2P" trust remove "$NAME" 2>&1); log "A stopped; trust remove $NAME: $out"
+start_proc a2 env P2P_HOME="$HA" "$P2P" chat --json --yes --name "a-$TAG" --port "$P" --session-id "$SID" --to "nobody-$TAG" --timeout 600
+expect_json 20 a2 "A restarted" event=listening port="$P"
+visit "$NAME" "$HC" c3
+if [ "$EXIT_RC" = 0 ]; then pass "restarted A, pin removed: the newcomer connects and exits 0"; else fail "restarted A, pin removed: newcomer exits $EXIT_RC" c3; fi
+expect_json 10 a2 "restarted A, pin removed: A's connected event for the newcomer has trust new" event=connected peer="$NAME" id="$C_ID" trust=new
+trusts "$HA"
+check "A now pins $NAME to the newcomer's key" [ "$(count_json trust name="$NAME" id="$C_ID")" = 1 -a "$(count_json trust id="$B_ID")" = 0 ]
+leave a2
+
+finish
