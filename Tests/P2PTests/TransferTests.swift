@@ -23,8 +23,9 @@ struct TransferTests {
     static func randomFile(_ size: Int, in directory: URL, name: String = "random.bin") throws -> URL {
         let url = directory.appendingPathComponent(name)
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        try Data(bytes).write(to: url)
+        var words = (0..<(size + 7) / 8).map { _ in generator.next() as UInt64 }
+        let data = words.withUnsafeMutableBytes { Data($0.prefix(size)) }
+        try data.write(to: url)
         return url
     }
 

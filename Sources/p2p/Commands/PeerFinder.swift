@@ -47,16 +47,21 @@ struct PeerFinder {
 }
 
 /// Asks the person at the terminal yes/no questions, one at a time, reading answers from stdin.
-actor Prompter {
-    private var lines: AsyncStream<String>.AsyncIterator
-
-    init() { lines = StandardInput.lines().makeAsyncIterator() }
+struct Prompter: Sendable {
+    private static let oneAtATime = NSLock()
 
     /// `false` without a terminal: nobody can say yes.
     func confirm(_ question: String) async -> Bool {
         guard Terminal.stdinIsTTY else { return false }
-        FileHandle.standardError.write(Data(Terminal.paint("\(question) [y/n] ", .yellow).utf8))
-        guard let answer = await lines.next() else { return false }
-        return answer.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y")
+        return await withCheckedContinuation { continuation in
+            // A thread of its own: waiting for a person must not hold a thread of the concurrency pool.
+            Thread {
+                Self.oneAtATime.withLock {
+                    FileHandle.standardError.write(Data(Terminal.paint("\(question) [y/n] ", .yellow).utf8))
+                    let answer = readLine() ?? ""
+                    continuation.resume(returning: answer.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y"))
+                }
+            }.start()
+        }
     }
 }

@@ -50,7 +50,7 @@ struct SendCommand: AsyncParsableCommand {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
         let peer = try await PeerFinder(session: session, to: to, connect: connect, timeout: timeout).find(events: events)
-        let sending = Task { () throws(TransferError) -> [Delivery] in
+        let sending = Task { () throws -> [Delivery] in
             var all: [Delivery] = []
             for url in urls { all += try await transfers.sendResource(at: url, to: peer.id) }
             return all
@@ -65,7 +65,8 @@ struct SendCommand: AsyncParsableCommand {
                 Output.line("Delivered \(deliveries.count) file\(deliveries.count == 1 ? "" : "s") (\(TransferView.bytes(total))) to \(Terminal.sanitize(peer.displayName)), all verified.")
             }
         case .failure(let error):
-            throw CLIError(error.description, code: TransferSession.exitCode(for: error))
+            let transferError = error as? TransferError ?? .cancelled
+            throw CLIError(transferError.description, code: TransferSession.exitCode(for: transferError))
         }
     }
 }
