@@ -260,3 +260,19 @@ struct LimitTests {
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 }
+
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct RefusalEventTests {
+    @Test func theRefusingSideHearsAboutTheImpostor() async throws {
+        let bob = try await makeSession("bob")
+        let events = EventRecorder(bob)
+        let impostor = try await RawPeer.connect(to: bob.endpoint)
+        try await impostor.send(impostor.hello(name: "mallory", claiming: Identity.ephemeral().peerID).frame())
+        _ = try await impostor.waitForClose()
+        let event = try await events.waitFor("refused") { if case .refused = $0 { true } else { false } }
+        guard case .refused(let peer, let reason) = event else { return }
+        #expect(peer.displayName == "mallory")
+        #expect(reason.isImpersonation)
+        await bob.close()
+    }
+}

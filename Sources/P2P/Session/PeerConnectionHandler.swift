@@ -88,6 +88,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
             let hello = try Hello(frame: frame)
             switch session.linkReceivedHello(link, hello, remoteAddress: context.channel.remoteAddress) {
             case .reject(let code, let reason, let failure):
+                session.refused(hello, from: context.channel.remoteAddress, because: failure)
                 fail(context: context, code: code, reason: reason, failure: failure)
             case .awaitWelcome:
                 phase = .awaitingWelcome

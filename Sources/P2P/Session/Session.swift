@@ -519,15 +519,20 @@ public final class Session: Sendable {
             }
         }
         alreadyConnected?.succeed(peer)
-        if case .reject(_, _, let failure) = verdict, failure.isImpersonation {
-            emit(.refused(info, reason: failure))
-        }
         if let loser {
             loser.channel.writeAndFlush(ErrorMessage(code: .duplicateConnection, reason: "superseded by a simultaneous connection").frame())
                 .whenComplete { _ in loser.channel.close(promise: nil) }
         }
         if case .reject = verdict {} else { report(info, .connecting) }
         return verdict
+    }
+
+    /// Tells observers about a peer refused for presenting an identity that is not its own.
+    func refused(_ hello: Hello, from address: SocketAddress?, because failure: SessionError) {
+        guard failure.isImpersonation else { return }
+        let ip = address?.ipAddress
+        emit(.refused(PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID, host: ip,
+                               addresses: ip.map { [$0] } ?? []), reason: failure))
     }
 
     /// Asks the handler (or the default policy) about a connection request; answers via `decision`.
