@@ -15,7 +15,7 @@ struct PeerFinder {
             do {
                 return try await session.connect(to: endpoint)
             } catch {
-                throw CLIError(error.description, code: ExitStatus.connectionFailed)
+                throw Self.failure(error)
             }
         }
         do {
@@ -25,24 +25,47 @@ struct PeerFinder {
         }
         let session = self.session
         let deadline = Task { [timeout] in
-            try? await Task.sleep(for: .seconds(timeout))
+            // Cancelled (the peer was found): return, do not close the session we are about to use.
+            do { try await Task.sleep(for: .seconds(timeout)) } catch { return }
             await session.close()
         }
         defer { deadline.cancel() }
-        var seen: [PeerInfo] = []
+        // A receiver restarted on another port leaves a stale DNS-SD record for about a second; the
+        // fresh one is announced as the same peer again. So a failed connection waits a little for it.
+        var lastFailure: CLIError?
+        var grace: Task<Void, Never>?
+        defer { grace?.cancel() }
         for await event in events {
             guard case .peerChanged(let peer, .available, _) = event else { continue }
-            seen.append(peer)
             let match: PeerInfo? = if let to { session.peer(matching: to) } else { peer }
             guard let match else { continue }
             do {
                 return try await session.connect(to: match.id)
             } catch {
-                throw CLIError(error.description, code: ExitStatus.connectionFailed)
+                if case .denied = error { throw Self.failure(error) }
+                lastFailure = Self.failure(error)
+                if grace == nil {
+                    grace = Task {
+                        do { try await Task.sleep(for: .seconds(Self.staleRecordGrace)) } catch { return }
+                        await session.close()
+                    }
+                }
             }
         }
+        if let lastFailure { throw lastFailure }
         let what = to.map { "no peer called \($0)" } ?? "no receiver"
         throw CLIError("\(what) appeared within \(Int(timeout)) s (run `p2p receive` on the other machine, or use --connect)", code: ExitStatus.peerNotFound)
+    }
+}
+
+extension PeerFinder {
+    /// Seconds to wait for a fresh announcement after a discovered peer could not be reached.
+    static let staleRecordGrace = 5.0
+
+    /// A peer that declines the connection is a denial (exit 6), anything else a failed connection (exit 4).
+    static func failure(_ error: SessionError) -> CLIError {
+        if case .denied = error { return CLIError(error.description, code: ExitStatus.denied) }
+        return CLIError(error.description, code: ExitStatus.connectionFailed)
     }
 }
 

@@ -97,6 +97,13 @@ struct ReceiveCommand: AsyncParsableCommand {
                     if case .cancelledByPeer = error { cancelled = true }
                 default: break
                 }
+                // Transfer and session events come through separate streams: the sender may have left before
+                // its last transfer's end reached us. Then this was the last.
+                switch event {
+                case .finished, .failed:
+                    if active == 0, session.connectedPeers.isEmpty { break loop }
+                default: break
+                }
             case .session(.peerChanged(let peer, .disconnected, _)):
                 if !json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
                 if received + failed + denied > 0 && active == 0 && session.connectedPeers.isEmpty { break loop }

@@ -193,6 +193,8 @@ public final class FileTransfers: Sendable {
     }
 
     private static func acknowledgement(_ body: TransferMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
+        // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
+        if case .cancel(let reason) = body { throw .cancelledByPeer(reason) }
         guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(body)") }
         return max(current, written)
     }
