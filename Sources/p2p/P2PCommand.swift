@@ -8,11 +8,11 @@ struct P2PCommand: AsyncParsableCommand {
         abstract: "Peer-to-peer chat and data exchange on the local network.",
         discussion: """
             Peers find each other with DNS-SD (mDNS) and talk over TCP.
-            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found, 4 connection refused or failed, 5 pairing failed, 9 records rejected, 64 usage.
+            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found, 4 connection refused or failed, 5 pairing failed, 6 denied, 7 cancelled, 8 transfer failed, 9 records rejected, 64 usage.
             """,
         version: "0.1.0",
-        subcommands: [PeersCommand.self, ChatCommand.self, GameCommand.self, RecordsCommand.self, PairCommand.self, TrustCommand.self,
-                      IdCommand.self, BenchCommand.self]
+        subcommands: [PeersCommand.self, ChatCommand.self, SendCommand.self, ReceiveCommand.self, GameCommand.self, RecordsCommand.self,
+                      PairCommand.self, TrustCommand.self, IdCommand.self, BenchCommand.self]
     )
 
     /// Like the default, but errors of ours print one line and exit with their documented code.
@@ -40,6 +40,9 @@ enum ExitStatus {
     static let peerNotFound = ExitCode(3)
     static let connectionFailed = ExitCode(4)
     static let pairingFailed = ExitCode(5)
+    static let denied = ExitCode(6)
+    static let cancelled = ExitCode(7)
+    static let transferFailed = ExitCode(8)
     /// A records snapshot or file was rejected (invalid, incompatible, or conflicting); the store is unchanged.
     static let recordsRejected = ExitCode(9)
 }

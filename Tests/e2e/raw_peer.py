@@ -2,6 +2,7 @@
 """A minimal p2p protocol client for misbehaving on purpose (Tests/e2e/bad_input.sh, security.sh).
 
 usage: raw_peer.py HOST PORT SCENARIO [--session S] [--timeout SECONDS] [--plaintext] [--claim HEX]
+                  [--names JSON-LIST] [--name NAME] [--type MEDIA-TYPE] [--data-file PATH] [--extra N]
 
 By default it speaks TLS 1.3 like a real peer: a fresh P-256 key and self-signed certificate per run,
 presented as the client certificate; the server's (self-signed) certificate is not verified, only
@@ -31,6 +32,18 @@ Scenarios:
   plaintext-hello a plaintext HELLO (implies --plaintext) against a TLS server          -> plaintext ERROR 14
   tls12           offer at most TLS 1.2                                     -> TLS handshake fails
   nocert          TLS 1.3 without a client certificate                      -> refused by a TLS alert
+
+File transfer scenarios (TRANSFER frames, type 0x50; see Protocol/TRANSFER.md). They add "transfers":
+[{"name", "id", "reply" (ACCEPT, DENY, CANCEL or null), "reason", "offset", "result"}] to the report.
+  offers          valid handshake, then one OFFER per name of --names (a JSON list, so control characters
+                  can be given as \u001b), 16 bytes each, waiting for each answer; an ACCEPT is cancelled
+                  at once. For hostile names                                        -> DENY each
+  send            valid handshake, then a whole transfer of --data-file (default: 1 KiB of text) offered
+                  as --name (default file.bin) of type --type (default application/octet-stream): OFFER,
+                  on ACCEPT: START(0), CHUNKs, DONE(SHA-256), then waits for RESULT. With --extra N it
+                  sends N bytes more than it offered before DONE              -> CANCEL, connection closed
+  push            valid handshake, then a CHUNK for a transfer nobody offered or accepted
+                                                                              -> CANCEL, connection closed
 """
 import hashlib
 import json
@@ -45,8 +58,14 @@ import tempfile
 import time
 
 MAGIC = b"P2"
-HELLO, WELCOME, ERROR, PING, PONG, BYE, DATA, TEXT = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11
-NAMES = {HELLO: "HELLO", WELCOME: "WELCOME", ERROR: "ERROR", PING: "PING", PONG: "PONG", BYE: "BYE", DATA: "DATA", TEXT: "TEXT"}
+HELLO, WELCOME, ERROR, PING, PONG, BYE, DATA, TEXT, TRANSFER = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x50
+NAMES = {HELLO: "HELLO", WELCOME: "WELCOME", ERROR: "ERROR", PING: "PING", PONG: "PONG", BYE: "BYE", DATA: "DATA", TEXT: "TEXT",
+         TRANSFER: "TRANSFER"}
+# TRANSFER kinds
+OFFER, ACCEPT, DENY, START, CHUNK, ACK, DONE, RESULT, CANCEL = range(1, 10)
+KINDS = {OFFER: "OFFER", ACCEPT: "ACCEPT", DENY: "DENY", START: "START", CHUNK: "CHUNK", ACK: "ACK", DONE: "DONE",
+         RESULT: "RESULT", CANCEL: "CANCEL"}
+MAX_CHUNK = 60 * 1024
 
 
 def frame(ftype, payload=b"", version=1, flags=0, length=None):
@@ -63,6 +82,32 @@ def hello_payload(peer_id, name, session, datagram_key):
     return (peer_id + struct.pack(">IHQ", 1, 0, random.getrandbits(64))
             + struct.pack(">B", len(datagram_key)) + datagram_key
             + short_string(name) + short_string(session))
+
+
+def transfer(kind, tid, body=b""):
+    """A TRANSFER frame: kind u8, transfer ID u64, then the kind's fields."""
+    return frame(TRANSFER, struct.pack(">BQ", kind, tid) + body)
+
+
+def offer(tid, path, size, media_type):
+    return transfer(OFFER, tid, struct.pack(">Q", size) + short_string(path) + short_string(media_type))
+
+
+def parse_transfer(payload):
+    """(kind name, transfer ID, fields) of a TRANSFER payload."""
+    kind, tid = struct.unpack(">BQ", payload[:9])
+    rest = payload[9:]
+    fields = {}
+    if kind == ACCEPT:
+        fields = {"offset": struct.unpack(">Q", rest[:8])[0], "prefix": rest[8:40].hex()}
+    elif kind in (DENY, CANCEL):
+        n = struct.unpack(">H", rest[:2])[0]
+        fields = {"reason": rest[2:2 + n].decode("utf-8", "replace")}
+    elif kind == ACK:
+        fields = {"written": struct.unpack(">Q", rest[:8])[0]}
+    elif kind == RESULT:
+        fields = {"verified": rest[0] == 1, "sha256": rest[1:33].hex()}
+    return KINDS.get(kind, str(kind)), tid, fields
 
 
 def parse_hello(payload):
@@ -214,6 +259,20 @@ class Conn:
             if ftype == ERROR:
                 return ftype
 
+    def wait_transfer(self, tid, deadline, skip=("ACK",)):
+        """The next TRANSFER message about transfer `tid` (kinds in `skip` are passed over), answering PINGs;
+        (None, {}) if the connection ended or an ERROR came first."""
+        while True:
+            ftype, payload = self.read_frame(deadline)
+            if ftype is None or ftype == ERROR:
+                return None, {}
+            if ftype == PING:
+                self.send(frame(PONG, payload))
+            if ftype == TRANSFER:
+                kind, got, fields = parse_transfer(payload)
+                if got == tid and kind not in skip:
+                    return kind, fields
+
     def drain(self, deadline):
         """Reads until the server closes (or the deadline passes)."""
         while not self.closed:
@@ -225,6 +284,10 @@ class Conn:
 def main():
     args = sys.argv[1:]
     session, timeout, plaintext, claim = "chat", 15.0, False, None
+    opts = {"names": "[]", "name": "file.bin", "type": "application/octet-stream", "data-file": None, "extra": "0"}
+    for key in list(opts):
+        if "--" + key in args:
+            i = args.index("--" + key); opts[key] = args[i + 1]; del args[i:i + 2]
     if "--session" in args:
         i = args.index("--session"); session = args[i + 1]; del args[i:i + 2]
     if "--timeout" in args:
@@ -253,13 +316,14 @@ def main():
         c = Conn(host, port, timeout, tls, client_cert, tls_max)
         if c.tls_error:  # the TLS handshake failed: nothing more to do
             return report(c, scenario, start, our_id, "TLS handshake failed")
-        return run(c, scenario, session, our_id, datagram_key, claim, start, deadline)
+        return run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run(c, scenario, session, our_id, datagram_key, claim, start, deadline):
+def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts=None):
     note = ""
+    c.transfers = []
     name = "raw-" + scenario
 
     def hello(peer_id=our_id, key=datagram_key, version=1):
@@ -311,6 +375,51 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline):
         c.send(hello(key=b""))
     elif scenario == "plaintext-hello":
         c.send(hello(key=b""))
+    elif scenario == "offers":
+        handshake()
+        for name in json.loads(opts["names"]):
+            tid = random.getrandbits(63) + 1
+            c.send(offer(tid, name, 16, "application/octet-stream"))
+            reply, fields = c.wait_transfer(tid, deadline)
+            c.transfers.append(dict({"name": name, "id": tid, "reply": reply}, **fields))
+            if reply == "ACCEPT":
+                c.send(transfer(CANCEL, tid, short_string("raw peer: not really sending")))
+            if reply is None:
+                break
+        if not c.closed:
+            c.send(frame(BYE))
+    elif scenario == "send":
+        handshake()
+        if opts["data-file"]:
+            with open(opts["data-file"], "rb") as f:
+                data = f.read()
+        else:
+            data = b"this is plain text, not an image\n" * 32
+        extra = int(opts["extra"])
+        tid = random.getrandbits(63) + 1
+        c.send(offer(tid, opts["name"], len(data), opts["type"]))
+        reply, fields = c.wait_transfer(tid, deadline)
+        record = dict({"name": opts["name"], "id": tid, "reply": reply, "size": len(data)}, **fields)
+        c.transfers.append(record)
+        if reply == "ACCEPT":
+            c.send(transfer(START, tid, struct.pack(">Q", 0)))
+            payload = data + os.urandom(extra)
+            try:
+                for off in range(0, len(payload), MAX_CHUNK):
+                    c.send(transfer(CHUNK, tid, struct.pack(">Q", off) + payload[off:off + MAX_CHUNK]))
+                c.send(transfer(DONE, tid, hashlib.sha256(payload).digest()))
+            except OSError as e:
+                note = "sending: %s" % e
+            reply, fields = c.wait_transfer(tid, deadline)
+            record["result"] = dict({"reply": reply}, **fields)
+            if reply == "RESULT" and not c.closed:
+                c.send(frame(BYE))
+    elif scenario == "push":
+        handshake()
+        tid = random.getrandbits(63) + 1
+        c.send(transfer(CHUNK, tid, struct.pack(">Q", 0) + b"nobody asked for this"))
+        reply, fields = c.wait_transfer(tid, deadline)
+        c.transfers.append(dict({"name": None, "id": tid, "reply": reply}, **fields))
     elif scenario in ("silent", "tls12", "nocert"):
         pass
     else:
@@ -326,7 +435,7 @@ def report(c, scenario, start, our_id, note):
         "bytes_received": c.bytes_received,
         "error_code": c.error[0] if c.error else None, "error_reason": c.error[1] if c.error else None,
         "closed_by_server": c.closed, "tls_error": c.tls_error, "elapsed": round(time.monotonic() - start, 2),
-        "note": note,
+        "note": note, "transfers": getattr(c, "transfers", []),
     }))
     return 0
 

@@ -32,9 +32,11 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let game = MessageType(rawValue: 0x30)
     /// Record snapshot transfers (`Protocol/RECORDS.md`).
     public static let records = MessageType(rawValue: 0x40)
+    /// File transfers (`Protocol/TRANSFER.md`).
+    public static let transfer = MessageType(rawValue: 0x50)
 
     /// Every type this version understands; anything else is a protocol error.
-    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .game, .records]
+    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .game, .records, .transfer]
 
     /// Types that may also travel as unreliable datagrams.
     public static let datagramTypes: Set<MessageType> = [.data, .text]
@@ -52,6 +54,7 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .pair: "PAIR"
         case .game: "GAME"
         case .records: "RECORDS"
+        case .transfer: "TRANSFER"
         default: "0x" + String(rawValue, radix: 16)
         }
     }

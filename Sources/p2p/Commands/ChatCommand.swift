@@ -34,6 +34,15 @@ struct ChatCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the --to peer to appear.")
     var timeout: Double = 30
 
+    @Option(help: "Where received images go (default: $P2P_DOWNLOADS, else ~/Downloads).")
+    var downloads: String?
+
+    var downloadsDirectory: URL {
+        if let downloads { return URL(fileURLWithPath: downloads, isDirectory: true) }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["P2P_DOWNLOADS"] { return URL(fileURLWithPath: fromEnvironment, isDirectory: true) }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Downloads", isDirectory: true)
+    }
+
     func validate() throws {
         if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
     }
@@ -110,6 +119,27 @@ struct ChatView: Sendable {
         case .unknown: "new"
         case .conflict: "conflict"
         }
+    }
+
+    /// A received image: a line with its name, type, size and path, and a preview when chafa is installed.
+    func image(_ image: ImageInfo, at url: URL, from peer: PeerInfo) {
+        if json {
+            Output.json(["event": "image", "from": peer.displayName, "id": peer.id.hex, "path": url.path,
+                         "type": image.mediaType, "width": image.width, "height": image.height])
+            return
+        }
+        Output.line("\(Terminal.paint(Terminal.sanitize(peer.displayName), .cyan)) sent an image: \(Terminal.sanitize(url.lastPathComponent)) "
+            + "(\(image.mediaType), \(image.width)×\(image.height)) → \(Terminal.sanitize(url.path))")
+        guard Terminal.stdoutIsTTY, let chafa = ["/usr/bin/chafa", "/usr/local/bin/chafa"].first(where: FileManager.default.isExecutableFile) else { return }
+        let preview = Process()
+        preview.executableURL = URL(fileURLWithPath: chafa)
+        preview.arguments = ["--size", "60x20", url.path]
+        let pipe = Pipe()
+        preview.standardOutput = pipe
+        guard (try? preview.run()) != nil else { return }
+        let picture = pipe.fileHandleForReading.readDataToEndOfFile()
+        preview.waitUntilExit()
+        for line in String(decoding: picture, as: UTF8.self).split(separator: "\n") { Output.line(String(line)) }
     }
 
     func advertising(as name: String, requested: String) {

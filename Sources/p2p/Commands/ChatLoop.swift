@@ -12,6 +12,8 @@ final class ChatLoop {
         case key(Key)
         case endOfInput
         case request(ConnectionRequest, CheckedContinuation<Bool, Never>)
+        case imageOffer(IncomingOffer, CheckedContinuation<Bool, Never>)
+        case transfer(TransferEvent)
         case connectFailed(String, any Error)
         case waitForPeerExpired
         case interrupt
@@ -30,7 +32,9 @@ final class ChatLoop {
     private var inputEnded = false
     /// Discovered peers in the order they were numbered for the picker.
     private var pickList: [PeerInfo] = []
-    private var pendingQuestion: (ConnectionRequest, CheckedContinuation<Bool, Never>)?
+    /// A y/n question on the input line: its prompt and who waits for the answer.
+    private var pendingQuestion: (prompt: String, answer: CheckedContinuation<Bool, Never>)?
+    private var transfers: FileTransfers!
     private var dialing: Set<PeerID> = []
     /// What is typed on the input line (interactive only).
     private var typed = ""
@@ -57,6 +61,15 @@ final class ChatLoop {
             return await withCheckedContinuation { feed.yield(.request(request, $0)) }
         }
         session.onMessage(TextMessage.self) { message, peer, _ in view.message(message, from: peer) }
+        transfers = FileTransfers(session: session, directory: options.downloadsDirectory)
+        transfers.setOfferHandler { offer in
+            // Chat takes images only; files go through `p2p send` / `p2p receive`.
+            guard offer.info.mediaType.hasPrefix("image/") else { return false }
+            if accept { return true }
+            return await withCheckedContinuation { feed.yield(.imageOffer(offer, $0)) }
+        }
+        let transferEvents = transfers.events()
+        Task { for await event in transferEvents { feed.yield(.transfer(event)) } }
         let events = session.events()
         Task { for await event in events { feed.yield(.event(event)) } }
         Signals.onInterrupt { feed.yield(.interrupt) }
@@ -110,6 +123,12 @@ final class ChatLoop {
                 inputEnded = true
             case .request(let request, let answer):
                 ask(request, answer)
+            case .imageOffer(let offer, let answer):
+                let info = offer.info
+                ask("\(Terminal.sanitize(info.peer.displayName)) sends the image \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?",
+                    answer, denied: "declined an image from \(Terminal.sanitize(info.peer.displayName)); use --yes to accept")
+            case .transfer(let event):
+                transferred(event)
             case .connectFailed(let target, let error):
                 let denied = if case .denied? = error as? SessionError { true } else { false }
                 let message = if case .connectFailed? = error as? SessionError { "\(error)" } else { "cannot connect to \(target): \(error)" }
@@ -132,7 +151,7 @@ final class ChatLoop {
             Output.setInputLine(nil)
             RawTerminal.restore()
         }
-        pendingQuestion?.1.resume(returning: false)
+        pendingQuestion?.answer.resume(returning: false)
         await session.close()
         return status
     }
@@ -195,14 +214,59 @@ final class ChatLoop {
 
     private func ask(_ request: ConnectionRequest, _ answer: CheckedContinuation<Bool, Never>) {
         let name = Terminal.sanitize(request.peer.displayName)
+        let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+            .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
+        ask("\(name) wants to chat — \(trust). Accept?", answer,
+            denied: "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
+    }
+
+    /// Puts a y/n question on the input line; without a terminal (or with one pending) the answer is no.
+    private func ask(_ prompt: String, _ answer: CheckedContinuation<Bool, Never>, denied: String) {
         guard interactive, pendingQuestion == nil else {
             answer.resume(returning: false)
-            view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
+            view.error("denied", denied)
             return
         }
-        pendingQuestion = (request, answer)
-        let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
-        Output.line(Terminal.paint("\(name) wants to chat — \(trust.replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")).", .yellow))
+        pendingQuestion = (prompt, answer)
+        Output.line(Terminal.paint(prompt, .yellow))
+    }
+
+    /// Images arriving or leaving; a received file must really be the image type it was offered as.
+    private func transferred(_ event: TransferEvent) {
+        switch event {
+        case .finished(let info, let delivery) where info.direction == .receiving:
+            guard let url = delivery.url else { return }
+            guard let image = ImageInfo(contentsOf: url), image.mediaType == info.mediaType else {
+                try? FileManager.default.removeItem(at: url)
+                let actual = ImageInfo(contentsOf: url)?.mediaType ?? "not a PNG, JPEG, GIF or WebP image"
+                view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): offered as \(info.mediaType), but its signature says \(actual)")
+                return
+            }
+            view.image(image, at: url, from: info.peer)
+        case .finished(let info, _):
+            view.note("sent the image \(Terminal.sanitize(info.name)) to \(Terminal.sanitize(info.peer.displayName)).")
+        case .failed(let info, let error):
+            view.error("transfer", "\(Terminal.sanitize(info.name)): \(error)")
+        default:
+            break
+        }
+    }
+
+    /// `/image PATH`: checks the file really is an image, then offers it to every connected peer.
+    private func sendImage(_ path: String) {
+        let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        guard let image = ImageInfo(contentsOf: url) else {
+            view.error("image", "\(path) is not a PNG, JPEG, GIF or WebP image")
+            return
+        }
+        guard !connected.isEmpty else {
+            view.note("No peer connected.")
+            return
+        }
+        let transfers = self.transfers!
+        for peer in connected.keys {
+            Task { _ = try? await transfers.sendResource(at: url, to: peer, mediaType: image.mediaType) }
+        }
     }
 
     /// One key on the interactive input line; returns an exit status when it ends the chat.
@@ -242,8 +306,8 @@ final class ChatLoop {
     /// Redraws the input line: a y/n question, the peer picker, or the text being typed.
     private func render() {
         let line: String
-        if let (request, _) = pendingQuestion {
-            line = Terminal.paint("Accept \(Terminal.sanitize(request.peer.displayName)) (\(request.peer.id.short))? [y/n] ", .yellow)
+        if let (prompt, _) = pendingQuestion {
+            line = Terminal.paint("\(prompt.suffix(60)) [y/n] ", .yellow)
         } else if connected.isEmpty && typed.isEmpty && !pickList.isEmpty {
             selection = min(selection, pickList.count - 1)
             let peer = pickList[selection]
@@ -265,7 +329,10 @@ final class ChatLoop {
         case "/quit", "/exit":
             return .success
         case "/help":
-            view.note("Type a line to send it to every connected peer. /peers lists peers, /quit leaves. A number connects to that peer.")
+            view.note("Type a line to send it to every connected peer. /image PATH sends a picture. /peers lists peers, /quit leaves. A number connects to that peer.")
+            return nil
+        case let command where command.hasPrefix("/image "):
+            sendImage(String(command.dropFirst("/image ".count)).trimmingCharacters(in: .whitespaces))
             return nil
         case "/peers":
             listPeers()

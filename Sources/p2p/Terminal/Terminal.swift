@@ -4,6 +4,7 @@ import Foundation
 enum Terminal {
     static let stdinIsTTY = isatty(STDIN_FILENO) == 1
     static let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
+    static let stderrIsTTY = isatty(STDERR_FILENO) == 1
     /// Colours only on a terminal and only without NO_COLOR (https://no-color.org).
     static let useColor = stdoutIsTTY && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
 

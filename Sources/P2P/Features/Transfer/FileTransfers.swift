@@ -1,0 +1,366 @@
+@preconcurrency import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Streams files between peers over a session: offer, consent, resume, chunks under a flow-control
+/// window, and end-to-end SHA-256 verification (see `Protocol/TRANSFER.md`).
+///
+/// Neither side holds a file in memory: the sender reads ahead at most `window` bytes beyond what the
+/// receiver has acknowledged as written, so a slow disk slows the sender instead of growing a buffer.
+/// Received files are written to `NAME.part` and renamed only after the hash matches.
+public final class FileTransfers: Sendable {
+    /// Tunables; the defaults suit a LAN.
+    public struct Configuration: Sendable {
+        /// Unacknowledged bytes the sender may have in flight.
+        public var window = 8 << 20
+        /// The receiver acknowledges after every this many bytes written.
+        public var acknowledgeEvery = 1 << 20
+        /// Replace existing files instead of writing `name (1).ext`.
+        public var overwrite = false
+        public init() {}
+    }
+
+    public let session: Session
+    public let directory: URL
+    public let configuration: Configuration
+    private let state = NIOLockedValueBox(State())
+
+    private struct State {
+        var outgoing: [UInt64: Mailbox] = [:]
+        var incoming: [UInt64: IncomingFile] = [:]
+        var offerHandler: (@Sendable (IncomingOffer) async -> Bool)?
+        var observers: [UUID: AsyncStream<TransferEvent>.Continuation] = [:]
+    }
+
+    /// Takes over the session's TRANSFER messages. Files arrive in `directory`.
+    public init(session: Session, directory: URL, configuration: Configuration = Configuration()) {
+        self.session = session
+        self.directory = directory
+        self.configuration = configuration
+        session.onMessage(TransferMessage.self) { [weak self] message, peer, _ in self?.receive(message, from: peer) }
+        let events = session.events()
+        Task { [weak self] in
+            for await event in events {
+                if case .peerChanged(let peer, .disconnected, _) = event { self?.peerLeft(peer.id) }
+            }
+        }
+    }
+
+    /// Decides on each offer; without a handler every offer is denied (consent first).
+    public func setOfferHandler(_ handler: (@Sendable (IncomingOffer) async -> Bool)?) {
+        state.withLockedValue { $0.offerHandler = handler }
+    }
+
+    /// Everything that happens to transfers from now on; each call gets its own stream.
+    public func events() -> AsyncStream<TransferEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: TransferEvent.self)
+        let id = UUID()
+        state.withLockedValue { $0.observers[id] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLockedValue { $0.observers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    private func emit(_ event: TransferEvent) {
+        for observer in state.withLockedValue({ Array($0.observers.values) }) { observer.yield(event) }
+    }
+
+    // MARK: - Sending
+
+    /// Sends a file, or a directory recursively with relative paths, to a connected peer. Returns one
+    /// delivery per file. Cancelling the task cancels the transfer on both sides.
+    public func sendResource(at url: URL, to peer: PeerID, mediaType: String? = nil) async throws(TransferError) -> [Delivery] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw .unreadable(url.path, "no such file or directory")
+        }
+        guard isDirectory.boolValue else {
+            return [try await sendFile(url, as: url.lastPathComponent, mediaType: mediaType ?? MediaType.guess(url), to: peer)]
+        }
+        var deliveries: [Delivery] = []
+        for (file, relative) in try Self.files(under: url) {
+            deliveries.append(try await sendFile(file, as: url.lastPathComponent + "/" + relative, mediaType: MediaType.guess(file), to: peer))
+        }
+        return deliveries
+    }
+
+    /// Regular files under `directory`, sorted, with paths relative to it; symlinks are not followed.
+    static func files(under directory: URL) throws(TransferError) -> [(URL, String)] {
+        guard let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) else {
+            throw .unreadable(directory.path, "cannot list the directory")
+        }
+        let base = directory.standardizedFileURL.path
+        var found: [(URL, String)] = []
+        for case let file as URL in walker {
+            guard (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+            let path = file.standardizedFileURL.path
+            found.append((file, String(path.dropFirst(base.count + 1))))
+        }
+        return found.sorted { $0.1 < $1.1 }
+    }
+
+    private func sendFile(_ url: URL, as name: String, mediaType: String, to peer: PeerID) async throws(TransferError) -> Delivery {
+        guard let peerInfo = session.connectedPeers.first(where: { $0.id == peer }) else { throw .notConnected }
+        let reader: FileHandle
+        let size: UInt64
+        do {
+            reader = try FileHandle(forReadingFrom: url)
+            size = try reader.seekToEnd()
+        } catch {
+            throw .unreadable(url.path, "\(error)")
+        }
+        defer { try? reader.close() }
+        let id = UInt64.random(in: 1 ... .max)
+        let info = TransferInfo(id: id, peer: peerInfo, name: name, size: size, mediaType: mediaType, direction: .sending)
+        let mailbox = Mailbox(peer: peer)
+        state.withLockedValue { $0.outgoing[id] = mailbox }
+        defer { _ = state.withLockedValue { $0.outgoing.removeValue(forKey: id) } }
+        do {
+            let delivery = try await stream(reader, info: info, mailbox: mailbox)
+            emit(.finished(info, delivery))
+            return delivery
+        } catch {
+            if case .cancelled = error { try? send(.cancel(reason: "the sender cancelled"), id: id, to: peer) }
+            emit(.failed(info, error))
+            throw error
+        }
+    }
+
+    private func stream(_ reader: FileHandle, info: TransferInfo, mailbox: Mailbox) async throws(TransferError) -> Delivery {
+        let peer = info.peer.id
+        try send(.offer(path: info.name, size: info.size, mediaType: info.mediaType), id: info.id, to: peer)
+        let (offset, prefixHash): (UInt64, [UInt8])
+        switch try await mailbox.next() {
+        case .accept(let acceptedOffset, let hash): (offset, prefixHash) = (acceptedOffset, hash)
+        case .deny(let reason): throw .denied(reason)
+        case let other: throw .protocolViolation("expected ACCEPT or DENY, got \(other)")
+        }
+        // Resume only when the receiver's bytes are ours: hash our own prefix of the same length.
+        var hasher = SHA256()
+        var start: UInt64 = 0
+        if offset > 0, offset <= info.size {
+            var prefix = SHA256()
+            try Self.hash(reader, upTo: offset, into: &prefix)
+            if Array(prefix.finalize()) == prefixHash {
+                hasher = SHA256()
+                try Self.hash(reader, upTo: offset, into: &hasher)
+                start = offset
+            }
+        }
+        try send(.start(offset: start), id: info.id, to: peer)
+        emit(.started(info, offset: start))
+        do { try reader.seek(toOffset: start) } catch { throw .unreadable(info.name, "\(error)") }
+
+        var sent = start
+        var acknowledged = start
+        var lastProgress = ContinuousClock.now
+        while sent < info.size {
+            if Task.isCancelled { throw .cancelled }
+            // The window: wait for the receiver to catch up instead of buffering without bound.
+            while sent - acknowledged >= UInt64(configuration.window) {
+                acknowledged = try Self.acknowledgement(try await mailbox.next(), at: acknowledged)
+            }
+            while let body = mailbox.poll() { acknowledged = try Self.acknowledgement(body, at: acknowledged) }
+            let block: Data
+            do {
+                block = try reader.read(upToCount: Int(min(UInt64(TransferMessage.maxChunk), info.size - sent))) ?? Data()
+            } catch {
+                throw .unreadable(info.name, "\(error)")
+            }
+            guard !block.isEmpty else { throw .unreadable(info.name, "the file shrank while being sent") }
+            hasher.update(data: block)
+            try send(.chunk(offset: sent, bytes: ByteBuffer(bytes: block)), id: info.id, to: peer)
+            sent += UInt64(block.count)
+            if ContinuousClock.now - lastProgress > .milliseconds(250) {
+                lastProgress = .now
+                emit(.progress(info, bytes: acknowledged))
+            }
+        }
+        let digest = Array(hasher.finalize())
+        try send(.done(sha256: digest), id: info.id, to: peer)
+        while true {
+            switch try await mailbox.next() {
+            case .ack(let written):
+                acknowledged = written
+            case .result(let verified, let theirs):
+                guard verified, theirs == digest else { throw .verificationFailed(expected: digest.hex, got: theirs.hex) }
+                emit(.progress(info, bytes: info.size))
+                return Delivery(name: info.name, size: info.size, sha256: digest.hex, resumedFrom: start, url: nil)
+            case let other:
+                throw .protocolViolation("expected RESULT, got \(other)")
+            }
+        }
+    }
+
+    private static func acknowledgement(_ body: TransferMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
+        // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
+        if case .cancel(let reason) = body { throw .cancelledByPeer(reason) }
+        guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(body)") }
+        return max(current, written)
+    }
+
+    private static func hash(_ reader: FileHandle, upTo length: UInt64, into hasher: inout SHA256) throws(TransferError) {
+        do {
+            try reader.seek(toOffset: 0)
+            var remaining = length
+            while remaining > 0 {
+                guard let block = try reader.read(upToCount: Int(min(remaining, 1 << 20))), !block.isEmpty else { break }
+                hasher.update(data: block)
+                remaining -= UInt64(block.count)
+            }
+        } catch {
+            throw .unreadable("file", "\(error)")
+        }
+    }
+
+    private func send(_ body: TransferMessage.Body, id: UInt64, to peer: PeerID) throws(TransferError) {
+        do {
+            try session.send(TransferMessage(transferID: id, body), to: [peer])
+        } catch {
+            throw .peerDisconnected
+        }
+    }
+
+    /// Cancels every transfer in progress on both sides (the peers hear why). `.part` files are kept.
+    public func cancelAll() {
+        let (outgoing, incoming) = state.withLockedValue { (Array($0.outgoing.values), Array($0.incoming.values)) }
+        for mailbox in outgoing { mailbox.close() }
+        for file in incoming { file.cancel() }
+    }
+
+    // MARK: - Receiving (called on the session's event loop)
+
+    private func receive(_ message: TransferMessage, from peer: PeerInfo) {
+        let id = message.transferID
+        if let mailbox = state.withLockedValue({ $0.outgoing[id] }) {
+            mailbox.post(message.body)
+            return
+        }
+        switch message.body {
+        case .offer(let path, let size, let mediaType):
+            offered(TransferInfo(id: id, peer: peer, name: path, size: size, mediaType: mediaType, direction: .receiving))
+        default:
+            guard let file = state.withLockedValue({ $0.incoming[id] }), file.info.peer.id == peer.id else {
+                // A peer cannot push bytes nobody accepted.
+                cutOff(peer.id, id: id, reason: "no accepted transfer \(id)")
+                return
+            }
+            file.handle(message.body)
+        }
+    }
+
+    private func offered(_ info: TransferInfo) {
+        let destination: URL
+        do {
+            destination = try SafePath.resolve(info.name, in: directory)
+        } catch {
+            try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+            emit(.failed(info, error))
+            return
+        }
+        let offer = IncomingOffer(info: info, destination: destination)
+        emit(.offered(offer))
+        let handler = state.withLockedValue { $0.offerHandler }
+        Task {
+            guard let handler, await handler(offer) else {
+                try? self.send(.deny(reason: "declined by the receiver"), id: info.id, to: info.peer.id)
+                self.emit(.failed(info, .denied("declined by you")))
+                return
+            }
+            self.accept(offer)
+        }
+    }
+
+    private func accept(_ offer: IncomingOffer) {
+        let file = IncomingFile(offer: offer, transfers: self)
+        state.withLockedValue { $0.incoming[offer.info.id] = file }
+        file.begin()
+    }
+
+    /// Ends a transfer that broke the rules, and the connection with it.
+    func cutOff(_ peer: PeerID, id: UInt64, reason: String) {
+        try? send(.cancel(reason: reason), id: id, to: peer)
+        Task { await session.disconnect(peer) }
+    }
+
+    func finished(_ file: IncomingFile, _ outcome: Result<Delivery, TransferError>) {
+        state.withLockedValue { _ = $0.incoming.removeValue(forKey: file.info.id) }
+        switch outcome {
+        case .success(let delivery): emit(.finished(file.info, delivery))
+        case .failure(let error): emit(.failed(file.info, error))
+        }
+    }
+
+    func reply(_ body: TransferMessage.Body, for file: IncomingFile) {
+        try? send(body, id: file.info.id, to: file.info.peer.id)
+    }
+
+    func progress(_ file: IncomingFile, started offset: UInt64?, bytes: UInt64) {
+        if let offset { emit(.started(file.info, offset: offset)) } else { emit(.progress(file.info, bytes: bytes)) }
+    }
+
+    private func peerLeft(_ peer: PeerID) {
+        let (outgoing, incoming) = state.withLockedValue { state in
+            (Array(state.outgoing.values), state.incoming.values.filter { $0.info.peer.id == peer })
+        }
+        for mailbox in outgoing where mailbox.peer == peer { mailbox.close() }
+        for file in incoming { file.handle(nil) }
+    }
+}
+
+/// Messages for one outgoing transfer, posted from the event loop and awaited by the sending task.
+final class Mailbox: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var queue: [TransferMessage.Body] = []
+    private var waiter: CheckedContinuation<TransferMessage.Body?, Never>?
+    private var closed = false
+    let peer: PeerID
+
+    init(peer: PeerID) { self.peer = peer }
+
+    func post(_ body: TransferMessage.Body) {
+        let waiter = lock.withLock { () -> CheckedContinuation<TransferMessage.Body?, Never>? in
+            if let waiter = self.waiter {
+                self.waiter = nil
+                return waiter
+            }
+            queue.append(body)
+            return nil
+        }
+        waiter?.resume(returning: body)
+    }
+
+    func close() {
+        let waiter = lock.withLock { () -> CheckedContinuation<TransferMessage.Body?, Never>? in
+            closed = true
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    func poll() -> TransferMessage.Body? {
+        lock.withLock { queue.isEmpty ? nil : queue.removeFirst() }
+    }
+
+    /// The next message; a peer's CANCEL or disconnect becomes the matching error.
+    func next() async throws(TransferError) -> TransferMessage.Body {
+        let body: TransferMessage.Body? = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = lock.withLock { () -> TransferMessage.Body?? in
+                    if !queue.isEmpty { return .some(queue.removeFirst()) }
+                    if closed { return .some(nil) }
+                    waiter = continuation
+                    return .none
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            self.close()
+        }
+        if Task.isCancelled { throw .cancelled }
+        guard let body else { throw .peerDisconnected }
+        if case .cancel(let reason) = body { throw .cancelledByPeer(reason) }
+        return body
+    }
+}

@@ -1,0 +1,193 @@
+@preconcurrency import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The receiving end of one file: checks each message on the event loop, writes on its own queue.
+///
+/// Bytes go to `NAME.part`; only a whole file whose SHA-256 matches the sender's is renamed to its
+/// final name. A `.part` left by a broken transfer is offered back to the sender for resume.
+final class IncomingFile: @unchecked Sendable {
+    let info: TransferInfo
+    private let offer: IncomingOffer
+    private weak var transfers: FileTransfers?
+    private let acknowledgeEvery: UInt64
+    private let overwrite: Bool
+    private let partURL: URL
+
+    /// Disk work, in order; everything below is touched only on this queue.
+    private let queue: DispatchQueue
+    private var handle: FileHandle?
+    private var hasher = SHA256()
+    /// SHA-256 state after the bytes already in `.part`, kept in case the sender resumes there.
+    private var prefixHasher = SHA256()
+    private var heldBytes: UInt64 = 0
+    private var written: UInt64 = 0
+    private var lastAcknowledged: UInt64 = 0
+    private var lastProgress = ContinuousClock.now
+    private var over = false
+
+    /// The next offset the network must deliver, and the resume offset we offered; checked on the event loop.
+    private let expected = NIOLockedValueBox<UInt64?>(nil)
+    private let offered = NIOLockedValueBox<UInt64>(0)
+
+    init(offer: IncomingOffer, transfers: FileTransfers) {
+        info = offer.info
+        self.offer = offer
+        self.transfers = transfers
+        acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
+        overwrite = transfers.configuration.overwrite
+        partURL = offer.destination.deletingLastPathComponent().appendingPathComponent(offer.destination.lastPathComponent + ".part")
+        queue = DispatchQueue(label: "p2p.transfer.\(info.id)")
+    }
+
+    /// Opens (or reopens) the `.part` file and answers ACCEPT with what it already holds.
+    func begin() {
+        queue.async { [self] in
+            do {
+                let fileManager = FileManager.default
+                try fileManager.createDirectory(at: partURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+                if !fileManager.fileExists(atPath: partURL.path) {
+                    guard fileManager.createFile(atPath: partURL.path, contents: nil) else { throw CocoaError(.fileWriteNoPermission) }
+                }
+                let handle = try FileHandle(forUpdating: partURL)
+                self.handle = handle
+                let existing = try handle.seekToEnd()
+                if existing > 0 && existing <= info.size {
+                    try handle.seek(toOffset: 0)
+                    var remaining = existing
+                    while remaining > 0, let block = try handle.read(upToCount: Int(min(remaining, 1 << 20))), !block.isEmpty {
+                        prefixHasher.update(data: block)
+                        remaining -= UInt64(block.count)
+                    }
+                    heldBytes = existing
+                }
+                var copy = prefixHasher
+                offered.withLockedValue { $0 = heldBytes }
+                transfers?.reply(.accept(offset: heldBytes, prefixHash: heldBytes > 0 ? Array(copy.finalize()) : Array(repeating: 0, count: 32)), for: self)
+            } catch {
+                fail(.unwritable(partURL.path, "\(error)"), tellPeer: true)
+            }
+        }
+    }
+
+    /// One message from the sender, or `nil` when the sender disconnected. Runs on the event loop.
+    func handle(_ body: TransferMessage.Body?) {
+        guard let body else {
+            queue.async { [self] in fail(.peerDisconnected, tellPeer: false) }
+            return
+        }
+        switch body {
+        case .start(let offset):
+            guard offset == 0 || offset == offered.withLockedValue({ $0 }) else { return violation("START at \(offset)") }
+            expected.withLockedValue { $0 = offset }
+            queue.async { [self] in start(at: offset) }
+        case .chunk(let offset, let bytes):
+            let verdict = expected.withLockedValue { next -> String? in
+                guard let position = next else { return "CHUNK before START" }
+                guard offset == position else { return "CHUNK at \(offset), expected \(position)" }
+                guard position + UInt64(bytes.readableBytes) <= info.size else { return "more bytes than the \(info.size) offered" }
+                next = position + UInt64(bytes.readableBytes)
+                return nil
+            }
+            if let verdict { return violation(verdict) }
+            queue.async { [self] in write(bytes) }
+        case .done(let sha256):
+            queue.async { [self] in finish(theirs: sha256) }
+        case .cancel(let reason):
+            queue.async { [self] in fail(.cancelledByPeer(reason), tellPeer: false) }
+        default:
+            violation("unexpected \(body)")
+        }
+    }
+
+    /// The receiver gives up (Ctrl-C): the sender is told, the `.part` file stays for a resume.
+    func cancel() {
+        queue.async { [self] in fail(.cancelled, tellPeer: true) }
+    }
+
+    private func violation(_ what: String) {
+        transfers?.cutOff(info.peer.id, id: info.id, reason: what)
+        queue.async { [self] in fail(.protocolViolation(what), tellPeer: false) }
+    }
+
+    private func start(at offset: UInt64) {
+        guard !over, let handle else { return }
+        do {
+            if offset == 0 {
+                // The sender's file differs from what we held: start over.
+                try handle.truncate(atOffset: 0)
+                hasher = SHA256()
+            } else {
+                hasher = prefixHasher
+            }
+            try handle.seek(toOffset: offset)
+            written = offset
+            lastAcknowledged = offset
+            transfers?.progress(self, started: offset, bytes: offset)
+        } catch {
+            fail(.unwritable(partURL.path, "\(error)"), tellPeer: true)
+        }
+    }
+
+    private func write(_ bytes: ByteBuffer) {
+        guard !over, let handle else { return }
+        do {
+            try bytes.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
+        } catch {
+            return fail(.unwritable(partURL.path, "\(error)"), tellPeer: true)
+        }
+        bytes.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        written += UInt64(bytes.readableBytes)
+        if written - lastAcknowledged >= acknowledgeEvery {
+            lastAcknowledged = written
+            transfers?.reply(.ack(written: written), for: self)
+        }
+        if ContinuousClock.now - lastProgress > .milliseconds(250) {
+            lastProgress = .now
+            transfers?.progress(self, started: nil, bytes: written)
+        }
+    }
+
+    private func finish(theirs: [UInt8]) {
+        guard !over, let handle else { return }
+        let ours = Array(hasher.finalize())
+        do {
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            return fail(.unwritable(partURL.path, "\(error)"), tellPeer: true)
+        }
+        self.handle = nil
+        guard written == info.size else {
+            transfers?.reply(.result(verified: false, sha256: ours), for: self)
+            return fail(.sizeMismatch(expected: info.size, got: written), tellPeer: false)
+        }
+        guard ours == theirs else {
+            transfers?.reply(.result(verified: false, sha256: ours), for: self)
+            return fail(.verificationFailed(expected: theirs.hex, got: ours.hex), tellPeer: false)
+        }
+        let fileManager = FileManager.default
+        let final = overwrite ? offer.destination : SafePath.available(offer.destination)
+        do {
+            if overwrite && fileManager.fileExists(atPath: final.path) { try fileManager.removeItem(at: final) }
+            try fileManager.moveItem(at: partURL, to: final)
+        } catch {
+            transfers?.reply(.result(verified: false, sha256: ours), for: self)
+            return fail(.unwritable(final.path, "\(error)"), tellPeer: false)
+        }
+        over = true
+        transfers?.reply(.result(verified: true, sha256: ours), for: self)
+        transfers?.finished(self, .success(Delivery(name: info.name, size: info.size, sha256: ours.hex, resumedFrom: 0, url: final)))
+    }
+
+    /// Ends the transfer; the `.part` file stays for a later resume (or for inspection after a mismatch).
+    private func fail(_ error: TransferError, tellPeer: Bool) {
+        guard !over else { return }
+        over = true
+        try? handle?.close()
+        handle = nil
+        if tellPeer { transfers?.reply(.cancel(reason: error == .cancelled ? "the receiver cancelled" : error.description), for: self) }
+        transfers?.finished(self, .failure(error))
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+
+/// Media types by file extension, and image signatures for checking that a file is what it claims.
+public enum MediaType {
+    public static func guess(_ url: URL) -> String {
+        switch url.pathExtension.lowercased() {
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "gif": "image/gif"
+        case "webp": "image/webp"
+        case "txt", "md": "text/plain"
+        case "json": "application/json"
+        case "pdf": "application/pdf"
+        case "zip": "application/zip"
+        default: "application/octet-stream"
+        }
+    }
+}

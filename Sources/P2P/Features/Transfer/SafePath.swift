@@ -1,0 +1,68 @@
+import Foundation
+
+/// Turns a relative path offered by a peer into a location inside the download directory, or refuses it.
+///
+/// Peer-supplied names are never trusted: absolute paths, `.`/`..`, empty components, backslashes,
+/// control characters (escape sequences included), bidirectional overrides and over-long names are
+/// refused, and the result is checked to lie inside the directory.
+public enum SafePath {
+    public static let maxComponentBytes = 255
+    public static let maxPathBytes = 4096
+
+    /// The components of `path` if every one is safe; otherwise the reason it is not.
+    public static func components(of path: String) throws(TransferError) -> [String] {
+        func refuse(_ why: String) -> TransferError { .unsafeName(path, why) }
+        guard !path.isEmpty else { throw refuse("the name is empty") }
+        guard path.utf8.count <= maxPathBytes else { throw refuse("the path is longer than \(maxPathBytes) bytes") }
+        guard !path.hasPrefix("/") else { throw refuse("absolute paths are not accepted") }
+        guard !path.contains("\\") else { throw refuse("backslashes are not accepted") }
+        for scalar in path.unicodeScalars {
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F: throw refuse("it contains a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))")
+            case 0x202A...0x202E, 0x2066...0x2069: throw refuse("it contains a bidirectional override")
+            default: continue
+            }
+        }
+        let components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for component in components {
+            guard !component.isEmpty else { throw refuse("it has an empty component") }
+            guard component != ".", component != ".." else { throw refuse("`.` and `..` are not accepted") }
+            guard component.utf8.count <= maxComponentBytes else { throw refuse("a component is longer than \(maxComponentBytes) bytes") }
+        }
+        return components
+    }
+
+    /// Where `path` goes inside `directory`; the final check makes sure nothing escapes it.
+    public static func resolve(_ path: String, in directory: URL) throws(TransferError) -> URL {
+        let parts = try components(of: path)
+        let base = directory.standardizedFileURL
+        let target = parts.reduce(base) { $0.appendingPathComponent($1) }.standardizedFileURL
+        guard target.path.hasPrefix(base.path.hasSuffix("/") ? base.path : base.path + "/") else {
+            throw .unsafeName(path, "it would land outside the download directory")
+        }
+        // A symlink planted inside the directory could still lead out of it.
+        var walk = base
+        for part in parts.dropLast() {
+            walk.appendPathComponent(part)
+            if let kind = try? FileManager.default.attributesOfItem(atPath: walk.path)[.type] as? FileAttributeType, kind == .typeSymbolicLink {
+                throw .unsafeName(path, "\(part) is a symbolic link")
+            }
+        }
+        return target
+    }
+
+    /// `name.ext`, else `name (1).ext`, `name (2).ext`, … — the first that does not exist yet.
+    public static func available(_ url: URL) -> URL {
+        let fileManager = FileManager.default
+        guard fileManager.fileExists(atPath: url.path) else { return url }
+        let directory = url.deletingLastPathComponent()
+        let ext = url.pathExtension
+        let stem = url.deletingPathExtension().lastPathComponent
+        for number in 1... {
+            let name = ext.isEmpty ? "\(stem) (\(number))" : "\(stem) (\(number)).\(ext)"
+            let candidate = directory.appendingPathComponent(name)
+            if !fileManager.fileExists(atPath: candidate.path) { return candidate }
+        }
+        return url
+    }
+}

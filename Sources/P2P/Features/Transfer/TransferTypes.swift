@@ -1,0 +1,80 @@
+import Foundation
+
+/// Which way a transfer goes, seen from this peer.
+public enum TransferDirection: String, Sendable { case sending, receiving }
+
+/// What both sides know about one file in transit.
+public struct TransferInfo: Sendable, Hashable {
+    public var id: UInt64
+    public var peer: PeerInfo
+    /// The relative path as offered (sanitised before use on the receiving side).
+    public var name: String
+    public var size: UInt64
+    public var mediaType: String
+    public var direction: TransferDirection
+}
+
+/// A file offered to this peer, waiting for a yes or no.
+public struct IncomingOffer: Sendable {
+    public let info: TransferInfo
+    /// Where the file will be written once verified (before renaming around existing files).
+    public let destination: URL
+}
+
+/// A file that arrived whole and verified, or one that was delivered to a peer.
+public struct Delivery: Sendable, Equatable {
+    public var name: String
+    public var size: UInt64
+    /// Lowercase hex SHA-256 of the whole file.
+    public var sha256: String
+    /// Bytes that did not travel because the receiver already had them (resume).
+    public var resumedFrom: UInt64
+    /// The final path (receiving side only).
+    public var url: URL?
+}
+
+/// Something that happened to a transfer.
+public enum TransferEvent: Sendable {
+    case offered(IncomingOffer)
+    case started(TransferInfo, offset: UInt64)
+    /// `bytes` done so far; at most a few per second per transfer.
+    case progress(TransferInfo, bytes: UInt64)
+    case finished(TransferInfo, Delivery)
+    case failed(TransferInfo, TransferError)
+}
+
+/// Why a transfer did not complete. A receiver never leaves a partial file under the final name.
+public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
+    case denied(String)
+    case cancelled
+    case cancelledByPeer(String)
+    case peerDisconnected
+    case unsafeName(String, String)
+    case unreadable(String, String)
+    case unwritable(String, String)
+    /// The bytes that arrived do not hash to what the sender sent; the `.part` file is kept.
+    case verificationFailed(expected: String, got: String)
+    case sizeMismatch(expected: UInt64, got: UInt64)
+    case protocolViolation(String)
+    case notConnected
+
+    public var description: String {
+        switch self {
+        case .denied(let reason): "denied: \(reason)"
+        case .cancelled: "cancelled"
+        case .cancelledByPeer(let reason): "cancelled by the peer: \(reason)"
+        case .peerDisconnected: "the peer disconnected (run the same send again to resume)"
+        case .unsafeName(let name, let why): "refused the name \"\(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined())\": \(why)"
+        case .unreadable(let path, let why): "cannot read \(path): \(why)"
+        case .unwritable(let path, let why): "cannot write \(path): \(why)"
+        case .verificationFailed(let expected, let got): "SHA-256 mismatch: sender \(expected.prefix(16))…, received \(got.prefix(16))…; the .part file was kept"
+        case .sizeMismatch(let expected, let got): "size mismatch: offered \(expected) bytes, got \(got)"
+        case .protocolViolation(let what): "protocol violation: \(what)"
+        case .notConnected: "not connected to that peer"
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    var hex: String { map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import P2P
+
+/// Finds and connects the one peer a command talks to: `--connect HOST:PORT`, `--to NAME-OR-ID`, or,
+/// with neither, the only peer of the session that shows up.
+struct PeerFinder {
+    let session: Session
+    let to: String?
+    let connect: String?
+    let timeout: Double
+
+    func find(events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+        if let connect {
+            guard let endpoint = Endpoint(connect) else { throw CLIError("--connect wants HOST:PORT", code: ExitStatus.failure) }
+            do {
+                return try await session.connect(to: endpoint)
+            } catch {
+                throw Self.failure(error)
+            }
+        }
+        do {
+            try session.setAvailable(true)
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.noDaemon)
+        }
+        let session = self.session
+        let deadline = Task { [timeout] in
+            // Cancelled (the peer was found): return, do not close the session we are about to use.
+            do { try await Task.sleep(for: .seconds(timeout)) } catch { return }
+            await session.close()
+        }
+        defer { deadline.cancel() }
+        // A receiver restarted on another port leaves a stale DNS-SD record for about a second; the
+        // fresh one is announced as the same peer again. So a failed connection waits a little for it.
+        var lastFailure: CLIError?
+        var grace: Task<Void, Never>?
+        defer { grace?.cancel() }
+        for await event in events {
+            guard case .peerChanged(let peer, .available, _) = event else { continue }
+            let match: PeerInfo? = if let to { session.peer(matching: to) } else { peer }
+            guard let match else { continue }
+            do {
+                return try await session.connect(to: match.id)
+            } catch {
+                if case .denied = error { throw Self.failure(error) }
+                lastFailure = Self.failure(error)
+                if grace == nil {
+                    grace = Task {
+                        do { try await Task.sleep(for: .seconds(Self.staleRecordGrace)) } catch { return }
+                        await session.close()
+                    }
+                }
+            }
+        }
+        if let lastFailure { throw lastFailure }
+        let what = to.map { "no peer called \($0)" } ?? "no receiver"
+        throw CLIError("\(what) appeared within \(Int(timeout)) s (run `p2p receive` on the other machine, or use --connect)", code: ExitStatus.peerNotFound)
+    }
+}
+
+extension PeerFinder {
+    /// Seconds to wait for a fresh announcement after a discovered peer could not be reached.
+    static let staleRecordGrace = 5.0
+
+    /// A peer that declines the connection is a denial (exit 6), anything else a failed connection (exit 4).
+    static func failure(_ error: SessionError) -> CLIError {
+        if case .denied = error { return CLIError(error.description, code: ExitStatus.denied) }
+        return CLIError(error.description, code: ExitStatus.connectionFailed)
+    }
+}
+
+/// Asks the person at the terminal yes/no questions, one at a time, reading answers from stdin.
+struct Prompter: Sendable {
+    private static let oneAtATime = NSLock()
+
+    /// `false` without a terminal: nobody can say yes.
+    func confirm(_ question: String) async -> Bool {
+        guard Terminal.stdinIsTTY else { return false }
+        return await withCheckedContinuation { continuation in
+            // A thread of its own: waiting for a person must not hold a thread of the concurrency pool.
+            Thread {
+                Self.oneAtATime.withLock {
+                    FileHandle.standardError.write(Data(Terminal.paint("\(question) [y/n] ", .yellow).utf8))
+                    let answer = readLine() ?? ""
+                    continuation.resume(returning: answer.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y"))
+                }
+            }.start()
+        }
+    }
+}

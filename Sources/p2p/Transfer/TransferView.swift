@@ -1,0 +1,99 @@
+import Foundation
+import P2P
+
+/// Shows transfers to a person (a progress bar on stderr, redrawn in place) or a program (JSON lines).
+final class TransferView: @unchecked Sendable {
+    let json: Bool
+    private let lock = NSLock()
+    private var started: [UInt64: (ContinuousClock.Instant, UInt64)] = [:]
+    private var lastJSON: [UInt64: ContinuousClock.Instant] = [:]
+
+    init(json: Bool) { self.json = json }
+
+    func handle(_ event: TransferEvent) {
+        switch event {
+        case .offered: break
+        case .started(let info, let offset):
+            lock.withLock { started[info.id] = (.now, offset) }
+            if json {
+                Output.json(["event": "transfer-started", "direction": info.direction.rawValue, "name": info.name, "size": info.size,
+                             "offset": offset, "peer": info.peer.displayName])
+            } else if offset > 0 {
+                Output.error(Terminal.paint("Resuming \(Terminal.sanitize(info.name)) at \(Self.bytes(offset)): only the rest travels.", .dim))
+            }
+        case .progress(let info, let done):
+            progress(info, done)
+        case .finished(let info, let delivery):
+            let rate = meanRate(info, done: info.size)
+            if json {
+                var object: [String: Any] = ["event": info.direction == .receiving ? "file-received" : "file-sent", "name": info.name,
+                                             "size": info.size, "sha256": delivery.sha256, "peer": info.peer.displayName,
+                                             "bytes-per-second": Int(rate)]
+                if let url = delivery.url { object["path"] = url.path }
+                if info.direction == .sending { object["resumed-from"] = delivery.resumedFrom }
+                Output.json(object)
+            } else {
+                clearBar()
+                let verb = info.direction == .receiving ? "Received" : "Sent"
+                let place = delivery.url.map { " → \(Terminal.sanitize($0.path))" } ?? ""
+                Output.line("\(verb) \(Terminal.sanitize(info.name)) (\(Self.bytes(info.size)), \(Self.bytes(UInt64(rate)))/s)\(place)")
+                Output.line(Terminal.paint("  sha256 \(delivery.sha256)", .dim))
+            }
+        case .failed(let info, let error):
+            if json {
+                Output.json(["event": "transfer-failed", "direction": info.direction.rawValue, "name": info.name, "reason": error.description])
+            } else {
+                clearBar()
+                Output.error(Terminal.paint("p2p: \(Terminal.sanitize(info.name)): \(error)", .red))
+            }
+        }
+    }
+
+    private func progress(_ info: TransferInfo, _ done: UInt64) {
+        let percent = info.size == 0 ? 100 : Int(Double(done) * 100 / Double(info.size))
+        let rate = meanRate(info, done: done)
+        if json {
+            let now = ContinuousClock.now
+            let due = lock.withLock {
+                guard let last = lastJSON[info.id], now - last < .milliseconds(500) else {
+                    lastJSON[info.id] = now
+                    return true
+                }
+                return false
+            }
+            if due {
+                Output.json(["event": "progress", "direction": info.direction.rawValue, "name": info.name, "bytes": done,
+                             "size": info.size, "percent": percent, "bytes-per-second": Int(rate)])
+            }
+            return
+        }
+        guard Terminal.stderrIsTTY else { return }
+        let eta = rate > 0 ? Int(Double(info.size - min(done, info.size)) / rate) : 0
+        let width = 24
+        let filled = min(width, percent * width / 100)
+        let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+        let line = "\r\u{1B}[K\(Terminal.sanitize(String(info.name.suffix(30)))) \(bar) \(percent)% \(Self.bytes(done))/\(Self.bytes(info.size)) \(Self.bytes(UInt64(rate)))/s ETA \(eta)s"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    private func clearBar() {
+        if Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    private func meanRate(_ info: TransferInfo, done: UInt64) -> Double {
+        guard let (start, offset) = lock.withLock({ started[info.id] }) else { return 0 }
+        let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
+        return seconds > 0 ? Double(done - min(done, offset)) / seconds : 0
+    }
+
+    static func bytes(_ count: UInt64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}

@@ -1,0 +1,333 @@
+@preconcurrency import Crypto
+import Foundation
+import NIOCore
+import Testing
+@testable import P2P
+
+/// File transfers between two real loopback sessions (TLS on), into temporary directories.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct TransferTests {
+    struct Pair {
+        let alice: Session, bob: Session
+        let aliceFiles: FileTransfers, bobFiles: FileTransfers
+        let inbox: URL
+        let events: TransferRecorder
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-transfer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    static func randomFile(_ size: Int, in directory: URL, name: String = "random.bin") throws -> URL {
+        let url = directory.appendingPathComponent(name)
+        var generator = SystemRandomNumberGenerator()
+        var words = (0..<(size + 7) / 8).map { _ in generator.next() as UInt64 }
+        let data = words.withUnsafeMutableBytes { Data($0.prefix(size)) }
+        try data.write(to: url)
+        return url
+    }
+
+    static func sha256(_ url: URL) throws -> String {
+        Array(SHA256.hash(data: try Data(contentsOf: url))).map { String(format: "%02x", $0) }.joined()
+    }
+
+    func connectedPair(accept: Bool = true, window: Int = 1 << 20) async throws -> Pair {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        try await alice.connect(to: bob.endpoint)
+        let inbox = try Self.temporaryDirectory()
+        var configuration = FileTransfers.Configuration()
+        configuration.window = window
+        configuration.acknowledgeEvery = window / 4
+        let aliceFiles = FileTransfers(session: alice, directory: try Self.temporaryDirectory(), configuration: configuration)
+        let bobFiles = FileTransfers(session: bob, directory: inbox, configuration: configuration)
+        bobFiles.setOfferHandler { _ in accept }
+        return Pair(alice: alice, bob: bob, aliceFiles: aliceFiles, bobFiles: bobFiles, inbox: inbox, events: TransferRecorder(bobFiles))
+    }
+
+    @Test func aFileArrivesWholeAndVerified() async throws {
+        let pair = try await connectedPair()
+        let source = try Self.randomFile(3 << 20 + 12345, in: try Self.temporaryDirectory())
+        let deliveries = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
+        #expect(deliveries.count == 1)
+        #expect(deliveries[0].sha256 == (try Self.sha256(source)))
+        let received = pair.inbox.appendingPathComponent("random.bin")
+        try await pair.events.waitFor { if case .finished = $0 { true } else { false } }
+        #expect(try Self.sha256(received) == deliveries[0].sha256)
+        #expect(!FileManager.default.fileExists(atPath: received.path + ".part"))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func aDirectoryTreeArrivesWithItsRelativePaths() async throws {
+        let pair = try await connectedPair()
+        let root = try Self.temporaryDirectory().appendingPathComponent("tree")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("a/b"), withIntermediateDirectories: true)
+        let files = [try Self.randomFile(1000, in: root, name: "top.txt"),
+                     try Self.randomFile(70_000, in: root.appendingPathComponent("a"), name: "mid.bin"),
+                     try Self.randomFile(0, in: root.appendingPathComponent("a/b"), name: "empty")]
+        let deliveries = try await pair.aliceFiles.sendResource(at: root, to: pair.bob.peerID)
+        #expect(Set(deliveries.map(\.name)) == ["tree/top.txt", "tree/a/mid.bin", "tree/a/b/empty"])
+        for (file, relative) in zip(files, ["tree/top.txt", "tree/a/mid.bin", "tree/a/b/empty"]) {
+            #expect(try Self.sha256(pair.inbox.appendingPathComponent(relative)) == (try Self.sha256(file)))
+        }
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func aDeniedOfferWritesNothing() async throws {
+        let pair = try await connectedPair(accept: false)
+        let source = try Self.randomFile(1000, in: try Self.temporaryDirectory())
+        await #expect(throws: TransferError.denied("declined by the receiver")) {
+            try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test(arguments: ["../../x", "/etc/x", "a/../../x", "", "evil\u{1B}[2Jname", "nul\u{0}byte", String(repeating: "n", count: 300), "a\\..\\b", "ok/./x"])
+    func hostileNamesAreRefusedAndNothingIsWritten(name: String) async throws {
+        let pair = try await connectedPair()
+        let reply = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { reply.append($0, $1, $2) }
+        try pair.alice.send(TransferMessage(transferID: 7, .offer(path: name, size: 10, mediaType: "text/plain")), to: [pair.bob.peerID])
+        try await reply.waitForCount(1)
+        guard case .deny(let reason) = reply.messages[0].0.body else {
+            Issue.record("expected DENY, got \(reply.messages[0].0.body)")
+            return
+        }
+        #expect(reason.contains("refused the name"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.deletingLastPathComponent().appendingPathComponent("x").path))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func bytesNobodyAcceptedCutThePeerOff() async throws {
+        let pair = try await connectedPair()
+        let events = EventRecorder(pair.bob)
+        try pair.alice.send(TransferMessage(transferID: 99, .chunk(offset: 0, bytes: ByteBuffer(bytes: [1, 2, 3]))), to: [pair.bob.peerID])
+        _ = try await events.waitFor(pair.alice.peerID, .disconnected)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func morePayloadThanOfferedCutsThePeerOffAndKeepsNoFinalFile() async throws {
+        let pair = try await connectedPair()
+        let events = EventRecorder(pair.bob)
+        let replies = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        try pair.alice.send(TransferMessage(transferID: 5, .offer(path: "small.txt", size: 4, mediaType: "text/plain")), to: [pair.bob.peerID])
+        try await replies.waitForCount(1)
+        try pair.alice.send(TransferMessage(transferID: 5, .start(offset: 0)), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 5, .chunk(offset: 0, bytes: ByteBuffer(bytes: Array("too many bytes".utf8)))), to: [pair.bob.peerID])
+        _ = try await events.waitFor(pair.alice.peerID, .disconnected)
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("small.txt").path))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func aWrongHashKeepsThePartFileAndReportsTheMismatch() async throws {
+        let pair = try await connectedPair()
+        let replies = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let id: UInt64 = 11
+        try pair.alice.send(TransferMessage(transferID: id, .offer(path: "x.txt", size: 5, mediaType: "text/plain")), to: [pair.bob.peerID])
+        try await replies.waitForCount(1)
+        for body: TransferMessage.Body in [.start(offset: 0), .chunk(offset: 0, bytes: ByteBuffer(bytes: Array("hello".utf8))),
+                                           .done(sha256: Array(repeating: 0xAB, count: 32))] {
+            try pair.alice.send(TransferMessage(transferID: id, body), to: [pair.bob.peerID])
+        }
+        try await replies.waitForCount(2)
+        guard case .result(let verified, _) = replies.messages[1].0.body else {
+            Issue.record("expected RESULT, got \(replies.messages[1].0.body)")
+            return
+        }
+        #expect(!verified)
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("x.txt").path))
+        #expect(FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("x.txt.part").path))
+        try await pair.events.waitFor { if case .failed(_, .verificationFailed) = $0 { true } else { false } }
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func anInterruptedTransferResumesWhereTheReceiverStopped() async throws {
+        let pair = try await connectedPair()
+        let source = try Self.randomFile(2 << 20, in: try Self.temporaryDirectory(), name: "big.bin")
+        // What a broken earlier run leaves behind: the first 1.5 MiB as big.bin.part.
+        let bytes = try Data(contentsOf: source)
+        try bytes.prefix(1_500_000).write(to: pair.inbox.appendingPathComponent("big.bin.part"))
+        let deliveries = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
+        #expect(deliveries[0].resumedFrom == 1_500_000)
+        #expect(try Self.sha256(pair.inbox.appendingPathComponent("big.bin")) == (try Self.sha256(source)))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func aPartFileThatIsNotOurPrefixStartsOver() async throws {
+        let pair = try await connectedPair()
+        let source = try Self.randomFile(300_000, in: try Self.temporaryDirectory(), name: "f.bin")
+        try Data(repeating: 0x55, count: 100_000).write(to: pair.inbox.appendingPathComponent("f.bin.part"))
+        let deliveries = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
+        #expect(deliveries[0].resumedFrom == 0)
+        #expect(try Self.sha256(pair.inbox.appendingPathComponent("f.bin")) == (try Self.sha256(source)))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func anExistingNameGetsANumberUnlessOverwriting() async throws {
+        let pair = try await connectedPair()
+        try Data("old".utf8).write(to: pair.inbox.appendingPathComponent("note.txt"))
+        let source = try Self.randomFile(10, in: try Self.temporaryDirectory(), name: "note.txt")
+        _ = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
+        #expect(try String(contentsOf: pair.inbox.appendingPathComponent("note.txt"), encoding: .utf8) == "old")
+        #expect(try Self.sha256(pair.inbox.appendingPathComponent("note (1).txt")) == (try Self.sha256(source)))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func cancellingTheSenderTellsTheReceiver() async throws {
+        let pair = try await connectedPair(window: 64 << 10)
+        let source = try Self.randomFile(8 << 20, in: try Self.temporaryDirectory())
+        let sending = Task { try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID) }
+        try await pair.events.waitFor { if case .started = $0 { true } else { false } }
+        sending.cancel()
+        await #expect(throws: TransferError.cancelled) { _ = try await sending.value }
+        try await pair.events.waitFor { if case .failed(_, .cancelledByPeer) = $0 { true } else { false } }
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("random.bin").path))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func chatKeepsFlowingDuringATransfer() async throws {
+        let pair = try await connectedPair(window: 256 << 10)
+        let texts = Inbox<TextMessage>()
+        pair.bob.onMessage(TextMessage.self) { texts.append($0, $1, $2) }
+        let source = try Self.randomFile(16 << 20, in: try Self.temporaryDirectory())
+        let sending = Task { try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID) }
+        try await pair.events.waitFor { if case .started = $0 { true } else { false } }
+        try pair.alice.send(TextMessage(text: "still talking"), to: [pair.bob.peerID])
+        try await texts.waitForCount(1)
+        #expect(pair.events.finishedCount == 0, "the line arrived while the file was still in transit")
+        _ = try await sending.value
+        await pair.alice.close(); await pair.bob.close()
+    }
+}
+
+/// Records a FileTransfers' events.
+final class TransferRecorder: Sendable {
+    private let seen = NIOLockedValueBoxWrapper<[TransferEvent]>([])
+    private let task: Task<Void, Never>
+
+    init(_ transfers: FileTransfers) {
+        let stream = transfers.events()
+        let seen = self.seen
+        task = Task { for await event in stream { seen.mutate { $0.append(event) } } }
+    }
+
+    var finishedCount: Int { seen.value.filter { if case .finished = $0 { true } else { false } }.count }
+
+    func waitFor(seconds: Double = 10, _ predicate: @escaping @Sendable (TransferEvent) -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if seen.value.contains(where: predicate) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("timed out waiting for a transfer event; saw \(seen.value)")
+        throw CancellationError()
+    }
+
+    deinit { task.cancel() }
+}
+
+@Suite struct SafePathAndImageTests {
+    @Test func safeNamesResolveInsideTheDirectory() throws {
+        let base = URL(fileURLWithPath: "/tmp/inbox")
+        #expect(try SafePath.resolve("a/b.txt", in: base).path == "/tmp/inbox/a/b.txt")
+        #expect(try SafePath.resolve("résumé ✓.pdf", in: base).lastPathComponent == "résumé ✓.pdf")
+    }
+
+    @Test func imageSignaturesGiveTypeAndSize() {
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 2, 128, 0, 0, 1, 224, 8, 6, 0, 0, 0]
+        #expect(ImageInfo(header: png) == ImageInfo(header: png))
+        #expect(ImageInfo(header: png)?.mediaType == "image/png")
+        #expect(ImageInfo(header: png)?.width == 640)
+        #expect(ImageInfo(header: png)?.height == 480)
+        let gif: [UInt8] = Array("GIF89a".utf8) + [0x20, 0x00, 0x10, 0x00, 0, 0, 0]
+        #expect(ImageInfo(header: gif)?.mediaType == "image/gif")
+        #expect(ImageInfo(header: gif)?.width == 32)
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0, 0, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0x78, 0x00, 0xA0, 0x03, 0, 0, 0, 0]
+        #expect(ImageInfo(header: jpeg).map { [$0.width, $0.height] } == [160, 120])
+        var webp: [UInt8] = Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WEBP".utf8) + Array("VP8X".utf8) + [10, 0, 0, 0, 0, 0, 0, 0]
+        webp += [99, 0, 0, 49, 0, 0]  // 100 × 50
+        #expect(ImageInfo(header: webp).map { [$0.width, $0.height] } == [100, 50])
+        #expect(ImageInfo(header: Array("just some text, not an image".utf8)) == nil)
+        #expect(ImageInfo(header: [0x89, 0x50, 0x4E, 0x47]) == nil)
+    }
+}
+
+/// `Protocol/vectors/transfer.json`: every TRANSFER vector decodes as specified and re-encodes to the same bytes.
+@Suite struct TransferVectorTests {
+    struct Vector: Decodable, Sendable, CustomTestStringConvertible {
+        var name: String
+        var hex: String
+        var expect: [String: JSONValue]
+        var testDescription: String { name }
+    }
+
+    enum JSONValue: Decodable, Equatable, Sendable {
+        case string(String), bool(Bool)
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let bool = try? container.decode(Bool.self) { self = .bool(bool) } else { self = .string(try container.decode(String.self)) }
+        }
+    }
+
+    static let vectors: [Vector] = {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Protocol/vectors/transfer.json")
+        return (try? JSONDecoder().decode([Vector].self, from: Data(contentsOf: url))) ?? []
+    }()
+
+    @Test func vectorsArePresent() { #expect(Self.vectors.count >= 15) }
+
+    @Test(arguments: vectors) func vector(_ vector: Vector) throws {
+        let bytes = try #require(hexBytes(vector.hex))
+        var buffer = ByteBuffer(bytes: bytes)
+        let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload).parse(&buffer))
+        let message: TransferMessage
+        do {
+            message = try TransferMessage(frame: frame)
+        } catch {
+            #expect(vector.expect["error"] == .string("malformedPayload"), "\(error)")
+            return
+        }
+        #expect(vector.expect["error"] == nil)
+        #expect(describe(message) == vector.expect)
+        var out = ByteBuffer()
+        out.writeFrame(message.frame())
+        #expect(Array(out.readableBytesView) == bytes)
+    }
+
+    private func describe(_ message: TransferMessage) -> [String: JSONValue] {
+        var d: [String: JSONValue] = ["id": .string(String(message.transferID))]
+        func hex(_ b: [UInt8]) -> JSONValue { .string(b.map { String(format: "%02x", $0) }.joined()) }
+        switch message.body {
+        case .offer(let path, let size, let mediaType):
+            d["kind"] = .string("offer"); d["size"] = .string(String(size)); d["path"] = .string(path); d["mediaType"] = .string(mediaType)
+        case .accept(let offset, let hash): d["kind"] = .string("accept"); d["offset"] = .string(String(offset)); d["hash"] = hex(hash)
+        case .deny(let reason): d["kind"] = .string("deny"); d["reason"] = .string(reason)
+        case .start(let offset): d["kind"] = .string("start"); d["offset"] = .string(String(offset))
+        case .chunk(let offset, let bytes): d["kind"] = .string("chunk"); d["offset"] = .string(String(offset)); d["bytes"] = hex(Array(bytes.readableBytesView))
+        case .ack(let written): d["kind"] = .string("ack"); d["written"] = .string(String(written))
+        case .done(let hash): d["kind"] = .string("done"); d["hash"] = hex(hash)
+        case .result(let verified, let hash): d["kind"] = .string("result"); d["verified"] = .bool(verified); d["hash"] = hex(hash)
+        case .cancel(let reason): d["kind"] = .string("cancel"); d["reason"] = .string(reason)
+        }
+        return d
+    }
+
+    private func hexBytes(_ hex: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+}

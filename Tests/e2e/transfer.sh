@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# File transfers between two lab hosts (namespaces A 10.213.7.1 and B 10.213.7.2, each with its own
+# avahi-daemon); `p2p receive` runs in B, `p2p send --to NAME` in A finds it by DNS-SD:
+#  - a 100 MiB random file and a directory tree (nested, an empty file, non-ASCII names) arrive with
+#    the SHA-256 sha256sum computes, and the JSON events carry the right hashes;
+#  - deny: a receiver without --yes on a pipe declines, send exits 6, nothing is written;
+#  - cancel: SIGINT to the sender mid-transfer -> sender exits 7, the receiver reports the cancel,
+#    only NAME.part remains; SIGINT to the receiver -> both exit 7;
+#  - resume after kill -9 of the sender and of the receiver: the same send again starts at the
+#    offset the receiver holds, and only about size - offset bytes cross the veth (tx_bytes);
+#  - a send right after the receiver was restarted (its old DNS-SD record still cached) succeeds;
+#  - hostile peers (Tests/e2e/raw_peer.py, on B's loopback): offers of `../../x`, `/etc/x`, names
+#    with escape sequences, NUL, empty, over-long -> DENY each, nothing written anywhere; bytes for a
+#    transfer nobody accepted, or more bytes than offered -> CANCEL and the connection is cut;
+#  - chat images: `/image x.png` shows as an `image` event with the right size in the other chat;
+#    a text file named .png is refused by the sender, and one pushed by a raw peer is refused by the
+#    receiving chat (image-refused).
+# Mid-transfer kills use a token-bucket qdisc on A's veth (tc tbf), so a transfer takes seconds.
+# The lab prefix defaults to p2pxf (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
+# Needs root (lab.sh up, tc).
+. "$(dirname "$0")/lib.sh"
+need ip tc python3 sha256sum
+[ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
+
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pxf}
+PREFIX=$P2P_LAB_PREFIX
+NS_A=${PREFIX}A A_LINK=${PREFIX}vA
+TAG=$$-$RANDOM
+MiB=$((1 << 20))
+RAW="$E2E_DIR/raw_peer.py"
+lab_absent() { ! ip netns list | grep -qE "^($PREFIX)(A|B)( |$)"; }
+
+on_exit 'run "$LAB" down >>"$E2E_TMP/lab.log" 2>&1'
+log "lab up ($PREFIX)"
+if run "$LAB" up >"$E2E_TMP/lab.log" 2>&1; then pass "lab up (A and B resolve each other's services)"; else fail "lab up failed" "$E2E_TMP/lab.log"; finish; fi
+
+# ---------------------------------------------------------------- helpers
+
+# receiver PROC WHO DIR [ARGS...]: `p2p receive --json` in B, named WHO-TAG, identity home-WHO.
+receiver() {
+  local p=$1 who=$2 dir=$3; shift 3
+  mkdir -p "$dir"
+  start_proc "$p" env P2P_HOME="$(home "$who")" "$LAB" exec B "$P2P" receive --json --name "$who-$TAG" --dir "$dir" "$@"
+  expect_json 20 "$p" "$p listens (receive in B)" event=listening name="$who-$TAG"
+}
+# sender PROC WHO TO PATH...: `p2p send --json --to TO-TAG PATH...` in A, identity home-WHO.
+sender() {
+  local p=$1 who=$2 to=$3; shift 3
+  start_proc "$p" env P2P_HOME="$(home "$who")" "$LAB" exec A "$P2P" send --json --name "$who-$TAG" --to "$to-$TAG" --timeout 40 "$@"
+}
+# exits PROC SECONDS CODE DESC: PROC exits with CODE within SECONDS.
+exits() {
+  if wait_exit "$1" "$2"; then
+    if [ "$EXIT_RC" = "$3" ]; then pass "$4 (exit $EXIT_RC)"; else fail "$4: exit $EXIT_RC, expected $3" "$1"; fi
+  else
+    fail "$4: $1 still running after $2 s" "$1"; stop_proc "$1"
+  fi
+}
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
+# shape on|off: limit A's egress to 80 Mbit/s (about 10 MB/s), so a transfer can be hit mid-way.
+shape() {
+  if [ "$1" = on ]; then
+    ip netns exec "$NS_A" tc qdisc replace dev "$A_LINK" root tbf rate 80mbit burst 32kb latency 200ms
+  else
+    ip netns exec "$NS_A" tc qdisc del dev "$A_LINK" root 2>/dev/null || true
+  fi
+}
+tx_bytes() { ip netns exec "$NS_A" cat "/sys/class/net/$A_LINK/statistics/tx_bytes"; }
+# part_reaches FILE BYTES: FILE exists and holds at least BYTES.
+part_reaches() { [ "$(size_of "$1")" -ge "$2" ]; }
+# no_files DIR: DIR has no regular file (or does not exist).
+no_files() { [ -z "$(find "$1" -type f 2>/dev/null)" ]; }
+# raw_b ARGS...: raw_peer.py run inside B (so 127.0.0.1 is B's loopback), its report on stdout.
+raw_b() { run "$LAB" exec B "$PYTHON" "$RAW" "$@" 2>>"$E2E_TMP/raw.err"; }
+# field JSON KEY...: a value inside a JSON document (numeric keys index lists); "?" if absent.
+field() { "$PYTHON" -c 'import json,sys; v=json.loads(sys.argv[1]); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[2:]]; print(v)' "$@" 2>/dev/null || echo "?"; }
+
+head -c $((100 * MiB)) /dev/urandom >"$E2E_TMP/big.bin"
+head -c $((64 * MiB)) /dev/urandom >"$E2E_TMP/mid.bin"
+BIG_SHA=$(sha "$E2E_TMP/big.bin")
+MID_SHA=$(sha "$E2E_TMP/mid.bin")
+MID=$((64 * MiB))
+
+# ================================================================ 1. a 100 MiB file
+log "100 MiB file"
+receiver rx1 rx1 "$E2E_TMP/in1" --yes
+sender tx1 tx1 rx1 "$E2E_TMP/big.bin"
+expect_json 40 tx1 "sender finds the receiver by its DNS-SD name and starts" event=transfer-started name=big.bin offset=0 size=$((100 * MiB))
+exits tx1 180 0 "send of 100 MiB succeeds"
+exits rx1 20 0 "receive exits 0 once the sender has left"
+check "100 MiB file arrives with the same SHA-256 (sha256sum)" [ "$(sha "$E2E_TMP/in1/big.bin" 2>/dev/null)" = "$BIG_SHA" ]
+expect_json 1 rx1 "file-received event: name, path, size, sha256 right" event=file-received name=big.bin path="$E2E_TMP/in1/big.bin" size=$((100 * MiB)) sha256="$BIG_SHA"
+expect_json 1 tx1 "file-sent event: sha256 right, nothing resumed" event=file-sent name=big.bin sha256="$BIG_SHA" resumed-from=0
+check "no .part file left after a verified transfer" [ -z "$(find "$E2E_TMP/in1" -name '*.part')" ]
+progress=$(count_json rx1 event=progress)
+check "progress events at most a few per second ($progress)" [ "$progress" -ge 1 -a "$progress" -le 60 ]
+
+# ================================================================ 2. a directory tree
+log "directory tree"
+T=$E2E_TMP/src/tree
+mkdir -p "$T/a/b/c" "$T/héllo wörld ✓" "$T/日本語"
+head -c 300000 /dev/urandom >"$T/a/b/c/deep.bin"
+echo "top level" >"$T/readme.txt"
+: >"$T/a/empty.txt"
+echo "naïve café" >"$T/héllo wörld ✓/naïve café.txt"
+head -c 70000 /dev/urandom >"$T/日本語/ファイル.dat"
+echo "spaces too" >"$T/a/b/with space.txt"
+NFILES=$(find "$T" -type f | wc -l)
+receiver rx2 rx2 "$E2E_TMP/in2" --yes
+sender tx2 tx2 rx2 "$T"
+exits tx2 60 0 "send of a directory tree succeeds"
+exits rx2 20 0 "receive of the tree exits 0"
+tree_sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); }
+if [ "$(tree_sums "$T")" = "$(tree_sums "$E2E_TMP/in2/tree" 2>/dev/null)" ]; then
+  pass "tree arrives whole: $NFILES files, same relative paths and SHA-256 (incl. empty and non-ASCII names)"
+else
+  fail "tree differs" ; diff <(tree_sums "$T") <(tree_sums "$E2E_TMP/in2/tree") | head -20
+fi
+check "the empty file arrived empty" [ -f "$E2E_TMP/in2/tree/a/empty.txt" -a ! -s "$E2E_TMP/in2/tree/a/empty.txt" ]
+check "one file-received event per file ($NFILES)" [ "$(count_json rx2 event=file-received)" = "$NFILES" ]
+if "$PYTHON" - "$(out_of rx2)" "$E2E_TMP/src" "$E2E_TMP/in2" <<'EOF'
+import hashlib, json, os, sys
+out, src, dst = sys.argv[1:]
+bad = []
+for line in open(out, encoding="utf-8"):
+    try: e = json.loads(line)
+    except ValueError: continue
+    if e.get("event") != "file-received": continue
+    want = hashlib.sha256(open(os.path.join(src, e["name"]), "rb").read()).hexdigest()
+    if e["sha256"] != want or e["path"] != os.path.join(dst, e["name"]) or e["size"] != os.path.getsize(os.path.join(src, e["name"])):
+        bad.append(e)
+if bad:
+    print(json.dumps(bad, ensure_ascii=False, indent=1))
+sys.exit(1 if bad else 0)
+EOF
+then pass "every file-received event carries its file's SHA-256, size and final path"; else fail "file-received events disagree with the files" rx2; fi
+
+# ================================================================ 3. deny
+log "deny"
+echo "you will not have this" >"$E2E_TMP/secret.txt"
+receiver rx3 rx3 "$E2E_TMP/in3"          # no --yes, stdin is a pipe: nobody can say yes
+sender tx3 tx3 rx3 "$E2E_TMP/secret.txt"
+exits tx3 40 6 "send to a receiver that declines exits 6 (denied)"
+check "send says it was declined" grep -q "declined" "$E2E_TMP/tx3.err"
+check "nothing written by a declined transfer (no file, no .part)" no_files "$E2E_TMP/in3"
+stop_proc rx3
+
+# ================================================================ 4. cancel: SIGINT to the sender
+log "cancel (SIGINT to the sender)"
+shape on
+receiver rx4 rx4 "$E2E_TMP/in4" --yes
+sender tx4 tx4 rx4 "$E2E_TMP/mid.bin"
+if wait_until 60 part_reaches "$E2E_TMP/in4/mid.bin.part" $((8 * MiB)); then
+  kill -INT "$(pid_of tx4)"
+  exits tx4 15 7 "sender interrupted mid-transfer exits 7 (cancelled)"
+  expect_json 10 tx4 "sender reports the transfer cancelled" event=transfer-failed name=mid.bin reason=cancelled
+  expect_json 10 rx4 "receiver reports the sender's cancel" event=transfer-failed name=mid.bin reason~"cancelled"
+  exits rx4 15 7 "receiver exits 7 after the sender cancelled"
+  check "no final file after a cancel" [ ! -e "$E2E_TMP/in4/mid.bin" ]
+  part=$(size_of "$E2E_TMP/in4/mid.bin.part")
+  check "only mid.bin.part remains ($part of $MID bytes)" [ "$part" -gt 0 -a "$part" -lt "$MID" -a "$(find "$E2E_TMP/in4" -type f | wc -l)" = 1 ]
+else
+  fail "transfer to rx4 never reached 8 MiB" rx4 tx4
+fi
+stop_proc tx4; stop_proc rx4
+
+# ================================================================ 5. Ctrl-C on the receiver cancels the sender
+log "cancel (SIGINT to the receiver)"
+receiver rx5 rx5 "$E2E_TMP/in5" --yes
+sender tx5 tx5 rx5 "$E2E_TMP/mid.bin"
+if wait_until 60 part_reaches "$E2E_TMP/in5/mid.bin.part" $((8 * MiB)); then
+  kill -INT "$(pid_of rx5)"
+  exits rx5 15 7 "receiver interrupted mid-transfer exits 7"
+  exits tx5 15 7 "sender exits 7 when the receiver cancels"
+  expect_json 5 tx5 "sender is told the receiver cancelled" event=transfer-failed name=mid.bin reason~"the receiver cancelled"
+  check "no final file after the receiver's cancel" [ ! -e "$E2E_TMP/in5/mid.bin" -a -e "$E2E_TMP/in5/mid.bin.part" ]
+else
+  fail "transfer to rx5 never reached 8 MiB" rx5 tx5
+fi
+stop_proc tx5; stop_proc rx5
+
+# ================================================================ 6, 7. resume after kill -9
+# resume N VICTIM: a shaped transfer of mid.bin is killed (-9) on the VICTIM side once 16 MiB are in;
+# then the same receive and send again (same identities, same directory), unshaped.
+resume() {
+  local n=$1 victim=$2 rx=rx$1 tx=tx$1 dir=$E2E_TMP/in$1 part offset before after travelled rest
+  log "resume after kill -9 of the $victim"
+  shape on
+  receiver "$rx" "$rx" "$dir" --yes
+  sender "$tx" "$tx" "$rx" "$E2E_TMP/mid.bin"
+  if ! wait_until 60 part_reaches "$dir/mid.bin.part" $((16 * MiB)); then
+    fail "transfer $n never reached 16 MiB" "$rx" "$tx"; shape off; stop_proc "$tx"; stop_proc "$rx"; return
+  fi
+  if [ "$victim" = sender ]; then
+    kill -KILL "$(pid_of "$tx")"
+    wait_exit "$tx" 5
+    expect_json 10 "$rx" "receiver reports the vanished sender" event=transfer-failed name=mid.bin reason~"disconnected"
+    exits "$rx" 15 8 "receiver exits 8 (failed) after the sender was killed"
+  else
+    kill -KILL "$(pid_of "$rx")"
+    wait_exit "$rx" 5
+    expect_json 15 "$tx" "sender reports the vanished receiver" event=transfer-failed name=mid.bin reason~"disconnected"
+    exits "$tx" 15 8 "sender exits 8 (failed) after the receiver was killed"
+  fi
+  shape off
+  part=$(size_of "$dir/mid.bin.part")
+  check "kill -9 of the $victim left a partial mid.bin.part ($part bytes) and no final file" [ "$part" -gt 0 -a "$part" -lt "$MID" -a ! -e "$dir/mid.bin" ]
+  receiver "${rx}b" "$rx" "$dir" --yes
+  before=$(tx_bytes)
+  sender "${tx}b" "$tx" "$rx" "$E2E_TMP/mid.bin"
+  exits "${tx}b" 60 0 "the same send again succeeds"
+  after=$(tx_bytes)
+  exits "${rx}b" 20 0 "the second receive exits 0"
+  offset=$(get_json "${rx}b" offset event=transfer-started name=mid.bin || echo 0)
+  check "receiver's transfer-started shows the resume offset $offset = the .part it held ($part)" [ "$offset" -gt 0 -a "$offset" = "$part" ]
+  expect_json 1 "${tx}b" "sender starts at the same offset" event=transfer-started name=mid.bin offset="$offset"
+  expect_json 1 "${tx}b" "file-sent says resumed-from $offset" event=file-sent name=mid.bin resumed-from="$offset" sha256="$MID_SHA"
+  check "resumed file has the right SHA-256" [ "$(sha "$dir/mid.bin" 2>/dev/null)" = "$MID_SHA" ]
+  expect_json 1 "${rx}b" "file-received after resume carries the whole file's SHA-256" event=file-received name=mid.bin sha256="$MID_SHA"
+  check "no .part left after the resume" [ ! -e "$dir/mid.bin.part" ]
+  travelled=$((after - before)); rest=$((MID - offset))
+  # TLS records, frame headers and TCP/IP/Ethernet headers add ~4-5 %; a full resend would be $MID.
+  if [ "$travelled" -ge "$rest" ] && [ "$travelled" -le $((rest * 110 / 100 + MiB)) ]; then
+    pass "only the rest travelled: $travelled bytes on A's veth for $rest missing (file $MID, offset $offset)"
+  else
+    fail "bytes on A's veth during the resume: $travelled, expected about $rest (file $MID, offset $offset)"
+  fi
+}
+resume 6 sender
+resume 7 receiver
+
+# ================================================================ a receiver restarted at once
+# Its old DNS-SD record (old port) is still in A's avahi cache for about a second after it died: send
+# must not give up on the refused connection but wait for the fresh announcement.
+log "send right after the receiver restarted on a new port"
+receiver rx11 rx11 "$E2E_TMP/in11" --yes
+sleep 2   # its announcement is in A's cache now
+kill -KILL "$(pid_of rx11)"; wait_exit rx11 5
+receiver rx11b rx11 "$E2E_TMP/in11" --yes
+sender tx11 tx11 rx11 "$E2E_TMP/secret.txt"
+exits tx11 30 0 "send to a receiver restarted a moment ago (stale record) succeeds"
+exits rx11b 20 0 "the restarted receiver exits 0"
+check "the file arrived at the restarted receiver" cmp -s "$E2E_TMP/secret.txt" "$E2E_TMP/in11/secret.txt"
+
+# ================================================================ 8. hostile peers
+log "hostile offers (raw peer on B's loopback)"
+H=$E2E_TMP/hostile
+mkdir -p "$H/in/dl"
+ETC_X_BEFORE=$([ -e /etc/x ] && echo yes || echo no)
+PORT=$((47000 + RANDOM % 2000))
+NAMES='["../../x", "/etc/x", "a/../../x", "red\u001b[31mx.txt", "title\u001b]0;pwned\u0007.txt", "nul\u0000.txt", "", "./x", "dir//x", "back\\slash", "'"$(printf 'L%.0s' $(seq 300))"'", "rtl\u202etxt.exe"]'
+NNAMES=$("$PYTHON" -c 'import json,sys; print(len(json.loads(sys.argv[1])))' "$NAMES")
+receiver rx8 rx8 "$H/in/dl" --yes --port "$PORT"
+report=$(raw_b 127.0.0.1 "$PORT" offers --session files --names "$NAMES")
+echo "$report" >"$E2E_TMP/raw8.json"
+if "$PYTHON" - "$report" "$NNAMES" <<'EOF'
+import json, sys
+r = json.loads(sys.argv[1]); n = int(sys.argv[2])
+t = r.get("transfers", [])
+ok = len(t) == n and all(x["reply"] == "DENY" and x["reason"].startswith("refused the name") for x in t)
+if not ok: print(json.dumps(t, indent=1))
+sys.exit(0 if ok else 1)
+EOF
+then pass "all $NNAMES hostile names (.., absolute, escapes, NUL, empty, over-long, bidi) get DENY"; else fail "a hostile name was not denied" "$E2E_TMP/raw8.json" rx8; fi
+check "receiver reports each refusal ($NNAMES transfer-failed)" [ "$(count_json rx8 event=transfer-failed reason~"refused the name")" = "$NNAMES" ]
+check "nothing written in or around the download directory" no_files "$H"
+check "no /etc/x created" [ "$ETC_X_BEFORE" = yes -o ! -e /etc/x ]
+check "no raw ESC byte reached the receiver's output" bash -c '! grep -q $'"'"'\x1b'"'"' "$1" "$2"' _ "$(out_of rx8)" "$E2E_TMP/rx8.err"
+stop_proc rx8
+
+log "a peer pushing bytes nobody accepted, and more than it offered"
+receiver rx9 rx9 "$H/in/dl" --yes --port "$PORT"
+report=$(raw_b 127.0.0.1 "$PORT" push --session files)
+check "CHUNK for an unaccepted transfer -> CANCEL and the connection is closed" \
+  [ "$(field "$report" transfers 0 reply)" = CANCEL -a "$(field "$report" closed_by_server)" = True ]
+stop_proc rx9
+receiver rx10 rx10 "$H/in/dl" --yes --port "$PORT"
+report=$(raw_b 127.0.0.1 "$PORT" send --session files --name over.bin --extra 5000)
+check "more bytes than offered -> CANCEL ($(field "$report" transfers 0 result reason)) and the connection is closed" \
+  [ "$(field "$report" transfers 0 result reply)" = CANCEL -a "$(field "$report" closed_by_server)" = True ]
+expect_json 5 rx10 "receiver reports the protocol violation" event=transfer-failed name=over.bin reason~"more bytes than"
+check "nothing under the final name after an oversized transfer" [ ! -e "$H/in/dl/over.bin" ]
+stop_proc rx10
+
+# ================================================================ 9. images in chat
+log "images in chat"
+SID=chat-$TAG
+chat_in() { # chat_in HOST NAME: a piped JSON chat in lab host HOST, downloads in $E2E_TMP/dl-NAME
+  local host=$1 name=$2
+  mkdir -p "$E2E_TMP/dl-$name"
+  start_proc "$name" env P2P_HOME="$(home "$name")" "$LAB" exec "$host" "$P2P" chat --json --yes --name "$name-$TAG" \
+    --session-id "$SID" --downloads "$E2E_TMP/dl-$name"
+}
+"$PYTHON" - "$E2E_TMP/pic.png" <<'EOF'
+import struct, sys, zlib
+w, h = 37, 23
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+rows = b"".join(b"\x00" + bytes(v for x in range(w) for v in (x * 7 % 256, y * 11 % 256, (x + y) % 256)) for y in range(h))
+png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+open(sys.argv[1], "wb").write(png)
+EOF
+printf 'I am only text, not a PNG\n' >"$E2E_TMP/fake.png"
+chat_in A alice
+chat_in B bob
+expect_json 40 alice "alice connects to bob" event=connected peer="bob-$TAG"
+expect_json 40 bob "bob connects to alice" event=connected peer="alice-$TAG"
+send_line alice "/image $E2E_TMP/pic.png"
+if line=$(wait_json 20 bob event=image from="alice-$TAG" type=image/png width=37 height=23); then
+  pass "bob's chat shows alice's PNG: image event with type and 37x23"
+  path=$(field "$line" path)
+  check "the image is stored in bob's downloads with the same bytes ($path)" [ "$(sha "$path" 2>/dev/null)" = "$(sha "$E2E_TMP/pic.png")" ]
+  check "it is in bob's downloads directory" [ "$(dirname "$path")" = "$E2E_TMP/dl-bob" ]
+else
+  fail "bob did not show alice's image" bob alice
+fi
+send_line alice "/image $E2E_TMP/fake.png"
+expect_json 10 alice "alice's /image refuses a text file named .png (signature check)" event=error code=image message~"not a PNG"
+# The receiving side's check, with a sender that does not check: a raw peer offers text as image/png.
+BOB_PORT=$(get_json bob port event=listening)
+report=$(raw_b 127.0.0.1 "$BOB_PORT" send --session "$SID" --name sneaky.png --type image/png)
+echo "$report" >"$E2E_TMP/raw-img.json"
+expect_json 10 bob "bob refuses non-image bytes offered as image/png (image-refused)" event=error code=image-refused message~"sneaky.png"
+check "the fake image is not kept in bob's downloads" [ ! -e "$E2E_TMP/dl-bob/sneaky.png" ]
+check "bob showed exactly one image" [ "$(count_json bob event=image)" = 1 ]
+for p in alice bob; do
+  close_stdin "$p"
+  if wait_exit "$p" 15; then check "$p exits 0 after EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "$p did not exit after EOF" "$p"; fi
+done
+
+# ---- nothing left behind
+shape off
+for p in "${PROC_ORDER[@]}"; do stop_proc "$p"; done
+run "$LAB" down >>"$E2E_TMP/lab.log" 2>&1
+check "lab down leaves no namespace" lab_absent
+check "lab down reported no leftover processes" bash -c '! grep -q "processes still running" "$1"' _ "$E2E_TMP/lab.log"
+
+finish
