@@ -43,6 +43,12 @@ else
   echo "$ME: all packages already installed"
 fi
 
+# The e2e tests' raw protocol peer makes its TLS certificate with Python's `cryptography`.
+if ! python3 -c 'import cryptography' 2>/dev/null; then
+  echo "$ME: installing Python's cryptography package (for the e2e raw peer)"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-cryptography >/dev/null 2>&1 || python3 -m pip install --quiet cryptography
+fi
+
 if dbus-send --system --print-reply --reply-timeout=2000 --dest=org.freedesktop.Avahi \
      / org.freedesktop.Avahi.Server.GetState 2>/dev/null | grep -q 'int32 2'; then
   echo "$ME: an avahi-daemon is running on the system bus; p2p will use it"
