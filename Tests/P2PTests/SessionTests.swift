@@ -19,6 +19,8 @@ struct SessionTests {
         #expect(info.id == bob.peerID)
         #expect(info.displayName == "bob")
         _ = try await bobEvents.waitFor(alice.peerID, .connected)
+        // connect() can return before alice's own observers have seen the event: wait for it too.
+        _ = try await aliceEvents.waitFor(bob.peerID, .connected)
         #expect(aliceEvents.states(of: bob.peerID) == [.connecting, .connected])
 
         try alice.send(TextMessage(text: "hello bob ✓"), to: [bob.peerID])
