@@ -24,6 +24,11 @@ public final class RecordStore: Sendable {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.label = "p2p records"
+        configuration.prepareDatabase { db in
+            // A merge writes its snapshot in one transaction; a 32 MiB page cache keeps a 100k-record
+            // merge from spilling half-written pages to the file before the commit.
+            try db.execute(sql: "PRAGMA cache_size = -32768")
+        }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
