@@ -120,22 +120,26 @@ extension RecordStore {
 
             let seq = try Self.loadSeq(db) + 1
             var writers: [String: RecordWriter] = [:]
-            var origins: [PeerID: String] = [:]
+            // Records come grouped by entity and mostly from one origin: remember the last of each.
+            var writer: RecordWriter?
+            var origin: (id: PeerID, hex: String)?
             for (index, action) in actions {
                 let record = records[index]
-                if writers[record.entity] == nil { writers[record.entity] = RecordWriter(entity: entities[record.entity]!) }
+                if writer?.entity != record.entity {
+                    if let writer { writers[writer.entity] = writer }
+                    writer = writers[record.entity] ?? RecordWriter(entity: entities[record.entity]!)
+                }
+                if origin?.id != record.origin { origin = (record.origin, record.origin.hex) }
                 let statement: Statement
                 switch action {
                 case .insert:
-                    statement = try writers[record.entity]!.insert(db)
+                    statement = try writer!.insert(db)
                     outcome.inserted += 1
                 case .update:
-                    statement = try writers[record.entity]!.update(db)
+                    statement = try writer!.update(db)
                     outcome.updated += 1
                 }
-                let origin = origins[record.origin] ?? record.origin.hex
-                origins[record.origin] = origin
-                try writers[record.entity]!.write(record, seq: seq, origin: origin, with: statement)
+                try writer!.write(record, seq: seq, origin: origin!.hex, with: statement)
             }
             if !actions.isEmpty { try Self.saveSeq(db, seq) }
             return outcome
@@ -190,6 +194,7 @@ struct RecordReader {
 
 /// Inserts and updates records of one entity with statements prepared once per merge.
 struct RecordWriter {
+    let entity: String
     let table: String
     let attributes: [String]
     let relationships: [String]
@@ -197,6 +202,7 @@ struct RecordWriter {
     private var updateStatement: Statement?
 
     init(entity: EntityDescription) {
+        self.entity = entity.name
         table = RecordStore.quote(entity.name)
         attributes = entity.storedAttributes.map(\.name)
         relationships = entity.storedRelationships.map(\.name)
@@ -225,33 +231,23 @@ struct RecordWriter {
     func write(_ record: Record, seq: Int64, origin: String, with statement: Statement) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
-        var index: Int32 = 1
-        func bind(_ value: RecordValue?) {
-            defer { index += 1 }
-            switch value {
-            case nil: sqlite3_bind_null(handle, index)
-            case .string(let s)?: Self.bind(s, to: handle, at: index)
-            case .integer(let v)?, .date(let v)?: sqlite3_bind_int64(handle, index, v)
-            case .double(let v)?: sqlite3_bind_double(handle, index, v)
-            case .decimal(let v)?: Self.bind(v.description, to: handle, at: index)
-            case .boolean(let v)?: sqlite3_bind_int64(handle, index, v ? 1 : 0)
-            case .binary(let d)?:
-                _ = d.withUnsafeBytes { bytes in
-                    if let base = bytes.baseAddress, !bytes.isEmpty {
-                        sqlite3_bind_blob(handle, index, base, Int32(bytes.count), Self.transient)
-                    } else {
-                        sqlite3_bind_zeroblob(handle, index, 0)
-                    }
-                }
-            case .uuid(let u)?: Self.bind(u.uuidString, to: handle, at: index)
-            }
+        sqlite3_bind_int64(handle, 1, seq)
+        sqlite3_bind_int64(handle, 2, record.modified)
+        Self.bind(origin, to: handle, at: 3)
+        var index: Int32 = 4
+        for attribute in attributes {
+            Self.bind(record.values[attribute], to: handle, at: index)
+            index += 1
         }
-        bind(.integer(seq))
-        bind(.integer(record.modified))
-        bind(.string(origin))
-        for attribute in attributes { bind(record.values[attribute]) }
-        for relationship in relationships { bind(record.target(of: relationship).map { .string($0) }) }
-        bind(.string(record.id))
+        for relationship in relationships {
+            if let target = record.relationships[relationship]?.first {
+                Self.bind(target, to: handle, at: index)
+            } else {
+                sqlite3_bind_null(handle, index)
+            }
+            index += 1
+        }
+        Self.bind(record.id, to: handle, at: index)
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE else {
             throw RecordsError.store("writing \(record.entity) \(record.id): \(String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))))")
@@ -260,6 +256,26 @@ struct RecordWriter {
 
     /// SQLite copies the bytes before the bind call returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func bind(_ value: RecordValue?, to handle: OpaquePointer, at index: Int32) {
+        switch value {
+        case nil: sqlite3_bind_null(handle, index)
+        case .string(let s)?: bind(s, to: handle, at: index)
+        case .integer(let v)?, .date(let v)?: sqlite3_bind_int64(handle, index, v)
+        case .double(let v)?: sqlite3_bind_double(handle, index, v)
+        case .decimal(let v)?: bind(v.description, to: handle, at: index)
+        case .boolean(let v)?: sqlite3_bind_int64(handle, index, v ? 1 : 0)
+        case .binary(let d)?:
+            _ = d.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress, !bytes.isEmpty {
+                    sqlite3_bind_blob(handle, index, base, Int32(bytes.count), transient)
+                } else {
+                    sqlite3_bind_zeroblob(handle, index, 0)
+                }
+            }
+        case .uuid(let u)?: bind(u.uuidString, to: handle, at: index)
+        }
+    }
 
     private static func bind(_ string: String, to handle: OpaquePointer, at index: Int32) {
         var string = string

@@ -15,7 +15,10 @@ struct RecordValidator {
 
     /// What checking one entity's records needs, worked out once per snapshot rather than per record.
     private struct Plan {
+        let entity: EntityDescription
         let stored: [AttributeDescription]
+        /// For integer attributes, the accepted range (type width and min/max together), aligned with `stored`.
+        let integerRanges: [ClosedRange<Int64>?]
         let storedNames: Set<String>
         /// Compiled patterns, aligned with `stored`.
         let patterns: [NSRegularExpression?]
@@ -34,8 +37,8 @@ struct RecordValidator {
             let rules = entity.rules.map { rule in
                 (rule, rule.when.flatMap { condition in entity.attribute(named: condition.attribute).flatMap { condition.equals.recordValue(for: $0.type) } })
             }
-            return Plan(stored: stored, storedNames: Set(stored.map(\.name)), patterns: stored.map { $0.pattern.flatMap(Self.compile) },
-                        toOne: entity.storedRelationships, rules: rules)
+            return Plan(entity: entity, stored: stored, integerRanges: stored.map(Self.integerRange), storedNames: Set(stored.map(\.name)),
+                        patterns: stored.map { $0.pattern.flatMap(Self.compile) }, toOne: entity.storedRelationships, rules: rules)
         }
     }
 
@@ -75,10 +78,11 @@ struct RecordValidator {
             func problem(_ attribute: String?, _ check: RecordProblem.Check, _ value: String?, _ message: String) {
                 report.add(RecordProblem(entity: record.entity, record: record.id, attribute: attribute, check: check, value: value, message: message), at: index)
             }
-            guard let entity = entities[record.entity], let plan = plans[record.entity] else {
+            guard let plan = plans[record.entity] else {
                 problem(nil, .unknownEntity, nil, "entity \(record.entity) is not in the schema")
                 continue
             }
+            let entity = plan.entity
             let idBytes = record.id.utf8.count
             if idBytes == 0 || idBytes > 255 {
                 problem(nil, .invalidID, RecordValue.string(record.id).reportText, "a record ID is 1 to 255 bytes of UTF-8")
@@ -100,6 +104,7 @@ struct RecordValidator {
                     continue
                 }
                 known += 1
+                if Self.passesQuickly(value, attribute, integerRange: plan.integerRanges[position], hasPattern: plan.patterns[position] != nil) { continue }
                 for (check, message) in Self.check(value, against: attribute, pattern: plan.patterns[position], maxInlineBinary: maxInlineBinary) {
                     problem(attribute.name, check, value.reportText, message)
                 }
@@ -163,6 +168,42 @@ struct RecordValidator {
             if let notAfter = rule.notAfter, ms > now + notAfter.seconds * 1000 {
                 problem(value, "\(rule.attribute) must not be after \(notAfter)\(condition)")
             }
+        }
+    }
+
+    /// The integers an integer attribute accepts, when its bounds are whole numbers; nil otherwise.
+    private static func integerRange(_ attribute: AttributeDescription) -> ClosedRange<Int64>? {
+        guard let range = attribute.type.integerRange else { return nil }
+        var lower = range.lowerBound, upper = range.upperBound
+        if let minimum = attribute.minimum {
+            guard let value = Int64(minimum.description) else { return nil }
+            lower = max(lower, value)
+        }
+        if let maximum = attribute.maximum {
+            guard let value = Int64(maximum.description) else { return nil }
+            upper = min(upper, value)
+        }
+        return lower <= upper ? lower...upper : nil
+    }
+
+    /// True when `check` would certainly find nothing: the common case, decided without building
+    /// decimals or messages (it is most of the validation cost of a large snapshot).
+    private static func passesQuickly(_ value: RecordValue, _ attribute: AttributeDescription, integerRange: ClosedRange<Int64>?, hasPattern: Bool) -> Bool {
+        guard value.kind == attribute.type.valueKind else { return false }
+        switch value {
+        case .integer(let v):
+            return integerRange?.contains(v) ?? false
+        case .string(let s):
+            guard !hasPattern else { return false }
+            // A string has at most as many characters as UTF-8 bytes, and at least one if it has any byte.
+            let bytes = s.utf8.count
+            return (attribute.maxLength.map { bytes <= $0 } ?? true) && (attribute.minLength.map { $0 <= 0 || ($0 == 1 && bytes > 0) } ?? true)
+        case .boolean, .date, .uuid:
+            return true
+        case .double(let v):
+            return v.isFinite && attribute.minimum == nil && attribute.maximum == nil
+        case .decimal, .binary:
+            return false
         }
     }
 
