@@ -6,11 +6,9 @@ struct RecordValidator {
     /// Reports keep this many problems; the total is still counted.
     static let maxProblems = 100
 
-    let schema: RecordSchema
     /// "now" for relative rules, in milliseconds since 1970: one instant for the whole snapshot.
     let now: Int64
     let maxInlineBinary: Int
-    private let entities: [String: EntityDescription]
     private let plans: [String: Plan]
 
     /// What checking one entity's records needs, worked out once per snapshot rather than per record.
@@ -28,10 +26,9 @@ struct RecordValidator {
     }
 
     init(schema: RecordSchema, now: Date, maxInlineBinary: Int) {
-        self.schema = schema
         self.now = Int64((now.timeIntervalSince1970 * 1000).rounded())
         self.maxInlineBinary = maxInlineBinary
-        entities = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let entities = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         plans = entities.mapValues { entity in
             let stored = entity.storedAttributes
             let rules = entity.rules.map { rule in
