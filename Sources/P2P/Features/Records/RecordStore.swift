@@ -3,7 +3,7 @@ import GRDB
 
 /// An embedded SQLite database of records, one table per entity, made from the schema.
 ///
-/// Each entity table has `id TEXT PRIMARY KEY`, the bookkeeping columns `_modified` (ms since 1970),
+/// Each entity table (WITHOUT ROWID) has `id TEXT PRIMARY KEY`, the bookkeeping columns `_modified` (ms since 1970),
 /// `_origin` (peer ID hex) and `_seq` (the store's change counter, for delta snapshots), a column per
 /// stored attribute and one per to-one relationship (a foreign key whose `ON DELETE` action is the
 /// inverse to-many relationship's delete rule). The schema, the change counter and what was last
@@ -24,6 +24,11 @@ public final class RecordStore: Sendable {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.label = "p2p records"
+        configuration.prepareDatabase { db in
+            // A merge writes its snapshot in one transaction; a 32 MiB page cache keeps a 100k-record
+            // merge from spilling half-written pages to the file before the commit.
+            try db.execute(sql: "PRAGMA cache_size = -32768")
+        }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
         } catch {

@@ -6,31 +6,36 @@ struct RecordValidator {
     /// Reports keep this many problems; the total is still counted.
     static let maxProblems = 100
 
-    let schema: RecordSchema
     /// "now" for relative rules, in milliseconds since 1970: one instant for the whole snapshot.
     let now: Int64
     let maxInlineBinary: Int
-    private let entities: [String: EntityDescription]
     private let plans: [String: Plan]
 
     /// What checking one entity's records needs, worked out once per snapshot rather than per record.
     private struct Plan {
+        let entity: EntityDescription
         let stored: [AttributeDescription]
+        /// For integer attributes, the accepted range (type width and min/max together), aligned with `stored`.
+        let integerRanges: [ClosedRange<Int64>?]
         let storedNames: Set<String>
         /// Compiled patterns, aligned with `stored`.
         let patterns: [NSRegularExpression?]
         let toOne: [RelationshipDescription]
+        /// The rules, each with its condition's value converted to the attribute's type.
+        let rules: [(rule: RecordRule, expected: RecordValue?)]
     }
 
     init(schema: RecordSchema, now: Date, maxInlineBinary: Int) {
-        self.schema = schema
         self.now = Int64((now.timeIntervalSince1970 * 1000).rounded())
         self.maxInlineBinary = maxInlineBinary
-        entities = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let entities = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         plans = entities.mapValues { entity in
             let stored = entity.storedAttributes
-            return Plan(stored: stored, storedNames: Set(stored.map(\.name)), patterns: stored.map { $0.pattern.flatMap(Self.compile) },
-                        toOne: entity.storedRelationships)
+            let rules = entity.rules.map { rule in
+                (rule, rule.when.flatMap { condition in entity.attribute(named: condition.attribute).flatMap { condition.equals.recordValue(for: $0.type) } })
+            }
+            return Plan(entity: entity, stored: stored, integerRanges: stored.map(Self.integerRange), storedNames: Set(stored.map(\.name)),
+                        patterns: stored.map { $0.pattern.flatMap(Self.compile) }, toOne: entity.storedRelationships, rules: rules)
         }
     }
 
@@ -61,29 +66,28 @@ struct RecordValidator {
     func checkStructure(_ records: inout [Record], report: inout Report,
                         targetInStore: (String, String) throws -> Bool) rethrows {
         var ids: [String: Set<String>] = [:]
-        for record in records { ids[record.entity, default: []].insert(record.id) }
-        var seen: [String: Set<String>] = [:]
+        var duplicates: Set<Int> = []
+        for (index, record) in records.enumerated() where !ids[record.entity, default: []].insert(record.id).inserted {
+            duplicates.insert(index)
+        }
         for index in records.indices {
             let record = records[index]
             func problem(_ attribute: String?, _ check: RecordProblem.Check, _ value: String?, _ message: String) {
                 report.add(RecordProblem(entity: record.entity, record: record.id, attribute: attribute, check: check, value: value, message: message), at: index)
             }
-            guard let entity = entities[record.entity], let plan = plans[record.entity] else {
+            guard let plan = plans[record.entity] else {
                 problem(nil, .unknownEntity, nil, "entity \(record.entity) is not in the schema")
                 continue
             }
+            let entity = plan.entity
             let idBytes = record.id.utf8.count
             if idBytes == 0 || idBytes > 255 {
                 problem(nil, .invalidID, RecordValue.string(record.id).reportText, "a record ID is 1 to 255 bytes of UTF-8")
             }
-            if !seen[record.entity, default: []].insert(record.id).inserted {
+            if duplicates.contains(index) {
                 problem(nil, .duplicateID, nil, "the record ID appears twice in the snapshot")
             }
-            if record.values.keys.contains(where: { !plan.storedNames.contains($0) }) {
-                for name in record.values.keys.sorted() where !plan.storedNames.contains(name) {
-                    problem(name, .unknownAttribute, record.values[name]!.reportText, "\(entity.name) has no stored attribute \(name)")
-                }
-            }
+            var known = 0
             for (position, attribute) in plan.stored.enumerated() {
                 guard let value = record.values[attribute.name] else {
                     if !attribute.optional {
@@ -96,45 +100,54 @@ struct RecordValidator {
                     }
                     continue
                 }
+                known += 1
+                if Self.passesQuickly(value, attribute, integerRange: plan.integerRanges[position], hasPattern: plan.patterns[position] != nil) { continue }
                 for (check, message) in Self.check(value, against: attribute, pattern: plan.patterns[position], maxInlineBinary: maxInlineBinary) {
                     problem(attribute.name, check, value.reportText, message)
                 }
             }
-            for name in record.relationships.count > 1 ? record.relationships.keys.sorted() : Array(record.relationships.keys) {
-                guard let relationship = entity.relationship(named: name) else {
-                    problem(name, .unknownRelationship, nil, "\(entity.name) has no relationship \(name)")
+            // Every key matched a stored attribute unless there are more keys than matches.
+            if known < record.values.count {
+                for name in record.values.keys.sorted() where !plan.storedNames.contains(name) {
+                    problem(name, .unknownAttribute, record.values[name]!.reportText, "\(entity.name) has no stored attribute \(name)")
+                }
+            }
+            var linked = 0
+            for relationship in plan.toOne {
+                guard let targets = record.relationships[relationship.name] else {
+                    if !relationship.optional { problem(relationship.name, .required, nil, "\(relationship.name) is required") }
                     continue
                 }
-                let targets = record.relationships[name]!
-                if relationship.toMany {
-                    problem(name, .derivedRelationship, nil,
-                            "\(entity.name).\(name) is derived from \(relationship.destination).\(relationship.inverse ?? "?"); set that relationship instead")
-                    continue
-                }
+                linked += 1
                 if targets.count > 1 {
-                    problem(name, .toOne, "\(targets.count) targets", "\(name) is a to-one relationship but lists \(targets.count) targets")
+                    problem(relationship.name, .toOne, "\(targets.count) targets", "\(relationship.name) is a to-one relationship but lists \(targets.count) targets")
                 }
                 for target in targets.prefix(1) where !(ids[relationship.destination]?.contains(target) ?? false) {
                     if try !targetInStore(relationship.destination, target) {
-                        problem(name, .relationshipTarget, RecordValue.string(target).reportText,
+                        problem(relationship.name, .relationshipTarget, RecordValue.string(target).reportText,
                                 "\(relationship.destination) \(target) is neither in the snapshot nor in the store")
                     }
                 }
             }
-            for relationship in plan.toOne where !relationship.optional && record.relationships[relationship.name] == nil {
-                problem(relationship.name, .required, nil, "\(relationship.name) is required")
+            if linked < record.relationships.count {
+                for name in record.relationships.keys.sorted() where !plan.toOne.contains(where: { $0.name == name }) {
+                    if let relationship = entity.relationship(named: name) {
+                        problem(name, .derivedRelationship, nil,
+                                "\(entity.name).\(name) is derived from \(relationship.destination).\(relationship.inverse ?? "?"); set that relationship instead")
+                    } else {
+                        problem(name, .unknownRelationship, nil, "\(entity.name) has no relationship \(name)")
+                    }
+                }
             }
         }
     }
 
     /// The entity's declared rules, for a record about to be written.
     func checkRules(_ record: Record, at index: Int, report: inout Report) {
-        guard let entity = entities[record.entity] else { return }
-        for rule in entity.rules {
+        guard let plan = plans[record.entity] else { return }
+        for (rule, expected) in plan.rules {
             if let condition = rule.when {
-                guard let attribute = entity.attribute(named: condition.attribute),
-                      let expected = condition.equals.recordValue(for: attribute.type),
-                      let actual = record.values[condition.attribute], actual == expected else { continue }
+                guard let expected, let actual = record.values[condition.attribute], actual == expected else { continue }
             }
             let condition = rule.when.map { " when \($0.attribute) is \($0.equals.text)" } ?? ""
             func problem(_ value: RecordValue?, _ message: String) {
@@ -152,6 +165,42 @@ struct RecordValidator {
             if let notAfter = rule.notAfter, ms > now + notAfter.seconds * 1000 {
                 problem(value, "\(rule.attribute) must not be after \(notAfter)\(condition)")
             }
+        }
+    }
+
+    /// The integers an integer attribute accepts, when its bounds are whole numbers; nil otherwise.
+    private static func integerRange(_ attribute: AttributeDescription) -> ClosedRange<Int64>? {
+        guard let range = attribute.type.integerRange else { return nil }
+        var lower = range.lowerBound, upper = range.upperBound
+        if let minimum = attribute.minimum {
+            guard let value = Int64(minimum.description) else { return nil }
+            lower = max(lower, value)
+        }
+        if let maximum = attribute.maximum {
+            guard let value = Int64(maximum.description) else { return nil }
+            upper = min(upper, value)
+        }
+        return lower <= upper ? lower...upper : nil
+    }
+
+    /// True when `check` would certainly find nothing: the common case, decided without building
+    /// decimals or messages (it is most of the validation cost of a large snapshot).
+    private static func passesQuickly(_ value: RecordValue, _ attribute: AttributeDescription, integerRange: ClosedRange<Int64>?, hasPattern: Bool) -> Bool {
+        guard value.kind == attribute.type.valueKind else { return false }
+        switch value {
+        case .integer(let v):
+            return integerRange?.contains(v) ?? false
+        case .string(let s):
+            guard !hasPattern else { return false }
+            // A string has at most as many characters as UTF-8 bytes, and at least one if it has any byte.
+            let bytes = s.utf8.count
+            return (attribute.maxLength.map { bytes <= $0 } ?? true) && (attribute.minLength.map { $0 <= 0 || ($0 == 1 && bytes > 0) } ?? true)
+        case .boolean, .date, .uuid:
+            return true
+        case .double(let v):
+            return v.isFinite && attribute.minimum == nil && attribute.maximum == nil
+        case .decimal, .binary:
+            return false
         }
     }
 

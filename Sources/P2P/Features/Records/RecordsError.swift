@@ -95,8 +95,6 @@ public enum RecordsError: Error, Sendable, Equatable, CustomStringConvertible {
     case emptyStore
     /// The transfer failed: the peer denied it, left, or did not answer.
     case transfer(String)
-    /// The peer answered that it could not take the snapshot; `problems` is its report, if it sent one.
-    case rejectedByPeer(String, [RecordProblem])
 
     public var description: String {
         switch self {
@@ -115,14 +113,13 @@ public enum RecordsError: Error, Sendable, Equatable, CustomStringConvertible {
         case .store(let why): "store: \(why)"
         case .emptyStore: "the store is empty (import or receive records first)"
         case .transfer(let why): why
-        case .rejectedByPeer(let why, _): "the peer rejected the snapshot: \(why)"
         }
     }
 
     /// The problems to report record by record, if this is a validation or conflict failure.
     public var problems: [RecordProblem] {
         switch self {
-        case .invalidRecords(let problems, _), .conflicts(let problems), .rejectedByPeer(_, let problems): problems
+        case .invalidRecords(let problems, _), .conflicts(let problems): problems
         default: []
         }
     }
