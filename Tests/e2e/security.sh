@@ -208,6 +208,21 @@ expect_json 20 pa "chat after pairing: A sees B as paired" event=connected peer=
 leave pb
 leave pa
 
+# ---- pairing by DNS-SD name (`--to`), not only by address
+PC=$(home pair-c) PD=$(home pair-d)
+start_proc showerc env P2P_HOME="$PC" "$P2P" pair --name "pc-$TAG" --session-id "$SID" --timeout 60
+if wait_for "$(out_of showerc)" 'Pairing code: .*[0-9]{4}-[0-9]{4}' 20; then
+  CODE_C=$(grep -oE '[0-9]{4}-[0-9]{4}' "$(out_of showerc)" | head -n 1)
+  ( _close_fifos; export P2P_PAIR_CODE=$CODE_C P2P_HOME=$PD; exec "$P2P" pair --name "pd-$TAG" --to "pc-$TAG" --session-id "$SID" --timeout 20 ) \
+    >"$E2E_TMP/typing-to.out" 2>"$E2E_TMP/typing-to.err"
+  rc=$?
+  check "pairing by name (--to): the typing side exits 0 (got $rc)" [ "$rc" = 0 ]
+  check "pairing by name: the typing side paired with pc-$TAG" grep -q "Paired with pc-$TAG" "$E2E_TMP/typing-to.out"
+  if wait_exit showerc 10; then check "pairing by name: the showing side exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "showing side still running" showerc; stop_proc showerc; fi
+else
+  fail "p2p pair (for --to) showed no code" showerc
+fi
+
 # ================================================================ 3. pinning (trust on first use)
 log "pinning"
 HA=$(home tofu-a) HB=$(home tofu-b) HC=$(home tofu-c) HD=$(home tofu-d)

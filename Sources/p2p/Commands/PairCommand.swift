@@ -68,7 +68,8 @@ struct PairCommand: AsyncParsableCommand {
         Output.line("On the other machine run: p2p pair --to \"\(session.displayName)\"   (or --connect THIS-HOST:\(session.localPort ?? 0))")
         var attempts = 0
         let deadline = Task { [timeout] in
-            try? await Task.sleep(for: .seconds(timeout))
+            // Cancelled once pairing is under way: return without closing the session in use.
+            do { try await Task.sleep(for: .seconds(timeout)) } catch { return }
             await session.close()
         }
         defer { deadline.cancel() }
@@ -118,7 +119,8 @@ struct PairCommand: AsyncParsableCommand {
             throw CLIError(error.description, code: ExitStatus.noDaemon)
         }
         let deadline = Task { [timeout] in
-            try? await Task.sleep(for: .seconds(timeout))
+            // Cancelled once pairing is under way: return without closing the session in use.
+            do { try await Task.sleep(for: .seconds(timeout)) } catch { return }
             await session.close()
         }
         defer { deadline.cancel() }
