@@ -30,11 +30,13 @@ struct PeerFinder {
             await session.close()
         }
         defer { deadline.cancel() }
-        // A receiver restarted on another port leaves a stale DNS-SD record for about a second; the
-        // fresh one is announced as the same peer again. So a failed connection waits a little for it.
+        // A receiver restarted on another port leaves a stale DNS-SD record (its old port) for a while,
+        // and the browser resolves each service only once. So a failed connection browses again (a
+        // fresh resolve) every half second, for a few seconds, before giving up.
         var lastFailure: CLIError?
         var grace: Task<Void, Never>?
-        defer { grace?.cancel() }
+        var rebrowse: Task<Void, Never>?
+        defer { grace?.cancel(); rebrowse?.cancel() }
         for await event in events {
             guard case .peerChanged(let peer, .available, _) = event else { continue }
             let match: PeerInfo? = if let to { session.peer(matching: to) } else { peer }
@@ -49,6 +51,12 @@ struct PeerFinder {
                         do { try await Task.sleep(for: .seconds(Self.staleRecordGrace)) } catch { return }
                         await session.close()
                     }
+                }
+                rebrowse?.cancel()
+                rebrowse = Task {
+                    do { try await Task.sleep(for: .milliseconds(500)) } catch { return }
+                    try? session.setAvailable(false)
+                    try? session.setAvailable(true)
                 }
             }
         }

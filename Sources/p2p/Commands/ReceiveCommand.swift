@@ -107,6 +107,9 @@ struct ReceiveCommand: AsyncParsableCommand {
             case .session(.peerChanged(let peer, .disconnected, _)):
                 if !json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
                 if received + failed + denied > 0 && active == 0 && session.connectedPeers.isEmpty { break loop }
+            case .session(.advertising(let name)):
+                // The name DNS-SD registered: "NAME (2)" when NAME was taken.
+                if json { Output.json(["event": "advertising", "name": name]) }
             case .session:
                 break
             case .interrupt:

@@ -154,6 +154,10 @@ public final class FileTransfers: Sendable {
         var sent = start
         var acknowledged = start
         var lastProgress = ContinuousClock.now
+        // Read ahead in blocks straight into a ByteBuffer; chunks are slices of it (no copy, one read
+        // call and one hash update per block instead of per chunk). Each chunk is copied into its frame
+        // when sent, so the block's storage is free again once it is used up and is reused.
+        var block = ByteBufferAllocator().buffer(capacity: Self.readBlock)
         while sent < info.size {
             if Task.isCancelled { throw .cancelled }
             // The window: wait for the receiver to catch up instead of buffering without bound.
@@ -161,16 +165,14 @@ public final class FileTransfers: Sendable {
                 acknowledged = try Self.acknowledgement(try await mailbox.next(), at: acknowledged)
             }
             while let body = mailbox.poll() { acknowledged = try Self.acknowledgement(body, at: acknowledged) }
-            let block: Data
-            do {
-                block = try reader.read(upToCount: Int(min(UInt64(TransferMessage.maxChunk), info.size - sent))) ?? Data()
-            } catch {
-                throw .unreadable(info.name, "\(error)")
+            if block.readableBytes == 0 {
+                try Self.read(reader, count: Int(min(UInt64(Self.readBlock), info.size - sent)), into: &block, name: info.name)
+                guard block.readableBytes > 0 else { throw .unreadable(info.name, "the file shrank while being sent") }
+                block.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             }
-            guard !block.isEmpty else { throw .unreadable(info.name, "the file shrank while being sent") }
-            hasher.update(data: block)
-            try send(.chunk(offset: sent, bytes: ByteBuffer(bytes: block)), id: info.id, to: peer)
-            sent += UInt64(block.count)
+            let chunk = block.readSlice(length: min(TransferMessage.maxChunk, block.readableBytes))!
+            try send(.chunk(offset: sent, bytes: chunk), id: info.id, to: peer)
+            sent += UInt64(chunk.readableBytes)
             if ContinuousClock.now - lastProgress > .milliseconds(250) {
                 lastProgress = .now
                 emit(.progress(info, bytes: acknowledged))
@@ -188,6 +190,28 @@ public final class FileTransfers: Sendable {
                 return Delivery(name: info.name, size: info.size, sha256: digest.hex, resumedFrom: start, url: nil)
             case let other:
                 throw .protocolViolation("expected RESULT, got \(other)")
+            }
+        }
+    }
+
+    /// Bytes read from the file at a time (a multiple of the chunk size).
+    static let readBlock = 16 * TransferMessage.maxChunk
+
+    /// Replaces `buffer`'s content with up to `count` bytes from the file's current position (fewer only at its end).
+    private static func read(_ reader: FileHandle, count: Int, into buffer: inout ByteBuffer, name: String) throws(TransferError) {
+        buffer.clear()
+        let descriptor = reader.fileDescriptor
+        while buffer.readableBytes < count {
+            let wanted = count - buffer.readableBytes
+            var got = 0
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { pointer in
+                got = Foundation.read(descriptor, pointer.baseAddress, wanted)
+                return max(got, 0)
+            }
+            if got == 0 { break }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(name, String(cString: strerror(errno)))
             }
         }
     }

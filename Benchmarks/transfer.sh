@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# File-transfer benchmark, one command, everything on loopback (127.0.0.1) and tmpfs:
+#   1. a SIZE (default 1 GiB) random file, tmpfs -> tmpfs, RUNS times each (interleaved) with
+#        p2p        `p2p receive --yes --port P` and `p2p send --connect 127.0.0.1:P` (TLS 1.3, SHA-256 both ends)
+#        socat      `socat -u -b 262144` file -> TCP -> file (plain copy, no encryption, no hash)
+#        wormhole   magic-wormhole with its own mailbox server and transit relay on 127.0.0.1, both
+#                   sides --no-listen (so the bytes go through the relay)
+#      wall time from starting the sender until both ends have exited, medians, and the ratios
+#      p2p vs socat and p2p vs wormhole (time of the other / time of p2p: >= 1 means p2p is as fast);
+#      also the CPU seconds both ends used (wormhole: plus its relay), which other load disturbs less;
+#   2. peak RSS (getrusage maxrss via /usr/bin/time -v, and RssAnon sampled from /proc) of the p2p
+#      sender and receiver for 256 MiB and 4 GiB files (the 4 GiB run needs ~8 GiB free on the tmpfs).
+# Every received file is checked with sha256sum against the source. Build first: swift build -c release.
+#
+# usage: Benchmarks/transfer.sh [--runs N] [--size-mib N] [--rss-sizes "256 4096"] [--no-wormhole]
+# env:   P2P_BIN (default .build/release/p2p), BENCH_TMPFS (default /dev/shm),
+#        WORMHOLE_VENV (default /tmp/p2p-bench-wormhole: created with pip if it lacks `wormhole`)
+# Exit status 0 whether or not the targets are met; 1 if a transfer failed or a tool is missing.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
+[[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
+TMPFS=${BENCH_TMPFS:-/dev/shm}
+WH_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
+RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" WORMHOLE=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runs) RUNS=$2; shift 2 ;;
+    --size-mib) SIZE_MIB=$2; shift 2 ;;
+    --rss-sizes) RSS_SIZES=$2; shift 2 ;;
+    --no-wormhole) WORMHOLE=0; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+export AVAHI_COMPAT_NOWARN=1 LANG=C.UTF-8 LC_ALL=C.UTF-8
+for tool in socat sha256sum python3 /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is required" >&2; exit 1; }
+done
+[ -x "$P2P" ] || { echo "bench: no p2p binary at $P2P (swift build -c release)" >&2; exit 1; }
+
+W=$(mktemp -d "$TMPFS/p2p-bench.XXXXXX")
+TAG=$$-$RANDOM
+SID=bench-$TAG
+declare -a OURS=()
+cleanup() {
+  local pid
+  for pid in "${OURS[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${OURS[@]}"; do wait "$pid" 2>/dev/null; done
+  rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { echo "bench: $*" >&2; }
+now() { echo "$EPOCHREALTIME"; }
+elapsed() { python3 -c 'import sys; print("%.3f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "$2"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+listening() { ss -ltnH "sport = :$1" | grep -q .; }
+wait_until() { local end=$((SECONDS + $1)); shift; until "$@"; do [ "$SECONDS" -lt "$end" ] || return 1; sleep 0.05; done; }
+maxrss() { sed -n 's/^\s*Maximum resident set size (kbytes): //p' "$1"; }
+# cpu_of FILE...: user + system seconds from /usr/bin/time -v reports, summed.
+cpu_of() { awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ {t += $2} END {printf "%.2f", t}' "$@"; }
+# ticks PID: user + system CPU of a running process, in clock ticks.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+HZ=$(getconf CLK_TCK)
+# child_of PID: the (first) child of PID, i.e. p2p under /usr/bin/time.
+child_of() { local c=; for _ in $(seq 100); do read -r c _ <"/proc/$1/task/$1/children" 2>/dev/null; [ -n "$c" ] && break; sleep 0.01; done; echo "$c"; }
+# sample_anon PID FILE: the largest RssAnon (KiB: heap and buffers, without the mapped binary and
+# libraries) seen every 20 ms while PID lives, into FILE.
+sample_anon() {
+  local pid=$1 max=0 k v _
+  while [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; do
+    while read -r k v _; do [ "$k" = RssAnon: ] && [ "$v" -gt "$max" ] && max=$v; done <"/proc/$pid/status" 2>/dev/null
+    sleep 0.02
+  done
+  echo "$max" >"$2"
+}
+# Failures are recorded in a file: the run_* functions run in command substitutions (subshells).
+bad() { say "FAILED: $*"; echo "$*" >>"$W/failures"; }
+
+# make_file PATH MIB: random bytes (openssl is much faster than /dev/urandom when present).
+make_file() {
+  if command -v openssl >/dev/null; then
+    openssl enc -aes-128-ctr -pass pass:"$TAG" -nosalt -pbkdf2 </dev/zero 2>/dev/null | head -c $(($2 << 20)) >"$1"
+  else
+    head -c $(($2 << 20)) /dev/urandom >"$1"
+  fi
+}
+
+# ---------------------------------------------------------------- the three methods
+# Each: run_X SRC OUTFILE -> seconds on stdout; checks the copy against $SRC_SHA.
+
+RPORT=$(free_port)
+run_p2p() {
+  local src=$1 out=$2 rpid spid t0 t1 rc
+  rm -rf "$W/in"; mkdir -p "$W/in"
+  /usr/bin/time -v -o "$W/p2p-recv.time" env P2P_HOME="$W/home-r" "$P2P" receive --yes --json --dir "$W/in" --port "$RPORT" \
+    --session-id "$SID" --name "bench-r-$TAG" >"$W/p2p-recv.out" 2>"$W/p2p-recv.err" &
+  rpid=$!; OURS+=("$rpid")
+  wait_until 20 grep -qs '"event":"listening"' "$W/p2p-recv.out" || { bad "p2p receive did not start"; cat "$W/p2p-recv.err" >&2; }
+  sample_anon "$(child_of "$rpid")" "$W/p2p-recv.anon" &
+  t0=$(now)
+  /usr/bin/time -v -o "$W/p2p-send.time" env P2P_HOME="$W/home-s" "$P2P" send --json --connect "127.0.0.1:$RPORT" \
+    --session-id "$SID" --name "bench-s-$TAG" "$src" >"$W/p2p-send.out" 2>"$W/p2p-send.err" &
+  spid=$!
+  sample_anon "$(child_of "$spid")" "$W/p2p-send.anon" &
+  wait "$spid"
+  rc=$?
+  wait "$rpid"
+  t1=$(now)
+  wait   # the samplers
+  [ "$rc" = 0 ] || { bad "p2p send exited $rc"; tail -3 "$W/p2p-send.err" >&2; }
+  mv "$W/in/$(basename "$src")" "$out" 2>/dev/null
+  cpu_of "$W/p2p-send.time" "$W/p2p-recv.time" >"$W/cpu"
+  elapsed "$t0" "$t1"
+}
+
+run_socat() {
+  local src=$1 out=$2 port rpid t0 t1
+  port=$(free_port)
+  /usr/bin/time -v -o "$W/socat-recv.time" socat -u -b 262144 "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr" \
+    "OPEN:$out,creat,trunc,wronly" 2>"$W/socat.err" &
+  rpid=$!; OURS+=("$rpid")
+  wait_until 10 listening "$port" || bad "socat did not listen"
+  t0=$(now)
+  /usr/bin/time -v -o "$W/socat-send.time" socat -u -b 262144 "OPEN:$src,rdonly" "TCP:127.0.0.1:$port" || bad "socat send failed"
+  wait "$rpid" || bad "socat receive failed"
+  t1=$(now)
+  cpu_of "$W/socat-send.time" "$W/socat-recv.time" >"$W/cpu"
+  elapsed "$t0" "$t1"
+}
+
+MPORT= TPORT=
+start_wormhole_servers() {
+  if [ ! -x "$WH_VENV/bin/wormhole" ] || [ ! -x "$WH_VENV/bin/twist" ]; then
+    say "installing magic-wormhole into $WH_VENV (pip)"
+    python3 -m venv "$WH_VENV" && "$WH_VENV/bin/pip" install -q magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay >&2 \
+      || { say "magic-wormhole could not be installed: skipping its row"; WORMHOLE=0; return; }
+  fi
+  MPORT=$(free_port); TPORT=$(free_port)
+  (cd "$W" && exec "$WH_VENV/bin/twist" wormhole-mailbox --port="tcp:$MPORT:interface=127.0.0.1" --channel-db="$W/relay.sqlite") >"$W/mailbox.log" 2>&1 &
+  MAILBOX_PID=$!; OURS+=("$MAILBOX_PID")
+  (cd "$W" && exec "$WH_VENV/bin/twist" transitrelay --port="tcp:$TPORT:interface=127.0.0.1") >"$W/transit.log" 2>&1 &
+  RELAY_PID=$!; OURS+=("$RELAY_PID")
+  wait_until 20 listening "$MPORT" && wait_until 20 listening "$TPORT" || { say "wormhole servers did not start: skipping"; WORMHOLE=0; }
+}
+
+run_wormhole() {
+  local src=$1 out=$2 code rpid t0 t1 servers wh=("$WH_VENV/bin/wormhole" --relay-url "ws://127.0.0.1:$MPORT/v1" --transit-helper "tcp:127.0.0.1:$TPORT")
+  code="$((RANDOM % 90 + 10))-bench-$RANDOM"
+  rm -f "$out"
+  servers=$(( $(ticks "$MAILBOX_PID") + $(ticks "$RELAY_PID") ))
+  t0=$(now)
+  /usr/bin/time -v -o "$W/wh-recv.time" "${wh[@]}" receive --no-listen --accept-file --hide-progress -o "$out" "$code" >"$W/wh-recv.out" 2>&1 &
+  rpid=$!; OURS+=("$rpid")
+  /usr/bin/time -v -o "$W/wh-send.time" "${wh[@]}" send --no-listen --hide-progress --code "$code" "$src" >"$W/wh-send.out" 2>&1 \
+    || { bad "wormhole send failed"; tail -5 "$W/wh-send.out" >&2; }
+  wait "$rpid" || { bad "wormhole receive failed"; tail -5 "$W/wh-recv.out" >&2; }
+  t1=$(now)
+  servers=$(( $(ticks "$MAILBOX_PID") + $(ticks "$RELAY_PID") - servers ))
+  python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) + int(sys.argv[2]) / int(sys.argv[3])))' \
+    "$(cpu_of "$W/wh-send.time" "$W/wh-recv.time")" "$servers" "$HZ" >"$W/cpu"
+  elapsed "$t0" "$t1"
+}
+
+verify() { # verify METHOD OUT
+  local got
+  got=$(sha256sum "$2" 2>/dev/null | cut -d' ' -f1)
+  [ "$got" = "$SRC_SHA" ] || bad "$1: received file differs (sha256 ${got:-none})"
+  rm -f "$2"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+rate() { python3 -c 'import sys; print("%.0f" % (float(sys.argv[1]) / float(sys.argv[2]) / 1048576))' "$1" "$2"; }
+ratio() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
+
+# ---------------------------------------------------------------- 1. throughput
+echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, kernel $(uname -r)"
+echo "p2p: $P2P ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null))   tmpfs: $TMPFS   runs: $RUNS"
+SRC=$W/src.bin
+say "making a $SIZE_MIB MiB random file on $TMPFS"
+make_file "$SRC" "$SIZE_MIB"
+SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
+BYTES=$((SIZE_MIB << 20))
+[ "$WORMHOLE" = 1 ] && start_wormhole_servers
+methods=(p2p socat); [ "$WORMHOLE" = 1 ] && methods+=(wormhole)
+declare -A TIMES=() CPUS=()
+for run in $(seq "$RUNS"); do
+  for m in "${methods[@]}"; do
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    t=$("run_$m" "$SRC" "$W/out.bin")
+    c=$(cat "$W/cpu")
+    verify "$m" "$W/out.bin"
+    TIMES[$m]="${TIMES[$m]:-} $t"
+    CPUS[$m]="${CPUS[$m]:-} $c"
+    say "run $run: $m ${t}s ($(rate "$BYTES" "$t") MiB/s), ${c} CPU-s, load average before: $load"
+  done
+done
+echo
+echo "== $SIZE_MIB MiB, tmpfs -> tmpfs over 127.0.0.1, $RUNS runs each (seconds; median)"
+declare -A MED=() MEDCPU=()
+for m in "${methods[@]}"; do
+  # shellcheck disable=SC2086
+  MED[$m]=$(median ${TIMES[$m]}); MEDCPU[$m]=$(median ${CPUS[$m]})
+  printf '%-9s wall:%s   median %ss = %s MiB/s;  CPU-s (both ends%s):%s   median %s\n' "$m" "${TIMES[$m]}" "${MED[$m]}" \
+    "$(rate "$BYTES" "${MED[$m]}")" "$([ "$m" = wormhole ] && echo " + relay")" "${CPUS[$m]}" "${MEDCPU[$m]}"
+done
+echo "p2p vs socat:    $(ratio "${MED[socat]}" "${MED[p2p]}")x by wall time (target >= 1.0x); $(ratio "${MEDCPU[socat]}" "${MEDCPU[p2p]}")x by CPU time"
+[ "$WORMHOLE" = 1 ] && echo "p2p vs wormhole: $(ratio "${MED[wormhole]}" "${MED[p2p]}")x by wall time (target >= 10x); $(ratio "${MEDCPU[wormhole]}" "${MEDCPU[p2p]}")x by CPU time" \
+  || echo "p2p vs wormhole: skipped (magic-wormhole unavailable)"
+echo "load average (1 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (other work on the machine slows every row)"
+rm -f "$SRC"
+
+# ---------------------------------------------------------------- 2. peak RSS
+echo
+echo "== peak RSS of p2p, tmpfs -> tmpfs (maxrss from getrusage includes ~35 MiB of mapped binary and"
+echo "   libraries; RssAnon, sampled every 20 ms, is what the transfer allocates)"
+for mib in $RSS_SIZES; do
+  say "making a $mib MiB random file on $TMPFS"
+  make_file "$SRC" "$mib"
+  SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
+  t=$(run_p2p "$SRC" "$W/out.bin")
+  verify p2p "$W/out.bin"
+  s_kib=$(maxrss "$W/p2p-send.time"); r_kib=$(maxrss "$W/p2p-recv.time")
+  s_anon=$(cat "$W/p2p-send.anon"); r_anon=$(cat "$W/p2p-recv.anon")
+  printf '%5s MiB: maxrss sender %s MiB, receiver %s MiB; peak RssAnon sender %s MiB, receiver %s MiB; %ss, %s MiB/s\n' "$mib" \
+    "$(ratio "${s_kib:-0}" 1024)" "$(ratio "${r_kib:-0}" 1024)" "$(ratio "${s_anon:-0}" 1024)" "$(ratio "${r_anon:-0}" 1024)" \
+    "$t" "$(rate $((mib << 20)) "$t")"
+  rm -f "$SRC"
+done
+[ ! -s "$W/failures" ] || { echo "FAILED:"; sed 's/^/  /' "$W/failures"; exit 1; }
