@@ -18,7 +18,7 @@ usage() {
 usage: $ME up|down|status|exec A|B CMD...|env A|B
   up        (re)create the lab: namespaces ${PREFIX}A/${PREFIX}B, veth ${PREFIX}vA ($ADDR_A/24) <-> ${PREFIX}vB ($ADDR_B/24),
             a dbus-daemon + avahi-daemon (host ${PREFIX}-a / ${PREFIX}-b) per namespace; checks A and B see each other
-  down      stop the lab's daemons by PID, delete namespaces, veth, blackhole route and $STATE (safe if not up)
+  down      stop the lab's daemons by PID, delete namespaces, veth, $STATE and the blackhole route (kept while other labs are up) (safe if not up)
   status    show what is up
   exec X CMD  run CMD inside host X with DBUS_SYSTEM_BUS_ADDRESS and AVAHI_COMPAT_NOWARN=1 set. It execs,
             so after '$ME exec A prog &', \$! is prog's PID. CMD sees X's /run/dbus and /run/avahi-daemon
@@ -113,8 +113,14 @@ down() {
   done
   # The veth normally dies with its namespace; this catches one left in the root namespace.
   ip link del "$(veth A)" 2>/dev/null || true
-  ip route del blackhole "$NET" 2>/dev/null && say "removed blackhole route $NET" || true
   rm -rf "$STATE"
+  # Labs with other prefixes share the subnet (each in its own namespaces); the blackhole stays
+  # while any of them is up.
+  if ls /run/netns 2>/dev/null | grep -Eq '^[a-zA-Z0-9_-]+[AB]$' && ip netns list | grep -q .; then
+    say "blackhole route $NET kept: other namespaces exist"
+  else
+    ip route del blackhole "$NET" 2>/dev/null && say "removed blackhole route $NET" || true
+  fi
 }
 
 status() {
