@@ -27,6 +27,8 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let bye = MessageType(rawValue: 0x06)
     public static let data = MessageType(rawValue: 0x10)
     public static let text = MessageType(rawValue: 0x11)
+    /// Acknowledges a TEXT: the receiver has stored it (chat outbox, `Protocol/PROTOCOL.md` §5).
+    public static let textAck = MessageType(rawValue: 0x12)
     public static let pair = MessageType(rawValue: 0x20)
     /// Tic-tac-toe (`Protocol/GAME.md`).
     public static let game = MessageType(rawValue: 0x30)
@@ -36,7 +38,7 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let transfer = MessageType(rawValue: 0x50)
 
     /// Every type this version understands; anything else is a protocol error.
-    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .pair, .game, .records, .transfer]
+    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .textAck, .pair, .game, .records, .transfer]
 
     /// Types that may also travel as unreliable datagrams.
     public static let datagramTypes: Set<MessageType> = [.data, .text]
@@ -51,6 +53,7 @@ public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .bye: "BYE"
         case .data: "DATA"
         case .text: "TEXT"
+        case .textAck: "TEXT_ACK"
         case .pair: "PAIR"
         case .game: "GAME"
         case .records: "RECORDS"

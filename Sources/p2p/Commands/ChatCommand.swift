@@ -10,7 +10,9 @@ struct ChatCommand: AsyncParsableCommand {
         abstract: "Chat with peers on the local network.",
         discussion: """
             On a terminal without --to: pick a discovered peer by number, or wait for a request and answer y/n. \
-            Type lines to send them; /peers, /help, /quit. Several peers at once make a group chat.
+            Type lines to send them; /peers, /help, /quit. Several peers at once make a group chat. \
+            Every line is kept in the history (p2p history); a line for a peer that is away waits in the outbox \
+            and goes out, once and in order, when that peer is back (reconnecting is automatic).
             From a pipe: every line of stdin is sent (held until a peer is connected); EOF leaves and tells peers. \
             Without --to or --connect, a piped chat connects to every peer of its session it finds.
             --json prints one object per event per line (see README: "JSON events").
@@ -70,13 +72,39 @@ struct ChatView: Sendable {
         }
     }
 
-    func message(_ message: TextMessage, from peer: PeerInfo) {
+    func message(_ entry: ChatEntry, from peer: PeerInfo) {
         if json {
-            Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": message.text,
-                         "time": message.sentAt.iso8601])
+            Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": entry.text,
+                         "time": entry.sentAt.iso8601, "message": String(entry.messageID)])
         } else {
-            let time = DateFormatter.localizedString(from: message.sentAt, dateStyle: .none, timeStyle: .short)
-            Output.line("\(Terminal.paint("[\(time)]", .dim)) \(Terminal.paint(Terminal.sanitize(peer.displayName), .cyan))> \(Terminal.sanitize(message.text))")
+            let time = DateFormatter.localizedString(from: entry.sentAt, dateStyle: .none, timeStyle: .short)
+            Output.line("\(Terminal.paint("[\(time)]", .dim)) \(Terminal.paint(Terminal.sanitize(peer.displayName), .cyan))> \(Terminal.sanitize(entry.text))")
+        }
+    }
+
+    /// A line for a peer that is away: it waits in the outbox.
+    func queued(_ entry: ChatEntry) {
+        if json {
+            Output.json(["event": "queued", "to": entry.peerName, "id": entry.peer.hex, "message": String(entry.messageID)])
+        } else {
+            note("\(Terminal.sanitize(entry.peerName)) is away: the line waits in the outbox until they are back.")
+        }
+    }
+
+    /// The peer acknowledged a line; people hear about it only for lines that had to wait.
+    func delivered(_ entry: ChatEntry, afterWaiting waited: Bool) {
+        if json {
+            Output.json(["event": "delivered", "to": entry.peerName, "id": entry.peer.hex, "message": String(entry.messageID)])
+        } else if waited {
+            note("delivered to \(Terminal.sanitize(entry.peerName)): \(Terminal.sanitize(String(entry.text.prefix(60))))")
+        }
+    }
+
+    func outbox(count: Int, for peer: PeerID, named name: String) {
+        if json {
+            Output.json(["event": "outbox", "to": name, "id": peer.hex, "count": count])
+        } else {
+            note("\(count) line\(count == 1 ? "" : "s") for \(Terminal.sanitize(name)) wait\(count == 1 ? "s" : "") in the outbox: sent when you and \(Terminal.sanitize(name)) chat again (p2p history shows them).")
         }
     }
 

@@ -14,9 +14,19 @@ final class ChatLoop {
         case request(ConnectionRequest, CheckedContinuation<Bool, Never>)
         case imageOffer(IncomingOffer, CheckedContinuation<Bool, Never>)
         case transfer(TransferEvent)
-        case connectFailed(String, any Error)
+        case conversation(ConversationEvent)
+        /// `redialing`: a reconnect attempt in the background, which reports nothing unless --verbose.
+        case connectFailed(String, any Error, redialing: PeerID?)
         case waitForPeerExpired
+        case reconnectTick
+        case acknowledgementsOverdue
         case interrupt
+    }
+
+    /// A line sent to one peer.
+    private struct SentLine: Hashable {
+        var peer: PeerID
+        var messageID: UInt64
     }
 
     private let session: Session
@@ -27,9 +37,19 @@ final class ChatLoop {
     private let feed: AsyncStream<Input>.Continuation
 
     private var connected: [PeerID: PeerInfo] = [:]
+    /// Everyone this chat talks to: peers that were connected, and peers with lines waiting in the outbox.
+    /// A line goes to all of them; those away get it from the outbox when they are back.
+    private var members: [PeerID: PeerInfo] = [:]
+    /// Members that refused a reconnect: not dialled again by this chat.
+    private var noRedial: Set<PeerID> = []
+    /// Lines that waited in the outbox: their delivery is worth telling the user about.
+    private var queued: Set<SentLine> = []
     /// Lines typed before anyone was connected; sent to the first peer that connects.
     private var heldLines: [String] = []
     private var inputEnded = false
+    /// After piped input ended: how long to wait for connected peers to acknowledge what was sent.
+    private var acknowledgementsOverdue = false
+    private var conversation: Conversation!
     /// Discovered peers in the order they were numbered for the picker.
     private var pickList: [PeerInfo] = []
     /// A y/n question on the input line: its prompt and who waits for the answer.
@@ -60,7 +80,15 @@ final class ChatLoop {
             if accept { return true }
             return await withCheckedContinuation { feed.yield(.request(request, $0)) }
         }
-        session.onMessage(TextMessage.self) { message, peer, _ in view.message(message, from: peer) }
+        do {
+            conversation = Conversation(session: session, history: try ChatHistory())
+        } catch {
+            view.error("history", error.description)
+            return ExitStatus.failure
+        }
+        let conversationEvents = conversation.events()
+        Task { for await event in conversationEvents { feed.yield(.conversation(event)) } }
+        showOutbox()
         transfers = FileTransfers(session: session, directory: options.downloadsDirectory)
         transfers.setOfferHandler { offer in
             // Chat takes images only; files go through `p2p send` / `p2p receive`.
@@ -110,6 +138,14 @@ final class ChatLoop {
             }
         }
 
+        Task {
+            // Links can die without a word (a cut cable): members still advertised are dialled again.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(2))
+                feed.yield(.reconnectTick)
+            }
+        }
+
         var status = ExitCode.success
         loop: for await input in inputs {
             switch input {
@@ -121,6 +157,10 @@ final class ChatLoop {
                 if let stop = handle(key) { status = stop; break loop }
             case .endOfInput:
                 inputEnded = true
+                Task {
+                    try? await Task.sleep(for: .seconds(10))
+                    feed.yield(.acknowledgementsOverdue)
+                }
             case .request(let request, let answer):
                 ask(request, answer)
             case .imageOffer(let offer, let answer):
@@ -129,8 +169,16 @@ final class ChatLoop {
                     answer, denied: "declined an image from \(Terminal.sanitize(info.peer.displayName)); use --yes to accept")
             case .transfer(let event):
                 transferred(event)
-            case .connectFailed(let target, let error):
+            case .conversation(let event):
+                handle(event)
+            case .connectFailed(let target, let error, let redialed):
                 let denied = if case .denied? = error as? SessionError { true } else { false }
+                if let redialed {
+                    dialing.remove(redialed)
+                    if denied { noRedial.insert(redialed) }
+                    if options.network.verbose { view.note("reconnecting to \(Terminal.sanitize(target)) failed: \(error)") }
+                    break
+                }
                 let message = if case .connectFailed? = error as? SessionError { "\(error)" } else { "cannot connect to \(target): \(error)" }
                 view.error(denied ? "denied" : "connect", message)
                 if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
@@ -140,11 +188,16 @@ final class ChatLoop {
                     status = ExitStatus.peerNotFound
                     break loop
                 }
+            case .reconnectTick:
+                redialMembers()
+            case .acknowledgementsOverdue:
+                acknowledgementsOverdue = true
             case .interrupt:
                 break loop
             }
-            // Piped input is done once every held line went out.
-            if inputEnded && heldLines.isEmpty { break loop }
+            // Piped input is done once every held line went out and connected peers acknowledged them
+            // (or did not within 10 s: those lines stay in the outbox).
+            if inputEnded && heldLines.isEmpty && (acknowledgementsOverdue || !awaitingAcknowledgement) { break loop }
             if interactive { render() }
         }
         if interactive {
@@ -153,6 +206,7 @@ final class ChatLoop {
         }
         pendingQuestion?.answer.resume(returning: false)
         await session.close()
+        showOutbox()
         return status
     }
 
@@ -168,6 +222,8 @@ final class ChatLoop {
             case .connected:
                 dialing.remove(peer.id)
                 connected[peer.id] = peer
+                members[peer.id] = peer
+                noRedial.remove(peer.id)
                 sendHeldLines()
             case .disconnected:
                 dialing.remove(peer.id)
@@ -185,7 +241,9 @@ final class ChatLoop {
     }
 
     private func peerAvailable(_ peer: PeerInfo) {
-        if let target = options.to {
+        if members[peer.id] != nil {
+            redial(peer)
+        } else if let target = options.to {
             if connected.isEmpty, session.peer(matching: target)?.id == peer.id { dial(peer) }
         } else if dialsEveryone {
             dial(peer)
@@ -195,20 +253,66 @@ final class ChatLoop {
         }
     }
 
-    private func dial(_ peer: PeerInfo) {
+    private func dial(_ peer: PeerInfo, redialing: Bool = false) {
         guard connected[peer.id] == nil, dialing.insert(peer.id).inserted else { return }
-        dial(peer.displayName) { try await $0.connect(to: peer.id) }
+        dial(peer.displayName, redialing: redialing ? peer.id : nil) { try await $0.connect(to: peer.id) }
     }
 
-    private func dial(_ target: String, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
+    private func dial(_ target: String, redialing: PeerID? = nil, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
         let session = self.session
         let feed = self.feed
         Task {
             do {
                 _ = try await connect(session)
             } catch {
-                feed.yield(.connectFailed(target, error))
+                feed.yield(.connectFailed(target, error, redialing: redialing))
             }
+        }
+    }
+
+    /// Dials a member that is away, unless it refused us.
+    private func redial(_ peer: PeerInfo) {
+        guard !noRedial.contains(peer.id) else { return }
+        dial(peer, redialing: true)
+    }
+
+    private func redialMembers() {
+        for peer in session.availablePeers where members[peer.id] != nil && connected[peer.id] == nil && !dialing.contains(peer.id) {
+            redial(peer)
+        }
+    }
+
+    private func handle(_ event: ConversationEvent) {
+        switch event {
+        case .received(let entry, let peer):
+            view.message(entry, from: peer)
+        case .delivered(let entry):
+            let waited = queued.remove(SentLine(peer: entry.peer, messageID: entry.messageID)) != nil
+            view.delivered(entry, afterWaiting: waited)
+        case .storageFailed(let error):
+            view.error("history", error.description)
+        }
+    }
+
+    /// Whether a connected peer has not acknowledged a line yet.
+    private var awaitingAcknowledgement: Bool {
+        guard let pending = try? conversation.pending() else { return false }
+        return pending.contains { connected[$0.peer] != nil }
+    }
+
+    /// Lines in the outbox, per peer; at start-up their peers become members, so they are dialled when seen.
+    private func showOutbox() {
+        guard let pending = try? conversation.pending(), !pending.isEmpty else { return }
+        var counts: [PeerID: (name: String, count: Int)] = [:]
+        for entry in pending {
+            counts[entry.peer, default: (entry.peerName, 0)].count += 1
+            queued.insert(SentLine(peer: entry.peer, messageID: entry.messageID))
+            if members[entry.peer] == nil {
+                members[entry.peer] = PeerInfo(id: entry.peer, displayName: entry.peerName, sessionID: session.sessionID)
+            }
+        }
+        for (peer, waiting) in counts.sorted(by: { $0.value.name < $1.value.name }) {
+            view.outbox(count: waiting.count, for: peer, named: waiting.name)
         }
     }
 
@@ -292,7 +396,7 @@ final class ChatLoop {
                 if connected.isEmpty, pickList.indices.contains(selection) { dial(pickList[selection]) }
                 return nil
             }
-            if !line.hasPrefix("/"), Int(line) == nil, !connected.isEmpty {
+            if !line.hasPrefix("/"), Int(line) == nil, !members.isEmpty {
                 let time = DateFormatter.localizedString(from: Date(), dateStyle: .none, timeStyle: .short)
                 Output.line("\(Terminal.paint("[\(time)]", .dim)) \(Terminal.paint("me", .green))> \(Terminal.sanitize(line))")
             }
@@ -348,14 +452,18 @@ final class ChatLoop {
         }
     }
 
+    /// Sends what was typed to every member; members that are away get it from the outbox later.
     private func sendHeldLines() {
-        guard !connected.isEmpty, !heldLines.isEmpty else { return }
-        let peers = Array(connected.keys)
+        guard !members.isEmpty, !heldLines.isEmpty else { return }
+        let peers = Array(members.values)
         for line in heldLines {
             do {
-                try session.send(TextMessage(text: line), to: peers)
+                for entry in try conversation.send(line, to: peers) where connected[entry.peer] == nil {
+                    queued.insert(SentLine(peer: entry.peer, messageID: entry.messageID))
+                    view.queued(entry)
+                }
             } catch {
-                view.error("send", error.description)
+                view.error("history", error.description)
             }
         }
         heldLines.removeAll()

@@ -1,0 +1,206 @@
+import Foundation
+import GRDB
+
+/// One chat line in the history: sent or received, and whether it reached the peer.
+public struct ChatEntry: Sendable, Equatable {
+    /// Which way the line went.
+    public enum Direction: String, Sendable {
+        case sent, received
+    }
+
+    /// Storage order: lines are delivered from the outbox in this order.
+    public var sequence: Int64
+    public var peer: PeerID
+    /// The peer's display name when the line was stored.
+    public var peerName: String
+    public var direction: Direction
+    /// The TEXT message's ID (unique per sender).
+    public var messageID: UInt64
+    /// When the sender wrote it, by the sender's clock.
+    public var sentAt: Date
+    public var text: String
+    /// Sent lines: when the peer acknowledged it, nil while it waits in the outbox. Received lines: when it was stored.
+    public var deliveredAt: Date?
+
+    /// A sent line the peer has not acknowledged yet.
+    public var isPending: Bool { direction == .sent && deliveredAt == nil }
+
+    /// The TEXT message that carries this line.
+    public var message: TextMessage { TextMessage(id: messageID, sentAt: sentAt, text: text) }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+}
+
+/// Why the chat history could not be read or written; carries the file so the user can fix it.
+public enum ChatHistoryError: Error, Equatable, CustomStringConvertible {
+    case cannotOpen(path: String, reason: String)
+    case storage(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason):
+            "cannot open the chat history \(path): \(reason) (set P2P_HOME to a writable directory)"
+        case .storage(let path, let reason):
+            "cannot write the chat history \(path): \(reason)"
+        }
+    }
+}
+
+/// The conversation log and outbox: every line sent or received, in SQLite in the config directory.
+///
+/// A sent line is stored once per recipient and stays pending until that peer acknowledges it; a received
+/// line is stored once per (peer, message ID), which is what makes a resent line a duplicate.
+public final class ChatHistory: Sendable {
+    public let path: String
+    private let database: DatabaseQueue
+
+    /// `history.sqlite` in the config directory (`$P2P_HOME`, else `$XDG_CONFIG_HOME/p2p`, else `~/.config/p2p`).
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        Identity.configDirectory(environment: environment).appendingPathComponent("history.sqlite").path
+    }
+
+    /// Opens the history, creating the file and its directory if needed.
+    public init(path: String = ChatHistory.defaultPath()) throws(ChatHistoryError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.label = "p2p chat history"
+        // Two p2p processes with the same config directory (a chat and a game, say) share the file.
+        configuration.busyMode = .timeout(5)
+        do {
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            database = try DatabaseQueue(path: path, configuration: configuration)
+            try database.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS line (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        peer TEXT NOT NULL,
+                        peerName TEXT NOT NULL,
+                        direction TEXT NOT NULL CHECK (direction IN ('sent', 'received')),
+                        messageID INTEGER NOT NULL,
+                        sentAt INTEGER NOT NULL,
+                        text TEXT NOT NULL,
+                        deliveredAt INTEGER,
+                        UNIQUE (peer, direction, messageID)
+                    );
+                    CREATE INDEX IF NOT EXISTS pendingLine ON line (peer, sequence) WHERE deliveredAt IS NULL;
+                    """)
+            }
+            // History holds private conversations.
+            chmod(path, 0o600)
+        } catch {
+            throw .cannotOpen(path: path, reason: Self.describe(error))
+        }
+    }
+
+    /// Stores `message` as sent to each of `peers`, pending until each acknowledges it.
+    public func recordSent(_ message: TextMessage, to peers: [PeerInfo]) throws(ChatHistoryError) -> [ChatEntry] {
+        try write { db in
+            try peers.map { peer in
+                try db.execute(sql: """
+                    INSERT INTO line (peer, peerName, direction, messageID, sentAt, text) VALUES (?, ?, 'sent', ?, ?, ?)
+                    """, arguments: [peer.id.hex, peer.displayName, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text])
+                return ChatEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: .sent,
+                                 messageID: message.id, sentAt: message.sentAt, text: message.text, deliveredAt: nil)
+            }
+        }
+    }
+
+    /// Stores a received line; nil when this peer's line with that ID is already stored (a resend).
+    public func recordReceived(_ message: TextMessage, from peer: PeerInfo, at now: Date = Date()) throws(ChatHistoryError) -> ChatEntry? {
+        try write { db in
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO line (peer, peerName, direction, messageID, sentAt, text, deliveredAt)
+                VALUES (?, ?, 'received', ?, ?, ?, ?)
+                """, arguments: [peer.id.hex, peer.displayName, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text,
+                                 ChatEntry.milliseconds(now)])
+            guard db.changesCount == 1 else { return nil }
+            return ChatEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: .received,
+                             messageID: message.id, sentAt: message.sentAt, text: message.text, deliveredAt: now)
+        }
+    }
+
+    /// Marks the line sent to `peer` with `messageID` delivered; nil when there is no such pending line.
+    public func markDelivered(_ messageID: UInt64, to peer: PeerID, at now: Date = Date()) throws(ChatHistoryError) -> ChatEntry? {
+        try write { db in
+            let row = try Row.fetchOne(db, sql: """
+                UPDATE line SET deliveredAt = ? WHERE peer = ? AND direction = 'sent' AND messageID = ? AND deliveredAt IS NULL
+                RETURNING *
+                """, arguments: [ChatEntry.milliseconds(now), peer.hex, Int64(bitPattern: messageID)])
+            return row.flatMap(Self.entry)
+        }
+    }
+
+    /// Lines waiting for `peer` (or for anyone), oldest first.
+    public func pending(for peer: PeerID? = nil) throws(ChatHistoryError) -> [ChatEntry] {
+        try read { db in
+            let filter = peer == nil ? "" : "AND peer = ?"
+            return try Row.fetchAll(db, sql: "SELECT * FROM line WHERE deliveredAt IS NULL \(filter) ORDER BY sequence",
+                                    arguments: StatementArguments(peer.map { [$0.hex] } ?? []))
+                .compactMap(Self.entry)
+        }
+    }
+
+    /// The conversation with `peer` (or all of them), oldest first; with `limit`, only the newest lines.
+    public func entries(with peer: PeerID? = nil, limit: Int? = nil) throws(ChatHistoryError) -> [ChatEntry] {
+        try read { db in
+            var sql = "SELECT * FROM line"
+            var arguments: [any DatabaseValueConvertible] = []
+            if let peer {
+                sql += " WHERE peer = ?"
+                arguments.append(peer.hex)
+            }
+            sql += " ORDER BY sequence DESC"
+            if let limit {
+                sql += " LIMIT ?"
+                arguments.append(limit)
+            }
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap(Self.entry).reversed()
+        }
+    }
+
+    /// Every peer in the history with the name it last had, most recent conversation first.
+    public func peers() throws(ChatHistoryError) -> [(id: PeerID, name: String)] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT peer, peerName FROM line WHERE sequence IN (SELECT MAX(sequence) FROM line GROUP BY peer) ORDER BY sequence DESC
+                """).compactMap { row in PeerID(hex: row["peer"]).map { ($0, row["peerName"]) } }
+        }
+    }
+
+    // MARK: - Private
+
+    private static func entry(_ row: Row) -> ChatEntry? {
+        guard let peer = PeerID(hex: row["peer"]), let direction = ChatEntry.Direction(rawValue: row["direction"]) else { return nil }
+        let deliveredAt: Int64? = row["deliveredAt"]
+        return ChatEntry(sequence: row["sequence"], peer: peer, peerName: row["peerName"], direction: direction,
+                         messageID: UInt64(bitPattern: row["messageID"]), sentAt: ChatEntry.date(row["sentAt"]),
+                         text: row["text"], deliveredAt: deliveredAt.map(ChatEntry.date))
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws(ChatHistoryError) -> T {
+        do {
+            return try database.write(body)
+        } catch {
+            throw .storage(path: path, reason: Self.describe(error))
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws(ChatHistoryError) -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            throw .storage(path: path, reason: Self.describe(error))
+        }
+    }
+
+    /// SQLite's message without GRDB's statement dump: what a person can act on (disk full, read-only, …).
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        if let error = error as? CocoaError, let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
+            return underlying.localizedDescription
+        }
+        return error.localizedDescription
+    }
+}

@@ -1,0 +1,22 @@
+import NIOCore
+
+/// Says that a TEXT arrived and is stored, so the sender can take it out of its outbox.
+///
+/// Sent for every reliable TEXT, duplicates included: a sender that resends after a reconnect must
+/// learn that the first copy got through.
+public struct TextAck: WireMessage, Equatable {
+    public static let messageType = MessageType.textAck
+
+    /// The `id` of the TEXT being acknowledged.
+    public var messageID: UInt64
+
+    public init(messageID: UInt64) { self.messageID = messageID }
+
+    public init(payload: inout ByteBuffer) throws(WireError) {
+        messageID = try payload.readRequired(.textAck, field: "message ID")
+    }
+
+    public func encode(into buffer: inout ByteBuffer) {
+        buffer.writeInteger(messageID)
+    }
+}
