@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors")
-TYPES = {"hello": 1, "welcome": 2, "error": 3, "ping": 4, "pong": 5, "bye": 6, "data": 0x10, "text": 0x11, "pair": 0x20}
+TYPES = {"hello": 1, "welcome": 2, "error": 3, "ping": 4, "pong": 5, "bye": 6, "data": 0x10, "text": 0x11, "text_ack": 0x12, "pair": 0x20}
 UNRELIABLE, SEALED = 0x0001, 0x0002
 
 def frame(t, payload=b"", version=1, flags=0, length=None):
@@ -100,6 +100,8 @@ valid("text utf-8", frame("text", text(7, 1712345678901, "grüße, 世界 👋")
       {"type": "text", "version": 1, "flags": 0, "id": "7", "sentAtMilliseconds": "1712345678901", "text": "grüße, 世界 👋"})
 valid("text empty, negative time", frame("text", text(0, -1, "")),
       {"type": "text", "version": 1, "flags": 0, "id": "0", "sentAtMilliseconds": "-1", "text": ""})
+valid("text ack", frame("text_ack", struct.pack(">Q", 0x1122334455667788)),
+      {"type": "text_ack", "version": 1, "flags": 0, "id": str(0x1122334455667788)})
 SHARE = bytes.fromhex("0900000000000000000000000000000000000000000000000000000000000000")
 TAG = hashlib.sha256(b"p2p confirm tag example").digest()
 valid("pair share", frame("pair", pair(1, SHARE)), {"type": "pair", "version": 1, "flags": 0, "kind": 1, "value": SHARE.hex()})
@@ -139,6 +141,8 @@ invalid("error reason of 1025 bytes", frame("error", error(1, "r" * 1025)), "mal
 invalid("error without reason", frame("error", struct.pack(">H", 1)), "malformedPayload")
 invalid("text with invalid utf-8", frame("text", text(1, 2, b"\xc3\x28")), "malformedPayload")
 invalid("text shorter than id and time", frame("text", b"\x00" * 15), "malformedPayload")
+invalid("text ack of 7 bytes", frame("text_ack", b"\x00" * 7), "malformedPayload")
+invalid("text ack of 9 bytes", frame("text_ack", b"\x00" * 9), "malformedPayload")
 invalid("pair unknown kind 3", frame("pair", pair(3, SHARE)), "malformedPayload")
 invalid("pair kind 0", frame("pair", pair(0, SHARE)), "malformedPayload")
 invalid("pair value of 31 bytes", frame("pair", pair(1, SHARE[:31])), "malformedPayload")

@@ -25,7 +25,7 @@ struct ProtocolVectorTests {
         #expect(vectors.count == Self.frameVectors.count)
         #expect(Set(vectors.map(\.name)).count == vectors.count, "vector names are unique")
         let validTypes = Set(vectors.filter { $0.expect.error == nil && $0.datagram != true }.compactMap(\.expect.type))
-        #expect(validTypes == ["hello", "welcome", "error", "ping", "pong", "bye", "data", "text", "pair"])
+        #expect(validTypes == ["hello", "welcome", "error", "ping", "pong", "bye", "data", "text", "text_ack", "pair"])
         let errors = Set(vectors.filter { $0.datagram != true }.compactMap(\.expect.error))
         #expect(errors == ["badMagic", "unsupportedVersion", "unknownMessageType", "frameTooLarge", "needMoreData", "malformedPayload"])
         #expect(vectors.contains { $0.expect.type == "error" && $0.expect.version == 2 })
@@ -193,6 +193,10 @@ struct ProtocolVectorTests {
             e.sentAtMilliseconds = String(text.sentAtMilliseconds)
             e.text = text.text
             text.encode(into: &payload)
+        case .textAck:
+            let ack = try TextAck(frame: frame)
+            e.id = String(ack.messageID)
+            ack.encode(into: &payload)
         case .pair:
             let pair = try PairingMessage(frame: frame)
             e.kind = pair.kind.rawValue

@@ -1,0 +1,178 @@
+import Foundation
+import NIOCore
+import Testing
+
+@testable import P2P
+
+/// The chat history and outbox on their own, then two sessions talking through `Conversation`.
+@Suite("Chat history and outbox")
+struct ChatTests {
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("p2p-chat-\(UUID().uuidString)/history.sqlite").path
+    }
+
+    static func peer(_ name: String) -> PeerInfo {
+        PeerInfo(id: PeerID(bytes: (0 ..< 16).map { _ in UInt8.random(in: 0 ... 255) }), displayName: name, sessionID: "chat")
+    }
+
+    @Test func sentLinesWaitUntilAcknowledgedPerPeer() throws {
+        let history = try ChatHistory(path: Self.temporaryPath())
+        let bob = Self.peer("bob"), carol = Self.peer("carol")
+        let first = TextMessage(text: "first"), second = TextMessage(text: "second")
+        _ = try history.recordSent(first, to: [bob, carol])
+        _ = try history.recordSent(second, to: [bob])
+        #expect(try history.pending(for: bob.id).map(\.text) == ["first", "second"])
+        #expect(try history.pending(for: carol.id).map(\.text) == ["first"])
+
+        let delivered = try #require(try history.markDelivered(first.id, to: bob.id))
+        #expect(delivered.text == "first" && delivered.deliveredAt != nil)
+        #expect(try history.markDelivered(first.id, to: bob.id) == nil, "a second ACK changes nothing")
+        #expect(try history.markDelivered(first.id, to: Self.peer("mallory").id) == nil, "an ACK from someone else changes nothing")
+        #expect(try history.pending(for: bob.id).map(\.text) == ["second"])
+        #expect(try history.pending(for: carol.id).map(\.text) == ["first"])
+    }
+
+    @Test func aReceivedLineIsStoredOncePerSender() throws {
+        let history = try ChatHistory(path: Self.temporaryPath())
+        let bob = Self.peer("bob"), carol = Self.peer("carol")
+        let line = TextMessage(id: 42, text: "hi")
+        #expect(try history.recordReceived(line, from: bob)?.text == "hi")
+        #expect(try history.recordReceived(line, from: bob) == nil, "the same ID from the same peer is a resend")
+        #expect(try history.recordReceived(line, from: carol) != nil, "IDs are unique per sender only")
+        #expect(try history.entries().count == 2)
+    }
+
+    @Test func historySurvivesReopeningAndKeepsOrder() throws {
+        let path = Self.temporaryPath()
+        let bob = Self.peer("bob")
+        do {
+            let history = try ChatHistory(path: path)
+            for index in 1 ... 5 { _ = try history.recordSent(TextMessage(id: UInt64.max - UInt64(index), text: "line \(index)"), to: [bob]) }
+            _ = try history.recordReceived(TextMessage(text: "reply"), from: bob)
+        }
+        let reopened = try ChatHistory(path: path)
+        #expect(try reopened.entries(with: bob.id).map(\.text) == ["line 1", "line 2", "line 3", "line 4", "line 5", "reply"])
+        #expect(try reopened.entries(with: bob.id, limit: 2).map(\.text) == ["line 5", "reply"])
+        #expect(try reopened.pending().map(\.messageID) == (1 ... 5).map { UInt64.max - UInt64($0) }, "u64 IDs survive SQLite's i64")
+        #expect(try reopened.peers().map(\.name) == ["bob"])
+    }
+
+    @Test func anUnwritableLocationIsAClearError() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-chat-\(UUID().uuidString)")
+        try Data().write(to: file)  // A file where the directory should be.
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(throws: ChatHistoryError.self) { try ChatHistory(path: file.appendingPathComponent("history.sqlite").path) }
+    }
+
+    // MARK: - Two sessions
+
+    @Test func theOutboxIsDeliveredOnceAndInOrderWhenThePeerIsBack() async throws {
+        let alice = try await makeSession("alice", sessionID: "chat")
+        let bobIdentity = Identity.ephemeral()
+        let bobHistoryPath = Self.temporaryPath()
+        var bob = try await Self.session("bob", identity: bobIdentity)
+        let aliceChat = Conversation(session: alice, history: try ChatHistory(path: Self.temporaryPath()))
+        var bobChat = Conversation(session: bob, history: try ChatHistory(path: bobHistoryPath))
+        let aliceEvents = ConversationRecorder(aliceChat)
+        var bobEvents = ConversationRecorder(bobChat)
+
+        let bobInfo = try await alice.connect(to: bob.endpoint)
+        try aliceChat.send("hello", to: [bobInfo])
+        try await bobEvents.waitForReceived(["hello"])
+        try await aliceEvents.waitForDelivered(1)
+        #expect(try aliceChat.pending().isEmpty)
+
+        // Bob goes away; what alice writes meanwhile waits.
+        await bob.close()
+        try await waitUntil("alice sees bob gone") { alice.connectedPeers.isEmpty }
+        for line in ["one", "two", "three"] { try aliceChat.send(line, to: [bobInfo]) }
+        #expect(try aliceChat.pending(for: bobInfo.id).map(\.text) == ["one", "two", "three"])
+
+        // Bob is back (same key, same history file, new port): the outbox goes out once, in order.
+        bob = try await Self.session("bob", identity: bobIdentity)
+        bobChat = Conversation(session: bob, history: try ChatHistory(path: bobHistoryPath))
+        bobEvents = ConversationRecorder(bobChat)
+        _ = try await alice.connect(to: bob.endpoint)
+        try await bobEvents.waitForReceived(["one", "two", "three"])
+        try await aliceEvents.waitForDelivered(4)
+        #expect(try aliceChat.pending().isEmpty)
+        #expect(try bobChat.history.entries().map(\.text) == ["hello", "one", "two", "three"])
+        withExtendedLifetime(aliceChat) {}
+        await alice.close()
+        await bob.close()
+    }
+
+    @Test func aLineTheReceiverAlreadyHasIsAcknowledgedButNotShownAgain() async throws {
+        let alice = try await makeSession("alice", sessionID: "chat")
+        let bob = try await makeSession("bob", sessionID: "chat")
+        let aliceHistory = try ChatHistory(path: Self.temporaryPath())
+        let bobHistory = try ChatHistory(path: Self.temporaryPath())
+        // The ACK of an earlier run was lost: alice still has the line pending, bob already stored it.
+        let line = TextMessage(text: "did you get this?")
+        let aliceAsBobSeesHer = PeerInfo(id: alice.peerID, displayName: "alice", sessionID: "chat")
+        let bobAsAliceSeesHim = PeerInfo(id: bob.peerID, displayName: "bob", sessionID: "chat")
+        _ = try aliceHistory.recordSent(line, to: [bobAsAliceSeesHim])
+        _ = try bobHistory.recordReceived(line, from: aliceAsBobSeesHer)
+
+        let aliceChat = Conversation(session: alice, history: aliceHistory)
+        let bobChat = Conversation(session: bob, history: bobHistory)
+        let aliceEvents = ConversationRecorder(aliceChat), bobEvents = ConversationRecorder(bobChat)
+        _ = try await alice.connect(to: bob.endpoint)
+        try await aliceEvents.waitForDelivered(1)
+        try aliceChat.send("and this?", to: [bobAsAliceSeesHim])
+        try await bobEvents.waitForReceived(["and this?"])
+        #expect(bobEvents.received == ["and this?"], "the resent line is not shown twice")
+        #expect(try bobHistory.entries().filter { $0.text == line.text }.count == 1)
+        withExtendedLifetime((aliceChat, bobChat)) {}
+        await alice.close()
+        await bob.close()
+    }
+
+    static func session(_ name: String, identity: Identity) async throws -> Session {
+        var configuration = SessionConfiguration()
+        configuration.bindHost = "127.0.0.1"
+        configuration.acceptsConnectionsByDefault = true
+        let session = Session(sessionID: "chat", displayName: name, identity: identity, configuration: configuration)
+        try await session.start()
+        return session
+    }
+}
+
+/// Polls `condition` for up to `seconds`.
+func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting until \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// Collects a conversation's events.
+final class ConversationRecorder: Sendable {
+    private let seen = NIOLockedValueBoxWrapper<[ConversationEvent]>([])
+    private let task: Task<Void, Never>
+
+    init(_ conversation: Conversation) {
+        let stream = conversation.events()
+        let seen = self.seen
+        task = Task { for await event in stream { seen.mutate { $0.append(event) } } }
+    }
+
+    deinit { task.cancel() }
+
+    var received: [String] { seen.value.compactMap { if case .received(let entry, _) = $0 { entry.text } else { nil } } }
+    var deliveredCount: Int { seen.value.filter { if case .delivered = $0 { true } else { false } }.count }
+
+    func waitForReceived(_ texts: [String]) async throws {
+        try await waitUntil("received \(texts)") { received.count >= texts.count }
+        #expect(received == texts)
+    }
+
+    func waitForDelivered(_ count: Int) async throws {
+        try await waitUntil("\(count) delivered") { deliveredCount >= count }
+        #expect(deliveredCount == count)
+    }
+}
