@@ -138,18 +138,6 @@ struct ChatTests {
     }
 }
 
-/// Polls `condition` for up to `seconds`.
-func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting until \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
 /// Collects a conversation's events.
 final class ConversationRecorder: Sendable {
     private let seen = NIOLockedValueBoxWrapper<[ConversationEvent]>([])

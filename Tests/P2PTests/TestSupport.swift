@@ -23,6 +23,18 @@ extension Session {
     var endpoint: Endpoint { Endpoint(host: "127.0.0.1", port: localPort!) }
 }
 
+/// Polls `condition` for up to `seconds`.
+func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting until \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
 /// Collects a session's events so tests can wait for one.
 final class EventRecorder: Sendable {
     private let events = AsyncStream<SessionEvent>.makeStream()

@@ -23,6 +23,8 @@ let session = Session(sessionID: "chat", displayName: name, mode: .server, ident
 
 session.onMessage(TextMessage.self) { message, peer, _ in
     say("\(peer.displayName)> \(message.text)")
+    // Acknowledge, or `p2p chat` keeps the line in its outbox and sends it again on every reconnect.
+    try? session.send(TextAck(messageID: message.id), to: [peer.id])
     try? session.send(TextMessage(text: "echo: \(message.text)"), to: [peer.id])
 }
 
