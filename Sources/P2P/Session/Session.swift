@@ -170,7 +170,7 @@ public final class Session: Sendable {
                 listener = bound
                 port = bound.localAddress?.port ?? port
             } catch {
-                throw .bindFailed(host: host, port: port, reason: "\(error)")
+                throw .bindFailed(host: host, port: port, reason: readableReason(error))
             }
         }
         let datagrams: Channel
@@ -182,7 +182,7 @@ public final class Session: Sendable {
                 datagrams = try await bindDatagramChannel(host: host, port: 0)
             } catch {
                 try? await listener?.close()
-                throw .bindFailed(host: host, port: 0, reason: "UDP: \(error)")
+                throw .bindFailed(host: host, port: 0, reason: "UDP: \(readableReason(error))")
             }
         }
         state.withLockedValue {

@@ -10,6 +10,10 @@ import NIOCore
 /// receiver has acknowledged as written, so a slow disk slows the sender instead of growing a buffer.
 /// Received files are written to `NAME.part` and renamed only after the hash matches.
 public final class FileTransfers: Sendable {
+    /// The CANCEL reason of a receiver whose user gave up (Ctrl-C). Any other reason from a receiver is
+    /// a failure on its side (disk full, unwritable directory), which the sender reports as such.
+    public static let receiverCancelledReason = "the receiver cancelled"
+
     /// Tunables; the defaults suit a LAN.
     public struct Configuration: Sendable {
         /// Unacknowledged bytes the sender may have in flight.
