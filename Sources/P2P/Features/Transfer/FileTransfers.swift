@@ -13,6 +13,8 @@ public final class FileTransfers: Sendable {
     /// The CANCEL reason of a receiver whose user gave up (Ctrl-C). Any other reason from a receiver is
     /// a failure on its side (disk full, unwritable directory), which the sender reports as such.
     public static let receiverCancelledReason = "the receiver cancelled"
+    /// The CANCEL reason of a sender whose user gave up.
+    public static let senderCancelledReason = "the sender cancelled"
 
     /// Tunables; the defaults suit a LAN.
     public struct Configuration: Sendable {
@@ -124,7 +126,7 @@ public final class FileTransfers: Sendable {
             emit(.finished(info, delivery))
             return delivery
         } catch {
-            if case .cancelled = error { try? send(.cancel(reason: "the sender cancelled"), id: id, to: peer) }
+            if case .cancelled = error { try? send(.cancel(reason: Self.senderCancelledReason), id: id, to: peer) }
             emit(.failed(info, error))
             throw error
         }
