@@ -207,7 +207,7 @@ public final class Session: Sendable {
     public func setAvailable(_ available: Bool) throws(DiscoveryError) {
         if !available {
             let (advertiser, browser) = state.withLockedValue { state in
-                defer { state.advertiser = nil; state.browser = nil }
+                defer { state.advertiser = nil; state.browser = nil; state.discoveryLost = false }
                 return (state.advertiser, state.browser)
             }
             advertiser?.stop()
