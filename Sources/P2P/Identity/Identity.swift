@@ -54,11 +54,6 @@ public struct Identity: Sendable {
         guard fd >= 0 else { throw .unwritable(path: file.path, reason: errnoReason()) }
         let written = pem.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let failure = written == pem.count ? nil : (written < 0 ? errnoReason() : "short write")
-        if fsync(fd) != 0, failure == nil {
-            close(fd)
-            unlink(file.path)
-            throw .unwritable(path: file.path, reason: errnoReason())
-        }
         close(fd)
         if let failure {
             // Half a key would be unreadable on every later run: leave nothing.
