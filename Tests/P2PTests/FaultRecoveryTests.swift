@@ -78,6 +78,29 @@ struct FaultRecoveryTests {
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
+    @Test func aPeerThatStopsReadingWithDataInFlightIsReportedGoneAtTheHeartbeatTimeout() async throws {
+        let bob = try await makeSession("bob") {
+            $0.heartbeatInterval = .milliseconds(100)
+            $0.heartbeatTimeout = .milliseconds(600)
+        }
+        let events = EventRecorder(bob)
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        let hello = raw.hello()
+        try await raw.send(hello.frame())
+        _ = try await raw.waitFor(.welcome)
+        _ = try await events.waitFor(hello.peerID, .connected)
+        // Like a cut link mid-transfer: nothing more from the peer, which reads nothing either (not even a
+        // TLS close_notify), while bob has more queued for it than the socket buffers hold.
+        try await raw.channel.setOption(ChannelOptions.autoRead, value: false).get()
+        let block = Data(repeating: 0x5A, count: 60 * 1024)
+        for _ in 0..<512 { try bob.send(block, to: [hello.peerID]) }
+        let silentSince = ContinuousClock.now
+        let reason = try await events.waitFor(hello.peerID, .disconnected, seconds: 4)
+        #expect(reason == .heartbeatLost)
+        #expect(ContinuousClock.now - silentSince < .seconds(2))
+        await bob.close()
+    }
+
     @Test func anOpponentThatCameBackContinuesItsScore() throws {
         var table = Table(alice: LoadedDie(700), bob: LoadedDie(300))
         table.players[Table.alice] = GameProtocol(score: .init(wins: 2, losses: 1), rollDie: LoadedDie(700).roll)
