@@ -15,7 +15,7 @@ ADDR_A=10.213.7.1 ADDR_B=10.213.7.2
 
 usage() {
   cat <<EOF
-usage: $ME up|down|status|exec A|B CMD...|env A|B
+usage: $ME up|down|status|exec A|B CMD...|env A|B|restart-avahi A|B [--kill]
   up        (re)create the lab: namespaces ${PREFIX}A/${PREFIX}B, veth ${PREFIX}vA ($ADDR_A/24) <-> ${PREFIX}vB ($ADDR_B/24),
             a dbus-daemon + avahi-daemon (host ${PREFIX}-a / ${PREFIX}-b) per namespace; checks A and B see each other
   down      stop the lab's daemons by PID, delete namespaces, veth, $STATE and the blackhole route (kept while other labs are up) (safe if not up)
@@ -24,6 +24,10 @@ usage: $ME up|down|status|exec A|B CMD...|env A|B
             so after '$ME exec A prog &', \$! is prog's PID. CMD sees X's /run/dbus and /run/avahi-daemon
             (so getaddrinfo("${PREFIX}-b.local") via nss-mdns works too).
   env X     print host X's DBUS_SYSTEM_BUS_ADDRESS=... line
+  restart-avahi X [--kill]
+            stop host X's avahi-daemon by its recorded PID (SIGTERM: it sends goodbyes; --kill: SIGKILL, it
+            vanishes without a word), start it again the way 'up' does and wait until it is running.
+            Clients (p2p) keep running; it prints "stopped_at=<epoch s> running_at=<epoch s>".
 env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /tmp/<prefix>-lab)
 EOF
 }
@@ -136,6 +140,28 @@ status() {
   [[ "$(ip route show type blackhole)" == *"$NET"* ]] && say "blackhole route $NET present" || say "no blackhole route"
 }
 
+restart_avahi() { # X [--kill]
+  local x=$1 how=${2:-} d pid name stopped
+  check_host "$x"; ns_exists "$x" || die "lab is not up (run: $ME up)"
+  d=$(host_dir "$x")
+  [ -f "$d/avahi.pid" ] || die "no avahi-daemon recorded for host $x"
+  read -r pid name <"$d/avahi.pid"
+  if [ "$how" = --kill ]; then
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = avahi-daemon ] || die "PID $pid is not avahi-daemon"
+    kill -KILL "$pid"
+    while [ -e "/proc/$pid" ]; do sleep 0.05; done
+    rm -f "$d/avahi.pid"
+  else
+    stop_pidfile "$d/avahi.pid" >/dev/null
+  fi
+  stopped=$(date +%s.%N)
+  # A daemon killed with -9 leaves its pid file and socket behind; avahi removes stale ones itself.
+  start_bg "$d/avahi.pid" avahi-daemon "$d/avahi.log" \
+    "$SELF" exec "$x" avahi-daemon -f "$d/avahi-daemon.conf" --no-drop-root --no-chroot
+  DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x") wait_daemon "$d/avahi.pid" 20 avahi_running || { dump_logs; die "avahi-daemon in $(ns "$x") did not come back"; }
+  echo "stopped_at=$stopped running_at=$(date +%s.%N)"
+}
+
 do_env() { check_host "${1:-}"; echo "DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$1")"; }
 
 case "${1:-}" in
@@ -144,6 +170,7 @@ case "${1:-}" in
   status) status ;;
   exec) shift; do_exec "$@" ;;
   env) do_env "${2:-}" ;;
+  restart-avahi) need_root restart-avahi; restart_avahi "${2:-}" "${3:-}" ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

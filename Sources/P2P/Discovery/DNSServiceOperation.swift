@@ -5,8 +5,12 @@ import Dispatch
 /// `DNSServiceProcessResult` runs the request's callback on `queue`. No polling, no sleeping.
 ///
 /// The ref is deallocated in the source's cancel handler, i.e. only after its fd is no longer watched.
+///
+/// When the daemon goes away, `DNSServiceProcessResult` fails (and the socket may stay readable at EOF):
+/// the operation then cancels itself, so the read source cannot spin, and calls `onError` on `queue`.
 final class DNSServiceOperation: @unchecked Sendable {
-    private let source: DispatchSourceRead
+    // Implicitly unwrapped only so the event handler can capture `self` weakly; set once in `init`.
+    private var source: DispatchSourceRead!
     private var cancelled = false
 
     /// Creates the request with `create(&ref, context)`, then watches it. `context` stays alive until `cancel()`.
@@ -14,6 +18,7 @@ final class DNSServiceOperation: @unchecked Sendable {
         _ operation: String,
         queue: DispatchQueue,
         context: AnyObject,
+        onError: @escaping (DNSServiceErrorType) -> Void = { _ in },
         create: (UnsafeMutablePointer<DNSServiceRef?>, UnsafeMutableRawPointer) -> DNSServiceErrorType
     ) throws(DiscoveryError) {
         let retained = Unmanaged.passRetained(context)
@@ -24,9 +29,13 @@ final class DNSServiceOperation: @unchecked Sendable {
             throw DiscoveryError(operation: operation, code: status)
         }
         source = DispatchSource.makeReadSource(fileDescriptor: DNSServiceRefSockFD(ref), queue: queue)
-        source.setEventHandler {
-            // Errors here mean the daemon went away; the request's own callback reports details.
-            _ = DNSServiceProcessResult(ref)
+        source.setEventHandler { [weak self] in
+            let code = DNSServiceProcessResult(ref)
+            // An error here means the daemon (or the library's link to it) went away. The request's own
+            // callback may have said so already; either way this ref is dead, so stop watching it.
+            guard !isSuccess(code), let self, !self.cancelled else { return }
+            self.cancel()
+            onError(code)
         }
         source.setCancelHandler {
             DNSServiceRefDeallocate(ref)

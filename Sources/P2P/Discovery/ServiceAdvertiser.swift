@@ -3,10 +3,15 @@ import Dispatch
 
 /// Registers this peer's `_p2p._tcp` service. On a name conflict it retries as "NAME (2)", "NAME (3)", …
 /// and reports the name it finally got, so the user sees it.
+///
+/// When the mDNS daemon goes away (restarted, crashed), it reports `.lost`, then tries to register the
+/// same name again with `RetryBackoff` delays until the daemon answers, and reports `.registered` again.
 final class ServiceAdvertiser: @unchecked Sendable {
     enum Event: Sendable {
         case registered(name: String)
         case failed(DiscoveryError)
+        /// The daemon went away; registering again is under way.
+        case lost
     }
 
     private let queue = DispatchQueue(label: "p2p.dnssd.advertiser")
@@ -17,12 +22,19 @@ final class ServiceAdvertiser: @unchecked Sendable {
     private var operation: DNSServiceOperation?
     private var attempt = 1
     private var stopped = false
+    /// Set while the daemon is away and a retry is scheduled, so a second failure report does not
+    /// schedule a second retry loop.
+    private var recovering = false
+    private var retryScheduled = false
+    private var backoff: RetryBackoff
     static let maxAttempts = 20
 
-    init(name: String, port: UInt16, txt: TXTRecord, onEvent: @escaping @Sendable (Event) -> Void) {
+    init(name: String, port: UInt16, txt: TXTRecord, backoff: RetryBackoff = RetryBackoff(),
+         onEvent: @escaping @Sendable (Event) -> Void) {
         baseName = name
         self.port = port
         self.txt = txt.bytes
+        self.backoff = backoff
         self.onEvent = onEvent
     }
 
@@ -51,7 +63,10 @@ final class ServiceAdvertiser: @unchecked Sendable {
         let txt = self.txt
         let port = self.port
         do {
-            operation = try DNSServiceOperation("register", queue: queue, context: self) { ref, context in
+            operation = try DNSServiceOperation(
+                "register", queue: queue, context: self,
+                onError: { [weak self] _ in self?.daemonLost() }
+            ) { ref, context in
                 txt.withUnsafeBytes { txtBytes in
                     DNSServiceRegister(
                         ref, 0, 0, name, ServiceAnnouncement.serviceType, nil, nil, port.bigEndian,
@@ -70,12 +85,54 @@ final class ServiceAdvertiser: @unchecked Sendable {
         try register()
     }
 
+    /// On `queue`: the registration is dead (the daemon went away, or went again while it was coming
+    /// back). Drop it and try again later; the user hears about it once per outage.
+    private func daemonLost() {
+        guard !stopped else { return }
+        operation?.cancel()
+        operation = nil
+        if !recovering {
+            recovering = true
+            onEvent(.lost)
+        }
+        scheduleRetry()
+    }
+
+    private func scheduleRetry() {
+        guard !retryScheduled else { return }
+        retryScheduled = true
+        queue.asyncAfter(deadline: .now() + DispatchTimeInterval(backoff.nextDelay())) { [weak self] in
+            self?.retryScheduled = false
+            self?.retryRegistration()
+        }
+    }
+
+    /// On `queue`: one attempt to register again, under the name we asked for in the first place (our
+    /// own old record died with the daemon, so it is usually free again; a conflict renames as at start).
+    private func retryRegistration() {
+        guard !stopped else { return }
+        attempt = 1
+        do throws(DiscoveryError) {
+            try register()
+            // The daemon took the request; `handleReply` ends the recovery when the name is registered.
+        } catch let error where error.meansDaemonUnreachable {
+            daemonLost()
+        } catch {
+            recovering = false
+            onEvent(.failed(error))
+        }
+    }
+
     fileprivate func handleReply(code: DNSServiceErrorType, name: String) {
         guard !stopped else { return }
         if isSuccess(code) {
+            recovering = false
+            backoff.reset()
             onEvent(.registered(name: name))
         } else if Int(code) == kDNSServiceErr_NameConflict {
             do { try retryAfterConflict() } catch { onEvent(.failed(error)) }
+        } else if DiscoveryError(operation: "register", code: code).meansDaemonUnreachable {
+            daemonLost()
         } else {
             onEvent(.failed(DiscoveryError(operation: "register", code: code)))
         }

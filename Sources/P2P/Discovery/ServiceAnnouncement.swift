@@ -47,6 +47,9 @@ public struct DiscoveredService: Sendable, Equatable {
 public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No mDNS daemon answered (dns_sd error -65537 / -65563).
     case daemonNotRunning(code: Int32)
+    /// The daemon went away under a running session (stopped, crashed, restarting). Advertising and
+    /// browsing come back by themselves once it answers again; connections are not affected.
+    case daemonLost
     /// Every candidate name was taken.
     case nameConflict(name: String)
     case failed(operation: String, code: Int32)
@@ -56,6 +59,8 @@ public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible 
         case .daemonNotRunning(let code):
             "no mDNS daemon is running (dns_sd error \(code)). Start it with `sudo systemctl start avahi-daemon` "
                 + "(or run scripts/setup.sh, which starts one bound to loopback), or connect directly with --connect HOST:PORT"
+        case .daemonLost:
+            "the mDNS daemon went away; advertising and browsing resume by themselves when it is back (connections stay up)"
         case .nameConflict(let name): "the name \"\(name)\" and its alternatives are all taken on this network; choose another with --name"
         case .failed(let operation, let code): "DNS-SD \(operation) failed with dns_sd error \(code)"
         }

@@ -3,11 +3,21 @@ import Dispatch
 
 /// Browses `_p2p._tcp` (all session IDs), resolves each instance to host, port and TXT, then asks for the host's
 /// IPv4 addresses with `DNSServiceQueryRecord` (avahi's compat layer has no `DNSServiceGetAddrInfo`).
+///
+/// An instance is resolved whenever it is (re-)added, and again on `resolveAgain(name:)`: a peer that
+/// restarted on a new port under the same name produces no browse event, only a changed SRV record.
+///
+/// When the mDNS daemon goes away it reports `.lost`, browses again with `RetryBackoff` delays until the
+/// daemon answers (`.restored`), and reports instances it knew that did not come back as lost.
 public final class ServiceBrowser: @unchecked Sendable {
     public enum Event: Sendable {
         case found(DiscoveredService)
         case lost(name: String)
         case failed(DiscoveryError)
+        /// The daemon went away; instances already found are kept until browsing is back.
+        case daemonLost
+        /// Browsing works again after `daemonLost`.
+        case restored
     }
 
     fileprivate struct InstanceKey: Hashable {
@@ -22,22 +32,96 @@ public final class ServiceBrowser: @unchecked Sendable {
     private var lookups: [InstanceKey: DNSServiceOperation] = [:]
     /// Instances seen on at least one interface; a peer is lost when its last interface drops it.
     private var interfacesByName: [String: Set<UInt32>] = [:]
+    /// Type and domain of each instance, as the browse reported them, for resolving it again.
+    private var instanceTypes: [InstanceKey: (type: String, domain: String)] = [:]
     private var stopped = false
+    private var recovering = false
+    private var retryScheduled = false
+    private var backoff: RetryBackoff
+    /// After browsing is back, how long an instance known before the outage has to show up again before
+    /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
+    private let staleGrace: DispatchTimeInterval
 
-    public init(onEvent: @escaping @Sendable (Event) -> Void) {
+    public init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5),
+                onEvent: @escaping @Sendable (Event) -> Void) {
+        self.backoff = backoff
+        self.staleGrace = DispatchTimeInterval(staleGrace)
         self.onEvent = onEvent
     }
 
     public func start() throws(DiscoveryError) {
         var failure: DiscoveryError?
         queue.sync {
-            do throws(DiscoveryError) {
-                browse = try DNSServiceOperation("browse", queue: queue, context: self) { ref, context in
-                    DNSServiceBrowse(ref, 0, 0, ServiceAnnouncement.serviceType, nil, browseReply, context)
-                }
-            } catch { failure = error }
+            do throws(DiscoveryError) { try startBrowse() } catch { failure = error }
         }
         if let failure { throw failure }
+    }
+
+    private func startBrowse() throws(DiscoveryError) {
+        browse = try DNSServiceOperation(
+            "browse", queue: queue, context: self, onError: { [weak self] _ in self?.daemonLost() }
+        ) { ref, context in
+            DNSServiceBrowse(ref, 0, 0, ServiceAnnouncement.serviceType, nil, browseReply, context)
+        }
+    }
+
+    /// Resolves every instance called `name` again, e.g. after a connection to its last known port was
+    /// refused; a changed port arrives as a new `.found`.
+    public func resolveAgain(name: String) {
+        queue.async { [self] in
+            guard !stopped else { return }
+            for key in instanceTypes.keys where key.name == name {
+                if let (type, domain) = instanceTypes[key] { startResolve(key, type: type, domain: domain) }
+            }
+        }
+    }
+
+    // MARK: - The daemon going away
+
+    /// On `queue`: browsing is dead. Drop every request and try again later; reported once per outage.
+    private func daemonLost() {
+        guard !stopped else { return }
+        browse?.cancel()
+        browse = nil
+        lookups.values.forEach { $0.cancel() }
+        lookups = [:]
+        if !recovering {
+            recovering = true
+            onEvent(.daemonLost)
+        }
+        scheduleRetry()
+    }
+
+    private func scheduleRetry() {
+        guard !retryScheduled else { return }
+        retryScheduled = true
+        queue.asyncAfter(deadline: .now() + DispatchTimeInterval(backoff.nextDelay())) { [weak self] in
+            self?.retryScheduled = false
+            self?.retryBrowse()
+        }
+    }
+
+    private func retryBrowse() {
+        guard !stopped, recovering else { return }
+        do throws(DiscoveryError) {
+            try startBrowse()
+        } catch let error where error.meansDaemonUnreachable {
+            return daemonLost()
+        } catch {
+            recovering = false
+            return onEvent(.failed(error))
+        }
+        recovering = false
+        backoff.reset()
+        onEvent(.restored)
+        // Start over: instances still there are added (and resolved) again by the new browse.
+        let before = Set(interfacesByName.keys)
+        interfacesByName = [:]
+        instanceTypes = [:]
+        queue.asyncAfter(deadline: .now() + staleGrace) { [weak self] in
+            guard let self, !self.stopped else { return }
+            for name in before where self.interfacesByName[name] == nil { self.onEvent(.lost(name: name)) }
+        }
     }
 
     public func stop() {
@@ -53,15 +137,19 @@ public final class ServiceBrowser: @unchecked Sendable {
     fileprivate func handleBrowse(code: DNSServiceErrorType, flags: DNSServiceFlags, interfaceIndex: UInt32, name: String, type: String, domain: String) {
         guard !stopped else { return }
         guard isSuccess(code) else {
-            onEvent(.failed(DiscoveryError(operation: "browse", code: code)))
+            let error = DiscoveryError(operation: "browse", code: code)
+            if error.meansDaemonUnreachable { return daemonLost() }
+            onEvent(.failed(error))
             return
         }
         let key = InstanceKey(name: name, interfaceIndex: interfaceIndex)
         if flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 {
             interfacesByName[name, default: []].insert(interfaceIndex)
+            instanceTypes[key] = (type, domain)
             startResolve(key, type: type, domain: domain)
         } else {
             lookups.removeValue(forKey: key)?.cancel()
+            instanceTypes[key] = nil
             interfacesByName[name]?.remove(interfaceIndex)
             if interfacesByName[name]?.isEmpty == true {
                 interfacesByName[name] = nil

@@ -34,18 +34,31 @@ public struct Identity: Sendable {
                 let pem = try String(contentsOf: file, encoding: .utf8)
                 return Identity(privateKey: try P256.Signing.PrivateKey(pemRepresentation: pem))
             } catch {
-                throw .unreadable(path: file.path, reason: "\(error)")
+                throw .unreadable(path: file.path, reason: readableReason(error))
             }
         }
         let identity = Identity(privateKey: P256.Signing.PrivateKey())
+        var isDirectory: ObjCBool = false
+        if fileManager.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw .unwritable(path: file.path, reason: "\(directory.path) is not a directory")
+        }
         do {
             try fileManager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            // Create with 0600 from the start so the key is never readable by others, not even briefly.
-            guard fileManager.createFile(atPath: file.path, contents: Data(identity.privateKey.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw CocoaError(.fileWriteUnknown)
-            }
         } catch {
-            throw .unwritable(path: file.path, reason: "\(error)")
+            throw .unwritable(path: file.path, reason: readableReason(error))
+        }
+        // Created 0600 from the start so the key is never readable by others, not even briefly; open(2)
+        // rather than FileManager so a failure says why (read-only, full, no permission).
+        let pem = Data(identity.privateKey.pemRepresentation.utf8)
+        let fd = open(file.path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        guard fd >= 0 else { throw .unwritable(path: file.path, reason: errnoReason()) }
+        let written = pem.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let failure = written == pem.count ? nil : (written < 0 ? errnoReason() : "short write")
+        close(fd)
+        if let failure {
+            // Half a key would be unreadable on every later run: leave nothing.
+            unlink(file.path)
+            throw .unwritable(path: file.path, reason: failure)
         }
         return identity
     }

@@ -75,6 +75,27 @@ public final class TrustStore: Sendable {
         return removed
     }
 
+    /// Fails unless a pin could be stored now (the directory exists or can be made, and is writable), so
+    /// a command finds out at start instead of silently pinning nothing at first contact.
+    public func checkWritable() throws(TrustStoreError) {
+        let directory = file.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw .unwritable(path: file.path, reason: "\(directory.path) is not a directory")
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .unwritable(path: file.path, reason: readableReason(error))
+        }
+        // The lock file every update takes; making it is the same write a pin needs.
+        let lockPath = directory.appendingPathComponent(".known-peers.lock").path
+        let lock = open(lockPath, O_CREAT | O_RDWR, 0o600)
+        guard lock >= 0 else { throw .unwritable(path: file.path, reason: errnoReason()) }
+        close(lock)
+        guard access(directory.path, W_OK) == 0 else { throw .unwritable(path: file.path, reason: errnoReason()) }
+    }
+
     private func load() throws(TrustStoreError) -> [KnownPeer] {
         guard FileManager.default.fileExists(atPath: file.path) else { return [] }
         do {
@@ -82,7 +103,7 @@ public final class TrustStore: Sendable {
             decoder.dateDecodingStrategy = .iso8601
             return try decoder.decode([KnownPeer].self, from: Data(contentsOf: file))
         } catch {
-            throw .unreadable(path: file.path, reason: "\(error)")
+            throw .unreadable(path: file.path, reason: readableReason(error))
         }
     }
 
@@ -91,7 +112,7 @@ public final class TrustStore: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .unwritable(path: file.path, reason: "\(error)")
+            throw .unwritable(path: file.path, reason: readableReason(error))
         }
         let lockPath = directory.appendingPathComponent(".known-peers.lock").path
         let lock = open(lockPath, O_CREAT | O_RDWR, 0o600)
@@ -117,7 +138,7 @@ public final class TrustStore: Sendable {
                 throw CocoaError(.fileWriteUnknown)
             }
         } catch {
-            throw .unwritable(path: file.path, reason: "\(error)")
+            throw .unwritable(path: file.path, reason: readableReason(error))
         }
     }
 }
@@ -130,7 +151,7 @@ public enum TrustStoreError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): "cannot read the trust store \(path): \(reason)"
-        case .unwritable(let path, let reason): "cannot write the trust store \(path): \(reason)"
+        case .unwritable(let path, let reason): "cannot write the trust store \(path): \(reason) (set P2P_HOME to a writable directory)"
         }
     }
 }

@@ -160,6 +160,10 @@ final class PeerConnectionHandler: ChannelInboundHandler {
             close(context: context)
         case is HeartbeatHandler.PeerSilent:
             session.setFailure(.heartbeatLost, on: link)
+            // Report the peer gone now: closing waits for TLS close_notify from a peer that is silent by
+            // definition, up to NIOSSL's 5 s shutdown timeout. The later channelInactive finds the link
+            // already gone and says nothing twice.
+            session.linkClosed(link)
             close(context: context)
         default:
             session.setFailure(.connectionLost, on: link)

@@ -37,6 +37,8 @@ public final class Session: Sendable {
         var datagramChannel: Channel?
         var advertiser: ServiceAdvertiser?
         var browser: ServiceBrowser?
+        /// The mDNS daemon went away and discovery has not fully come back: observers heard it once.
+        var discoveryLost = false
         var discovered: [PeerID: PeerInfo] = [:]
         /// The one link per peer that counts (connecting or connected).
         var links: [PeerID: PeerLink] = [:]
@@ -168,7 +170,7 @@ public final class Session: Sendable {
                 listener = bound
                 port = bound.localAddress?.port ?? port
             } catch {
-                throw .bindFailed(host: host, port: port, reason: "\(error)")
+                throw .bindFailed(host: host, port: port, reason: readableReason(error))
             }
         }
         let datagrams: Channel
@@ -180,7 +182,7 @@ public final class Session: Sendable {
                 datagrams = try await bindDatagramChannel(host: host, port: 0)
             } catch {
                 try? await listener?.close()
-                throw .bindFailed(host: host, port: 0, reason: "UDP: \(error)")
+                throw .bindFailed(host: host, port: 0, reason: "UDP: \(readableReason(error))")
             }
         }
         state.withLockedValue {
@@ -205,7 +207,7 @@ public final class Session: Sendable {
     public func setAvailable(_ available: Bool) throws(DiscoveryError) {
         if !available {
             let (advertiser, browser) = state.withLockedValue { state in
-                defer { state.advertiser = nil; state.browser = nil }
+                defer { state.advertiser = nil; state.browser = nil; state.discoveryLost = false }
                 return (state.advertiser, state.browser)
             }
             advertiser?.stop()
@@ -260,7 +262,14 @@ public final class Session: Sendable {
         guard let found = state.withLockedValue({ $0.discovered[peer] }), let address = found.addresses.first, let port = found.port else {
             throw .unknownPeer(peer.short)
         }
-        return try await connect(to: Endpoint(host: address, port: port), expecting: peer, timeout: timeout)
+        do {
+            return try await connect(to: Endpoint(host: address, port: port), expecting: peer, timeout: timeout)
+        } catch .connectFailed(let endpoint, let reason) {
+            // Its address may be stale (restarted on a new port under the same name: no browse event, only
+            // a new SRV record). Ask DNS-SD again, so a retry finds the current port.
+            state.withLockedValue { $0.browser }?.resolveAgain(name: found.displayName)
+            throw .connectFailed(endpoint, reason: reason)
+        }
     }
 
     /// Connects to a peer at a known address, without discovery (`--connect HOST:PORT`).
@@ -720,11 +729,25 @@ public final class Session: Sendable {
     private func handleAdvertiser(_ event: ServiceAdvertiser.Event) {
         switch event {
         case .registered(let name):
-            state.withLockedValue { $0.displayName = name.utf8Prefix(maxBytes: Hello.maxDisplayNameBytes) }
+            state.withLockedValue {
+                $0.displayName = name.utf8Prefix(maxBytes: Hello.maxDisplayNameBytes)
+                $0.discoveryLost = false
+            }
             emit(.advertising(name: name))
         case .failed(let error):
             emit(.discoveryFailed(error))
+        case .lost:
+            discoveryWentAway()
         }
+    }
+
+    /// Advertiser and browser each notice the daemon going away; observers are told once per outage.
+    private func discoveryWentAway() {
+        let first = state.withLockedValue { state in
+            defer { state.discoveryLost = true }
+            return !state.discoveryLost
+        }
+        if first { emit(.discoveryFailed(.daemonLost)) }
     }
 
     private func handleBrowser(_ event: ServiceBrowser.Event) {
@@ -747,6 +770,11 @@ public final class Session: Sendable {
             if let lost { report(lost, .unavailable) }
         case .failed(let error):
             emit(.discoveryFailed(error))
+        case .daemonLost:
+            discoveryWentAway()
+        case .restored:
+            // Browsing is back; a server-mode advertiser says so itself with `.advertising`.
+            state.withLockedValue { $0.discoveryLost = false }
         }
     }
 

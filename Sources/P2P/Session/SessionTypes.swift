@@ -101,9 +101,10 @@ public struct SessionConfiguration: Sendable {
     public var port = 0
     public var maxPayload = WireFormat.defaultMaxPayload
     /// A PING goes out after this long without writing.
-    public var heartbeatInterval: TimeAmount = .seconds(3)
-    /// A peer silent for this long is disconnected.
-    public var heartbeatTimeout: TimeAmount = .seconds(9)
+    public var heartbeatInterval: TimeAmount = .seconds(2)
+    /// A peer silent for this long is disconnected. With the 2 s interval a live peer is never silent for
+    /// more than about 2 s, so a dead one (crash, cut link) is noticed 4–6 s after its last frame.
+    public var heartbeatTimeout: TimeAmount = .seconds(6)
     /// A connecting peer must send its HELLO within this time.
     public var handshakeTimeout: TimeAmount = .seconds(10)
     /// Caps that keep a hostile or broken peer from exhausting this one.

@@ -13,7 +13,8 @@ struct GameCommand: AsyncParsableCommand {
             From a pipe: stdin lines are moves (numbers 1–9), held until it is your turn; moves left over when a \
             round ends are dropped. At EOF the game leaves once it needs a move it does not have, or at the end \
             of the round. Without --to or --connect, a piped game invites the first opponent it finds. \
-            It ends when the opponent leaves (exit 0) or the connection is lost (exit 4).
+            It ends when the opponent leaves (exit 0). When the connection is lost it waits for that opponent \
+            to come back and plays on, score kept; it exits 4 if stdin has ended by then.
             --json prints one object per event per line (see README: "JSON events").
             """
     )

@@ -43,7 +43,9 @@ struct NetworkOptions: ParsableArguments {
         }
         if pinning {
             do {
-                configuration.trustStore = try TrustStore.standard()
+                let store = try TrustStore.standard()
+                try store.checkWritable()
+                configuration.trustStore = store
             } catch {
                 throw CLIError(error.description, code: ExitStatus.failure)
             }

@@ -57,6 +57,10 @@ struct PeersCommand: AsyncParsableCommand {
                 }
             case .failed(let error):
                 report(error: error)
+            case .daemonLost:
+                report(error: .daemonLost)
+            case .restored:
+                break
             }
         }
         deadline.cancel()

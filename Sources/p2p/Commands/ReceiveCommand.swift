@@ -10,7 +10,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         discussion: """
             Asks y/n per offer unless --yes or --from allows it. Files are written as NAME.part and renamed to NAME \
             only after their SHA-256 matches; an existing NAME gets "NAME (1).ext" unless --overwrite. Names from \
-            the peer are checked: nothing is written outside --dir. Exits when the sender leaves.
+            the peer are checked: nothing is written outside --dir. Exits when the sender leaves; a sender that             vanished mid-file (crash, lost connection) is waited for instead, so running the same send again             resumes where it stopped (Ctrl-C gives up; the .part file stays).
             Exit codes: 0 every file verified, 2 no mDNS daemon, 6 nothing accepted, 7 cancelled, 8 a transfer failed.
             """
     )
@@ -83,14 +83,24 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
 
         var received = 0, failed = 0, denied = 0, cancelled = false, active = 0
+        /// Files whose sender vanished mid-way (peer ID and name): kept waiting for, since the same send
+        /// run again resumes them; a later success under the same key is not a failure.
+        var interrupted: Set<String> = []
+        let key = { (info: TransferInfo) in "\(info.peer.id.hex)/\(info.name)" }
         loop: for await input in inputs {
             switch input {
             case .transfer(let event):
                 view.handle(event)
                 switch event {
                 case .started: active += 1
-                case .finished: active -= 1; received += 1
+                case .finished(let info, _): active -= 1; received += 1; interrupted.remove(key(info))
                 case .failed(_, .denied): denied += 1
+                case .failed(let info, .peerDisconnected):
+                    active = max(0, active - 1)
+                    interrupted.insert(key(info))
+                    if !json {
+                        Output.line(Terminal.paint("* Waiting for \(Terminal.sanitize(info.peer.displayName)) to resume \(Terminal.sanitize(info.name)) (Ctrl-C to stop).", .dim))
+                    }
                 case .failed(_, let error):
                     active = max(0, active - 1)
                     failed += 1
@@ -101,15 +111,17 @@ struct ReceiveCommand: AsyncParsableCommand {
                 // its last transfer's end reached us. Then this was the last.
                 switch event {
                 case .finished, .failed:
-                    if active == 0, session.connectedPeers.isEmpty { break loop }
+                    if active == 0, interrupted.isEmpty, session.connectedPeers.isEmpty { break loop }
                 default: break
                 }
             case .session(.peerChanged(let peer, .disconnected, _)):
                 if !json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
-                if received + failed + denied > 0 && active == 0 && session.connectedPeers.isEmpty { break loop }
+                if received + failed + denied > 0 && active == 0 && interrupted.isEmpty && session.connectedPeers.isEmpty { break loop }
             case .session(.advertising(let name)):
                 // The name DNS-SD registered: "NAME (2)" when NAME was taken.
                 if json { Output.json(["event": "advertising", "name": name]) }
+            case .session(.discoveryFailed(let error)):
+                DiscoveryNotice.show(error, json: json)
             case .session:
                 break
             case .interrupt:
@@ -120,6 +132,8 @@ struct ReceiveCommand: AsyncParsableCommand {
             }
         }
         await session.close()
+        // Ctrl-C while waiting for a vanished sender: those files did not arrive.
+        if !interrupted.isEmpty && !cancelled { failed += interrupted.count }
         if cancelled { throw CLIError("cancelled", code: ExitStatus.cancelled) }
         if failed > 0 { throw ExitStatus.transferFailed }
         if received == 0 && denied > 0 { throw ExitStatus.denied }

@@ -114,7 +114,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             case .event(.advertising(let name)):
                 view.advertising(as: name, requested: network.displayName)
             case .event(.discoveryFailed(let error)):
-                view.error("discovery", error.description)
+                DiscoveryNotice.show(error, json: json)
             case .event:
                 break
             case .finished(let merged):

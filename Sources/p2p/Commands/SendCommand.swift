@@ -79,7 +79,9 @@ enum TransferSession {
     static func exitCode(for error: TransferError) -> ExitCode {
         switch error {
         case .denied: ExitStatus.denied
-        case .cancelled, .cancelledByPeer: ExitStatus.cancelled
+        case .cancelled: ExitStatus.cancelled
+        // Someone pressed Ctrl-C over there; any other CANCEL is the receiver failing (disk full, unwritable).
+        case .cancelledByPeer(let reason) where reason == FileTransfers.receiverCancelledReason: ExitStatus.cancelled
         default: ExitStatus.transferFailed
         }
     }

@@ -43,6 +43,11 @@ final class GameLoop {
     /// Piped moves not played yet: they wait for this player's turn.
     private var heldMoves: [String] = []
     private var inputEnded = false
+    /// A piped game's opponent whose connection was lost: waited for, its invitation accepted, and
+    /// invited again when it shows up, instead of exiting.
+    private var awaitingReturn: PeerInfo?
+    /// Running scores against every opponent so far, so one that comes back continues its score.
+    private var scores: [PeerID: GameProtocol.Score] = [:]
 
     init(session: Session, options: GameCommand) {
         self.session = session
@@ -146,6 +151,7 @@ final class GameLoop {
             return await handle(key)
         case .endOfInput:
             inputEnded = true
+            if awaitingReturn != nil { return ExitStatus.connectionFailed }
         case .request(let request, let answer):
             ask(request, answer)
         case .connectFailed(let target, let error):
@@ -153,7 +159,8 @@ final class GameLoop {
             let denied = if case .denied? = error as? SessionError { true } else { false }
             let message = if case .connectFailed? = error as? SessionError { "\(error)" } else { "cannot connect to \(target): \(error)" }
             view.error(denied ? "denied" : "connect", message)
-            if scripted && !interactive { return ExitStatus.connectionFailed }
+            // Waiting for a lost opponent: it may be restarting; it can invite us, or be found again.
+            if scripted && !interactive && awaitingReturn == nil { return ExitStatus.connectionFailed }
         case .waitForPeerExpired:
             if opponent == nil && dialing == nil {
                 view.error("not-found", "no peer called \(options.to ?? "") appeared within \(options.timeout) s")
@@ -195,6 +202,8 @@ final class GameLoop {
             view.advertising(as: name, requested: options.network.displayName)
         case .refused(let peer, let reason):
             view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
+        case .discoveryFailed(.daemonLost):
+            if options.json { DiscoveryNotice.show(.daemonLost, json: true) } else { view.note(DiscoveryError.daemonLost.description) }
         case .discoveryFailed(let error):
             view.error("discovery", error.description)
         }
@@ -206,7 +215,9 @@ final class GameLoop {
     /// Invites a newly found peer when a script asked for it (`--to`), or a piped game has no opponent yet.
     private func invite(_ peer: PeerInfo) {
         guard opponent == nil, dialing == nil else { return }
-        if let target = options.to {
+        if let lost = awaitingReturn, !interactive {
+            if lost.id == peer.id { dial(peer) }
+        } else if let target = options.to {
             if session.peer(matching: target)?.id == peer.id { dial(peer) }
         } else if !interactive && options.connect == nil {
             dial(peer)
@@ -236,6 +247,9 @@ final class GameLoop {
         if dialing?.id == request.peer.id {
             // Both invited each other at once; the session keeps one of the two connections.
             answer.resume(returning: true)
+        } else if opponent == nil, pendingQuestion == nil, request.peer.id == awaitingReturn?.id {
+            // The opponent whose connection was lost is back (its key proves it is the same peer).
+            answer.resume(returning: true)
         } else if opponent != nil || dialing != nil || pendingQuestion != nil {
             answer.resume(returning: false)
             view.note("Declined an invitation from \(name) (\(request.peer.id.short)): already playing.")
@@ -256,9 +270,11 @@ final class GameLoop {
     }
 
     private func startGame(with peer: PeerInfo) {
+        if let lost = awaitingReturn, lost.id == peer.id { view.note("\(Terminal.sanitize(peer.displayName)) is back; new game, score kept.") }
+        awaitingReturn = nil
         opponent = peer
         opponentLeftOnPurpose = false
-        game = GameProtocol()
+        game = GameProtocol(score: scores[peer.id] ?? GameProtocol.Score())
         cursor = 5
         apply(game.start())
         for message in early.removeValue(forKey: peer.id) ?? [] { apply(game.receive(message)) }
@@ -268,11 +284,18 @@ final class GameLoop {
     /// The opponent disconnected (after LEAVE, or the connection was lost).
     private func opponentGone(_ peer: PeerInfo) -> ExitCode? {
         game.opponentDisconnected()
+        scores[peer.id] = game.score
         if !opponentLeftOnPurpose { view.opponentLeft(peer, onPurpose: false) }
         opponent = nil
         heldMoves.removeAll()
         if interactive { return nil }  // Back to the picker.
-        return opponentLeftOnPurpose ? .success : ExitStatus.connectionFailed
+        if opponentLeftOnPurpose { return .success }
+        // A lost connection (crash, cut link): wait for the opponent to come back, unless the script's
+        // moves have run out anyway.
+        if inputEnded { return ExitStatus.connectionFailed }
+        awaitingReturn = peer
+        view.note("Waiting for \(Terminal.sanitize(peer.displayName)) to come back (Ctrl-C quits)…")
+        return nil
     }
 
     /// This player leaves the opponent: LEAVE, then the session's goodbye.

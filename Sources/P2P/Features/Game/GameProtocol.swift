@@ -58,8 +58,10 @@ public struct GameProtocol: Sendable {
     private var refusedThisRound = false
     private let rollDie: @Sendable () -> DieRoll
 
-    /// `rollDie` makes each roll; tests pass fixed rolls to force ties.
-    public init(rollDie: @escaping @Sendable () -> DieRoll = { DieRoll() }) {
+    /// `rollDie` makes each roll; tests pass fixed rolls to force ties. `score` carries a running score
+    /// over from an earlier game with the same opponent (one that lost its connection and came back).
+    public init(score: Score = Score(), rollDie: @escaping @Sendable () -> DieRoll = { DieRoll() }) {
+        self.score = score
         self.rollDie = rollDie
     }
 

@@ -10,6 +10,12 @@ import NIOCore
 /// receiver has acknowledged as written, so a slow disk slows the sender instead of growing a buffer.
 /// Received files are written to `NAME.part` and renamed only after the hash matches.
 public final class FileTransfers: Sendable {
+    /// The CANCEL reason of a receiver whose user gave up (Ctrl-C). Any other reason from a receiver is
+    /// a failure on its side (disk full, unwritable directory), which the sender reports as such.
+    public static let receiverCancelledReason = "the receiver cancelled"
+    /// The CANCEL reason of a sender whose user gave up.
+    public static let senderCancelledReason = "the sender cancelled"
+
     /// Tunables; the defaults suit a LAN.
     public struct Configuration: Sendable {
         /// Unacknowledged bytes the sender may have in flight.
@@ -120,7 +126,7 @@ public final class FileTransfers: Sendable {
             emit(.finished(info, delivery))
             return delivery
         } catch {
-            if case .cancelled = error { try? send(.cancel(reason: "the sender cancelled"), id: id, to: peer) }
+            if case .cancelled = error { try? send(.cancel(reason: Self.senderCancelledReason), id: id, to: peer) }
             emit(.failed(info, error))
             throw error
         }

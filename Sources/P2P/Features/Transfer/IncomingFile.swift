@@ -44,11 +44,15 @@ final class IncomingFile: @unchecked Sendable {
     /// Opens (or reopens) the `.part` file and answers ACCEPT with what it already holds.
     func begin() {
         queue.async { [self] in
+            var createdPart = false
             do {
                 let fileManager = FileManager.default
                 try fileManager.createDirectory(at: partURL.deletingLastPathComponent(), withIntermediateDirectories: true)
                 if !fileManager.fileExists(atPath: partURL.path) {
-                    guard fileManager.createFile(atPath: partURL.path, contents: nil) else { throw CocoaError(.fileWriteNoPermission) }
+                    let fd = open(partURL.path, O_CREAT | O_EXCL | O_WRONLY, 0o644)
+                    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                    close(fd)
+                    createdPart = true
                 }
                 let handle = try FileHandle(forUpdating: partURL)
                 self.handle = handle
@@ -62,13 +66,29 @@ final class IncomingFile: @unchecked Sendable {
                     }
                     heldBytes = existing
                 }
+                // Refuse at once what cannot fit, rather than fill the disk and fail half-way.
+                let needed = info.size - heldBytes
+                if let free = Self.freeSpace(at: partURL.deletingLastPathComponent().path), needed > free {
+                    try? handle.close()
+                    self.handle = nil
+                    if createdPart { try? fileManager.removeItem(at: partURL) }
+                    return fail(.unwritable(partURL.path, "not enough space (\(needed) bytes needed, \(free) free)"), tellPeer: true)
+                }
                 var copy = prefixHasher
                 offered.withLockedValue { $0 = heldBytes }
                 transfers?.reply(.accept(offset: heldBytes, prefixHash: heldBytes > 0 ? Array(copy.finalize()) : Array(repeating: 0, count: 32)), for: self)
             } catch {
-                fail(.unwritable(partURL.path, "\(error)"), tellPeer: true)
+                if createdPart { try? FileManager.default.removeItem(at: partURL) }
+                fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
             }
         }
+    }
+
+    /// Bytes an unprivileged writer may still use on the file system holding `path` (nil: unknown).
+    static func freeSpace(at path: String) -> UInt64? {
+        var stats = statvfs()
+        guard statvfs(path, &stats) == 0 else { return nil }
+        return UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
     }
 
     /// One message from the sender, or `nil` when the sender disconnected. Runs on the event loop.
@@ -126,7 +146,7 @@ final class IncomingFile: @unchecked Sendable {
             lastAcknowledged = offset
             transfers?.progress(self, started: offset, bytes: offset)
         } catch {
-            fail(.unwritable(partURL.path, "\(error)"), tellPeer: true)
+            fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
         }
     }
 
@@ -135,7 +155,7 @@ final class IncomingFile: @unchecked Sendable {
         do {
             try bytes.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
         } catch {
-            return fail(.unwritable(partURL.path, "\(error)"), tellPeer: true)
+            return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
         }
         bytes.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
         written += UInt64(bytes.readableBytes)
@@ -156,7 +176,7 @@ final class IncomingFile: @unchecked Sendable {
             try handle.synchronize()
             try handle.close()
         } catch {
-            return fail(.unwritable(partURL.path, "\(error)"), tellPeer: true)
+            return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
         }
         self.handle = nil
         guard written == info.size else {
@@ -174,7 +194,7 @@ final class IncomingFile: @unchecked Sendable {
             try fileManager.moveItem(at: partURL, to: final)
         } catch {
             transfers?.reply(.result(verified: false, sha256: ours), for: self)
-            return fail(.unwritable(final.path, "\(error)"), tellPeer: false)
+            return fail(.unwritable(final.path, readableReason(error)), tellPeer: false)
         }
         over = true
         transfers?.reply(.result(verified: true, sha256: ours), for: self)
@@ -187,7 +207,7 @@ final class IncomingFile: @unchecked Sendable {
         over = true
         try? handle?.close()
         handle = nil
-        if tellPeer { transfers?.reply(.cancel(reason: error == .cancelled ? "the receiver cancelled" : error.description), for: self) }
+        if tellPeer { transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), for: self) }
         transfers?.finished(self, .failure(error))
     }
 }

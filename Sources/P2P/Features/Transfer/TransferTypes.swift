@@ -62,7 +62,10 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .denied(let reason): "denied: \(reason)"
         case .cancelled: "cancelled"
-        case .cancelledByPeer(let reason): "cancelled by the peer: \(reason)"
+        case .cancelledByPeer(let reason) where reason == FileTransfers.receiverCancelledReason || reason == FileTransfers.senderCancelledReason:
+            "cancelled by the peer: \(reason)"
+        // Any other CANCEL is a failure over there (disk full, unwritable directory), not someone's choice.
+        case .cancelledByPeer(let reason): "the peer could not go on: \(reason)"
         case .peerDisconnected: "the peer disconnected (run the same send again to resume)"
         case .unsafeName(let name, let why): "refused the name \"\(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined())\": \(why)"
         case .unreadable(let path, let why): "cannot read \(path): \(why)"

@@ -1,0 +1,45 @@
+import Dispatch
+
+/// The wait before each attempt to reach the mDNS daemon again after it went away: `initial`, then
+/// doubled per failed attempt up to `maximum`. A restarted daemon is usually back within a second or
+/// two, so the first retries come quickly; a daemon that stays down costs one attempt every `maximum`.
+public struct RetryBackoff: Sendable, Equatable {
+    public var initial: Duration
+    public var maximum: Duration
+    /// Failed attempts since the last success.
+    public private(set) var attempts = 0
+
+    public init(initial: Duration = .milliseconds(500), maximum: Duration = .seconds(5)) {
+        self.initial = initial
+        self.maximum = max(initial, maximum)
+    }
+
+    /// The delay before the next attempt; each call counts one more attempt.
+    public mutating func nextDelay() -> Duration {
+        // Doubling stops before it can overflow: 2^20 × initial is far beyond any sane maximum.
+        let delay = min(initial * (1 << min(attempts, 20)), maximum)
+        attempts += 1
+        return delay
+    }
+
+    /// The daemon answered: the next outage starts again from `initial`.
+    public mutating func reset() { attempts = 0 }
+}
+
+extension DispatchTimeInterval {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
+}
+
+extension DiscoveryError {
+    /// Whether this error means the daemon itself is unreachable (gone, restarting, never started), as
+    /// opposed to a refusal of one request: only then does retrying until it is back make sense.
+    var meansDaemonUnreachable: Bool {
+        switch self {
+        case .daemonNotRunning, .daemonLost: true
+        case .nameConflict, .failed: false
+        }
+    }
+}
