@@ -263,7 +263,7 @@ start_proc watch env P2P_HOME="$(home watch)" "$LAB" exec A "$P2P" chat --json -
 expect_json 20 watch "chat in A is advertised" event=advertising name="watch-$TAG"
 restart=$(run "$LAB" restart-avahi A --kill 2>>"$E2E_TMP/lab.log")
 back=${restart##*running_at=}
-expect_json 10 watch "chat reports the daemon gone" event=error code=discovery message~"went away"
+expect_json 10 watch "chat reports the daemon gone" event=discovery-lost message~"went away"
 if wait_until 30 bash -c '[ "$("$1" "$2" count "$3" event=advertising)" -ge 2 ]' _ "$PYTHON" "$E2E_DIR/jsonl.py" "$(out_of watch)"; then
   took=$(since "$back")
   pass "chat registered again by itself ($took s after A's avahi was back)"

@@ -236,7 +236,7 @@ final class ChatLoop {
         case .refused(let peer, let reason):
             view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
         case .discoveryFailed(let error):
-            view.error("discovery", error.description)
+            DiscoveryNotice.show(error, json: options.json)
         }
     }
 

@@ -1,6 +1,6 @@
 import P2P
 
-/// How `receive`, `game` and `records receive` show a discovery problem: the daemon going away under a
+/// How `chat`, `receive`, `game` and `records receive` show a discovery problem: the daemon going away under a
 /// running command is an event of its own (`discovery-lost`; `advertising` follows when it is back),
 /// anything else an `error` with code `discovery`.
 enum DiscoveryNotice {
