@@ -93,7 +93,8 @@ struct FaultRecoveryTests {
         // TLS close_notify), while bob has more queued for it than the socket buffers hold.
         try await raw.channel.setOption(ChannelOptions.autoRead, value: false).get()
         let block = Data(repeating: 0x5A, count: 60 * 1024)
-        for _ in 0..<512 { try bob.send(block, to: [hello.peerID]) }
+        // On a loaded machine the heartbeat may already have closed the link before the last send.
+        for _ in 0..<512 { try? bob.send(block, to: [hello.peerID]) }
         let silentSince = ContinuousClock.now
         let reason = try await events.waitFor(hello.peerID, .disconnected, seconds: 4)
         #expect(reason == .heartbeatLost)
