@@ -15,8 +15,9 @@ final class ChatLoop {
         case imageOffer(IncomingOffer, CheckedContinuation<Bool, Never>)
         case transfer(TransferEvent)
         case conversation(ConversationEvent)
-        /// `redialing`: a reconnect attempt in the background, which reports nothing unless --verbose.
-        case connectFailed(String, any Error, redialing: PeerID?)
+        /// `unasked`: a dial nobody asked for by name (a member coming back, a peer a piped group chat
+        /// found), which reports nothing unless --verbose: a stale DNS-SD record is not the user's error.
+        case connectFailed(String, any Error, unasked: PeerID?)
         case waitForPeerExpired
         case reconnectTick
         case acknowledgementsOverdue
@@ -171,12 +172,12 @@ final class ChatLoop {
                 transferred(event)
             case .conversation(let event):
                 handle(event)
-            case .connectFailed(let target, let error, let redialed):
+            case .connectFailed(let target, let error, let unasked):
                 let denied = if case .denied? = error as? SessionError { true } else { false }
-                if let redialed {
-                    dialing.remove(redialed)
-                    if denied { noRedial.insert(redialed) }
-                    if options.network.verbose { view.note("reconnecting to \(Terminal.sanitize(target)) failed: \(error)") }
+                if let unasked {
+                    dialing.remove(unasked)
+                    if denied { noRedial.insert(unasked) }
+                    if options.network.verbose { view.note("connecting to \(Terminal.sanitize(target)) failed: \(error)") }
                     break
                 }
                 let message = if case .connectFailed? = error as? SessionError { "\(error)" } else { "cannot connect to \(target): \(error)" }
@@ -246,26 +247,26 @@ final class ChatLoop {
         } else if let target = options.to {
             if connected.isEmpty, session.peer(matching: target)?.id == peer.id { dial(peer) }
         } else if dialsEveryone {
-            dial(peer)
+            dial(peer, unasked: true)
         } else if interactive, !pickList.contains(where: { $0.id == peer.id }) {
             pickList.append(peer)
             view.note("[\(pickList.count)] \(Terminal.sanitize(peer.displayName)) (\(peer.id.short)) on \(peer.addresses.first ?? "?")")
         }
     }
 
-    private func dial(_ peer: PeerInfo, redialing: Bool = false) {
+    private func dial(_ peer: PeerInfo, unasked: Bool = false) {
         guard connected[peer.id] == nil, dialing.insert(peer.id).inserted else { return }
-        dial(peer.displayName, redialing: redialing ? peer.id : nil) { try await $0.connect(to: peer.id) }
+        dial(peer.displayName, unasked: unasked ? peer.id : nil) { try await $0.connect(to: peer.id) }
     }
 
-    private func dial(_ target: String, redialing: PeerID? = nil, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
+    private func dial(_ target: String, unasked: PeerID? = nil, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
         let session = self.session
         let feed = self.feed
         Task {
             do {
                 _ = try await connect(session)
             } catch {
-                feed.yield(.connectFailed(target, error, redialing: redialing))
+                feed.yield(.connectFailed(target, error, unasked: unasked))
             }
         }
     }
@@ -273,7 +274,7 @@ final class ChatLoop {
     /// Dials a member that is away, unless it refused us.
     private func redial(_ peer: PeerInfo) {
         guard !noRedial.contains(peer.id) else { return }
-        dial(peer, redialing: true)
+        dial(peer, unasked: true)
     }
 
     private func redialMembers() {
