@@ -5,8 +5,9 @@
 #
 # usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default: every target; list: P2P_FUZZ_TARGET=list)
 #   P2P_FUZZ_DIR   where corpora and crash files go (default .build-fuzz/work); corpora grow across runs
-#   P2P_FUZZ_ARGS  extra libFuzzer flags, e.g. "-jobs=2" or "-max_len=70000"
-# Reproduce a crash:  P2P_FUZZ_TARGET=NAME .build-fuzz/debug/P2PFuzz CRASH-FILE  (the script prints the line)
+#   P2P_FUZZ_ARGS  extra libFuzzer flags (later ones win), e.g. "-max_len=70000": inputs are cut at
+#                  4096 bytes by default, which keeps executions fast; the seeds' bigger frames are cut too
+# Reproduce a crash:  SWIFT_BACKTRACE=enable=no P2P_FUZZ_TARGET=NAME .build-fuzz/debug/P2PFuzz CRASH-FILE
 # Inputs that once crashed live in Fuzz/regressions/<target>/ and are replayed first on every run.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
@@ -52,6 +53,9 @@ python3 Fuzz/make_seeds.py "$WORK/seeds" >/dev/null
 mkdir -p "$WORK/crashes"
 # Swift's runtime keeps metadata caches alive to the end: leak reports would only be noise.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
+# Swift's own crash backtracer would catch the trap first (and, under ASan, hang in it): let libFuzzer
+# see the signal and write the reproducer.
+export SWIFT_BACKTRACE=enable=no
 
 crashed=0 rows=()
 for t in "${TARGETS[@]}"; do
@@ -69,7 +73,7 @@ for t in "${TARGETS[@]}"; do
   set +e
   # shellcheck disable=SC2086
   P2P_FUZZ_TARGET=$t "$BIN" "$corpus" "$WORK/seeds/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$WORK/crashes/$t-" ${P2P_FUZZ_ARGS:-} >"$log" 2>&1
+    -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$WORK/crashes/$t-" ${P2P_FUZZ_ARGS:-} >"$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
@@ -85,7 +89,7 @@ for t in "${TARGETS[@]}"; do
     rows+=("$(printf '%-10s %4d s %12s execs  CRASH (exit %d): %s' "$t" "$SECONDS_PER_TARGET" "${execs:-?}" "$rc" "${artifact:-see $log}")")
     echo "$ME: $t crashed; log $log"
     grep -E 'P2PFuzz contract|ERROR: AddressSanitizer|ERROR: libFuzzer|Fatal error|SUMMARY' "$log" | head -n 5 || true
-    [ -n "$artifact" ] && echo "$ME: reproduce with: P2P_FUZZ_TARGET=$t $BIN $artifact"
+    [ -n "$artifact" ] && echo "$ME: reproduce with: SWIFT_BACKTRACE=enable=no P2P_FUZZ_TARGET=$t $BIN $artifact"
   fi
   echo "${rows[-1]}"
 done

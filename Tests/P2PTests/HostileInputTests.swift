@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import Testing
 
@@ -60,5 +61,30 @@ struct UnhandledTypeTests {
         let pong = try await raw.waitFor(.pong)
         #expect(pong.payload.getInteger(at: pong.payload.readerIndex, as: UInt64.self) == 42)
         await bob.close()
+    }
+}
+
+/// Inputs that once crashed a fuzz target (`Fuzz/regressions/<target>/`, replayed by scripts/fuzz.sh
+/// too), and what each decoder must now say about them.
+@Suite struct FuzzRegressionTests {
+    static func regression(_ target: String, _ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: RecordsFixtures.repository.appendingPathComponent("Fuzz/regressions/\(target)/\(name)")))
+    }
+
+    /// A snapshot whose entity index, or a record's origin index, is a varint above Int.max:
+    /// `Int(_:)` trapped on it, so one CHUNKed snapshot could kill the receiving process.
+    @Test(arguments: [("entity-index-over-int-max", "entity index"), ("origin-index-over-int-max", "origin index")])
+    func snapshotIndexAboveIntMaxIsMalformed(file: String, words: String) throws {
+        let bytes = try Self.regression("snapshot", file)
+        do {
+            _ = try SnapshotCodec.decode(bytes)
+            Issue.record("\(file) decoded")
+        } catch {
+            guard case .malformedSnapshot(let why) = error else {
+                Issue.record("\(file): \(error)")
+                return
+            }
+            #expect(why.contains(words))
+        }
     }
 }
