@@ -65,7 +65,7 @@ for t in "${TARGETS[@]}"; do
   if compgen -G "Fuzz/regressions/$t/*" >/dev/null; then
     if ! P2P_FUZZ_TARGET=$t "$BIN" Fuzz/regressions/"$t"/* >"$WORK/$t.regressions.log" 2>&1; then
       echo "$ME: $t: a regression input crashes again (log: $WORK/$t.regressions.log)"
-      grep -E 'Running: |P2PFuzz contract|ERROR: AddressSanitizer|Fatal error' "$WORK/$t.regressions.log" | tail -n 5
+      grep -E 'Running: |P2PFuzz contract|ERROR: AddressSanitizer|Fatal error' "$WORK/$t.regressions.log" | tail -n 5  || true
       crashed=1 rows+=("$(printf '%-10s regression input crashed' "$t")")
       continue
     fi
@@ -76,20 +76,21 @@ for t in "${TARGETS[@]}"; do
     -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$WORK/crashes/$t-" ${P2P_FUZZ_ARGS:-} >"$log" 2>&1
   rc=$?
   set -e
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
-  [ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#')
-  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
-  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+')
+  # (A crashed run prints no final stats: every lookup here may come back empty.)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1 || true)
+  [ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#' || true)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1 || true)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+' || true)
   files=$(find "$corpus" -type f | wc -l)
   if [ "$rc" = 0 ]; then
     rows+=("$(printf '%-10s %4d s %12s execs %8s/s  cov %6s  corpus %5d  ok' "$t" "$SECONDS_PER_TARGET" "${execs:-?}" "${rate:-?}" "${cov:-?}" "$files")")
   else
     crashed=1
-    artifact=$(grep -o 'Test unit written to .*' "$log" | tail -n 1 | sed 's/Test unit written to //')
+    artifact=$(grep -o 'Test unit written to .*' "$log" | tail -n 1 | sed 's/Test unit written to //' || true)
     rows+=("$(printf '%-10s %4d s %12s execs  CRASH (exit %d): %s' "$t" "$SECONDS_PER_TARGET" "${execs:-?}" "$rc" "${artifact:-see $log}")")
     echo "$ME: $t crashed; log $log"
     grep -E 'P2PFuzz contract|ERROR: AddressSanitizer|ERROR: libFuzzer|Fatal error|SUMMARY' "$log" | head -n 5 || true
-    [ -n "$artifact" ] && echo "$ME: reproduce with: SWIFT_BACKTRACE=enable=no P2P_FUZZ_TARGET=$t $BIN $artifact"
+    [ -z "$artifact" ] || echo "$ME: reproduce with: SWIFT_BACKTRACE=enable=no P2P_FUZZ_TARGET=$t $BIN $artifact"
   fi
   echo "${rows[-1]}"
 done

@@ -77,7 +77,8 @@ import NIOEmbedded
     _ = try? channel.finish(acceptAlreadyClosed: true)
 
     guard frames == expectedFrames else {
-        violated("stream gave \(frames.count) frames, one piece gave \(expectedFrames.count) (limit \(limit))", bytes)
+        let first = zip(frames, expectedFrames).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(frames.count, expectedFrames.count)
+        violated("stream and one piece disagree: \(frames.count) frames vs \(expectedFrames.count), first difference at frame \(first) (limit \(limit))", bytes)
     }
     switch (caught, expectedError) {
     case (nil, nil):
