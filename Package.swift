@@ -74,3 +74,22 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// libFuzzer targets (Fuzz/, scripts/fuzz.sh). They exist only when P2P_FUZZ=1: they have no `main` of
+// their own (libFuzzer's runtime provides it, linked by `-sanitize=fuzzer`), so a normal build, which
+// does not pass that flag, could not link them. scripts/fuzz.sh builds them with
+// `P2P_FUZZ=1 swift build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library`.
+if Context.environment["P2P_FUZZ"] == "1" {
+    package.targets.append(
+        .executableTarget(
+            name: "P2PFuzz",
+            dependencies: [
+                "P2P",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Fuzz/P2PFuzz"
+        )
+    )
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: set up (packages, mDNS on loopback), build, then run every test:
-# unit and integration (swift test, with real avahi on loopback), then the end-to-end scripts
+# unit and integration (swift test, with real avahi on loopback), a short fuzz smoke of every decoder
+# (scripts/fuzz.sh), then the end-to-end scripts
 # (two p2p processes in two network namespaces, avahi interop, hostile input).
 # Stops everything it started, by PID, whatever happens.
 set -euo pipefail
@@ -24,6 +25,11 @@ swift build --build-tests
 echo "$ME: unit and integration tests"
 # A missing mDNS daemon must fail the discovery tests here, not skip them.
 P2P_REQUIRE_MDNS=1 swift test
+
+# Every decoder of peer bytes under libFuzzer with ASan, briefly (15 targets x 15 s, after an ASan
+# build of its own in .build-fuzz): a smoke test, not a campaign; scripts/fuzz.sh SECONDS runs longer.
+echo "$ME: fuzz smoke"
+scripts/fuzz.sh "${P2P_FUZZ_SMOKE_SECONDS:-15}"
 
 echo "$ME: end-to-end tests"
 P2P_BIN="$PWD/.build/debug/p2p" Tests/e2e/run.sh

@@ -161,8 +161,9 @@ def make_identity(directory):
 
 
 class Conn:
-    def __init__(self, host, port, timeout, tls, client_cert=None, tls_max=None):
-        raw = socket.create_connection((host, port), timeout=10)
+    def __init__(self, host, port, timeout, tls, client_cert=None, tls_max=None, source=None):
+        # source: a local address to connect from (e.g. 127.0.0.N), so per-address limits apply per client.
+        raw = socket.create_connection((host, port), timeout=10, source_address=(source, 0) if source else None)
         self.buf = b""
         self.timeout = timeout
         self.received = []

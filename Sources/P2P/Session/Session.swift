@@ -626,12 +626,17 @@ public final class Session: Sendable {
             // One memcpy; `Data(readableBytesView)` walks the generic sequence path.
             let data = frame.payload.withUnsafeReadableBytes { $0.isEmpty ? Data() : Data(bytes: $0.baseAddress!, count: $0.count) }
             dataHandler?(data, info, frame.flags.contains(.unreliable) ? .unreliable : .reliable)
-        } else {
+        } else if let messageHandler {
             do {
-                try messageHandler?(frame, info)
+                try messageHandler(frame, info)
             } catch {
                 throw error as? WireError ?? .malformedPayload(frame.type, "\(error)")
             }
+        } else {
+            // Nobody here listens for this type (a GAME frame reaching a chat), but a malformed payload
+            // is still fatal (PROTOCOL.md §4 step 8): a peer must not learn that broken frames pass
+            // as long as they are of a type the other side ignores.
+            _ = try PayloadDecoder.decode(frame)
         }
     }
 

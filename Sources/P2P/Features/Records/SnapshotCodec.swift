@@ -104,11 +104,12 @@ public enum SnapshotCodec {
         var records: [Record] = []
         let blockCount = try reader.count(minimumBytesEach: 2)
         for _ in 0..<blockCount {
-            let entityIndex = Int(try reader.varint())
-            guard entityIndex < schema.entities.count else {
+            // Compared as UInt64: a varint may exceed Int.max, and Int(_:) would trap on it (found by fuzzing).
+            let entityIndex = try reader.varint()
+            guard entityIndex < UInt64(schema.entities.count) else {
                 throw .malformedSnapshot("entity index \(entityIndex) but the schema has \(schema.entities.count) entities")
             }
-            let entity = schema.entities[entityIndex]
+            let entity = schema.entities[Int(entityIndex)]
             let attributes = entity.storedAttributes
             let relationships = entity.storedRelationships
             // Each record takes at least: ID length, modified, origin, one byte per attribute and relationship.
@@ -117,8 +118,8 @@ public enum SnapshotCodec {
             for _ in 0..<recordCount {
                 let id = try reader.string("record ID")
                 let modified = unzigzag(try reader.varint())
-                let originIndex = Int(try reader.varint())
-                guard originIndex < peers.count else { throw .malformedSnapshot("record \(id): origin index \(originIndex) of \(peers.count)") }
+                let originIndex = try reader.varint()
+                guard originIndex < UInt64(peers.count) else { throw .malformedSnapshot("record \(id): origin index \(originIndex) of \(peers.count)") }
                 var values: [String: RecordValue] = [:]
                 values.reserveCapacity(attributes.count)
                 for attribute in attributes {
@@ -132,7 +133,7 @@ public enum SnapshotCodec {
                     for _ in 0..<count { targets.append(try reader.string(relationship.name)) }
                     links[relationship.name] = targets
                 }
-                records.append(Record(id: id, entity: entity.name, values: values, relationshipIDs: links, modified: modified, origin: peers[originIndex]))
+                records.append(Record(id: id, entity: entity.name, values: values, relationshipIDs: links, modified: modified, origin: peers[Int(originIndex)]))
             }
         }
         guard reader.isAtEnd else { throw .malformedSnapshot("\(reader.remaining) bytes after the last record") }

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Writes libFuzzer seed corpora for Fuzz/P2PFuzz from the protocol's test vectors.
+
+usage: Fuzz/make_seeds.py OUTDIR
+
+OUTDIR/<target>/ gets one file per seed, named by its SHA-1 (so re-running adds nothing twice):
+  frame      every TCP frame of frames.json, game.json and transfer.json, and pairs of them back to back
+  stream     the same streams behind the 9-byte prefix fuzz_stream reads (limit selector, cut seed)
+  datagram   the datagram vectors of frames.json
+  replay     the replayWindow counter sequences of security.json (base 0, 16-bit offsets)
+  <type>     the payloads (header stripped) of that type's frames: hello welcome error bye ping text text-ack
+             pair game records transfer (records.json "messages" are payloads already)
+  snapshot   the encoded snapshots of records.json
+Vectors that expect an error are seeds too: the fuzzer starts from both sides of every check.
+"""
+import hashlib
+import json
+import os
+import struct
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Protocol", "vectors")
+TYPES = {0x01: "hello", 0x02: "welcome", 0x03: "error", 0x04: "ping", 0x05: "ping", 0x06: "bye", 0x11: "text", 0x12: "text-ack",
+         0x20: "pair", 0x30: "game", 0x40: "records", 0x50: "transfer"}
+
+
+def load(name):
+    with open(os.path.join(ROOT, name)) as f:
+        return json.load(f)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    seeds = {}
+
+    def add(target, data):
+        seeds.setdefault(target, set()).add(bytes(data))
+
+    frames = [bytes.fromhex(v["hex"]) for v in load("frames.json") if not v.get("datagram")]
+    frames += [bytes.fromhex(v["hex"]) for v in load("game.json")["frames"]]
+    frames += [bytes.fromhex(v["hex"]) for v in load("transfer.json")]
+    for v in load("frames.json"):
+        if v.get("datagram"):
+            add("datagram", bytes.fromhex(v["hex"]))
+    for v in load("records.json")["messages"]:
+        add("records", bytes.fromhex(v["hex"]))
+    for v in load("records.json")["snapshots"]:
+        add("snapshot", bytes.fromhex(v["hex"]))
+    for v in load("security.json").get("replayWindow", []):
+        counters = [int(c) for c in v["counters"]]
+        if all(c < 32768 for c in counters):
+            add("replay", bytes(8) + b"".join(struct.pack(">h", c) for c in counters))
+
+    for f in frames:
+        add("frame", f)
+        add("stream", b"\x00" + bytes(8) + f)
+        if len(f) >= 10 and f[:2] == b"P2" and f[3] in TYPES:
+            add(TYPES[f[3]], f[10:])
+    valid = [f for f in frames if len(f) >= 10 and f[:2] == b"P2" and len(f) == 10 + struct.unpack(">I", f[6:10])[0]]
+    for i, f in enumerate(valid):
+        pair = f + valid[(i + 1) % len(valid)]
+        add("frame", pair)
+        # Different cut seeds and limits: the same bytes cut differently.
+        add("stream", bytes([i % 4]) + struct.pack(">Q", i * 0x9E3779B97F4A7C15 % 2**64) + pair)
+
+    total = 0
+    for target, items in sorted(seeds.items()):
+        os.makedirs(os.path.join(out, target), exist_ok=True)
+        for data in items:
+            with open(os.path.join(out, target, hashlib.sha1(data).hexdigest()), "wb") as f:
+                f.write(data)
+        total += len(items)
+        print("%-10s %4d seeds" % (target, len(items)))
+    print("%d seeds in %s" % (total, out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+import Foundation
+import NIOCore
+import Testing
+
+@testable import P2P
+
+/// Regressions for bugs found by the fuzz targets (Fuzz/P2PFuzz) and the malformed-input catalogue
+/// (PROTOCOL.md §12.1, Tests/e2e/malformed.sh), and the completeness of `PayloadDecoder`.
+@Suite struct PayloadDecoderTests {
+    /// Every known type has a decoder: a type added to `MessageType.known` without a case in
+    /// `PayloadDecoder` would be refused as unknown once it passed the header checks.
+    @Test(arguments: MessageType.known.map(\.rawValue).sorted())
+    func everyKnownTypeHasADecoder(raw: UInt8) {
+        let frame = Frame(type: MessageType(rawValue: raw))
+        do {
+            _ = try PayloadDecoder.decode(frame)
+        } catch {
+            guard case .malformedPayload(let type, _) = error else {
+                Issue.record("type 0x\(String(raw, radix: 16)): \(error)")
+                return
+            }
+            #expect(type.rawValue == raw)
+        }
+    }
+
+    @Test func unknownTypesAreRefused() {
+        #expect(throws: WireError.unknownMessageType(0x7F)) { try PayloadDecoder.decode(Frame(type: MessageType(rawValue: 0x7F))) }
+    }
+}
+
+/// A malformed payload of a type the receiver has no handler for (a chat gets a GAME or RECORDS
+/// frame) used to be dropped unread; PROTOCOL.md §4 step 8 makes it fatal like any other.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct UnhandledTypeTests {
+    static let cases: [(MessageType, [UInt8])] = [
+        (.game, [7, 0, 0, 0, 1]),  // kind 7 does not exist
+        (.game, [2, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 31)),  // COMMIT one byte short
+        (.records, [8, 0, 0, 0, 0, 0, 0, 0, 1]),  // kind 8 does not exist
+        (.records, [7, 0, 0, 0, 0, 0, 0, 0, 1, 0] + [UInt8](repeating: 0, count: 16) + Array("{[".utf8)),  // RESULT detail not JSON
+        (.transfer, [10, 0, 0, 0, 0, 0, 0, 0, 1]),
+    ]
+
+    @Test(arguments: 0..<cases.count) func malformedPayloadWithoutAHandlerIsAProtocolError(index: Int) async throws {
+        let (type, payload) = Self.cases[index]
+        let bob = try await makeSession("bob")
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        try await raw.send(raw.hello().frame())
+        _ = try await raw.waitFor(.welcome)
+        try await raw.send(Frame(type: type, payload: ByteBuffer(bytes: payload)))
+        #expect(try await raw.waitForClose()?.code == .malformedPayload)
+        await bob.close()
+    }
+
+    @Test func wellFormedPayloadWithoutAHandlerIsIgnored() async throws {
+        let bob = try await makeSession("bob")
+        let raw = try await RawPeer.connect(to: bob.endpoint)
+        try await raw.send(raw.hello().frame())
+        _ = try await raw.waitFor(.welcome)
+        try await raw.send(GameMessage(round: 1, .newRound).frame())
+        try await raw.send(Frame(type: .ping, payload: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, 42])))
+        let pong = try await raw.waitFor(.pong)
+        #expect(pong.payload.getInteger(at: pong.payload.readerIndex, as: UInt64.self) == 42)
+        await bob.close()
+    }
+}
+
+/// Inputs that once crashed a fuzz target (`Fuzz/regressions/<target>/`, replayed by scripts/fuzz.sh
+/// too), and what each decoder must now say about them.
+@Suite struct FuzzRegressionTests {
+    static func regression(_ target: String, _ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: RecordsFixtures.repository.appendingPathComponent("Fuzz/regressions/\(target)/\(name)")))
+    }
+
+    /// A snapshot whose entity index, or a record's origin index, is a varint above Int.max:
+    /// `Int(_:)` trapped on it, so one CHUNKed snapshot could kill the receiving process.
+    @Test(arguments: [("entity-index-over-int-max", "entity index"), ("origin-index-over-int-max", "origin index")])
+    func snapshotIndexAboveIntMaxIsMalformed(file: String, words: String) throws {
+        let bytes = try Self.regression("snapshot", file)
+        do {
+            _ = try SnapshotCodec.decode(bytes)
+            Issue.record("\(file) decoded")
+        } catch {
+            guard case .malformedSnapshot(let why) = error else {
+                Issue.record("\(file): \(error)")
+                return
+            }
+            #expect(why.contains(words))
+        }
+    }
+}
