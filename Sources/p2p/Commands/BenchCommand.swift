@@ -13,8 +13,10 @@ struct BenchCommand: AsyncParsableCommand {
             the same bytes. Session and raw runs alternate in --rounds rounds, so a busy machine slows both \
             alike. Build with `swift build -c release` before trusting the figures. \
             Targets: round trip within 1.5x of raw TCP (p50 and p99), at least 300k msgs/s one way, \
-            a new peer found within 1 s. The exit status is 0 whether or not targets are met.
-            """
+            a new peer found within 1 s. The exit status is 0 whether or not targets are met. \
+            `p2p bench mesh` measures a many-peer chat mesh instead.
+            """,
+        subcommands: [MeshBenchCommand.self]
     )
 
     @Option(help: "Messages sent one way per round for the throughput figure.")
