@@ -6,7 +6,7 @@
 set -uo pipefail
 DIR=$(cd "$(dirname "$0")" && pwd)
 TESTS=("$@")
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(two_namespaces_chat interop_avahi bad_input security game records transfer)
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(two_namespaces_chat interop_avahi bad_input security game records transfer mesh)
 
 OUT=$(mktemp /tmp/p2p-e2e-run.XXXXXX)
 trap 'rm -f "$OUT"' EXIT

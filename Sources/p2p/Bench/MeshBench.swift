@@ -24,6 +24,8 @@ final class MeshBench: Sendable {
         /// Sessions become available one after another this far apart, as peers joining a network do;
         /// all at once, 32 browsers' lookups overrun the system bus (see `ServiceBrowser`).
         var joinIntervalMilliseconds = 100
+        /// Peer 0 sends the first burst message twice: a check that the count catches a duplicate.
+        var injectDuplicate = false
         var formationTimeout: Double = 60
         var deliveryTimeout: Double = 120
     }
@@ -273,6 +275,9 @@ final class MeshBench: Sendable {
                     do {
                         if paced {
                             for sequence in 0..<perSender { try await session.sendWhenWritable(text(sequence), to: targets) }
+                            if options.injectDuplicate && phase == 1 && sender == 0 && perSender > 0 {
+                                try await session.sendWhenWritable(text(0), to: targets)
+                            }
                         } else {
                             // From an application thread, as fast as `send` returns: what the sockets cannot take yet queues.
                             try await onThread {

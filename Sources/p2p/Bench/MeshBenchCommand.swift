@@ -51,6 +51,9 @@ struct MeshBenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("delivery-timeout"), help: "Seconds for each phase's messages to arrive.")
     var deliveryTimeout: Double = 120
 
+    @Flag(name: .customLong("inject-duplicate"), help: ArgumentHelp("Send one burst message twice (checks that the count catches it; exit 1).", visibility: .hidden))
+    var injectDuplicate = false
+
     @Flag(help: "Print one JSON object with all figures.")
     var json = false
 
@@ -73,6 +76,7 @@ struct MeshBenchCommand: AsyncParsableCommand {
         options.discovery = discovery.value
         options.paced = !unpaced
         options.joinIntervalMilliseconds = joinInterval
+        options.injectDuplicate = injectDuplicate
         options.formationTimeout = formationTimeout
         options.deliveryTimeout = deliveryTimeout
         let isJSON = json
