@@ -22,11 +22,11 @@ field() { "$PYTHON" -c 'import json,sys; v=json.load(open(sys.argv[1])); [v:=v[k
 
 log "mesh of $PEERS peers over DNS-SD, burst $BURST, $PER_PEER each"
 start_bg mesh env P2P_HOME="$(home mesh)" "$P2P" bench mesh --json --peers "$PEERS" --burst "$BURST" --per-peer "$PER_PEER" \
-  --formation-timeout 240 --delivery-timeout 240
-if wait_exit mesh 600; then
+  --formation-timeout 300 --delivery-timeout 240 --join-interval 250
+if wait_exit mesh 700; then
   check "bench mesh exits 0 (exactly once everywhere; got $EXIT_RC)" [ "$EXIT_RC" = 0 ]
 else
-  fail "bench mesh did not finish within 600 s" mesh
+  fail "bench mesh did not finish within 700 s" mesh
 fi
 R=$E2E_TMP/mesh.out
 if "$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$R" 2>/dev/null; then

@@ -32,7 +32,7 @@ public final class ServiceBrowser: @unchecked Sendable {
     private var queuedLookups: [(key: InstanceKey, type: String, domain: String)] = []
     /// Failed lookups per instance since it was last resolved.
     private var lookupFailures: [InstanceKey: Int] = [:]
-    static let maxConcurrentLookups = 4
+    static let maxConcurrentLookups = 2
     static let maxLookupAttempts = 6
     /// A lookup without an answer by then is given up and retried (its peer may have gone quiet).
     static let lookupTimeout: DispatchTimeInterval = .seconds(5)

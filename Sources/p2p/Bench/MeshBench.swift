@@ -23,7 +23,7 @@ final class MeshBench: Sendable {
         var paced = true
         /// Sessions become available one after another this far apart, as peers joining a network do;
         /// all at once, 32 browsers' lookups overrun the system bus (see `ServiceBrowser`).
-        var joinIntervalMilliseconds = 100
+        var joinIntervalMilliseconds = 250
         /// Peer 0 sends the first burst message twice: a check that the count catches a duplicate.
         var injectDuplicate = false
         var formationTimeout: Double = 60

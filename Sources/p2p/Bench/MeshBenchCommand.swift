@@ -37,7 +37,7 @@ struct MeshBenchCommand: AsyncParsableCommand {
     var discovery: MeshDiscoveryOption = .mdns
 
     @Option(name: .customLong("join-interval"), help: "Milliseconds between one session becoming available and the next (mdns).")
-    var joinInterval = 100
+    var joinInterval = 250
 
     @Option(help: "Session transport: tls or insecure.")
     var transport: BenchTransport = .tls
