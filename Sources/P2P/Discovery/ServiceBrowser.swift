@@ -33,7 +33,8 @@ public final class ServiceBrowser: @unchecked Sendable {
     /// Failed lookups per instance since it was last resolved.
     private var lookupFailures: [InstanceKey: Int] = [:]
     static let maxConcurrentLookups = 2
-    static let maxLookupAttempts = 6
+    /// After this many failures in a row the error is reported (once); retries go on while the instance is browsed.
+    static let failuresBeforeReport = 6
     /// A lookup without an answer by then is given up and retried (its peer may have gone quiet).
     static let lookupTimeout: DispatchTimeInterval = .seconds(5)
 
@@ -122,9 +123,9 @@ public final class ServiceBrowser: @unchecked Sendable {
         }
     }
 
-    /// A lookup failed (`nil`: got no answer in time): retried after a growing delay while the instance
-    /// is still there; an error is reported after the last attempt (silence is not: the browse will
-    /// report the instance gone, or it answers when it re-announces).
+    /// A lookup failed (`nil`: got no answer in time): retried after a growing delay (at most 3 s) for
+    /// as long as the instance is browsed, since it is there to be found; an error is reported once,
+    /// after `failuresBeforeReport` failures in a row (silence is not an error worth reporting).
     private func lookupFailed(_ context: LookupContext, _ error: DiscoveryError?) {
         let key = context.key
         lookups.removeValue(forKey: key)?.cancel()
@@ -132,13 +133,9 @@ public final class ServiceBrowser: @unchecked Sendable {
         guard !stopped, interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
         let failures = (lookupFailures[key] ?? 0) + 1
         lookupFailures[key] = failures
-        guard failures < Self.maxLookupAttempts else {
-            lookupFailures[key] = nil
-            if let error { onEvent(.failed(error)) }
-            return
-        }
-        // 100 ms, 200 ms, … 1.6 s: other requests finish meanwhile and free their D-Bus connections.
-        queue.asyncAfter(deadline: .now() + .milliseconds(100 << (failures - 1))) { [weak self] in
+        if failures == Self.failuresBeforeReport, let error { onEvent(.failed(error)) }
+        // 100 ms, 200 ms, … 3 s: other requests finish meanwhile and free their D-Bus connections.
+        queue.asyncAfter(deadline: .now() + .milliseconds(min(3000, 100 << min(failures - 1, 5)))) { [weak self] in
             guard let self, !self.stopped, self.lookups[key] == nil, !self.queuedLookups.contains(where: { $0.key == key }),
                   self.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
             self.startResolve(key, type: context.type, domain: context.domain)

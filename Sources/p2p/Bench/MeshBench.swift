@@ -62,6 +62,8 @@ final class MeshBench: Sendable {
         var formedNanoseconds: UInt64
         /// Failed `connect` calls that were retried (refused duplicates, races with the peer's own dial).
         var dialFailures: Int
+        /// Links that ended after the mesh formed, by reason (each end reports its own).
+        var disconnects: [String: Int]
         var memory: MemorySnapshots
         var burst: DeliveryResult
         var everyone: DeliveryResult
@@ -89,6 +91,12 @@ final class MeshBench: Sendable {
     private let tallies: [DeliveryTally]
     private let progress: @Sendable (String) -> Void
     private let dialFailures = NIOLockedValueBox(0)
+    private let dialErrors = NIOLockedValueBox<[String: Int]>([:])
+    /// Why links ended after the mesh formed (none should), by reason.
+    private let disconnects = NIOLockedValueBox<[String: Int]>([:])
+    private let formed = NIOLockedValueBox(false)
+    /// Event watchers, cancelled in `close()`.
+    private let watchers = NIOLockedValueBox<[Task<Void, Never>]>([])
     /// DNS-SD errors reported by the sessions while the mesh formed.
     private let discoveryErrors = NIOLockedValueBox<[String]>([])
 
@@ -143,12 +151,13 @@ final class MeshBench: Sendable {
         progress("round: every peer sends \(options.perPeer) messages to all others…")
         let everyone = await deliver(phase: 2, senders: Array(0..<options.peers), perSender: options.perPeer)
         return Report(peers: options.peers, connections: connections, discoveredNanoseconds: discovered, formedNanoseconds: formed,
-                      dialFailures: dialFailures.withLockedValue { $0 },
+                      dialFailures: dialFailures.withLockedValue { $0 }, disconnects: disconnects.withLockedValue { $0 },
                       memory: MemorySnapshots(beforeSessions: before, sessionsStarted: started, meshFormed: formedMemory),
                       burst: burst, everyone: everyone)
     }
 
     func close() async {
+        watchers.withLockedValue { $0 }.forEach { $0.cancel() }
         for session in sessions { await session.close() }
         try? await group.shutdownGracefully()
     }
@@ -157,23 +166,25 @@ final class MeshBench: Sendable {
 
     /// Returns (all discovered, all connected) in nanoseconds from the start of discovery.
     private func formMesh() async throws -> (UInt64, UInt64) {
-        var watchers: [Task<Void, Never>] = []
-        defer { watchers.forEach { $0.cancel() } }
         let start = benchNow()
+        let mdns = options.discovery == .mdns
+        for session in sessions {
+            let events = session.events()
+            let watcher = Task { [self] in
+                for await event in events {
+                    switch event {
+                    case .peerChanged(let peer, .available, _) where mdns: dial(from: session, to: peer.id, at: nil)
+                    case .peerChanged(_, .disconnected, let reason) where formed.withLockedValue({ $0 }):
+                        disconnects.withLockedValue { $0["\(reason.map { "\($0)" } ?? "no reason")", default: 0] += 1 }
+                    case .discoveryFailed(let error): discoveryErrors.withLockedValue { $0.append("\(error)") }
+                    default: break
+                    }
+                }
+            }
+            watchers.withLockedValue { $0.append(watcher) }
+        }
         switch options.discovery {
         case .mdns:
-            for session in sessions {
-                let events = session.events()
-                watchers.append(Task { [self] in
-                    for await event in events {
-                        switch event {
-                        case .peerChanged(let peer, .available, _): dial(from: session, to: peer.id, at: nil)
-                        case .discoveryFailed(let error): discoveryErrors.withLockedValue { $0.append("\(error)") }
-                        default: break
-                        }
-                    }
-                })
-            }
             for (index, session) in sessions.enumerated() {
                 if index > 0 && options.joinIntervalMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(options.joinIntervalMilliseconds)) }
                 do {
@@ -201,6 +212,7 @@ final class MeshBench: Sendable {
             }
             let connected = sessions.map { $0.connectedPeers.count }
             if connected.allSatisfy({ $0 == others }) {
+                formed.withLockedValue { $0 = true }
                 return (discoveredAt == .max ? now - start : discoveredAt, now - start)
             }
             guard now < deadline else {
@@ -208,7 +220,8 @@ final class MeshBench: Sendable {
                 throw MeshBenchError.formation(
                     "after \(options.formationTimeout) s: \(connected.reduce(0, +) / 2) of \(connections) connections "
                         + "(fewest on one peer: \(connected.min() ?? 0) of \(others)); peers seen per session: min \(seen.min() ?? 0), max \(seen.max() ?? 0)"
-                        + discoveryErrorSummary)
+                        + discoveryErrorSummary + "; connect errors: "
+                        + dialErrors.withLockedValue { $0 }.map { "\($1)× \($0)" }.sorted().joined(separator: "; "))
             }
             try? await Task.sleep(for: .milliseconds(5))
         }
@@ -225,8 +238,10 @@ final class MeshBench: Sendable {
     /// Connects `session` to `peer` unless already connected, retrying a few times: when both dial at
     /// once, the losing link of the tie-break may fail the call before the winning one is up.
     private func dial(from session: Session, to peer: PeerID, at endpoint: Endpoint?) {
+        let deadline = benchNow() + UInt64(options.formationTimeout * 1e9)
         Task {
-            for attempt in 0..<8 {
+            var attempt = 0
+            while benchNow() < deadline && !formed.withLockedValue({ $0 }) {
                 if session.connectedPeers.contains(where: { $0.id == peer }) { return }
                 do {
                     if let endpoint {
@@ -237,7 +252,9 @@ final class MeshBench: Sendable {
                     return
                 } catch {
                     dialFailures.withLockedValue { $0 += 1 }
-                    try? await Task.sleep(for: .milliseconds(50 * (attempt + 1)))
+                    dialErrors.withLockedValue { $0["\(error)", default: 0] += 1 }
+                    try? await Task.sleep(for: .milliseconds(min(1000, 50 << min(attempt, 5))))
+                    attempt += 1
                 }
             }
         }

@@ -103,7 +103,7 @@ struct MeshBenchCommand: AsyncParsableCommand {
         let perConnectionRSS = Double(memory.meshFormed.rss - memory.sessionsStarted.rss) / Double(connections)
         let perConnectionAnon = Double(memory.meshFormed.anonymous - memory.sessionsStarted.anonymous) / Double(connections)
         let perSessionAnon = Double(memory.sessionsStarted.anonymous - memory.beforeSessions.anonymous) / Double(peers)
-        let ok = report.burst.exactlyOnce && report.everyone.exactlyOnce
+        let ok = report.burst.exactlyOnce && report.everyone.exactlyOnce && report.disconnects.isEmpty
         let dialing = discovery == .mdns
             ? "each advertises via DNS-SD and dials every peer it discovers (both ends dial; the tie-break keeps one link per pair)"
             : "each dials every other's known port (no DNS-SD)"
@@ -138,7 +138,7 @@ struct MeshBenchCommand: AsyncParsableCommand {
                     "rssPerConnection": Int(perConnectionRSS.rounded()), "anonPerConnection": Int(perConnectionAnon.rounded()),
                     "anonPerSession": Int(perSessionAnon.rounded()),
                 ] as [String: Any],
-                "burst": phase(report.burst), "everyone": phase(report.everyone),
+                "burst": phase(report.burst), "everyone": phase(report.everyone), "disconnectsAfterFormed": report.disconnects,
                 "method": method, "nproc": Machine.cpuCount, "cpu": Machine.cpuModel,
                 "loadAverage": [loadBefore ?? NSNull(), loadAfter ?? NSNull()] as [Any], "build": Machine.buildConfiguration,
             ])
@@ -161,6 +161,7 @@ struct MeshBenchCommand: AsyncParsableCommand {
                 table.add("  peak RSS growth", mib(result.peakRSSGrowth), "")
                 for error in result.sendErrors { table.add("  send error", error, "") }
             }
+            for (reason, count) in report.disconnects.sorted(by: { $0.key < $1.key }) { table.add("link ended after forming", "\(count)× \(reason)", "") }
             Output.line(table.render())
             Output.line("method: " + method)
             Output.line(ok ? "exactly once: yes (every message reached all \(peers - 1) other peers once)" : "exactly once: NO")
