@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     --rss-sizes) RSS_SIZES=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-wormhole) TRANSFER_ARGS+=(--no-wormhole); shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --rss-sizes) RSS_SIZES=$2; shift 2 ;;
     --no-wormhole) WORMHOLE=0; shift ;;
     --summary) SUMMARY=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
