@@ -3,6 +3,8 @@
 #   1. a SIZE (default 1 GiB) random file, tmpfs -> tmpfs, RUNS times each (interleaved) with
 #        p2p        `p2p receive --yes --port P` and `p2p send --connect 127.0.0.1:P` (TLS 1.3, SHA-256 both ends)
 #        socat      `socat -u -b 262144` file -> TCP -> file (plain copy, no encryption, no hash)
+#        nc         netcat-openbsd: `nc -l` > file, `nc -N` < file (plain copy, no encryption, no hash)
+#        iperf3     `iperf3 -c -n SIZE` memory to memory, no file at all: the loopback TCP ceiling
 #        wormhole   magic-wormhole with its own mailbox server and transit relay on 127.0.0.1, both
 #                   sides --no-listen (so the bytes go through the relay)
 #      wall time from starting the sender until both ends have exited, medians, and the ratios
@@ -12,9 +14,13 @@
 #      sender and receiver for 256 MiB and 4 GiB files (the 4 GiB run needs ~8 GiB free on the tmpfs).
 # Every received file is checked with sha256sum against the source. Build first: swift build -c release.
 #
-# usage: Benchmarks/transfer.sh [--runs N] [--size-mib N] [--rss-sizes "256 4096"] [--no-wormhole]
+# usage: Benchmarks/transfer.sh [--runs N] [--size-mib N] [--rss-sizes "256 4096"] [--no-wormhole] [--summary FILE]
+#   --summary FILE  also writes the figures as "key value" lines (for Benchmarks/run.sh)
+# needs: socat, python3, /usr/bin/time (package time); optional rows: nc (netcat-openbsd), iperf3,
+#        magic-wormhole (scripts/setup.sh --bench installs all of them; a missing one's row is skipped)
 # env:   P2P_BIN (default .build/release/p2p), BENCH_TMPFS (default /dev/shm),
-#        WORMHOLE_VENV (default /tmp/p2p-bench-wormhole: created with pip if it lacks `wormhole`)
+#        WORMHOLE_VENV (default /tmp/p2p-bench-wormhole; `scripts/setup.sh --bench` creates it; without
+#        it the wormhole row is skipped: nothing is installed here)
 # Exit status 0 whether or not the targets are met; 1 if a transfer failed or a tool is missing.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,14 +28,15 @@ P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
 [[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
 TMPFS=${BENCH_TMPFS:-/dev/shm}
 WH_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
-RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" WORMHOLE=1
+RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" WORMHOLE=1 SUMMARY=
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) RUNS=$2; shift 2 ;;
     --size-mib) SIZE_MIB=$2; shift 2 ;;
     --rss-sizes) RSS_SIZES=$2; shift 2 ;;
     --no-wormhole) WORMHOLE=0; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --summary) SUMMARY=$2; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -131,12 +138,45 @@ run_socat() {
   elapsed "$t0" "$t1"
 }
 
+# nc (netcat-openbsd): the receiver exits at the sender's EOF (-N shuts the socket down after stdin).
+run_nc() {
+  local src=$1 out=$2 port rpid t0 t1
+  port=$(free_port)
+  /usr/bin/time -v -o "$W/nc-recv.time" nc -l 127.0.0.1 "$port" >"$out" </dev/null 2>"$W/nc.err" &
+  rpid=$!; OURS+=("$rpid")
+  wait_until 10 listening "$port" || bad "nc did not listen"
+  t0=$(now)
+  /usr/bin/time -v -o "$W/nc-send.time" nc -N 127.0.0.1 "$port" <"$src" || bad "nc send failed"
+  wait "$rpid" || bad "nc receive failed"
+  t1=$(now)
+  cpu_of "$W/nc-send.time" "$W/nc-recv.time" >"$W/cpu"
+  elapsed "$t0" "$t1"
+}
+
+# iperf3: the same number of bytes memory to memory in 256 KiB writes; no file is read or written, so
+# this is the ceiling of one TCP stream on loopback with these CPUs. Copies the source to OUT so that
+# the common check passes (it checks nothing about iperf3).
+run_iperf3() {
+  local src=$1 out=$2 port spid t0 t1
+  port=$(free_port)
+  /usr/bin/time -v -o "$W/iperf-recv.time" iperf3 -s -1 -B 127.0.0.1 -p "$port" >"$W/iperf-s.out" 2>&1 &
+  spid=$!; OURS+=("$spid")
+  wait_until 10 listening "$port" || bad "iperf3 server did not listen"
+  t0=$(now)
+  /usr/bin/time -v -o "$W/iperf-send.time" iperf3 -c 127.0.0.1 -p "$port" -n "$BYTES" -l 256K >"$W/iperf-c.out" 2>&1 \
+    || { bad "iperf3 client failed"; tail -3 "$W/iperf-c.out" >&2; }
+  wait "$spid"
+  t1=$(now)
+  cp "$src" "$out"
+  cpu_of "$W/iperf-send.time" "$W/iperf-recv.time" >"$W/cpu"
+  elapsed "$t0" "$t1"
+}
+
 MPORT= TPORT=
 start_wormhole_servers() {
   if [ ! -x "$WH_VENV/bin/wormhole" ] || [ ! -x "$WH_VENV/bin/twist" ]; then
-    say "installing magic-wormhole into $WH_VENV (pip)"
-    python3 -m venv "$WH_VENV" && "$WH_VENV/bin/pip" install -q magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay >&2 \
-      || { say "magic-wormhole could not be installed: skipping its row"; WORMHOLE=0; return; }
+    say "no magic-wormhole in $WH_VENV (scripts/setup.sh --bench installs it): skipping its row"
+    WORMHOLE=0; return
   fi
   MPORT=$(free_port); TPORT=$(free_port)
   (cd "$W" && exec "$WH_VENV/bin/twist" wormhole-mailbox --port="tcp:$MPORT:interface=127.0.0.1" --channel-db="$W/relay.sqlite") >"$W/mailbox.log" 2>&1 &
@@ -184,7 +224,13 @@ make_file "$SRC" "$SIZE_MIB"
 SRC_SHA=$(sha256sum "$SRC" | cut -d' ' -f1)
 BYTES=$((SIZE_MIB << 20))
 [ "$WORMHOLE" = 1 ] && start_wormhole_servers
-methods=(p2p socat); [ "$WORMHOLE" = 1 ] && methods+=(wormhole)
+methods=(p2p socat)
+if command -v nc >/dev/null && nc -h 2>&1 | grep -q -- '-N'; then methods+=(nc); else say "no netcat-openbsd (nc -N): skipping its row"; fi
+if command -v iperf3 >/dev/null; then methods+=(iperf3); else say "no iperf3 (scripts/setup.sh --bench installs it): skipping its row"; fi
+[ "$WORMHOLE" = 1 ] && methods+=(wormhole)
+[ -z "$SUMMARY" ] || : >"$SUMMARY"
+summary() { [ -z "$SUMMARY" ] || echo "$*" >>"$SUMMARY"; }
+summary size_mib "$SIZE_MIB"; summary runs "$RUNS"
 declare -A TIMES=() CPUS=()
 for run in $(seq "$RUNS"); do
   for m in "${methods[@]}"; do
@@ -205,6 +251,10 @@ for m in "${methods[@]}"; do
   MED[$m]=$(median ${TIMES[$m]}); MEDCPU[$m]=$(median ${CPUS[$m]})
   printf '%-9s wall:%s   median %ss = %s MiB/s;  CPU-s (both ends%s):%s   median %s\n' "$m" "${TIMES[$m]}" "${MED[$m]}" \
     "$(rate "$BYTES" "${MED[$m]}")" "$([ "$m" = wormhole ] && echo " + relay")" "${CPUS[$m]}" "${MEDCPU[$m]}"
+  summary "${m}_median_s" "${MED[$m]}"; summary "${m}_runs_s" "${TIMES[$m]# }"; summary "${m}_cpu_s" "${MEDCPU[$m]}"
+done
+for m in nc iperf3; do
+  [ -n "${MED[$m]:-}" ] && echo "p2p vs $m: $(ratio "${MED[$m]}" "${MED[p2p]}")x by wall time; $(ratio "${MEDCPU[$m]}" "${MEDCPU[p2p]}")x by CPU time"
 done
 echo "p2p vs socat:    $(ratio "${MED[socat]}" "${MED[p2p]}")x by wall time (target >= 1.0x); $(ratio "${MEDCPU[socat]}" "${MEDCPU[p2p]}")x by CPU time"
 [ "$WORMHOLE" = 1 ] && echo "p2p vs wormhole: $(ratio "${MED[wormhole]}" "${MED[p2p]}")x by wall time (target >= 10x); $(ratio "${MEDCPU[wormhole]}" "${MEDCPU[p2p]}")x by CPU time" \
@@ -227,6 +277,7 @@ for mib in $RSS_SIZES; do
   printf '%5s MiB: maxrss sender %s MiB, receiver %s MiB; peak RssAnon sender %s MiB, receiver %s MiB; %ss, %s MiB/s\n' "$mib" \
     "$(ratio "${s_kib:-0}" 1024)" "$(ratio "${r_kib:-0}" 1024)" "$(ratio "${s_anon:-0}" 1024)" "$(ratio "${r_anon:-0}" 1024)" \
     "$t" "$(rate $((mib << 20)) "$t")"
+  summary "rss_${mib}" "${s_kib:-0} ${r_kib:-0} ${s_anon:-0} ${r_anon:-0}"
   rm -f "$SRC"
 done
 [ ! -s "$W/failures" ] || { echo "FAILED:"; sed 's/^/  /' "$W/failures"; exit 1; }

@@ -5,17 +5,25 @@ set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
 PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 socat netcat-openbsd tcpdump python3 tmux)
+# Only for Benchmarks/run.sh (--bench): the baselines it compares with.
+BENCH_PKGS=(iperf3 time python3-venv)
+WORMHOLE_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
+BENCH=0
 # We check the machine's default system bus, whatever the caller's env says.
 unset DBUS_SYSTEM_BUS_ADDRESS
 
 case "${1:-}" in
   -h|--help|help)
     cat <<EOF
-usage: $ME
+usage: $ME [--bench]
   Installs missing packages (${PKGS[*]}) with apt-get (via sudo if not root),
   then uses the running avahi-daemon, or starts a private loopback-only one via mdns-loopback.sh start.
+  --bench  also what Benchmarks/run.sh compares with: ${BENCH_PKGS[*]} (apt-get), and magic-wormhole
+           with its mailbox server and transit relay in a Python venv at \$WORMHOLE_VENV
+           (default /tmp/p2p-bench-wormhole; pip, from PyPI).
 EOF
     exit 0 ;;
+  --bench) BENCH=1 ;;
   "") ;;
   *) echo "$ME: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
@@ -23,6 +31,7 @@ esac
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 
 missing=()
+[ "$BENCH" = 1 ] && PKGS+=("${BENCH_PKGS[@]}")
 for p in "${PKGS[@]}"; do
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)" = installed ] || missing+=("$p")
 done
@@ -47,6 +56,12 @@ fi
 if ! python3 -c 'import cryptography' 2>/dev/null; then
   echo "$ME: installing Python's cryptography package (for the e2e raw peer)"
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-cryptography >/dev/null 2>&1 || python3 -m pip install --quiet cryptography
+fi
+
+if [ "$BENCH" = 1 ] && { [ ! -x "$WORMHOLE_VENV/bin/wormhole" ] || [ ! -x "$WORMHOLE_VENV/bin/twist" ]; }; then
+  echo "$ME: installing magic-wormhole, its mailbox server and transit relay into $WORMHOLE_VENV (pip)"
+  python3 -m venv "$WORMHOLE_VENV"
+  "$WORMHOLE_VENV/bin/pip" install -q magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay
 fi
 
 if dbus-send --system --print-reply --reply-timeout=2000 --dest=org.freedesktop.Avahi \

@@ -9,6 +9,11 @@ import Dispatch
 ///
 /// When the mDNS daemon goes away it reports `.lost`, browses again with `RetryBackoff` delays until the
 /// daemon answers (`.restored`), and reports instances it knew that did not come back as lost.
+///
+/// At most `maxConcurrentLookups` lookups run at once and a failed one is retried: avahi's compat layer
+/// opens a D-Bus connection per request, and the system bus refuses a user more than 256 connections, so
+/// a host with many peers (or many sessions in one process) gets "refused" (-65553) for some lookups.
+/// Without a retry such a peer would stay unfound until it announced itself again.
 public final class ServiceBrowser: @unchecked Sendable {
     public enum Event: Sendable {
         case found(DiscoveredService)
@@ -41,6 +46,15 @@ public final class ServiceBrowser: @unchecked Sendable {
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
     private let staleGrace: DispatchTimeInterval
+    /// Lookups waiting for one of the `maxConcurrentLookups` slots, oldest first.
+    private var queuedLookups: [(key: InstanceKey, type: String, domain: String)] = []
+    /// Failed lookups per instance since it was last resolved.
+    private var lookupFailures: [InstanceKey: Int] = [:]
+    static let maxConcurrentLookups = 2
+    /// After this many failures in a row the error is reported (once); retries go on while the instance is browsed.
+    static let failuresBeforeReport = 6
+    /// A lookup without an answer by then is given up and retried (its peer may have gone quiet).
+    static let lookupTimeout: DispatchTimeInterval = .seconds(5)
 
     public init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5),
                 onEvent: @escaping @Sendable (Event) -> Void) {
@@ -85,6 +99,8 @@ public final class ServiceBrowser: @unchecked Sendable {
         browse = nil
         lookups.values.forEach { $0.cancel() }
         lookups = [:]
+        queuedLookups = []
+        lookupFailures = [:]
         if !recovering {
             recovering = true
             onEvent(.daemonLost)
@@ -118,6 +134,7 @@ public final class ServiceBrowser: @unchecked Sendable {
         let before = Set(interfacesByName.keys)
         interfacesByName = [:]
         instanceTypes = [:]
+        lookupFailures = [:]
         queue.asyncAfter(deadline: .now() + staleGrace) { [weak self] in
             guard let self, !self.stopped else { return }
             for name in before where self.interfacesByName[name] == nil { self.onEvent(.lost(name: name)) }
@@ -131,6 +148,7 @@ public final class ServiceBrowser: @unchecked Sendable {
             browse = nil
             lookups.values.forEach { $0.cancel() }
             lookups = [:]
+            queuedLookups = []
         }
     }
 
@@ -150,6 +168,9 @@ public final class ServiceBrowser: @unchecked Sendable {
         } else {
             lookups.removeValue(forKey: key)?.cancel()
             instanceTypes[key] = nil
+            queuedLookups.removeAll { $0.key == key }
+            lookupFailures[key] = nil
+            startQueuedLookups()
             interfacesByName[name]?.remove(interfaceIndex)
             if interfacesByName[name]?.isEmpty == true {
                 interfacesByName[name] = nil
@@ -160,20 +181,62 @@ public final class ServiceBrowser: @unchecked Sendable {
 
     private func startResolve(_ key: InstanceKey, type: String, domain: String) {
         lookups.removeValue(forKey: key)?.cancel()
-        let context = LookupContext(browser: self, key: key)
+        queuedLookups.removeAll { $0.key == key }
+        guard lookups.count < Self.maxConcurrentLookups else {
+            queuedLookups.append((key, type, domain))
+            return
+        }
+        let context = LookupContext(browser: self, key: key, type: type, domain: domain)
         do {
             lookups[key] = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
                 DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, type, domain, resolveReply, pointer)
             }
+            expireLookup(context)
         } catch {
-            onEvent(.failed(error))
+            lookupFailed(context, error)
+        }
+    }
+
+    /// Fills free lookup slots from the queue.
+    private func startQueuedLookups() {
+        while !stopped, lookups.count < Self.maxConcurrentLookups, !queuedLookups.isEmpty {
+            let next = queuedLookups.removeFirst()
+            startResolve(next.key, type: next.type, domain: next.domain)
+        }
+    }
+
+    /// Gives a lookup up after `lookupTimeout` unless it finished (or was replaced) by then.
+    private func expireLookup(_ context: LookupContext) {
+        let operation = lookups[context.key].map(ObjectIdentifier.init)
+        queue.asyncAfter(deadline: .now() + Self.lookupTimeout) { [weak self] in
+            guard let self, let operation, self.lookups[context.key].map(ObjectIdentifier.init) == operation else { return }
+            self.lookupFailed(context, nil)
+        }
+    }
+
+    /// A lookup failed (`nil`: got no answer in time): retried after a growing delay (at most 3 s) for
+    /// as long as the instance is browsed, since it is there to be found; an error is reported once,
+    /// after `failuresBeforeReport` failures in a row (silence is not an error worth reporting).
+    private func lookupFailed(_ context: LookupContext, _ error: DiscoveryError?) {
+        let key = context.key
+        lookups.removeValue(forKey: key)?.cancel()
+        defer { startQueuedLookups() }
+        guard !stopped, interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
+        let failures = (lookupFailures[key] ?? 0) + 1
+        lookupFailures[key] = failures
+        if failures == Self.failuresBeforeReport, let error { onEvent(.failed(error)) }
+        // 100 ms, 200 ms, … 3 s: other requests finish meanwhile and free their D-Bus connections.
+        queue.asyncAfter(deadline: .now() + .milliseconds(min(3000, 100 << min(failures - 1, 5)))) { [weak self] in
+            guard let self, !self.stopped, self.lookups[key] == nil, !self.queuedLookups.contains(where: { $0.key == key }),
+                  self.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
+            self.startResolve(key, type: context.type, domain: context.domain)
         }
     }
 
     fileprivate func handleResolve(_ context: LookupContext, code: DNSServiceErrorType, host: String, port: UInt16, txt: TXTRecord) {
         guard !stopped, lookups[context.key] != nil else { return }
+        guard isSuccess(code) else { return lookupFailed(context, DiscoveryError(operation: "resolve", code: code)) }
         lookups.removeValue(forKey: context.key)?.cancel()
-        guard isSuccess(code) else { return }
         context.resolved = (host, port, txt)
         do {
             lookups[context.key] = try DNSServiceOperation("query A record", queue: queue, context: context) { ref, pointer in
@@ -181,30 +244,40 @@ public final class ServiceBrowser: @unchecked Sendable {
                     ref, 0, context.key.interfaceIndex, host,
                     UInt16(kDNSServiceType_A), UInt16(kDNSServiceClass_IN), addressReply, pointer)
             }
+            expireLookup(context)
         } catch {
-            onEvent(.failed(error))
+            lookupFailed(context, error)
         }
     }
 
     fileprivate func handleAddress(_ context: LookupContext, code: DNSServiceErrorType, flags: DNSServiceFlags, address: [UInt8]) {
         guard !stopped, lookups[context.key] != nil, let resolved = context.resolved else { return }
-        guard isSuccess(code), flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0, address.count == 4 else { return }
+        guard isSuccess(code) else { return lookupFailed(context, DiscoveryError(operation: "query A record", code: code)) }
+        guard flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0, address.count == 4 else { return }
         // The first answer is enough to connect; stop asking.
         lookups.removeValue(forKey: context.key)?.cancel()
+        lookupFailures[context.key] = nil
+        defer { startQueuedLookups() }
         let service = DiscoveredService(
             name: context.key.name, txt: resolved.txt, host: resolved.host, port: resolved.port,
             addresses: [address.map(String.init).joined(separator: ".")], interfaceIndex: context.key.interfaceIndex)
         onEvent(.found(service))
     }
 
-    fileprivate final class LookupContext {
+    /// Only touched on the browser's queue (callbacks and timers run there).
+    fileprivate final class LookupContext: @unchecked Sendable {
         unowned let browser: ServiceBrowser
         let key: InstanceKey
+        /// Service type and domain as browsed, to resolve again after a failure.
+        let type: String
+        let domain: String
         var resolved: (host: String, port: UInt16, txt: TXTRecord)?
 
-        init(browser: ServiceBrowser, key: InstanceKey) {
+        init(browser: ServiceBrowser, key: InstanceKey, type: String, domain: String) {
             self.browser = browser
             self.key = key
+            self.type = type
+            self.domain = domain
         }
     }
 }

@@ -59,7 +59,13 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         handshakeTimer?.cancel()
         phase = .closing
         session.linkClosed(link)
+        link.closed()
         context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        link.writabilityChanged()
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -58,6 +58,16 @@ final class PeerLink: @unchecked Sendable {
 
     /// Queues a frame; frames queued from other threads are written in one batch with one flush.
     func send(_ frame: Frame) { outbound.enqueue(frame) }
+
+    /// Returns once this link can take more: few bytes wait in its queue and the channel is writable
+    /// (NIO's write buffer is under its high-water mark), or the link is closed.
+    func waitForRoom() async { await outbound.waitForRoom() }
+
+    /// Called on the event loop when the channel's writability changed.
+    func writabilityChanged() { outbound.wakeWaitersIfRoom() }
+
+    /// Called on the event loop when the channel closed: nobody waits for room on a dead link.
+    func closed() { outbound.close() }
 }
 
 /// Coalesces writes from any thread into one event-loop task per batch, so a burst of small
@@ -66,7 +76,15 @@ private final class OutboundQueue: @unchecked Sendable {
     private let channel: Channel
     private let lock = NIOLock()
     private var pending: [Frame] = []
+    /// Payload bytes in `pending`.
+    private var pendingBytes = 0
     private var drainScheduled = false
+    /// `waitForRoom` callers, resumed when the queue has drained and the channel is writable.
+    private var roomWaiters: [CheckedContinuation<Void, Never>] = []
+    private var isClosed = false
+    /// Above this many bytes queued but not yet handed to the channel, `waitForRoom` waits: the
+    /// size of NIO's default high-water mark, so the two buffers together stay small.
+    static let pendingLimit = 64 * 1024
     /// Only touched on the event loop, in `drain`.
     private var draining: [Frame] = []
 
@@ -80,6 +98,7 @@ private final class OutboundQueue: @unchecked Sendable {
         }
         let mustSchedule = lock.withLock {
             pending.append(frame)
+            pendingBytes += frame.payload.readableBytes
             defer { drainScheduled = true }
             return !drainScheduled
         }
@@ -92,6 +111,7 @@ private final class OutboundQueue: @unchecked Sendable {
         // Two arrays swapped back and forth, so a steady stream of batches allocates nothing here.
         lock.withLock {
             drainScheduled = false
+            pendingBytes = 0
             swap(&pending, &draining)
         }
         // Wrapped here, where the type is known: the generic `Channel.write` wraps with runtime casts.
@@ -99,5 +119,37 @@ private final class OutboundQueue: @unchecked Sendable {
         for frame in draining { pipeline.write(NIOAny(frame), promise: nil) }
         draining.removeAll(keepingCapacity: true)
         pipeline.flush()
+        wakeWaitersIfRoom()
+    }
+
+    /// Room: the queue is under its limit and the channel (NIO's write buffer) is writable.
+    /// Must be called with `lock` held; `Channel.isWritable` is safe from any thread.
+    private var hasRoom: Bool { isClosed || (pendingBytes < Self.pendingLimit && channel.isWritable) }
+
+    func waitForRoom() async {
+        guard !lock.withLock({ hasRoom }) else { return }
+        await withCheckedContinuation { continuation in
+            // Checked again under the lock: a wake-up between the first check and here would be missed.
+            let ready = lock.withLock {
+                if hasRoom { return true }
+                roomWaiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    func wakeWaitersIfRoom() {
+        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
+            guard !roomWaiters.isEmpty, hasRoom else { return [] }
+            defer { roomWaiters.removeAll() }
+            return roomWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func close() {
+        lock.withLock { isClosed = true }
+        wakeWaitersIfRoom()
     }
 }

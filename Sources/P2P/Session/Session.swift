@@ -348,6 +348,27 @@ public final class Session: Sendable {
         try send(message.frame(), to: peers, mode: mode)
     }
 
+    /// Sends a typed message reliably once every target can take more, so a long burst waits for slow
+    /// peers instead of queueing in memory (`send` never waits: what the socket cannot take yet is
+    /// buffered without bound). Waits until each link has at most about 64 KiB queued beyond its
+    /// socket; throws `notConnected` if a peer is gone by then.
+    public func sendWhenWritable<Message: WireMessage>(_ message: Message, to peers: [PeerID]) async throws(SessionError) {
+        try await sendWhenWritable(message.frame(), to: peers)
+    }
+
+    /// Raw data, reliably, once every target can take more (see the typed `sendWhenWritable`).
+    public func sendWhenWritable(_ data: Data, to peers: [PeerID]) async throws(SessionError) {
+        var payload = ByteBuffer()
+        payload.writeBytes(data)
+        try await sendWhenWritable(Frame(type: .data, payload: payload), to: peers)
+    }
+
+    private func sendWhenWritable(_ frame: Frame, to peers: [PeerID]) async throws(SessionError) {
+        let links = state.withLockedValue { state in peers.compactMap { state.links[$0] } }
+        for link in links { await link.waitForRoom() }
+        try send(frame, to: peers, mode: .reliable)
+    }
+
     private func send(_ frame: Frame, to peers: [PeerID], mode: SendMode) throws(SessionError) {
         let (links, datagramChannel) = state.withLockedValue { state in
             (peers.map { state.links[$0] }, state.datagramChannel)

@@ -148,6 +148,8 @@ enum SessionBench {
 enum Memory {
     static func residentBytes() -> Int? { statusField("VmRSS:") }
     static func peakResidentBytes() -> Int? { statusField("VmHWM:") }
+    /// The anonymous part of the resident set: heap and buffers, without mapped code and libraries.
+    static func anonymousBytes() -> Int? { statusField("RssAnon:") }
 
     /// Resets VmHWM to the current RSS (Linux ≥ 4.0), so the next peak is this phase's.
     static func resetPeak() {

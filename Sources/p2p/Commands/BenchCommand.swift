@@ -2,10 +2,10 @@ import ArgumentParser
 import Foundation
 import P2P
 
-/// `p2p bench`: measures the session against raw TCP on this machine.
+/// `p2p bench` (or `p2p bench session`): measures the session against raw TCP on this machine.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
+        commandName: "session",
         abstract: "Measure round trip, throughput and discovery time.",
         discussion: """
             Runs everything in one process on loopback and compares the session with baselines measured \
@@ -13,7 +13,8 @@ struct BenchCommand: AsyncParsableCommand {
             the same bytes. Session and raw runs alternate in --rounds rounds, so a busy machine slows both \
             alike. Build with `swift build -c release` before trusting the figures. \
             Targets: round trip within 1.5x of raw TCP (p50 and p99), at least 300k msgs/s one way, \
-            a new peer found within 1 s. The exit status is 0 whether or not targets are met.
+            a new peer found within 1 s. The exit status is 0 whether or not targets are met. \
+            `p2p bench mesh` measures a many-peer chat mesh instead.
             """
     )
 

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `p2p bench`: the benchmarks; without a subcommand, the session one (round trip, messages/s, discovery).
+struct BenchGroupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure round trip, throughput and discovery time (session), or a many-peer mesh (mesh).",
+        subcommands: [BenchCommand.self, MeshBenchCommand.self],
+        defaultSubcommand: BenchCommand.self
+    )
+}

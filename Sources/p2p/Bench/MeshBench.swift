@@ -1,0 +1,422 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import P2P
+
+/// A full chat mesh of `peers` sessions in this process on loopback: every session advertises
+/// through the mDNS daemon and dials every peer of the mesh it discovers (both sides dial, so the
+/// sessions' simultaneous-connect tie-break is exercised on every pair), then chat `TextMessage`s
+/// go out and every receiver counts them by message ID, so a lost or doubled message shows.
+final class MeshBench: Sendable {
+    struct Options: Sendable {
+        var peers = 32
+        /// Messages of the burst, all from peer 0 to every other peer.
+        var burst = 10_000
+        /// Messages each peer sends to all others in the round where everyone sends.
+        var perPeer = 300
+        var textBytes = 32
+        var transport = TransportSecurity.tls
+        /// Find peers through DNS-SD (the real path) or dial the known ports (no daemon needed).
+        var discovery = MeshDiscovery.mdns
+        /// Sends wait while the receiver is behind (`Session.sendWhenWritable`) instead of queueing without bound.
+        var paced = true
+        /// Sessions become available one after another this far apart, as peers joining a network do;
+        /// all at once, 32 browsers' lookups overrun the system bus (see `ServiceBrowser`).
+        var joinIntervalMilliseconds = 250
+        /// Peer 0 sends the first burst message twice: a check that the count catches a duplicate.
+        var injectDuplicate = false
+        var formationTimeout: Double = 60
+        var deliveryTimeout: Double = 120
+    }
+
+    /// The outcome of one phase of sends: how many arrived, and every deviation from exactly once.
+    struct DeliveryResult: Sendable {
+        var sent: Int
+        var expectedDeliveries: Int
+        var deliveries: Int
+        /// (sender, receiver, message) triples that never arrived.
+        var missing: Int
+        /// Extra copies: a message counted twice at one receiver adds 1.
+        var duplicates: Int
+        /// Messages whose ID belongs to no message of this phase (another run, a corrupted ID).
+        var strays: Int
+        /// Messages that arrived from a peer other than the one whose ID they carry.
+        var misattributed: Int
+        /// From the first send until the last expected delivery (or the timeout).
+        var nanoseconds: UInt64
+        /// How long the senders' `send` loops took (they return before the bytes are delivered).
+        var sendNanoseconds: UInt64
+        var peakRSSGrowth: Int?
+        var sendErrors: [String]
+        var exactlyOnce: Bool { missing == 0 && duplicates == 0 && strays == 0 && misattributed == 0 && sendErrors.isEmpty }
+        var deliveriesPerSecond: Double { Double(deliveries) / (Double(max(nanoseconds, 1)) / 1e9) }
+    }
+
+    struct Report: Sendable {
+        var peers: Int
+        var connections: Int
+        /// From `setAvailable(true)` on every session until every session saw all others available.
+        var discoveredNanoseconds: UInt64
+        /// From `setAvailable(true)` until every session is connected to all others.
+        var formedNanoseconds: UInt64
+        /// Failed `connect` calls that were retried (refused duplicates, races with the peer's own dial).
+        var dialFailures: Int
+        /// Links that ended after the mesh formed, by reason (each end reports its own).
+        var disconnects: [String: Int]
+        var memory: MemorySnapshots
+        var burst: DeliveryResult
+        var everyone: DeliveryResult
+    }
+
+    struct MemorySnapshots: Sendable {
+        var beforeSessions: MemoryUse
+        var sessionsStarted: MemoryUse
+        var meshFormed: MemoryUse
+    }
+
+    /// Resident memory of this process: all of it, and the anonymous part (heap and buffers, without
+    /// mapped code and libraries).
+    struct MemoryUse: Sendable {
+        var rss: Int
+        var anonymous: Int
+        static func now() -> MemoryUse { MemoryUse(rss: Memory.residentBytes() ?? 0, anonymous: Memory.anonymousBytes() ?? 0) }
+    }
+
+    let options: Options
+    /// Random per run: message IDs and the session ID carry it, so traffic of another run never counts.
+    let runTag = UInt16.random(in: 1 ... .max)
+    private let group: MultiThreadedEventLoopGroup
+    private let sessions: [Session]
+    private let tallies: [DeliveryTally]
+    private let progress: @Sendable (String) -> Void
+    private let dialFailures = NIOLockedValueBox(0)
+    private let dialErrors = NIOLockedValueBox<[String: Int]>([:])
+    /// Why links ended after the mesh formed (none should), by reason.
+    private let disconnects = NIOLockedValueBox<[String: Int]>([:])
+    private let formed = NIOLockedValueBox(false)
+    /// Event watchers, cancelled in `close()`.
+    private let watchers = NIOLockedValueBox<[Task<Void, Never>]>([])
+    /// DNS-SD errors reported by the sessions while the mesh formed.
+    private let discoveryErrors = NIOLockedValueBox<[String]>([])
+
+    init(options: Options, progress: @escaping @Sendable (String) -> Void) {
+        self.options = options
+        self.progress = progress
+        group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        var configuration = SessionConfiguration()
+        configuration.bindHost = "127.0.0.1"
+        configuration.transportSecurity = options.transport
+        configuration.acceptsConnectionsByDefault = true
+        // Every peer of the mesh connects from 127.0.0.1, so the per-address caps, which are meant for
+        // one remote host, would refuse most of them: 31 inbound links, up to 31 handshaking at once.
+        configuration.limits.connectionsPerAddress = options.peers * 2
+        configuration.limits.handshakesPerAddress = options.peers * 2
+        configuration.limits.connectionRequestsPerMinute = options.peers * 4
+        let sessionID = "mesh-" + String(runTag, radix: 16)
+        let loops = group
+        sessions = (0..<options.peers).map { index in
+            Session(sessionID: sessionID, displayName: "\(sessionID)-\(index)", identity: .ephemeral(),
+                    configuration: configuration, group: loops)
+        }
+        tallies = (0..<options.peers).map { _ in DeliveryTally() }
+    }
+
+    var connections: Int { options.peers * (options.peers - 1) / 2 }
+
+    func run() async throws -> Report {
+        let before = MemoryUse.now()
+        let index = Dictionary(uniqueKeysWithValues: sessions.enumerated().map { ($1.peerID, $0) })
+        for (receiver, session) in sessions.enumerated() {
+            let tally = tallies[receiver]
+            session.onMessage(TextMessage.self) { message, peer, _ in
+                tally.count(message.id, from: index[peer.id])
+            }
+            do {
+                try await session.start()
+            } catch {
+                throw BenchError("session \(receiver) did not start: \(error)")
+            }
+        }
+        try? await Task.sleep(for: .milliseconds(200))  // lets the loops settle before the memory snapshot
+        let started = MemoryUse.now()
+
+        progress("forming the mesh: \(options.peers) peers, \(connections) connections (\(options.discovery.rawValue))…")
+        let (discovered, formed) = try await formMesh()
+        try? await Task.sleep(for: .milliseconds(300))
+        let formedMemory = MemoryUse.now()
+
+        progress("burst: \(options.burst) messages from peer 0 to \(options.peers - 1) peers…")
+        let burst = await deliver(phase: 1, senders: [0], perSender: options.burst)
+        progress("round: every peer sends \(options.perPeer) messages to all others…")
+        let everyone = await deliver(phase: 2, senders: Array(0..<options.peers), perSender: options.perPeer)
+        return Report(peers: options.peers, connections: connections, discoveredNanoseconds: discovered, formedNanoseconds: formed,
+                      dialFailures: dialFailures.withLockedValue { $0 }, disconnects: disconnects.withLockedValue { $0 },
+                      memory: MemorySnapshots(beforeSessions: before, sessionsStarted: started, meshFormed: formedMemory),
+                      burst: burst, everyone: everyone)
+    }
+
+    func close() async {
+        watchers.withLockedValue { $0 }.forEach { $0.cancel() }
+        for session in sessions { await session.close() }
+        try? await group.shutdownGracefully()
+    }
+
+    // MARK: - Forming the mesh
+
+    /// Returns (all discovered, all connected) in nanoseconds from the start of discovery.
+    private func formMesh() async throws -> (UInt64, UInt64) {
+        let start = benchNow()
+        let mdns = options.discovery == .mdns
+        for session in sessions {
+            let events = session.events()
+            let watcher = Task { [self] in
+                for await event in events {
+                    switch event {
+                    case .peerChanged(let peer, .available, _) where mdns: dial(from: session, to: peer.id, at: nil)
+                    case .peerChanged(_, .disconnected, let reason) where formed.withLockedValue({ $0 }):
+                        disconnects.withLockedValue { $0["\(reason.map { "\($0)" } ?? "no reason")", default: 0] += 1 }
+                    case .discoveryFailed(let error): discoveryErrors.withLockedValue { $0.append("\(error)") }
+                    default: break
+                    }
+                }
+            }
+            watchers.withLockedValue { $0.append(watcher) }
+        }
+        switch options.discovery {
+        case .mdns:
+            for (index, session) in sessions.enumerated() {
+                if index > 0 && options.joinIntervalMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(options.joinIntervalMilliseconds)) }
+                do {
+                    try session.setAvailable(true)
+                } catch {
+                    throw MeshBenchError.discovery("session \(index): \(error)")
+                }
+            }
+        case .direct:
+            // Every session dials every other at its known port, as if each had discovered all.
+            for session in sessions {
+                for peer in sessions where peer !== session {
+                    guard let port = peer.localPort else { throw BenchError("a session has no port") }
+                    dial(from: session, to: peer.peerID, at: Endpoint(host: "127.0.0.1", port: port))
+                }
+            }
+        }
+        let others = options.peers - 1
+        var discoveredAt: UInt64 = options.discovery == .direct ? 0 : .max
+        let deadline = start + UInt64(options.formationTimeout * 1e9)
+        while true {
+            let now = benchNow()
+            if discoveredAt == .max && sessions.allSatisfy({ Set($0.availablePeers.map(\.id)).union($0.connectedPeers.map(\.id)).count >= others }) {
+                discoveredAt = now - start
+            }
+            let connected = sessions.map { $0.connectedPeers.count }
+            if connected.allSatisfy({ $0 == others }) {
+                formed.withLockedValue { $0 = true }
+                return (discoveredAt == .max ? now - start : discoveredAt, now - start)
+            }
+            guard now < deadline else {
+                let seen = sessions.map { Set($0.availablePeers.map(\.id)).union($0.connectedPeers.map(\.id)).count }
+                throw MeshBenchError.formation(
+                    "after \(options.formationTimeout) s: \(connected.reduce(0, +) / 2) of \(connections) connections "
+                        + "(fewest on one peer: \(connected.min() ?? 0) of \(others)); peers seen per session: min \(seen.min() ?? 0), max \(seen.max() ?? 0)"
+                        + discoveryErrorSummary + "; connect errors: "
+                        + dialErrors.withLockedValue { $0 }.map { "\($1)× \($0)" }.sorted().joined(separator: "; "))
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// The DNS-SD errors seen, each with how often.
+    private var discoveryErrorSummary: String {
+        let errors = discoveryErrors.withLockedValue { $0 }
+        guard !errors.isEmpty else { return "" }
+        let counted = Dictionary(errors.map { ($0, 1) }, uniquingKeysWith: +).map { "\($1)× \($0)" }.sorted()
+        return "; DNS-SD errors: " + counted.joined(separator: "; ")
+    }
+
+    /// Connects `session` to `peer` unless already connected, retrying a few times: when both dial at
+    /// once, the losing link of the tie-break may fail the call before the winning one is up.
+    private func dial(from session: Session, to peer: PeerID, at endpoint: Endpoint?) {
+        let deadline = benchNow() + UInt64(options.formationTimeout * 1e9)
+        Task {
+            var attempt = 0
+            while benchNow() < deadline && !formed.withLockedValue({ $0 }) {
+                if session.connectedPeers.contains(where: { $0.id == peer }) { return }
+                do {
+                    if let endpoint {
+                        try await session.connect(to: endpoint, expecting: peer)
+                    } else {
+                        try await session.connect(to: peer)
+                    }
+                    return
+                } catch {
+                    dialFailures.withLockedValue { $0 += 1 }
+                    dialErrors.withLockedValue { $0["\(error)", default: 0] += 1 }
+                    try? await Task.sleep(for: .milliseconds(min(1000, 50 << min(attempt, 5))))
+                    attempt += 1
+                }
+            }
+        }
+    }
+
+    // MARK: - Sending and counting
+
+    /// The message ID: run tag, phase, sender index, sequence number.
+    private func messageID(phase: UInt8, sender: Int, sequence: Int) -> UInt64 {
+        UInt64(runTag) << 48 | UInt64(phase) << 40 | UInt64(sender) << 32 | UInt64(sequence)
+    }
+
+    private func deliver(phase: UInt8, senders: [Int], perSender: Int) async -> DeliveryResult {
+        let others = options.peers - 1
+        let expected = senders.count * perSender * others
+        let total = NIOLockedValueBox(TotalDeliveries(expected: expected))
+        for tally in tallies {
+            tally.reset(runTag: runTag, phase: phase, peers: options.peers, perSender: perSender, total: total)
+        }
+        let errors = NIOLockedValueBox<[String]>([])
+        let peerIDs = sessions.map(\.peerID)
+        let padding = String(repeating: "x", count: max(0, options.textBytes - 16))
+        let rssBefore = Memory.residentBytes()
+        Memory.resetPeak()
+        let start = benchNow()
+        let paced = options.paced
+        await withTaskGroup(of: Void.self) { group in
+            for sender in senders {
+                let session = sessions[sender]
+                let targets = peerIDs.enumerated().filter { $0.offset != sender }.map(\.element)
+                group.addTask { [self] in
+                    @Sendable func text(_ sequence: Int) -> TextMessage {
+                        TextMessage(id: messageID(phase: phase, sender: sender, sequence: sequence), text: "\(sender)/\(sequence) " + padding)
+                    }
+                    do {
+                        if paced {
+                            for sequence in 0..<perSender { try await session.sendWhenWritable(text(sequence), to: targets) }
+                            if options.injectDuplicate && phase == 1 && sender == 0 && perSender > 0 {
+                                try await session.sendWhenWritable(text(0), to: targets)
+                            }
+                        } else {
+                            // From an application thread, as fast as `send` returns: what the sockets cannot take yet queues.
+                            try await onThread {
+                                for sequence in 0..<perSender { try session.send(text(sequence), to: targets) }
+                            }
+                        }
+                    } catch {
+                        errors.withLockedValue { $0.append("peer \(sender): \(error)") }
+                    }
+                }
+            }
+        }
+        let sendDone = benchNow()
+        let deadline = start + UInt64(options.deliveryTimeout * 1e9)
+        var finishedAt: UInt64?
+        while true {
+            let (count, at) = total.withLockedValue { ($0.count, $0.finishedAt) }
+            if count >= expected { finishedAt = at; break }
+            if benchNow() > deadline { break }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        // Anything still in flight (a duplicate after the last expected message) gets a moment to arrive.
+        try? await Task.sleep(for: .milliseconds(200))
+        let growth = Memory.peakResidentBytes().flatMap { peak in rssBefore.map { max(0, peak - $0) } }
+        var result = DeliveryResult(sent: senders.count * perSender, expectedDeliveries: expected, deliveries: 0, missing: 0, duplicates: 0,
+                                    strays: 0, misattributed: 0, nanoseconds: (finishedAt ?? benchNow()) - start,
+                                    sendNanoseconds: sendDone - start, peakRSSGrowth: growth, sendErrors: errors.withLockedValue { $0 })
+        for (receiver, tally) in tallies.enumerated() {
+            let counts = tally.summary(receiver: receiver, senders: Set(senders))
+            result.deliveries += counts.deliveries
+            result.missing += counts.missing
+            result.duplicates += counts.duplicates
+            result.strays += counts.strays
+            result.misattributed += counts.misattributed
+        }
+        return result
+    }
+}
+
+enum MeshDiscovery: String, Sendable, CaseIterable {
+    case mdns, direct
+}
+
+enum MeshBenchError: Error, CustomStringConvertible {
+    case discovery(String)
+    case formation(String)
+
+    var description: String {
+        switch self {
+        case .discovery(let reason): "discovery failed: \(reason)"
+        case .formation(let reason): "the mesh did not form: \(reason)"
+        }
+    }
+}
+
+/// Deliveries counted by every receiver together, and when the last expected one arrived.
+struct TotalDeliveries: Sendable {
+    var expected: Int
+    var count = 0
+    var finishedAt: UInt64?
+}
+
+/// One receiver's count of each message of the current phase, by sender and sequence number.
+/// Written from the receiving session's event loops, read after the phase.
+final class DeliveryTally: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var runTag: UInt16 = 0
+    private var phase: UInt8 = 0
+    private var perSender = 0
+    /// counts[sender * perSender + sequence]; a byte is enough to tell 0, 1 and "more than once".
+    private var counts: [UInt8] = []
+    private var strays = 0
+    private var misattributed = 0
+    private var total: NIOLockedValueBox<TotalDeliveries>?
+
+    func reset(runTag: UInt16, phase: UInt8, peers: Int, perSender: Int, total: NIOLockedValueBox<TotalDeliveries>) {
+        lock.withLock {
+            self.runTag = runTag
+            self.phase = phase
+            self.perSender = perSender
+            counts = [UInt8](repeating: 0, count: peers * perSender)
+            strays = 0
+            misattributed = 0
+            self.total = total
+        }
+    }
+
+    /// Counts one received message; `from` is the index of the peer whose link it came on.
+    func count(_ id: UInt64, from link: Int?) {
+        let tag = UInt16(id >> 48), phase = UInt8(id >> 40 & 0xFF), sender = Int(id >> 32 & 0xFF), sequence = Int(id & 0xFFFF_FFFF)
+        let total: NIOLockedValueBox<TotalDeliveries>? = lock.withLock {
+            guard tag == runTag, phase == self.phase, sequence < perSender, sender * perSender + sequence < counts.count else {
+                strays += 1
+                return nil
+            }
+            if link != sender { misattributed += 1 }
+            let slot = sender * perSender + sequence
+            counts[slot] &+= counts[slot] == .max ? 0 : 1
+            return self.total
+        }
+        total?.withLockedValue { total in
+            total.count += 1
+            if total.count == total.expected { total.finishedAt = benchNow() }
+        }
+    }
+
+    func summary(receiver: Int, senders: Set<Int>) -> (deliveries: Int, missing: Int, duplicates: Int, strays: Int, misattributed: Int) {
+        lock.withLock {
+            var deliveries = 0, missing = 0, duplicates = 0
+            for sender in 0..<(perSender == 0 ? 0 : counts.count / perSender) {
+                let range = sender * perSender ..< (sender + 1) * perSender
+                for count in counts[range] {
+                    deliveries += Int(count)
+                    // Nothing should come from a peer that did not send in this phase, nor from ourselves.
+                    if senders.contains(sender) && sender != receiver {
+                        if count == 0 { missing += 1 } else if count > 1 { duplicates += Int(count) - 1 }
+                    } else {
+                        duplicates += Int(count)
+                    }
+                }
+            }
+            return (deliveries, missing, duplicates, strays, misattributed)
+        }
+    }
+}
