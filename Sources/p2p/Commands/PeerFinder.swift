@@ -30,35 +30,31 @@ struct PeerFinder {
             await session.close()
         }
         defer { deadline.cancel() }
-        // A receiver restarted on another port leaves a stale DNS-SD record (its old port) for a while,
-        // and the browser resolves each service only once. So a failed connection browses again (a
-        // fresh resolve) every half second, for a few seconds, before giving up.
+        // A receiver restarted on another port leaves a stale DNS-SD record (its old port) for a while.
+        // A refused connection makes the session resolve the name again; so keep trying for a few seconds
+        // with whatever address it has by then, browsing afresh now and then, before giving up.
         var lastFailure: CLIError?
-        var grace: Task<Void, Never>?
-        var rebrowse: Task<Void, Never>?
-        defer { grace?.cancel(); rebrowse?.cancel() }
         for await event in events {
             guard case .peerChanged(let peer, .available, _) = event else { continue }
             let match: PeerInfo? = if let to { session.peer(matching: to) } else { peer }
             guard let match else { continue }
-            do {
-                return try await session.connect(to: match.id)
-            } catch {
-                if case .denied = error { throw Self.failure(error) }
-                lastFailure = Self.failure(error)
-                if grace == nil {
-                    grace = Task {
-                        do { try await Task.sleep(for: .seconds(Self.staleRecordGrace)) } catch { return }
-                        await session.close()
-                    }
+            let giveUp = ContinuousClock.now + .seconds(Self.staleRecordGrace)
+            var attempt = 0
+            while true {
+                do {
+                    return try await session.connect(to: match.id)
+                } catch {
+                    if case .denied = error { throw Self.failure(error) }
+                    lastFailure = Self.failure(error)
                 }
-                rebrowse?.cancel()
-                rebrowse = Task {
-                    do { try await Task.sleep(for: .milliseconds(500)) } catch { return }
+                attempt += 1
+                guard ContinuousClock.now < giveUp, (try? await Task.sleep(for: .milliseconds(500))) != nil else { break }
+                if attempt.isMultiple(of: 4) {
                     try? session.setAvailable(false)
                     try? session.setAvailable(true)
                 }
             }
+            break
         }
         if let lastFailure { throw lastFailure }
         let what = to.map { "no peer called \($0)" } ?? "no receiver"
@@ -68,7 +64,7 @@ struct PeerFinder {
 
 extension PeerFinder {
     /// Seconds to wait for a fresh announcement after a discovered peer could not be reached.
-    static let staleRecordGrace = 5.0
+    static let staleRecordGrace = 10.0
 
     /// A peer that declines the connection is a denial (exit 6), anything else a failed connection (exit 4).
     static func failure(_ error: SessionError) -> CLIError {

@@ -74,9 +74,9 @@ final class IncomingFile: @unchecked Sendable {
                     if createdPart { try? fileManager.removeItem(at: partURL) }
                     return fail(.unwritable(partURL.path, "not enough space (\(needed) bytes needed, \(free) free)"), tellPeer: true)
                 }
-                var copy = prefixHasher
+                // finalize() leaves the hasher as it is: it goes on over the rest of the file.
                 offered.withLockedValue { $0 = heldBytes }
-                transfers?.reply(.accept(offset: heldBytes, prefixHash: heldBytes > 0 ? Array(copy.finalize()) : Array(repeating: 0, count: 32)), for: self)
+                transfers?.reply(.accept(offset: heldBytes, prefixHash: heldBytes > 0 ? Array(prefixHasher.finalize()) : Array(repeating: 0, count: 32)), for: self)
             } catch {
                 if createdPart { try? FileManager.default.removeItem(at: partURL) }
                 fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
