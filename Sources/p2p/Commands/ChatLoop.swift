@@ -48,7 +48,7 @@ final class ChatLoop {
     /// Lines typed before anyone was connected; sent to the first peer that connects.
     private var heldLines: [String] = []
     private var inputEnded = false
-    /// After piped input ended: how long to wait for connected peers to acknowledge what was sent.
+    /// Set 10 s after piped input ended: stop waiting for connected peers to acknowledge what was sent.
     private var acknowledgementsOverdue = false
     private var conversation: Conversation!
     /// Discovered peers in the order they were numbered for the picker.
