@@ -14,6 +14,25 @@ struct FaultRecoveryTests {
         #expect(backoff.attempts == 7)
     }
 
+    @Test func anOutageIsReportedOnceAndRetriedByOneLoop() {
+        var recovery = DaemonRecovery(backoff: RetryBackoff())
+        let first = recovery.daemonLost(), second = recovery.daemonLost()
+        #expect(first, "the first failure starts an outage")
+        #expect(!second, "a second failure report during it does not")
+        let scheduled = recovery.nextRetry(), whileScheduled = recovery.nextRetry()
+        #expect(scheduled == .milliseconds(500))
+        #expect(whileScheduled == nil, "no second retry while one is scheduled")
+        recovery.retrying()
+        let again = recovery.nextRetry()
+        #expect(again == .seconds(1))
+        recovery.retrying()
+        recovery.recovered()
+        #expect(!recovery.isRecovering)
+        let next = recovery.daemonLost(), restart = recovery.nextRetry()
+        #expect(next, "the next outage is reported again")
+        #expect(restart == .milliseconds(500), "and starts from the first delay")
+    }
+
     @Test func backoffStartsOverAfterASuccess() {
         var backoff = RetryBackoff()
         _ = backoff.nextDelay(); _ = backoff.nextDelay(); _ = backoff.nextDelay()

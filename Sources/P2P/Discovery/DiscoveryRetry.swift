@@ -26,6 +26,43 @@ public struct RetryBackoff: Sendable, Equatable {
     public mutating func reset() { attempts = 0 }
 }
 
+/// Where one discovery request (a registration or a browse) stands after the daemon went away. Kept on
+/// its owner's queue; shared so the advertiser and the browser report an outage once and never run two
+/// retry loops.
+struct DaemonRecovery {
+    /// Between the daemon going away and the request working again.
+    private(set) var isRecovering = false
+    private var retryScheduled = false
+    private var backoff: RetryBackoff
+
+    init(backoff: RetryBackoff) { self.backoff = backoff }
+
+    /// The daemon is gone (again): true when this starts an outage, which the owner reports.
+    mutating func daemonLost() -> Bool {
+        defer { isRecovering = true }
+        return !isRecovering
+    }
+
+    /// The wait before the next attempt, or nil when one is already scheduled.
+    mutating func nextRetry() -> DispatchTimeInterval? {
+        guard !retryScheduled else { return nil }
+        retryScheduled = true
+        return DispatchTimeInterval(backoff.nextDelay())
+    }
+
+    /// The scheduled attempt runs now.
+    mutating func retrying() { retryScheduled = false }
+
+    /// The request works again: the next outage starts from the first delay.
+    mutating func recovered() {
+        isRecovering = false
+        backoff.reset()
+    }
+
+    /// The daemon answered with an error retrying cannot fix: stop recovering.
+    mutating func gaveUp() { isRecovering = false }
+}
+
 extension DispatchTimeInterval {
     init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components

@@ -22,11 +22,7 @@ final class ServiceAdvertiser: @unchecked Sendable {
     private var operation: DNSServiceOperation?
     private var attempt = 1
     private var stopped = false
-    /// Set while the daemon is away and a retry is scheduled, so a second failure report does not
-    /// schedule a second retry loop.
-    private var recovering = false
-    private var retryScheduled = false
-    private var backoff: RetryBackoff
+    private var recovery: DaemonRecovery
     static let maxAttempts = 20
 
     init(name: String, port: UInt16, txt: TXTRecord, backoff: RetryBackoff = RetryBackoff(),
@@ -34,7 +30,7 @@ final class ServiceAdvertiser: @unchecked Sendable {
         baseName = name
         self.port = port
         self.txt = txt.bytes
-        self.backoff = backoff
+        recovery = DaemonRecovery(backoff: backoff)
         self.onEvent = onEvent
     }
 
@@ -91,18 +87,10 @@ final class ServiceAdvertiser: @unchecked Sendable {
         guard !stopped else { return }
         operation?.cancel()
         operation = nil
-        if !recovering {
-            recovering = true
-            onEvent(.lost)
-        }
-        scheduleRetry()
-    }
-
-    private func scheduleRetry() {
-        guard !retryScheduled else { return }
-        retryScheduled = true
-        queue.asyncAfter(deadline: .now() + DispatchTimeInterval(backoff.nextDelay())) { [weak self] in
-            self?.retryScheduled = false
+        if recovery.daemonLost() { onEvent(.lost) }
+        guard let delay = recovery.nextRetry() else { return }
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            self?.recovery.retrying()
             self?.retryRegistration()
         }
     }
@@ -118,7 +106,7 @@ final class ServiceAdvertiser: @unchecked Sendable {
         } catch let error where error.meansDaemonUnreachable {
             daemonLost()
         } catch {
-            recovering = false
+            recovery.gaveUp()
             onEvent(.failed(error))
         }
     }
@@ -126,8 +114,7 @@ final class ServiceAdvertiser: @unchecked Sendable {
     fileprivate func handleReply(code: DNSServiceErrorType, name: String) {
         guard !stopped else { return }
         if isSuccess(code) {
-            recovering = false
-            backoff.reset()
+            recovery.recovered()
             onEvent(.registered(name: name))
         } else if Int(code) == kDNSServiceErr_NameConflict {
             do { try retryAfterConflict() } catch { onEvent(.failed(error)) }

@@ -40,9 +40,7 @@ public final class ServiceBrowser: @unchecked Sendable {
     /// Type and domain of each instance, as the browse reported them, for resolving it again.
     private var instanceTypes: [InstanceKey: (type: String, domain: String)] = [:]
     private var stopped = false
-    private var recovering = false
-    private var retryScheduled = false
-    private var backoff: RetryBackoff
+    private var recovery: DaemonRecovery
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
     private let staleGrace: DispatchTimeInterval
@@ -58,7 +56,7 @@ public final class ServiceBrowser: @unchecked Sendable {
 
     public init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5),
                 onEvent: @escaping @Sendable (Event) -> Void) {
-        self.backoff = backoff
+        recovery = DaemonRecovery(backoff: backoff)
         self.staleGrace = DispatchTimeInterval(staleGrace)
         self.onEvent = onEvent
     }
@@ -101,34 +99,25 @@ public final class ServiceBrowser: @unchecked Sendable {
         lookups = [:]
         queuedLookups = []
         lookupFailures = [:]
-        if !recovering {
-            recovering = true
-            onEvent(.daemonLost)
-        }
-        scheduleRetry()
-    }
-
-    private func scheduleRetry() {
-        guard !retryScheduled else { return }
-        retryScheduled = true
-        queue.asyncAfter(deadline: .now() + DispatchTimeInterval(backoff.nextDelay())) { [weak self] in
-            self?.retryScheduled = false
+        if recovery.daemonLost() { onEvent(.daemonLost) }
+        guard let delay = recovery.nextRetry() else { return }
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            self?.recovery.retrying()
             self?.retryBrowse()
         }
     }
 
     private func retryBrowse() {
-        guard !stopped, recovering else { return }
+        guard !stopped, recovery.isRecovering else { return }
         do throws(DiscoveryError) {
             try startBrowse()
         } catch let error where error.meansDaemonUnreachable {
             return daemonLost()
         } catch {
-            recovering = false
+            recovery.gaveUp()
             return onEvent(.failed(error))
         }
-        recovering = false
-        backoff.reset()
+        recovery.recovered()
         onEvent(.restored)
         // Start over: instances still there are added (and resolved) again by the new browse.
         let before = Set(interfacesByName.keys)
