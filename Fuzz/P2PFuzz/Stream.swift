@@ -17,7 +17,7 @@ import NIOEmbedded
 
     // The oracle: one buffer, one parser.
     var whole = ByteBuffer(bytes: stream)
-    let parser = FrameParser(maxPayload: limit)
+    let parser = FrameParser(maxPayload: limit, catalog: .standard)
     var expectedFrames: [Frame] = []
     var expectedError: WireError?
     while true {
@@ -35,7 +35,7 @@ import NIOEmbedded
 
     let channel = EmbeddedChannel()
     do {
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: limit)))
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: limit, catalog: .standard)))
     } catch {
         violated("cannot set up the pipeline: \(error)", bytes)
     }

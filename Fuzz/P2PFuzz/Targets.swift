@@ -44,7 +44,7 @@ enum FuzzTargets {
 /// session's `PayloadDecoder`, which may only fail with `malformedPayload` of the frame's type.
 @Sendable func fuzzFrames(_ bytes: UnsafeBufferPointer<UInt8>) {
     var buffer = ByteBuffer(bytes: bytes)
-    let parser = FrameParser(maxPayload: WireFormat.defaultMaxPayload)
+    let parser = FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard)
     while true {
         let start = buffer.readerIndex
         let parsed: Frame?
@@ -66,7 +66,7 @@ enum FuzzTargets {
             violated("frame does not re-encode to its bytes", bytes)
         }
         do {
-            _ = try PayloadDecoder.decode(frame)
+            _ = try MessageCatalog.standard.decode(frame)
         } catch {
             guard case .malformedPayload(let type, _) = error, type == frame.type else {
                 violated("\(frame.type) payload threw \(error)", bytes)
@@ -95,7 +95,7 @@ private let datagramKeyBytes: [[UInt8]] = [Array(0..<32), Array(32..<64)]
 /// payload inside may only fail with `malformedPayload`.
 @Sendable func fuzzDatagram(_ bytes: UnsafeBufferPointer<UInt8>) {
     let datagram = ByteBuffer(bytes: bytes)
-    guard let parsed = DatagramCodec.parse(datagram) else { return }
+    guard let parsed = DatagramCodec.parse(datagram, catalog: .standard) else { return }
     guard MessageType.datagramTypes.contains(parsed.type), parsed.flags.contains(.unreliable) else {
         violated("datagram parser accepted type \(parsed.type), flags \(parsed.flags.rawValue)", bytes)
     }
@@ -107,7 +107,7 @@ private let datagramKeyBytes: [[UInt8]] = [Array(0..<32), Array(32..<64)]
         let again = DatagramCodec.encode(frame, token: parsed.token, counter: parsed.counter, key: key)
         guard again == datagram else { violated("datagram does not re-encode to its bytes (key: \(key != nil))", bytes) }
         do {
-            _ = try PayloadDecoder.decode(frame)
+            _ = try MessageCatalog.standard.decode(frame)
         } catch {
             guard case .malformedPayload(let type, _) = error, type == frame.type else { violated("datagram payload threw \(error)", bytes) }
         }

@@ -58,7 +58,7 @@ struct GameVectorTests {
     func frame(_ vector: FrameVector) throws {
         let bytes = try #require(Self.bytes(vector.hex))
         var buffer = ByteBuffer(bytes: bytes)
-        let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload).parse(&buffer))
+        let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard).parse(&buffer))
         #expect(frame.type == .game)
         let message: GameMessage
         do {

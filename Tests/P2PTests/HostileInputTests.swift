@@ -5,15 +5,22 @@ import Testing
 @testable import P2P
 
 /// Regressions for bugs found by the fuzz targets (Fuzz/P2PFuzz) and the malformed-input catalogue
-/// (PROTOCOL.md §12.1, Tests/e2e/malformed.sh), and the completeness of `PayloadDecoder`.
-@Suite struct PayloadDecoderTests {
-    /// Every known type has a decoder: a type added to `MessageType.known` without a case in
-    /// `PayloadDecoder` would be refused as unknown once it passed the header checks.
-    @Test(arguments: MessageType.known.map(\.rawValue).sorted())
+/// (PROTOCOL.md §12.1, Tests/e2e/malformed.sh), and the message catalog of protocol version 1.
+@Suite struct MessageCatalogTests {
+    /// The standard catalog is PROTOCOL.md §5's table: the thirteen types, with the spec's names.
+    @Test func theStandardCatalogListsTheThirteenTypesOfTheSpec() {
+        let listed = MessageCatalog.standard.types.map { "\($0.rawValue):\($0.name)" }
+        #expect(listed == ["1:HELLO", "2:WELCOME", "3:ERROR", "4:PING", "5:PONG", "6:BYE", "16:DATA", "17:TEXT",
+                           "18:TEXT_ACK", "32:PAIR", "48:GAME", "64:RECORDS", "80:TRANSFER"])
+        #expect(MessageCatalog.standard.types.filter { MessageCatalog.standard.travelsAsDatagram($0) } == [.data, .text])
+    }
+
+    /// A payload refused by a type's decoder is reported as a malformed payload of that type.
+    @Test(arguments: MessageCatalog.standard.types.map(\.rawValue).sorted())
     func everyKnownTypeHasADecoder(raw: UInt8) {
         let frame = Frame(type: MessageType(rawValue: raw))
         do {
-            _ = try PayloadDecoder.decode(frame)
+            _ = try MessageCatalog.standard.decode(frame)
         } catch {
             guard case .malformedPayload(let type, _) = error else {
                 Issue.record("type 0x\(String(raw, radix: 16)): \(error)")
@@ -24,7 +31,7 @@ import Testing
     }
 
     @Test func unknownTypesAreRefused() {
-        #expect(throws: WireError.unknownMessageType(0x7F)) { try PayloadDecoder.decode(Frame(type: MessageType(rawValue: 0x7F))) }
+        #expect(throws: WireError.unknownMessageType(0x7F)) { try MessageCatalog.standard.decode(Frame(type: MessageType(rawValue: 0x7F))) }
     }
 }
 

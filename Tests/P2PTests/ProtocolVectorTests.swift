@@ -79,7 +79,7 @@ struct ProtocolVectorTests {
     @Test(arguments: frameVectors.filter { $0.datagram != true })
     func pipelineAgrees(_ vector: FrameVector) throws {
         let bytes = try #require([UInt8](hexString: vector.hex))
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder()))
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(catalog: .standard)))
         defer { _ = try? channel.finish() }
         var thrown: WireError?
         do {
@@ -125,7 +125,7 @@ struct ProtocolVectorTests {
     static func decodeFrame(_ bytes: [UInt8]) -> (VectorExpectation, [UInt8]?) {
         var buffer = ByteBuffer(bytes: bytes)
         do {
-            guard let frame = try FrameParser(maxPayload: WireFormat.defaultMaxPayload).parse(&buffer) else {
+            guard let frame = try FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard).parse(&buffer) else {
                 return (VectorExpectation(error: "needMoreData"), nil)
             }
             guard buffer.readableBytes == 0 else { return (VectorExpectation(error: "vector holds more than one frame"), nil) }
@@ -145,7 +145,7 @@ struct ProtocolVectorTests {
     /// A dropped datagram is `error: "dropped"`.
     static func decodeDatagram(_ bytes: [UInt8], key: [UInt8]?) -> (VectorExpectation, [UInt8]?) {
         let symmetricKey = key.map { SymmetricKey(data: $0) }
-        guard let parsed = DatagramCodec.parse(ByteBuffer(bytes: bytes)), let frame = parsed.open(with: symmetricKey),
+        guard let parsed = DatagramCodec.parse(ByteBuffer(bytes: bytes), catalog: .standard), let frame = parsed.open(with: symmetricKey),
               var (expectation, message) = try? describe(frame)
         else { return (VectorExpectation(error: "dropped"), nil) }
         expectation.token = String(parsed.token)
@@ -249,7 +249,7 @@ struct VectorExpectation: Decodable, Sendable, Equatable {
 extension MessageType {
     /// The lowercase name vectors use.
     fileprivate var name: String? {
-        MessageType.known.contains(self) ? description.lowercased() : nil
+        MessageCatalog.standard.types.contains(self) ? description.lowercased() : nil
     }
 }
 

@@ -86,10 +86,11 @@ struct SecurityTests {
     @Test func pairingWithTheSameCodeSucceedsOnBothSides() async throws {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")
+        let (alicePairing, bobPairing) = (Pairing(session: alice), Pairing(session: bob))
         try await alice.connect(to: bob.endpoint)
         let code = PairingCode.random()
-        async let fromAlice = alice.pair(with: bob.peerID, code: code)
-        async let fromBob = bob.pair(with: alice.peerID, code: code)
+        async let fromAlice = alicePairing.pair(with: bob.peerID, code: code)
+        async let fromBob = bobPairing.pair(with: alice.peerID, code: code)
         let (a, b) = try await (fromAlice, fromBob)
         #expect(a.id == bob.peerID)
         #expect(b.id == alice.peerID)
@@ -99,9 +100,10 @@ struct SecurityTests {
     @Test func aWrongPairingCodeFailsOnBothSides() async throws {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")
+        let (alicePairing, bobPairing) = (Pairing(session: alice), Pairing(session: bob))
         try await alice.connect(to: bob.endpoint)
-        let fromAlice = Task { try await alice.pair(with: bob.peerID, code: PairingCode(typed: "1234-5678")!) }
-        let fromBob = Task { try await bob.pair(with: alice.peerID, code: PairingCode(typed: "1234-5679")!) }
+        let fromAlice = Task { try await alicePairing.pair(with: bob.peerID, code: PairingCode(typed: "1234-5678")!) }
+        let fromBob = Task { try await bobPairing.pair(with: alice.peerID, code: PairingCode(typed: "1234-5679")!) }
         await #expect(throws: PairingError.wrongCode) { _ = try await fromAlice.value }
         await #expect(throws: PairingError.wrongCode) { _ = try await fromBob.value }
         await alice.close(); await bob.close()
@@ -131,13 +133,13 @@ struct SecurityTests {
         let frame = Frame(type: .data, payload: ByteBuffer(bytes: Array("secret".utf8)))
         let datagram = DatagramCodec.encode(frame, token: 42, counter: 7, key: key)
         #expect(!String(decoding: datagram.readableBytesView, as: UTF8.self).contains("secret"))
-        let parsed = try #require(DatagramCodec.parse(datagram))
+        let parsed = try #require(DatagramCodec.parse(datagram, catalog: .standard))
         #expect(parsed.open(with: key)?.payload == ByteBuffer(bytes: Array("secret".utf8)))
         #expect(parsed.open(with: SymmetricKey(size: .bits256)) == nil)
         #expect(parsed.open(with: nil) == nil)  // sealed data never passes as plaintext
         var tampered = datagram
         tampered.setInteger(UInt8(0xFF), at: tampered.writerIndex - 20)
-        #expect(DatagramCodec.parse(tampered)?.open(with: key) == nil)
+        #expect(DatagramCodec.parse(tampered, catalog: .standard)?.open(with: key) == nil)
 
         var window = ReplayWindow()
         // 7 new, 7 replayed, 9 and 8 new (out of order), 8 replayed, 200 new, 100 too old to tell.

@@ -127,7 +127,7 @@ final class RawPeer: Sendable {
                         try channel.pipeline.syncOperations.addHandler(
                             NIOSSLClientHandler(context: contexts.client, serverHostname: nil, customVerificationCallback: TLSContexts.verify))
                     }
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(catalog: .standard)))
                     try channel.pipeline.syncOperations.addHandler(Collector(received: received))
                 }
             }

@@ -9,7 +9,8 @@ import Testing
 struct TransferTests {
     struct Pair {
         let alice: Session, bob: Session
-        let aliceFiles: FileTransfers, bobFiles: FileTransfers
+        /// `nil` when the test speaks TRANSFER as alice itself.
+        let aliceFiles: FileTransfers!, bobFiles: FileTransfers
         let inbox: URL
         let events: TransferRecorder
     }
@@ -33,7 +34,9 @@ struct TransferTests {
         Array(SHA256.hash(data: try Data(contentsOf: url))).map { String(format: "%02x", $0) }.joined()
     }
 
-    func connectedPair(accept: Bool = true, window: Int = 1 << 20) async throws -> Pair {
+    /// `rawAlice`: alice runs no FileTransfers, so the test's own TRANSFER messages and subscriber are
+    /// all alice says and hears.
+    func connectedPair(accept: Bool = true, window: Int = 1 << 20, rawAlice: Bool = false) async throws -> Pair {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")
         try await alice.connect(to: bob.endpoint)
@@ -41,7 +44,7 @@ struct TransferTests {
         var configuration = FileTransfers.Configuration()
         configuration.window = window
         configuration.acknowledgeEvery = window / 4
-        let aliceFiles = FileTransfers(session: alice, directory: try Self.temporaryDirectory(), configuration: configuration)
+        let aliceFiles = rawAlice ? nil : FileTransfers(session: alice, directory: try Self.temporaryDirectory(), configuration: configuration)
         let bobFiles = FileTransfers(session: bob, directory: inbox, configuration: configuration)
         bobFiles.setOfferHandler { _ in accept }
         return Pair(alice: alice, bob: bob, aliceFiles: aliceFiles, bobFiles: bobFiles, inbox: inbox, events: TransferRecorder(bobFiles))
@@ -87,7 +90,7 @@ struct TransferTests {
 
     @Test(arguments: ["../../x", "/etc/x", "a/../../x", "", "evil\u{1B}[2Jname", "nul\u{0}byte", String(repeating: "n", count: 300), "a\\..\\b", "ok/./x"])
     func hostileNamesAreRefusedAndNothingIsWritten(name: String) async throws {
-        let pair = try await connectedPair()
+        let pair = try await connectedPair(rawAlice: true)
         let reply = Inbox<TransferMessage>()
         pair.alice.onMessage(TransferMessage.self) { reply.append($0, $1, $2) }
         try pair.alice.send(TransferMessage(transferID: 7, .offer(path: name, size: 10, mediaType: "text/plain")), to: [pair.bob.peerID])
@@ -103,7 +106,7 @@ struct TransferTests {
     }
 
     @Test func bytesNobodyAcceptedCutThePeerOff() async throws {
-        let pair = try await connectedPair()
+        let pair = try await connectedPair(rawAlice: true)
         let events = EventRecorder(pair.bob)
         try pair.alice.send(TransferMessage(transferID: 99, .chunk(offset: 0, bytes: ByteBuffer(bytes: [1, 2, 3]))), to: [pair.bob.peerID])
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
@@ -112,7 +115,7 @@ struct TransferTests {
     }
 
     @Test func morePayloadThanOfferedCutsThePeerOffAndKeepsNoFinalFile() async throws {
-        let pair = try await connectedPair()
+        let pair = try await connectedPair(rawAlice: true)
         let events = EventRecorder(pair.bob)
         let replies = Inbox<TransferMessage>()
         pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
@@ -126,7 +129,7 @@ struct TransferTests {
     }
 
     @Test func aWrongHashKeepsThePartFileAndReportsTheMismatch() async throws {
-        let pair = try await connectedPair()
+        let pair = try await connectedPair(rawAlice: true)
         let replies = Inbox<TransferMessage>()
         pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
         let id: UInt64 = 11
@@ -286,7 +289,7 @@ final class TransferRecorder: Sendable {
     @Test(arguments: vectors) func vector(_ vector: Vector) throws {
         let bytes = try #require(hexBytes(vector.hex))
         var buffer = ByteBuffer(bytes: bytes)
-        let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload).parse(&buffer))
+        let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard).parse(&buffer))
         let message: TransferMessage
         do {
             message = try TransferMessage(frame: frame)

@@ -25,7 +25,7 @@ struct WireCodecTests {
 
     static func makeChannel(maxPayload: Int = WireFormat.defaultMaxPayload) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: maxPayload)))
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: maxPayload, catalog: .standard)))
         try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
         return channel
     }
@@ -247,7 +247,7 @@ struct WireCodecTests {
         let datagram = DatagramCodec.encode(frame, token: 0x0102_0304_0506_0708, counter: 3, key: nil)
         #expect(Array(datagram.readableBytesView) == [0x50, 0x32, 0x01, 0x10, 0x00, 0x01, 0x00, 0x00, 0x00, 0x12,
                                                       1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 3, 0xaa, 0xbb])
-        let parsed = try #require(DatagramCodec.parse(datagram))
+        let parsed = try #require(DatagramCodec.parse(datagram, catalog: .standard))
         #expect(parsed.token == 0x0102_0304_0506_0708)
         #expect(parsed.counter == 3)
         let decoded = try #require(parsed.open(with: nil))
@@ -258,9 +258,9 @@ struct WireCodecTests {
     @Test func datagramPayloadLimit() throws {
         let key = SymmetricKey(size: .bits256)
         let fits = DatagramCodec.encode(Frame(type: .data, payload: ByteBuffer(repeating: 1, count: WireFormat.maxDatagramPayload)), token: 9, counter: 1, key: key)
-        #expect(DatagramCodec.parse(fits)?.open(with: key)?.payload.readableBytes == WireFormat.maxDatagramPayload)
+        #expect(DatagramCodec.parse(fits, catalog: .standard)?.open(with: key)?.payload.readableBytes == WireFormat.maxDatagramPayload)
         let tooBig = DatagramCodec.encode(Frame(type: .data, payload: ByteBuffer(repeating: 1, count: WireFormat.maxDatagramPayload + 1)), token: 9, counter: 1, key: key)
-        #expect(DatagramCodec.parse(tooBig) == nil)
+        #expect(DatagramCodec.parse(tooBig, catalog: .standard) == nil)
     }
 
     @Test func errorReasonIsCutToTheLimitOnACharacterBoundary() throws {

@@ -47,5 +47,7 @@ for await event in events {
         say("refused \(peer.displayName): \(reason)")
     case .discoveryFailed(let error):
         say("discovery: \(error)")
+    case .eventsDropped(let count):
+        say("missed \(count) events")
     }
 }

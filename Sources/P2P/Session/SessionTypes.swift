@@ -61,6 +61,9 @@ public enum SessionEvent: Sendable {
     case refused(PeerInfo, reason: SessionError)
     /// Advertising or browsing failed; direct connections still work.
     case discoveryFailed(DiscoveryError)
+    /// This stream's consumer fell `SessionConfiguration.eventBufferLimit` events behind and missed
+    /// `count` events (the session never waits for a consumer, nor buffers without bound).
+    case eventsDropped(count: Int)
 }
 
 /// A peer asking to connect. Answer `true` to accept.
@@ -116,6 +119,8 @@ public struct SessionConfiguration: Sendable {
     public var trustStore: TrustStore?
     /// What happens to connection requests when no handler is set.
     public var acceptsConnectionsByDefault = false
+    /// Unread events each `events()` stream holds; beyond that its consumer gets `.eventsDropped`.
+    public var eventBufferLimit = 8192
 
     public init() {}
 }

@@ -31,6 +31,8 @@ extension ByteBuffer {
 /// Parses frame headers, validating before any payload is read or allocated.
 struct FrameParser {
     let maxPayload: Int
+    /// The types this peer understands; any other is refused before its payload is read.
+    let catalog: MessageCatalog
 
     /// Returns a whole frame, `nil` when more bytes are needed, or throws on a header that can never become valid.
     func parse(_ buffer: inout ByteBuffer) throws(WireError) -> Frame? {
@@ -47,14 +49,14 @@ struct FrameParser {
         else { throw .badMagic }
         guard buffer.readableBytes >= WireFormat.headerSize else { return nil }
         let version = buffer.getInteger(at: start + 2, as: UInt8.self)!
-        let type = MessageType(rawValue: buffer.getInteger(at: start + 3, as: UInt8.self)!)
+        let typeByte = buffer.getInteger(at: start + 3, as: UInt8.self)!
         let flags = FrameFlags(rawValue: buffer.getInteger(at: start + 4, as: UInt16.self)!)
         let length = Int(buffer.getInteger(at: start + 6, as: UInt32.self)!)
         // ERROR frames keep their layout in every version, so a peer can always tell us why it leaves.
-        guard version == WireFormat.protocolVersion || type == .error else {
+        guard version == WireFormat.protocolVersion || typeByte == MessageType.error.rawValue else {
             throw .unsupportedVersion(version)
         }
-        guard MessageType.known.contains(type) else { throw .unknownMessageType(type.rawValue) }
+        guard let type = catalog.type(forRawValue: typeByte) else { throw .unknownMessageType(typeByte) }
         guard length <= maxPayload else { throw .frameTooLarge(length: length, limit: maxPayload) }
         guard buffer.readableBytes >= WireFormat.headerSize + length else { return nil }
         buffer.moveReaderIndex(forwardBy: WireFormat.headerSize)

@@ -5,8 +5,9 @@ public struct FrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = Frame
     private let parser: FrameParser
 
-    public init(maxPayload: Int = WireFormat.defaultMaxPayload) {
-        parser = FrameParser(maxPayload: min(maxPayload, WireFormat.absoluteMaxPayload))
+    /// Frames up to `maxPayload` bytes (never above `WireFormat.absoluteMaxPayload`) of the types in `catalog`.
+    public init(maxPayload: Int = WireFormat.defaultMaxPayload, catalog: MessageCatalog) {
+        parser = FrameParser(maxPayload: min(maxPayload, WireFormat.absoluteMaxPayload), catalog: catalog)
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {

@@ -14,53 +14,36 @@ public enum WireFormat {
     public static let maxDatagramPayload = 1200
 }
 
-/// The type byte of a frame.
-public struct MessageType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+/// The type byte of a frame, with the name the spec gives it (for messages and logs).
+///
+/// Wire defines only the types of the connection itself and DATA; each feature declares its own
+/// type beside its message (`MessageType.text` in Features/Chat, …) and registers it in a
+/// `MessageCatalog`. Two values are equal when their bytes are.
+public struct MessageType: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public let name: String
 
-    public static let hello = MessageType(rawValue: 0x01)
-    public static let welcome = MessageType(rawValue: 0x02)
-    public static let error = MessageType(rawValue: 0x03)
-    public static let ping = MessageType(rawValue: 0x04)
-    public static let pong = MessageType(rawValue: 0x05)
-    public static let bye = MessageType(rawValue: 0x06)
-    public static let data = MessageType(rawValue: 0x10)
-    public static let text = MessageType(rawValue: 0x11)
-    /// Acknowledges a TEXT: the receiver has stored it (chat outbox, `Protocol/PROTOCOL.md` §5).
-    public static let textAck = MessageType(rawValue: 0x12)
-    public static let pair = MessageType(rawValue: 0x20)
-    /// Tic-tac-toe (`Protocol/GAME.md`).
-    public static let game = MessageType(rawValue: 0x30)
-    /// Record snapshot transfers (`Protocol/RECORDS.md`).
-    public static let records = MessageType(rawValue: 0x40)
-    /// File transfers (`Protocol/TRANSFER.md`).
-    public static let transfer = MessageType(rawValue: 0x50)
-
-    /// Every type this version understands; anything else is a protocol error.
-    public static let known: Set<MessageType> = [.hello, .welcome, .error, .ping, .pong, .bye, .data, .text, .textAck, .pair, .game, .records, .transfer]
-
-    /// Types that may also travel as unreliable datagrams.
-    public static let datagramTypes: Set<MessageType> = [.data, .text]
-
-    public var description: String {
-        switch self {
-        case .hello: "HELLO"
-        case .welcome: "WELCOME"
-        case .error: "ERROR"
-        case .ping: "PING"
-        case .pong: "PONG"
-        case .bye: "BYE"
-        case .data: "DATA"
-        case .text: "TEXT"
-        case .textAck: "TEXT_ACK"
-        case .pair: "PAIR"
-        case .game: "GAME"
-        case .records: "RECORDS"
-        case .transfer: "TRANSFER"
-        default: "0x" + String(rawValue, radix: 16)
-        }
+    public init(rawValue: UInt8, name: String? = nil) {
+        self.rawValue = rawValue
+        self.name = name ?? "0x" + String(rawValue, radix: 16)
     }
+
+    public static func == (lhs: MessageType, rhs: MessageType) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+    public static let hello = MessageType(rawValue: 0x01, name: "HELLO")
+    public static let welcome = MessageType(rawValue: 0x02, name: "WELCOME")
+    public static let error = MessageType(rawValue: 0x03, name: "ERROR")
+    public static let ping = MessageType(rawValue: 0x04, name: "PING")
+    public static let pong = MessageType(rawValue: 0x05, name: "PONG")
+    public static let bye = MessageType(rawValue: 0x06, name: "BYE")
+    /// Opaque application bytes: GameKit's `sendData`.
+    public static let data = MessageType(rawValue: 0x10, name: "DATA")
+
+    /// Types that belong to the connection itself, never delivered to the application.
+    public var isControl: Bool { (0x01...0x06).contains(rawValue) }
+
+    public var description: String { name }
 }
 
 /// The flags field of a frame header.

@@ -238,6 +238,8 @@ final class ChatLoop {
             view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
         case .discoveryFailed(let error):
             DiscoveryNotice.show(error, json: options.json)
+        case .eventsDropped(let count):
+            view.error("events", "missed \(count) session events (the chat fell behind)")
         }
     }
 

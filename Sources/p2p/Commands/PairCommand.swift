@@ -34,6 +34,8 @@ struct PairCommand: AsyncParsableCommand {
         let session = try network.makeSession(defaultSessionID: Self.sessionID, pinning: false)
         let store = try TrustCommand.store()
         let events = session.events()
+        // Before any connection, so a share the peer sends at once is not missed.
+        let pairing = Pairing(session: session)
         do {
             try await session.start()
         } catch {
@@ -42,9 +44,9 @@ struct PairCommand: AsyncParsableCommand {
         defer { Task { await session.close() } }
         let outcome: PeerInfo
         if to == nil && connect == nil {
-            outcome = try await show(session, events)
+            outcome = try await show(session, pairing, events)
         } else {
-            outcome = try await type(session, events)
+            outcome = try await type(session, pairing, events)
         }
         do {
             try store.pin(outcome.id, name: outcome.displayName, method: .paired)
@@ -56,7 +58,7 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     /// Shows a code and waits for peers to try it.
-    private func show(_ session: Session, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+    private func show(_ session: Session, _ pairing: Pairing, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
         session.setConnectionRequestHandler { _ in true }
         do {
             try session.setAvailable(true)
@@ -76,7 +78,7 @@ struct PairCommand: AsyncParsableCommand {
         for await event in events {
             guard case .peerChanged(let peer, .connected, _) = event else { continue }
             do {
-                return try await session.pair(with: peer.id, code: code)
+                return try await pairing.pair(with: peer.id, code: code)
             } catch {
                 attempts += 1
                 Output.error("p2p: \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(error)")
@@ -90,7 +92,7 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     /// Reads the code, connects to the peer that shows it, and pairs.
-    private func type(_ session: Session, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+    private func type(_ session: Session, _ pairing: Pairing, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
         guard let code = readCode() else {
             throw CLIError("a pairing code is 8 digits, like 1234-5678", code: ExitStatus.pairingFailed)
         }
@@ -106,7 +108,7 @@ struct PairCommand: AsyncParsableCommand {
             throw CLIError(error.description, code: ExitStatus.connectionFailed)
         }
         do {
-            return try await session.pair(with: peer.id, code: code)
+            return try await pairing.pair(with: peer.id, code: code)
         } catch {
             throw CLIError(error.description, code: ExitStatus.pairingFailed)
         }

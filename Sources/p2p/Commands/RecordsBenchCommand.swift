@@ -45,7 +45,8 @@ struct RecordsBenchCommand: AsyncParsableCommand {
         let pair = try await SessionPair.make(sessionID: "records-bench-" + String(UInt64.random(in: 0 ... .max), radix: 36), transport: .tls)
         let store = try StoreOption.open(directory.appendingPathComponent("bench.sqlite").path)
         let timings = NIOLockedValueBox<(received: ContinuousClock.Instant?, merge: Duration?, mergeCPU: Double?)>((nil, nil, nil))
-        pair.b.onRecordSnapshot { received, _ in
+        let receiving = RecordExchange(session: pair.b)
+        receiving.onSnapshot { received, _ in
             timings.withLockedValue { $0.received = clock.now }
             guard case .success(let snapshot) = received else { return RecordTransferResult(error: received.error!) }
             let begin = clock.now, beginCPU = Self.threadCPUSeconds()
@@ -62,7 +63,7 @@ struct RecordsBenchCommand: AsyncParsableCommand {
         start = clock.now
         let result: RecordTransferResult
         do {
-            result = try await pair.a.send(snapshot, to: pair.b.peerID)
+            result = try await RecordExchange(session: pair.a).send(snapshot, to: pair.b.peerID)
         } catch {
             await pair.close()
             throw CLIError("the benchmark transfer failed: \(error)", code: ExitStatus.failure)

@@ -44,6 +44,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         setenv("AVAHI_COMPAT_NOWARN", "1", 0)
         let recordStore = try store.open()
         let session = try network.makeSession(defaultSessionID: "records")
+        let exchange = RecordExchange(session: session)
         let view = ChatView(json: json, verbose: network.verbose)
         let records = RecordsView(json: json)
         let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
@@ -62,7 +63,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         var options = RecordReceiveOptions()
         options.maxSnapshotBytes = maxBytes
         let json = self.json, policy = self.policy
-        session.onRecordSnapshot(options: options, accept: { offer, peer in
+        exchange.onSnapshot(options: options, accept: { offer, peer in
             if json {
                 Output.json(["event": "records-offered", "peer": peer.displayName, "id": peer.id.hex, "records": Int(offer.recordCount),
                              "bytes": Int(offer.size), "delta": offer.isDelta, "entities": offer.entities])

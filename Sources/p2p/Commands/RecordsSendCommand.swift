@@ -97,7 +97,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         if !json { view.note("Sending \(snapshot.records.count) record\(snapshot.records.count == 1 ? "" : "s")\(snapshot.isDelta ? " (changed since the last exchange)" : "") to \(Terminal.sanitize(peer.displayName))…") }
         let result: RecordTransferResult
         do {
-            result = try await session.send(snapshot, to: peer.id)
+            result = try await RecordExchange(session: session).send(snapshot, to: peer.id)
         } catch {
             view.error("send", error.description)
             return ExitStatus.failure

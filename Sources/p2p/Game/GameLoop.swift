@@ -206,6 +206,8 @@ final class GameLoop {
             if options.json { DiscoveryNotice.show(.daemonLost, json: true) } else { view.note(DiscoveryError.daemonLost.description) }
         case .discoveryFailed(let error):
             view.error("discovery", error.description)
+        case .eventsDropped(let count):
+            view.error("events", "missed \(count) session events (the game fell behind)")
         }
         return nil
     }

@@ -10,11 +10,11 @@ struct RecordTransferTests {
 
     /// Alice and Bob connected; Bob merges what he receives into `store`.
     func pair(receiving store: RecordStore, policy: MergePolicy = .lastWriterWins,
-              options: RecordReceiveOptions = RecordReceiveOptions()) async throws -> (Session, Session) {
-        let alice = try await makeSession("alice", sessionID: "records")
-        let bob = try await makeSession("bob", sessionID: "records")
-        bob.onRecordSnapshot(options: options) { received, _ in store.mergeReceived(received, policy: policy) }
-        try await alice.connect(to: bob.endpoint)
+              options: RecordReceiveOptions = RecordReceiveOptions()) async throws -> (RecordPeer, RecordPeer) {
+        let alice = try await RecordPeer("alice")
+        let bob = try await RecordPeer("bob")
+        bob.records.onSnapshot(options: options) { received, _ in store.mergeReceived(received, policy: policy) }
+        try await alice.session.connect(to: bob.session.endpoint)
         return (alice, bob)
     }
 
@@ -101,13 +101,13 @@ struct RecordTransferTests {
     }
 
     @Test func theSenderLearnsWhenThePeerLeaves() async throws {
-        let alice = try await makeSession("alice", sessionID: "records")
-        let bob = try await makeSession("bob", sessionID: "records")
-        bob.onRecordSnapshot(accept: { _, _ in
+        let alice = try await RecordPeer("alice")
+        let bob = try await RecordPeer("bob")
+        bob.records.onSnapshot(accept: { _, _ in
             try? await Task.sleep(for: .seconds(30))  // Never decides.
             return false
         }) { _, _ in RecordTransferResult(MergeOutcome()) }
-        try await alice.connect(to: bob.endpoint)
+        try await alice.session.connect(to: bob.session.endpoint)
         let sending = Task { try await alice.send(try F.example("tasks.json"), to: bob.peerID) }
         try await Task.sleep(for: .milliseconds(300))
         await bob.close()
@@ -116,4 +116,23 @@ struct RecordTransferTests {
         #expect("\(error)".contains("disconnected"), "\(error)")
         await alice.close()
     }
+}
+
+/// A session and its record exchange, used together by these tests.
+struct RecordPeer {
+    let session: Session
+    let records: RecordExchange
+
+    init(_ name: String) async throws {
+        session = try await makeSession(name, sessionID: "records")
+        records = RecordExchange(session: session)
+    }
+
+    var peerID: PeerID { session.peerID }
+
+    func send(_ snapshot: RecordSnapshot, to peer: PeerID) async throws(RecordsError) -> RecordTransferResult {
+        try await records.send(snapshot, to: peer)
+    }
+
+    func close() async { await session.close() }
 }

@@ -20,3 +20,8 @@ public struct TextAck: WireMessage, Equatable {
         buffer.writeInteger(messageID)
     }
 }
+
+extension MessageType {
+    /// Acknowledges a TEXT: the receiver has stored it (chat outbox, `Protocol/PROTOCOL.md` §5).
+    public static let textAck = MessageType(rawValue: 0x12, name: "TEXT_ACK")
+}

@@ -33,3 +33,8 @@ public struct TextMessage: WireMessage, Equatable {
         buffer.writeString(text)
     }
 }
+
+extension MessageType {
+    /// A line of chat (`Protocol/PROTOCOL.md` §5); may also travel as a datagram.
+    public static let text = MessageType(rawValue: 0x11, name: "TEXT")
+}

@@ -117,3 +117,8 @@ extension ByteBuffer {
         return bytes
     }
 }
+
+extension MessageType {
+    /// Tic-tac-toe (`Protocol/GAME.md`).
+    public static let game = MessageType(rawValue: 0x30, name: "GAME")
+}

@@ -238,3 +238,8 @@ extension RecordProblem.Check {
         return all.first { $0.name == name } ?? .rule(name)
     }
 }
+
+extension MessageType {
+    /// Record snapshot transfers (`Protocol/RECORDS.md`).
+    public static let records = MessageType(rawValue: 0x40, name: "RECORDS")
+}

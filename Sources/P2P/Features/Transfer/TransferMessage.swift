@@ -123,3 +123,8 @@ public struct TransferMessage: WireMessage, Equatable {
         }
     }
 }
+
+extension MessageType {
+    /// File transfers (`Protocol/TRANSFER.md`).
+    public static let transfer = MessageType(rawValue: 0x50, name: "TRANSFER")
+}

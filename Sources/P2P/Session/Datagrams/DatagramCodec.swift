@@ -61,11 +61,11 @@ enum DatagramCodec {
     }
 
     /// The parts of a datagram, or `nil` for anything that is not one whole, well-formed datagram.
-    static func parse(_ datagram: ByteBuffer) -> Parsed? {
+    static func parse(_ datagram: ByteBuffer, catalog: MessageCatalog) -> Parsed? {
         var buffer = datagram
-        let parser = FrameParser(maxPayload: prefixSize + tagSize + WireFormat.maxDatagramPayload)
+        let parser = FrameParser(maxPayload: prefixSize + tagSize + WireFormat.maxDatagramPayload, catalog: catalog)
         guard let frame = try? parser.parse(&buffer), buffer.readableBytes == 0,
-              MessageType.datagramTypes.contains(frame.type), frame.flags.contains(.unreliable)
+              catalog.travelsAsDatagram(frame.type), frame.flags.contains(.unreliable)
         else { return nil }
         var payload = frame.payload
         guard let token = payload.readInteger(as: UInt64.self), let counter = payload.readInteger(as: UInt64.self) else { return nil }
@@ -107,20 +107,3 @@ struct ReplayWindow {
     }
 }
 
-/// Reads datagrams from the session's UDP socket and hands valid ones to the session.
-final class DatagramReceiver: ChannelInboundHandler {
-    typealias InboundIn = AddressedEnvelope<ByteBuffer>
-    private let session: Session
-
-    init(session: Session) { self.session = session }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let envelope = unwrapInboundIn(data)
-        guard let parsed = DatagramCodec.parse(envelope.data) else { return }
-        session.deliverDatagram(parsed, from: envelope.remoteAddress)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // ICMP errors (peer gone) surface here; unreliable delivery simply drops.
-    }
-}

@@ -47,3 +47,8 @@ public struct PairingCode: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(digits.prefix(4))-\(digits.suffix(4))" }
 }
+
+extension MessageType {
+    /// A pairing run (CPace, `Protocol/PROTOCOL.md` §10).
+    public static let pair = MessageType(rawValue: 0x20, name: "PAIR")
+}

@@ -25,32 +25,16 @@ public struct RecordReceiveOptions: Sendable {
     public init() {}
 }
 
-extension Session {
-    /// Sends a snapshot to a connected peer and waits for its answer: merged (with counts),
-    /// rejected (with its validation report) or failed. Throws when the peer denies the offer,
-    /// leaves, or stops answering. At most a window of bytes is ever unacknowledged, so a slow
-    /// receiver slows the sender instead of filling memory.
-    public func send(_ snapshot: RecordSnapshot, to peer: PeerID, options: RecordSendOptions = RecordSendOptions()) async throws(RecordsError) -> RecordTransferResult {
-        try await RecordExchange.of(self).send(SnapshotCodec.encode(snapshot), recordCount: snapshot.records.count,
-                                               entities: snapshot.entityNames, isDelta: snapshot.isDelta, to: peer, options: options)
-    }
-
-    /// Receives snapshots: `accept` decides on each offer (default: yes); `handler` gets the decoded
-    /// snapshot — or why it could not be read — and returns the answer sent back to the peer
-    /// (typically `RecordTransferResult(try store.merge(snapshot))`). Both run off the network threads.
-    public func onRecordSnapshot(
-        options: RecordReceiveOptions = RecordReceiveOptions(),
-        accept: @escaping @Sendable (RecordOffer, PeerInfo) async -> Bool = { _, _ in true },
-        _ handler: @escaping @Sendable (Result<RecordSnapshot, RecordsError>, PeerInfo) async -> RecordTransferResult
-    ) {
-        RecordExchange.of(self).setReceiver(.init(options: options, accept: accept, handler: handler))
-    }
-}
-
-/// The record transfers of one session, in both directions. A session has one handler per frame
-/// type, so one object routes every RECORDS frame: replies to the sender waiting for them, data to
-/// the transfer it belongs to.
-final class RecordExchange: Sendable {
+/// Record snapshots over a session, in both directions: `send` offers a snapshot to a peer and waits
+/// for its answer; `onSnapshot` takes snapshots from peers. One object per session routes every
+/// RECORDS frame: replies to the sender waiting for them, data to the transfer it belongs to.
+///
+/// ```swift
+/// let records = RecordExchange(session: session)
+/// records.onSnapshot { received, peer in store.mergeReceived(received, policy: .lastWriterWins) }
+/// let result = try await records.send(snapshot, to: peer.id)
+/// ```
+public final class RecordExchange: Sendable {
     struct Receiver: Sendable {
         var options: RecordReceiveOptions
         var accept: @Sendable (RecordOffer, PeerInfo) async -> Bool
@@ -82,45 +66,48 @@ final class RecordExchange: Sendable {
         var receiver: Receiver?
     }
 
-    private final class WeakSession: @unchecked Sendable {
-        weak var session: Session?
-        init(_ session: Session) { self.session = session }
-    }
-
-    private let sessionRef: WeakSession
+    private let session: Session
     private let state = NIOLockedValueBox(State())
+    private let subscription = NIOLockedValueBox<MessageSubscription?>(nil)
 
-    private static let registry = NIOLockedValueBox<[ObjectIdentifier: RecordExchange]>([:])
-
-    /// The session's exchange, made (and its RECORDS handler installed) on first use.
-    static func of(_ session: Session) -> RecordExchange {
-        let (exchange, isNew) = registry.withLockedValue { registry -> (RecordExchange, Bool) in
-            registry = registry.filter { $0.value.sessionRef.session != nil }
-            if let existing = registry[ObjectIdentifier(session)], existing.sessionRef.session === session { return (existing, false) }
-            let exchange = RecordExchange(session)
-            registry[ObjectIdentifier(session)] = exchange
-            return (exchange, true)
-        }
-        if isNew {
-            session.onMessage(RecordsMessage.self) { message, peer, _ in exchange.handle(message, from: peer) }
-            let events = session.events()
-            Task {
-                for await event in events {
-                    if case .peerChanged(let peer, .disconnected, _) = event { exchange.peerLeft(peer.id) }
-                }
+    /// Takes the session's RECORDS messages.
+    public init(session: Session) {
+        self.session = session
+        let subscription = session.onMessage(RecordsMessage.self) { [weak self] message, peer, _ in self?.handle(message, from: peer) }
+        self.subscription.withLockedValue { $0 = subscription }
+        let events = session.events()
+        Task { [weak self] in
+            for await event in events {
+                if case .peerChanged(let peer, .disconnected, _) = event { self?.peerLeft(peer.id) }
             }
         }
-        return exchange
     }
 
-    private init(_ session: Session) { sessionRef = WeakSession(session) }
+    deinit { subscription.withLockedValue { $0?.cancel() } }
 
-    func setReceiver(_ receiver: Receiver) { state.withLockedValue { $0.receiver = receiver } }
+    /// Sends a snapshot to a connected peer and waits for its answer: merged (with counts),
+    /// rejected (with its validation report) or failed. Throws when the peer denies the offer,
+    /// leaves, or stops answering. At most a window of bytes is ever unacknowledged, so a slow
+    /// receiver slows the sender instead of filling memory.
+    public func send(_ snapshot: RecordSnapshot, to peer: PeerID, options: RecordSendOptions = RecordSendOptions()) async throws(RecordsError) -> RecordTransferResult {
+        try await send(SnapshotCodec.encode(snapshot), recordCount: snapshot.records.count,
+                       entities: snapshot.entityNames, isDelta: snapshot.isDelta, to: peer, options: options)
+    }
+
+    /// Receives snapshots: `accept` decides on each offer (default: yes); `handler` gets the decoded
+    /// snapshot — or why it could not be read — and returns the answer sent back to the peer
+    /// (typically `RecordTransferResult(try store.merge(snapshot))`). Both run off the network threads.
+    public func onSnapshot(
+        options: RecordReceiveOptions = RecordReceiveOptions(),
+        accept: @escaping @Sendable (RecordOffer, PeerInfo) async -> Bool = { _, _ in true },
+        _ handler: @escaping @Sendable (Result<RecordSnapshot, RecordsError>, PeerInfo) async -> RecordTransferResult
+    ) {
+        state.withLockedValue { $0.receiver = Receiver(options: options, accept: accept, handler: handler) }
+    }
 
     // MARK: - Sending
 
-    func send(_ bytes: [UInt8], recordCount: Int, entities: [String], isDelta: Bool, to peer: PeerID, options: RecordSendOptions) async throws(RecordsError) -> RecordTransferResult {
-        guard let session = sessionRef.session else { throw .transfer("the session is gone") }
+    private func send(_ bytes: [UInt8], recordCount: Int, entities: [String], isDelta: Bool, to peer: PeerID, options: RecordSendOptions) async throws(RecordsError) -> RecordTransferResult {
         let id = UInt64.random(in: 1 ... .max)
         let (replies, continuation) = AsyncStream.makeStream(of: Reply.self, bufferingPolicy: .unbounded)
         state.withLockedValue { $0.outgoing[id] = (peer, continuation) }
@@ -301,7 +288,7 @@ final class RecordExchange: Sendable {
 
     private func answer(_ message: RecordsMessage, to peer: PeerID) {
         // The peer may have left meanwhile; then nobody waits for the answer.
-        try? sessionRef.session?.send(message, to: [peer])
+        try? session.send(message, to: [peer])
     }
 
     private func peerLeft(_ peer: PeerID) {

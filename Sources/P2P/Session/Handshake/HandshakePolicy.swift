@@ -1,0 +1,65 @@
+/// Why a HELLO is refused: the ERROR sent back, and the failure the local side reports.
+struct HandshakeRejection: Error, Equatable {
+    var code: ErrorCode
+    var reason: String
+    var failure: SessionError
+}
+
+/// The HELLO checks of PROTOCOL.md §7.1, steps 2–7, in the spec's order. Pure: the trust store's
+/// verdict is looked up beforehand (off the event loop) and passed in.
+struct HandshakePolicy: Sendable {
+    let ownID: PeerID
+    let sessionID: String
+
+    /// What the link knows about the peer before reading its HELLO.
+    struct LinkFacts {
+        var secure: Bool
+        /// The ID the TLS certificate proved (TLS links only).
+        var provenPeer: PeerID?
+        /// The peer an initiator meant to reach, if it dialed one by ID.
+        var expectedPeer: PeerID?
+    }
+
+    /// `nil` when the HELLO passes; otherwise the first check it fails.
+    func check(_ hello: Hello, link: LinkFacts, trust: TrustVerdict) -> HandshakeRejection? {
+        if link.secure && link.provenPeer != hello.peerID {
+            return HandshakeRejection(
+                code: .identityMismatch,
+                reason: "HELLO claims peer \(hello.peerID.hex) but the TLS certificate belongs to \(link.provenPeer?.hex ?? "nobody")",
+                failure: .identityMismatch(claimed: hello.peerID, proven: link.provenPeer))
+        }
+        if hello.peerID == ownID {
+            return HandshakeRejection(code: .selfConnection, reason: "connected to itself", failure: .connectedToSelf)
+        }
+        if link.secure && hello.datagramKey.count != 32 {
+            return HandshakeRejection(code: .malformedPayload, reason: "a TLS peer must send a 32-byte datagram key",
+                                      failure: .protocolViolation("HELLO without a datagram key"))
+        }
+        if case .conflict(let pinned) = trust {
+            return HandshakeRejection(
+                code: .untrustedIdentity,
+                reason: "the name \"\(hello.displayName)\" is pinned to another key on this peer; pair again (p2p pair)",
+                failure: .untrustedIdentity(name: hello.displayName, pinned: pinned.id, presented: hello.peerID))
+        }
+        if hello.sessionID != sessionID {
+            return HandshakeRejection(code: .sessionMismatch, reason: "this peer is in session \"\(sessionID)\", not \"\(hello.sessionID)\"",
+                                      failure: .sessionMismatch(theirs: hello.sessionID, ours: sessionID))
+        }
+        if let expected = link.expectedPeer, expected != hello.peerID {
+            return HandshakeRejection(code: .identityMismatch, reason: "expected peer \(expected.hex)",
+                                      failure: .unexpectedPeer(expected: expected, got: hello.peerID))
+        }
+        return nil
+    }
+}
+
+/// What the connection handler does after a HELLO.
+enum HelloVerdict: Sendable {
+    case reject(HandshakeRejection)
+    /// Initiator: wait for the acceptor's WELCOME.
+    case awaitWelcome
+    /// Acceptor that is dialing the peer itself: welcome it without asking.
+    case accept
+    /// Acceptor: put the request to the application.
+    case ask(ConnectionRequest)
+}

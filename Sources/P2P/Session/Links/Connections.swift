@@ -1,0 +1,310 @@
+import Dispatch
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// The connections of one session: opening them, their handshake, which one counts per peer, sending
+/// over them, and what their ends mean for observers.
+///
+/// It applies the answers of its value-typed parts — `LinkTable` (links, waiters, tie-break),
+/// `HandshakePolicy` (HELLO checks) and `AdmissionControl` (per-address limits) — and keeps slow work
+/// off the event loops: trust-store reads and pins run on a queue of their own.
+final class Connections: LinkDelegate {
+    typealias Table = LinkTable<PeerLink, EventLoopPromise<PeerID>>
+
+    let configuration: SessionConfiguration
+    let ownID: PeerID
+    private let policy: HandshakePolicy
+    private let router: MessageRouter
+    private let reporter: PeerStateReporter
+    private let discovery: DiscoveryCoordinator
+    private let name: NIOLockedValueBox<String>
+    private let table = NIOLockedValueBox(Table())
+    private let admission: NIOLockedValueBox<AdmissionControl>
+    private let requestHandler = NIOLockedValueBox<(@Sendable (ConnectionRequest) async -> Bool)?>(nil)
+    /// Set when the session starts.
+    private let transport = NIOLockedValueBox<(tls: TLSContexts?, datagrams: DatagramTransport?)>((nil, nil))
+    /// Trust-store reads and pins: file I/O under `flock`, which another `p2p` may hold for a while.
+    private let trustQueue = DispatchQueue(label: "p2p.trust-store")
+
+    init(configuration: SessionConfiguration, ownID: PeerID, sessionID: String, name: NIOLockedValueBox<String>,
+         router: MessageRouter, reporter: PeerStateReporter, discovery: DiscoveryCoordinator) {
+        self.configuration = configuration
+        self.ownID = ownID
+        self.name = name
+        self.router = router
+        self.reporter = reporter
+        self.discovery = discovery
+        policy = HandshakePolicy(ownID: ownID, sessionID: sessionID)
+        admission = NIOLockedValueBox(AdmissionControl(limits: configuration.limits))
+    }
+
+    func use(tls: TLSContexts?, datagrams: DatagramTransport) { transport.withLockedValue { $0 = (tls, datagrams) } }
+
+    func setConnectionRequestHandler(_ handler: (@Sendable (ConnectionRequest) async -> Bool)?) {
+        requestHandler.withLockedValue { $0 = handler }
+    }
+
+    var isSecure: Bool { configuration.transportSecurity == .tls }
+    var connectedPeers: [PeerInfo] { table.withLockedValue { $0.connectedPeers } }
+    var knownPeers: [PeerInfo] { table.withLockedValue { $0.knownPeers } }
+    func connectedPeer(_ peer: PeerID) -> PeerInfo? {
+        table.withLockedValue { $0.winner(for: peer) }.flatMap { $0.isConnected ? $0.info : nil }
+    }
+
+    // MARK: - Opening
+
+    /// Refuses a new inbound connection over the per-address limits (before a byte is read), or
+    /// assembles its pipeline.
+    func admit(_ channel: Channel) throws {
+        if let ip = channel.remoteAddress?.ipAddress {
+            let (open, handshaking) = table.withLockedValue { $0.inbound(from: ip) }
+            try admission.withLockedValue { try $0.admitConnection(from: ip, open: open, handshaking: handshaking) }
+        }
+        try configurePipeline(channel, link: PeerLink(channel: channel, direction: .inbound, secure: isSecure))
+    }
+
+    /// Connects to `endpoint` and waits until the handshake settles who answered.
+    func connect(to endpoint: Endpoint, expecting expected: PeerID?, timeout: TimeAmount, group: any EventLoopGroup) async throws(SessionError) -> PeerInfo {
+        let loop = group.next()
+        let completion = loop.makePromise(of: PeerID.self)
+        let timer = loop.scheduleTask(in: timeout) { completion.fail(SessionError.timedOut(seconds: timeout.seconds)) }
+        defer { timer.cancel() }
+        let channel: Channel
+        do {
+            channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(timeout)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected, completion: completion)
+                        try self.configurePipeline(channel, link: link)
+                    }
+                }
+                .connect(host: endpoint.host, port: endpoint.port).get()
+        } catch {
+            completion.fail(error)
+            throw .connectFailed(endpoint, reason: "\(error)")
+        }
+        do {
+            let id = try await completion.futureResult.get()
+            if let info = connectedPeer(id) { return info }
+            throw SessionError.connectionLost
+        } catch {
+            channel.close(promise: nil)
+            throw error as? SessionError ?? .connectFailed(endpoint, reason: "\(error)")
+        }
+    }
+
+    private func configurePipeline(_ channel: Channel, link: PeerLink) throws {
+        let tls = transport.withLockedValue { $0.tls }
+        table.withLockedValue { table in
+            table.open(link.id, link: link, direction: link.direction, completion: link.completion, remoteIP: channel.remoteAddress?.ipAddress)
+        }
+        let pipeline = channel.pipeline.syncOperations
+        if link.secure, let tls {
+            switch link.direction {
+            case .inbound:
+                try pipeline.addHandler(PlaintextRefuser())
+                try pipeline.addHandler(NIOSSLServerHandler(context: tls.server, customVerificationCallback: TLSContexts.verify))
+            case .outbound:
+                try pipeline.addHandler(NIOSSLClientHandler(context: tls.client, serverHostname: nil, customVerificationCallback: TLSContexts.verify))
+            }
+        }
+        try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: configuration.maxPayload, catalog: router.catalog)))
+        try pipeline.addHandler(FrameWriteBatcher())
+        try pipeline.addHandler(HeartbeatHandler())
+        try pipeline.addHandler(PeerConnectionHandler(delegate: self, link: link))
+    }
+
+    // MARK: - Leaving and sending
+
+    /// Leaves one peer politely: BYE, then close.
+    func disconnect(_ peer: PeerID) async {
+        guard let link = table.withLockedValue({ $0.winner(for: peer)?.link }) else { return }
+        await sayGoodbye(link)
+    }
+
+    func disconnectAll() async {
+        for link in table.withLockedValue({ $0.allLinks }) { await sayGoodbye(link) }
+    }
+
+    private func sayGoodbye(_ link: PeerLink) async {
+        table.withLockedValue { $0.setFailure(.peerLeft, on: link.id, overwrite: false) }
+        // Close only after BYE is written, so the peer learns we left on purpose.
+        try? await link.channel.writeAndFlush(Bye().frame()).get()
+        try? await link.channel.close()
+    }
+
+    /// Waits for outstanding trust-store pins, so a command that exits has written them.
+    func settle() async {
+        await withCheckedContinuation { continuation in trustQueue.async { continuation.resume() } }
+    }
+
+    /// The connected links to `peers`, in order; throws `notConnected` for the first that is not.
+    func connectedLinks(_ peers: [PeerID]) throws(SessionError) -> [PeerLink] {
+        let links = table.withLockedValue { table in peers.map { table.winner(for: $0) } }
+        var connected: [PeerLink] = []
+        for (peer, record) in zip(peers, links) {
+            guard let record, record.isConnected else { throw .notConnected(peer) }
+            connected.append(record.link)
+        }
+        return connected
+    }
+
+    func send(_ frame: Frame, to peers: [PeerID], mode: SendMode) throws(SessionError) {
+        let links = try connectedLinks(peers)
+        switch mode {
+        case .reliable:
+            guard frame.payload.readableBytes <= configuration.maxPayload else {
+                throw .frameTooLarge(size: frame.payload.readableBytes, limit: configuration.maxPayload)
+            }
+            for link in links { link.send(frame) }
+        case .unreliable:
+            guard frame.payload.readableBytes <= WireFormat.maxDatagramPayload else {
+                throw .datagramTooLarge(size: frame.payload.readableBytes, limit: WireFormat.maxDatagramPayload)
+            }
+            guard let datagrams = transport.withLockedValue({ $0.datagrams }) else { throw .notStarted }
+            for (peer, link) in zip(peers, links) where !datagrams.send(frame, over: link.id) {
+                throw .unreliableUnavailable(peer)
+            }
+        }
+    }
+
+    /// A datagram's frame, from the peer of `link`.
+    func deliverDatagram(_ frame: Frame, over link: LinkID) {
+        guard let info = table.withLockedValue({ $0[link]?.info }) else { return }
+        // A bad datagram is dropped; unreliable means the sender cannot count on it anyway.
+        try? router.route(frame, from: info)
+    }
+
+    // MARK: - LinkDelegate (on the link's event loop)
+
+    var handshakeTimeout: TimeAmount { configuration.handshakeTimeout }
+    var heartbeatInterval: TimeAmount { configuration.heartbeatInterval }
+    var heartbeatTimeout: TimeAmount { configuration.heartbeatTimeout }
+    var displayName: String { name.withLockedValue { $0 } }
+
+    func hello(for link: PeerLink) -> Hello {
+        let port = transport.withLockedValue { $0.datagrams?.localPort } ?? 0
+        return Hello(
+            peerID: ownID, capabilities: .all, datagramPort: UInt16(port), datagramToken: link.localDatagramToken,
+            datagramKey: link.localDatagramKey.map { $0.withUnsafeBytes { Array($0) } } ?? [],
+            displayName: displayName, sessionID: policy.sessionID)
+    }
+
+    func link(_ link: PeerLink, proved peer: PeerID?) {
+        table.withLockedValue { $0.proved(link.id, peer: peer) }
+    }
+
+    func link(_ link: PeerLink, receivedHello hello: Hello, from address: SocketAddress?) -> EventLoopFuture<HelloVerdict> {
+        let loop = link.channel.eventLoop
+        // Only a TLS-proven key can be pinned or held against a pin; plaintext claims prove nothing.
+        guard link.secure, let store = configuration.trustStore else {
+            return loop.makeSucceededFuture(verdict(link, hello, address, trust: .unknown))
+        }
+        let promise = loop.makePromise(of: TrustVerdict.self)
+        trustQueue.async { promise.succeed(store.verdict(for: hello.peerID, name: hello.displayName)) }
+        return promise.futureResult.map { self.verdict(link, hello, address, trust: $0) }
+    }
+
+    private func verdict(_ link: PeerLink, _ hello: Hello, _ address: SocketAddress?, trust: TrustVerdict) -> HelloVerdict {
+        let proven = table.withLockedValue { $0[link.id]?.provenPeer }
+        let facts = HandshakePolicy.LinkFacts(secure: link.secure, provenPeer: proven, expectedPeer: link.expectedPeer)
+        if let rejection = policy.check(hello, link: facts, trust: trust) {
+            if rejection.failure.isImpersonation {
+                let ip = address?.ipAddress
+                reporter.emit(.refused(PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID,
+                                                host: ip, addresses: ip.map { [$0] } ?? []), reason: rejection.failure))
+            }
+            return .reject(rejection)
+        }
+        var info = discovery.discovered(hello.peerID) ?? PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID)
+        info.displayName = hello.displayName
+        info.trust = trust
+        if info.addresses.isEmpty, let ip = address?.ipAddress {
+            info.host = ip
+            info.addresses = [ip]
+        }
+        let (claim, allowed) = table.withLockedValue { table -> (Table.Claim, Bool) in
+            let claim = table.claim(link.id, hello: hello, info: info, ownID: ownID)
+            guard case .won(let dialing, _) = claim, link.direction == .inbound, !dialing else { return (claim, true) }
+            let allowed = admission.withLockedValue { $0.allowRequest(from: address?.ipAddress, now: .now) }
+            if !allowed { table.setFailure(.denied(by: "the request rate limit"), on: link.id) }
+            return (claim, allowed)
+        }
+        switch claim {
+        case .lost(let connectedWaiter):
+            connectedWaiter?.succeed(hello.peerID)
+            return .reject(HandshakeRejection(code: .duplicateConnection, reason: "already connected to \(ownID.hex)", failure: .duplicateConnection))
+        case .won(let dialing, let loser):
+            if let loser {
+                loser.channel.writeAndFlush(ErrorMessage(code: .duplicateConnection, reason: "superseded by a simultaneous connection").frame())
+                    .whenComplete { _ in loser.channel.close(promise: nil) }
+            }
+            guard allowed else {
+                return .reject(HandshakeRejection(code: .connectionDenied, reason: "too many connection requests from your address; try again in a minute",
+                                                  failure: .denied(by: "rate limit")))
+            }
+            reporter.report(info, .connecting)
+            switch link.direction {
+            case .outbound: return .awaitWelcome
+            case .inbound where dialing: return .accept  // We are dialing this peer ourselves.
+            case .inbound: return .ask(ConnectionRequest(peer: info))
+            }
+        }
+    }
+
+    func decide(_ request: ConnectionRequest, on loop: any EventLoop) -> EventLoopFuture<Bool> {
+        guard let handler = requestHandler.withLockedValue({ $0 }) else {
+            return loop.makeSucceededFuture(configuration.acceptsConnectionsByDefault)
+        }
+        let promise = loop.makePromise(of: Bool.self)
+        promise.completeWithTask { await handler(request) }
+        return promise.futureResult
+    }
+
+    func linkConnected(_ link: PeerLink) {
+        guard let (info, completion, waiters) = table.withLockedValue({ $0.connected(link.id) }) else { return }
+        if let remote = table.withLockedValue({ $0[link.id]?.remote }) {
+            transport.withLockedValue { $0.datagrams }?.addRoute(link: link, remote: remote, remoteIP: link.channel.remoteAddress?.ipAddress)
+        }
+        if case .unknown = info.trust, link.secure, let store = configuration.trustStore {
+            // Trust on first use: the user (or --yes) accepted this key; from now on the name is bound to it.
+            trustQueue.async { try? store.pin(info.id, name: info.displayName, method: .firstUse) }
+        }
+        completion?.succeed(info.id)
+        for waiter in waiters { waiter.succeed(info.id) }
+        reporter.report(info, .connected)
+    }
+
+    func link(_ link: PeerLink, receivedError message: ErrorMessage) {
+        let name = table.withLockedValue { $0[link.id]?.info?.displayName } ?? "the peer"
+        let failure: SessionError = switch message.code {
+        case .connectionDenied: .denied(by: name)
+        case .tlsRequired: .tlsRequired
+        case .untrustedIdentity: .refusedAsUntrusted(message.reason)
+        case .duplicateConnection: .duplicateConnection
+        default: .remoteError(code: message.rawCode, reason: message.reason)
+        }
+        self.link(link, failed: failure, overwrite: true)
+    }
+
+    func link(_ link: PeerLink, failed failure: SessionError, overwrite: Bool) {
+        table.withLockedValue { $0.setFailure(failure, on: link.id, overwrite: overwrite) }
+    }
+
+    func linkClosed(_ link: PeerLink) {
+        transport.withLockedValue { $0.datagrams }?.removeRoute(for: link)
+        guard case .failed(let peer, let failure, let completion, let waiters) = table.withLockedValue({ $0.close(link.id) }) else { return }
+        completion?.fail(failure)
+        for waiter in waiters { waiter.fail(failure) }
+        if let peer { reporter.report(peer, .disconnected, reason: failure) }
+    }
+
+    func link(_ link: PeerLink, deliver frame: Frame) throws(WireError) {
+        guard let info = table.withLockedValue({ $0[link.id]?.info }) else { return }
+        try router.route(frame, from: info)
+    }
+}

@@ -1,0 +1,146 @@
+import NIOCore
+
+/// Every open connection of a session and what is known about each, as a plain value.
+///
+/// It decides which link counts for a peer when two connect at once (PROTOCOL.md §8: the one opened
+/// by the peer with the lower ID), who waits for a peer whose winning link is another one, and what a
+/// closing link means for the observers. It does no I/O: the session applies its answers. `Link` is
+/// the connection handle and `Waiter` whatever a connect call waits on (tests use plain values).
+struct LinkTable<Link, Waiter> {
+    struct Record {
+        let link: Link
+        let direction: PeerLink.Direction
+        /// The connect call settled by this link (outbound links only).
+        let completion: Waiter?
+        let remoteIP: String?
+        /// The ID the TLS certificate proved, once the TLS handshake completed.
+        var provenPeer: PeerID?
+        var remote: Hello?
+        var info: PeerInfo?
+        var isConnected = false
+        /// A `connecting` event was emitted for this link, so its end must be reported.
+        var announced = false
+        /// Why the link ended, as the user should hear it.
+        var failure: SessionError?
+    }
+
+    /// What a HELLO that passed the checks means for the link.
+    enum Claim {
+        /// The link is the peer's link now. `dialing`: we are connecting to this peer ourselves, so an
+        /// inbound request needs no question. `loser`: the link it replaced, to be told and closed.
+        case won(dialing: Bool, loser: Link?)
+        /// Another link to the peer wins. `connectedWaiter`: this link's connect call, to be completed
+        /// at once because the winning link is already connected.
+        case lost(connectedWaiter: Waiter?)
+    }
+
+    /// What the end of a link means.
+    enum Closing {
+        /// Nothing to say: it was never the peer's link, or the peer's other link carries on.
+        case silent
+        /// The link failed: fail its connect call and the waiters; report `peer` (if announced) gone.
+        case failed(peer: PeerInfo?, failure: SessionError, completion: Waiter?, waiters: [Waiter])
+    }
+
+    private(set) var records: [LinkID: Record] = [:]
+    /// The one link per peer that counts (connecting or connected).
+    private var winners: [PeerID: LinkID] = [:]
+    /// Connect calls waiting for a peer whose winning link is another one.
+    private var waiters: [PeerID: [Waiter]] = [:]
+
+    mutating func open(_ id: LinkID, link: Link, direction: PeerLink.Direction, completion: Waiter?, remoteIP: String?) {
+        records[id] = Record(link: link, direction: direction, completion: completion, remoteIP: remoteIP)
+    }
+
+    subscript(id: LinkID) -> Record? { records[id] }
+
+    mutating func proved(_ id: LinkID, peer: PeerID?) { records[id]?.provenPeer = peer }
+
+    /// The link that counts for `peer`.
+    func winner(for peer: PeerID) -> Record? { winners[peer].flatMap { records[$0] } }
+
+    func isConnected(_ peer: PeerID) -> Bool { winner(for: peer)?.isConnected == true }
+
+    var connectedPeers: [PeerInfo] {
+        winners.values.compactMap { records[$0] }.filter(\.isConnected).compactMap(\.info)
+    }
+
+    var knownPeers: [PeerInfo] { winners.values.compactMap { records[$0]?.info } }
+
+    /// Inbound links from `ip`, and how many of them are still handshaking.
+    func inbound(from ip: String) -> (open: Int, handshaking: Int) {
+        let fromIP = records.values.filter { $0.direction == .inbound && $0.remoteIP == ip }
+        return (fromIP.count, fromIP.filter { !$0.isConnected }.count)
+    }
+
+    /// Settles which link counts for the peer of a checked HELLO. `ownID`: our peer ID.
+    mutating func claim(_ id: LinkID, hello: Hello, info: PeerInfo, ownID: PeerID) -> Claim {
+        guard var record = records[id] else { return .lost(connectedWaiter: nil) }
+        let peer = hello.peerID
+        record.remote = hello
+        record.info = info
+        defer { records[id] = record }
+        var dialing = record.direction == .outbound
+        guard let existingID = winners[peer], existingID != id, var existing = records[existingID] else {
+            winners[peer] = id
+            record.announced = true
+            return .won(dialing: dialing, loser: nil)
+        }
+        dialing = dialing || existing.direction == .outbound
+        func opener(_ direction: PeerLink.Direction) -> PeerID { direction == .outbound ? ownID : peer }
+        // Same opener: the newer link replaces a stale one (the peer restarted).
+        let newWins = opener(existing.direction) == opener(record.direction) || opener(record.direction) == min(ownID, peer)
+        if newWins {
+            existing.failure = .duplicateConnection
+            records[existingID] = existing
+            winners[peer] = id
+            if let completion = existing.completion { waiters[peer, default: []].append(completion) }
+            record.announced = true
+            return .won(dialing: dialing, loser: existing.link)
+        }
+        record.failure = .duplicateConnection
+        guard let completion = record.completion else { return .lost(connectedWaiter: nil) }
+        if existing.isConnected { return .lost(connectedWaiter: completion) }
+        waiters[peer, default: []].append(completion)
+        return .lost(connectedWaiter: nil)
+    }
+
+    /// Marks the link connected if it still counts for its peer; returns the peer and the connect calls
+    /// that waited for it.
+    mutating func connected(_ id: LinkID) -> (info: PeerInfo, completion: Waiter?, waiters: [Waiter])? {
+        guard var record = records[id], let info = record.info, winners[info.id] == id else { return nil }
+        record.isConnected = true
+        records[id] = record
+        return (info, record.completion, waiters.removeValue(forKey: info.id) ?? [])
+    }
+
+    /// Records why the link ended; without `overwrite`, only if no reason is known yet.
+    mutating func setFailure(_ failure: SessionError, on id: LinkID, overwrite: Bool = true) {
+        guard records[id] != nil, overwrite || records[id]?.failure == nil else { return }
+        records[id]?.failure = failure
+    }
+
+    /// Forgets a closed link and says what its end means. A second call for the same link is silent.
+    mutating func close(_ id: LinkID) -> Closing {
+        guard let record = records.removeValue(forKey: id) else { return .silent }
+        let failure = record.failure ?? .connectionLost
+        guard let info = record.info else {
+            return .failed(peer: nil, failure: failure, completion: record.completion, waiters: [])
+        }
+        guard winners[info.id] == id else { return .silent }  // replaced by the winning link
+        winners[info.id] = nil
+        if failure == .duplicateConnection {
+            // The peer kept its own connection to us; wait for that one instead.
+            if let completion = record.completion { waiters[info.id, default: []].append(completion) }
+            return .silent
+        }
+        return .failed(peer: record.announced ? info : nil, failure: failure, completion: record.completion,
+                       waiters: waiters.removeValue(forKey: info.id) ?? [])
+    }
+
+    /// Every link still open, to say goodbye to.
+    var allLinks: [Link] { records.values.map(\.link) }
+}
+
+extension LinkTable: Sendable where Link: Sendable, Waiter: Sendable {}
+extension LinkTable.Record: Sendable where Link: Sendable, Waiter: Sendable {}

@@ -1,0 +1,57 @@
+@preconcurrency import Crypto
+import NIOCore
+
+/// Identifies one connection for as long as the session remembers it.
+struct LinkID: Hashable, Sendable, CustomStringConvertible {
+    let rawValue: UInt64
+    static func next() -> LinkID { LinkID(rawValue: UInt64.random(in: 1 ... .max)) }
+    var description: String { "link-" + String(rawValue, radix: 16) }
+}
+
+/// One TCP connection to a peer: what is fixed when it opens, and its outbound queue.
+///
+/// Everything here is immutable (or guards itself); what the session learns about the link as it
+/// goes (the peer's HELLO, whether it is connected, why it ended) lives in the session's `LinkTable`,
+/// and the handshake phase lives in the link's `PeerConnectionHandler`, on its event loop.
+final class PeerLink: Sendable {
+    enum Direction: Sendable { case inbound, outbound }
+
+    let id = LinkID.next()
+    let channel: Channel
+    let direction: Direction
+    /// Whether the connection runs TLS; then the peer's ID is proven by its certificate.
+    let secure: Bool
+    /// The token this peer must put in front of datagrams it sends us on this link.
+    let localDatagramToken = UInt64.random(in: 1 ... .max)
+    /// The key the peer seals datagrams to us with (TLS sessions only); sent in our HELLO.
+    let localDatagramKey: SymmetricKey?
+    /// Set by `connect(to: PeerID)`: the peer we mean to reach.
+    let expectedPeer: PeerID?
+    /// Completed when an outbound connect is settled.
+    let completion: EventLoopPromise<PeerID>?
+
+    private let outbound: OutboundQueue
+
+    init(channel: Channel, direction: Direction, secure: Bool, expectedPeer: PeerID? = nil, completion: EventLoopPromise<PeerID>? = nil) {
+        self.channel = channel
+        self.direction = direction
+        self.secure = secure
+        localDatagramKey = secure ? SymmetricKey(size: .bits256) : nil
+        self.expectedPeer = expectedPeer
+        self.completion = completion
+        outbound = OutboundQueue(channel: channel)
+    }
+
+    /// Queues a frame; frames queued from other threads are written in one batch with one flush.
+    func send(_ frame: Frame) { outbound.enqueue(frame) }
+
+    /// Returns once this link can take more: few bytes wait in its queue and the channel is writable
+    /// (NIO's write buffer is under its high-water mark), or the link is closed.
+    func waitForRoom() async { await outbound.waitForRoom() }
+
+    /// Called on the event loop when the channel's writability changed.
+    func writabilityChanged() { outbound.wakeWaitersIfRoom() }
+
+    /// Called on the event loop when the channel closed: nobody waits for room on a dead link.
+    func closed() { outbound.close() }
+}

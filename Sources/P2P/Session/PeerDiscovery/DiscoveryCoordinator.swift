@@ -1,0 +1,134 @@
+import NIOConcurrencyHelpers
+
+/// Runs a session's DNS-SD side: advertises it (server and peer modes), browses for peers of the
+/// same session ID (client and peer modes), keeps what was found, and turns the advertiser's and
+/// browser's reports into what the session tells its observers.
+///
+/// It knows nothing of connections: the session decides whether a peer found or lost is worth
+/// reporting (a connected peer stays connected whatever DNS-SD says).
+final class DiscoveryCoordinator: Sendable {
+    enum Event: Sendable, Equatable {
+        case found(PeerInfo)
+        case lost(PeerInfo)
+        /// Registered under `name` (differs from the display name after a conflict).
+        case advertising(name: String)
+        case failed(DiscoveryError)
+        /// The mDNS daemon went away; said once per outage, however many parts notice it.
+        case daemonLost
+    }
+
+    private struct State {
+        var advertiser: ServiceAdvertiser?
+        var browser: ServiceBrowser?
+        var discovered: [PeerID: PeerInfo] = [:]
+        /// The daemon went away and discovery has not fully come back: observers heard it once.
+        var daemonLost = false
+    }
+
+    private let ownID: PeerID
+    private let sessionID: String
+    private let onEvent: @Sendable (Event) -> Void
+    private let state = NIOLockedValueBox(State())
+
+    init(ownID: PeerID, sessionID: String, onEvent: @escaping @Sendable (Event) -> Void) {
+        self.ownID = ownID
+        self.sessionID = sessionID
+        self.onEvent = onEvent
+    }
+
+    var isRunning: Bool { state.withLockedValue { $0.advertiser != nil || $0.browser != nil } }
+
+    var discovered: [PeerInfo] { state.withLockedValue { Array($0.discovered.values) } }
+
+    func discovered(_ id: PeerID) -> PeerInfo? { state.withLockedValue { $0.discovered[id] } }
+
+    /// Starts advertising `name` on `port` (when `advertise`) and browsing (when `browse`).
+    func start(advertise: (name: String, port: UInt16)?, browse: Bool) throws(DiscoveryError) {
+        guard !isRunning else { return }
+        var advertiser: ServiceAdvertiser?
+        if let advertise {
+            let started = ServiceAdvertiser(
+                name: advertise.name, port: advertise.port,
+                txt: ServiceAnnouncement.txtRecord(peerID: ownID, sessionID: sessionID)
+            ) { [weak self] event in self?.handle(event) }
+            try started.start()
+            advertiser = started
+        }
+        var browser: ServiceBrowser?
+        if browse {
+            let started = ServiceBrowser { [weak self] event in self?.handle(event) }
+            do {
+                try started.start()
+            } catch {
+                advertiser?.stop()
+                throw error
+            }
+            browser = started
+        }
+        state.withLockedValue {
+            $0.advertiser = advertiser
+            $0.browser = browser
+        }
+    }
+
+    /// Stops advertising and browsing, and forgets an outage (the next one is reported again).
+    func stop() {
+        let (advertiser, browser) = state.withLockedValue { state in
+            defer { state.advertiser = nil; state.browser = nil; state.daemonLost = false }
+            return (state.advertiser, state.browser)
+        }
+        advertiser?.stop()
+        browser?.stop()
+    }
+
+    /// Asks DNS-SD for a peer's address again (its port may have changed without a browse event).
+    func resolveAgain(_ peer: PeerInfo) {
+        state.withLockedValue { $0.browser }?.resolveAgain(name: peer.displayName)
+    }
+
+    func handle(_ event: ServiceAdvertiser.Event) {
+        switch event {
+        case .registered(let name):
+            state.withLockedValue { $0.daemonLost = false }
+            onEvent(.advertising(name: name))
+        case .failed(let error):
+            onEvent(.failed(error))
+        case .lost:
+            daemonWentAway()
+        }
+    }
+
+    func handle(_ event: ServiceBrowser.Event) {
+        switch event {
+        case .found(let service):
+            guard let id = service.peerID, id != ownID, service.sessionID == sessionID else { return }
+            let info = PeerInfo(id: id, displayName: service.name, sessionID: sessionID, host: service.host,
+                                port: Int(service.port), addresses: service.addresses)
+            state.withLockedValue { $0.discovered[id] = info }
+            onEvent(.found(info))
+        case .lost(let name):
+            let lost = state.withLockedValue { state -> PeerInfo? in
+                guard let info = state.discovered.values.first(where: { $0.displayName == name }) else { return nil }
+                state.discovered[info.id] = nil
+                return info
+            }
+            if let lost { onEvent(.lost(lost)) }
+        case .failed(let error):
+            onEvent(.failed(error))
+        case .daemonLost:
+            daemonWentAway()
+        case .restored:
+            // Browsing is back; a server-mode advertiser says so itself with `.advertising`.
+            state.withLockedValue { $0.daemonLost = false }
+        }
+    }
+
+    /// Advertiser and browser each notice the daemon going away; observers are told once per outage.
+    private func daemonWentAway() {
+        let first = state.withLockedValue { state in
+            defer { state.daemonLost = true }
+            return !state.daemonLost
+        }
+        if first { onEvent(.daemonLost) }
+    }
+}

@@ -1,0 +1,260 @@
+import NIOCore
+import NIOSSL
+import NIOTLS
+
+/// What a connection handler needs from its session. Every call is made on the link's event loop
+/// and must not block it: anything slow (the trust store, the application) answers with a future.
+protocol LinkDelegate: AnyObject, Sendable {
+    var handshakeTimeout: TimeAmount { get }
+    var heartbeatInterval: TimeAmount { get }
+    var heartbeatTimeout: TimeAmount { get }
+    /// The name a declined peer is told declined it.
+    var displayName: String { get }
+    func hello(for link: PeerLink) -> Hello
+    /// The TLS handshake completed; `peer` is the ID its certificate proves (`nil`: none).
+    func link(_ link: PeerLink, proved peer: PeerID?)
+    /// Checks the peer's HELLO (PROTOCOL.md §7.1) and settles the tie-break.
+    func link(_ link: PeerLink, receivedHello hello: Hello, from address: SocketAddress?) -> EventLoopFuture<HelloVerdict>
+    /// The application's answer to a connection request.
+    func decide(_ request: ConnectionRequest, on loop: any EventLoop) -> EventLoopFuture<Bool>
+    func linkConnected(_ link: PeerLink)
+    func link(_ link: PeerLink, receivedError message: ErrorMessage)
+    /// Why the link is ending; without `overwrite`, only if no reason is known yet.
+    func link(_ link: PeerLink, failed failure: SessionError, overwrite: Bool)
+    func linkClosed(_ link: PeerLink)
+    /// An application frame of a connected link. A payload that does not decode ends the connection.
+    func link(_ link: PeerLink, deliver frame: Frame) throws(WireError)
+}
+
+/// The per-connection state machine: HELLO exchange, accept/deny, then delivery of messages to the session.
+///
+/// ```
+/// awaitingHello ──HELLO──▶ checkingHello ──▶ awaitingDecision (inbound) ──accept──▶ connected
+///                                       └──▶ awaitingWelcome  (outbound) ─WELCOME─▶ connected
+/// ```
+/// Any frame that does not fit the state, and any malformed frame, ends the connection with an ERROR
+/// frame. While the HELLO is being checked (the trust store is read off the event loop) reading
+/// pauses and frames that already arrived wait, to be handled in the state the check leads to.
+final class PeerConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = Frame
+    typealias OutboundOut = Frame
+
+    enum Phase { case awaitingHello, checkingHello, awaitingDecision, awaitingWelcome, connected, closing }
+
+    /// Frames a peer may send while its HELLO is checked before that counts as flooding.
+    static let maxFramesWhileChecking = 64
+
+    private let delegate: any LinkDelegate
+    private let link: PeerLink
+    private(set) var phase = Phase.awaitingHello
+    private var handshakeTimer: Scheduled<Void>?
+    private var heldFrames: [Frame] = []
+
+    init(delegate: any LinkDelegate, link: PeerLink) {
+        self.delegate = delegate
+        self.link = link
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        // With TLS, HELLO waits for the TLS handshake: it must travel encrypted and name the proven key.
+        if !link.secure { sendHello(context: context) }
+        let timeout = delegate.handshakeTimeout
+        handshakeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            guard self.phase == .awaitingHello else { return }
+            let failure = SessionError.timedOut(seconds: timeout.seconds)
+            if self.link.secure && !self.tlsDone {
+                // No TLS channel to carry an ERROR frame yet: just hang up.
+                self.delegate.link(self.link, failed: failure, overwrite: true)
+                self.close(context: context)
+            } else {
+                self.fail(context: context, code: .handshakeTimeout, reason: "no HELLO within the handshake timeout", failure: failure)
+            }
+        }
+        context.fireChannelActive()
+    }
+
+    private var tlsDone = false
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent {
+            let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLHandler.self).peerCertificate
+            tlsDone = true
+            delegate.link(link, proved: certificate.flatMap(PeerCertificate.peerID(of:)))
+            sendHello(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func sendHello(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(delegate.hello(for: link).frame()), promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        handshakeTimer?.cancel()
+        phase = .closing
+        delegate.linkClosed(link)
+        link.closed()
+        context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        link.writabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        receive(unwrapInboundIn(data), context: context)
+    }
+
+    private func receive(_ frame: Frame, context: ChannelHandlerContext) {
+        do {
+            try handle(frame, context: context)
+        } catch {
+            fail(context: context, code: error.code, reason: error.description, failure: .protocolViolation(error.description))
+        }
+    }
+
+    private func handle(_ frame: Frame, context: ChannelHandlerContext) throws(WireError) {
+        switch (phase, frame.type) {
+        case (.closing, _):
+            return
+        case (.checkingHello, _):
+            guard heldFrames.count < Self.maxFramesWhileChecking else {
+                throw .unexpectedMessage(frame.type, "in a flood of \(heldFrames.count) frames before the HELLO was checked")
+            }
+            heldFrames.append(frame)
+        case (_, .error):
+            let message = try ErrorMessage(frame: frame)
+            delegate.link(link, receivedError: message)
+            close(context: context)
+        case (_, .bye):
+            _ = try Bye(frame: frame)
+            delegate.link(link, failed: .peerLeft, overwrite: true)
+            close(context: context)
+        case (.awaitingHello, .hello):
+            handshakeTimer?.cancel()
+            let hello = try Hello(frame: frame)
+            phase = .checkingHello
+            context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+            let verdict = delegate.link(link, receivedHello: hello, from: context.channel.remoteAddress)
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            verdict.hop(to: context.eventLoop).whenComplete { result in
+                let (handler, context) = loopBound.value
+                handler.checked(result, context: context)
+            }
+        case (.awaitingWelcome, .welcome):
+            _ = try Welcome(frame: frame)
+            becomeConnected(context: context)
+        case (.connected, let type) where !type.isControl:
+            try delegate.link(link, deliver: frame)
+        default:
+            throw .unexpectedMessage(frame.type, phaseDescription)
+        }
+    }
+
+    /// The HELLO check is done: act on it, then handle what arrived meanwhile in the state it led to.
+    private func checked(_ result: Result<HelloVerdict, any Error>, context: ChannelHandlerContext) {
+        guard phase == .checkingHello else { return }
+        switch result {
+        case .failure(let error):
+            fail(context: context, code: .protocolViolation, reason: "cannot check the HELLO", failure: .protocolViolation("\(error)"))
+        case .success(.reject(let rejection)):
+            fail(context: context, code: rejection.code, reason: rejection.reason, failure: rejection.failure)
+        case .success(.awaitWelcome):
+            phase = .awaitingWelcome
+        case .success(.accept):
+            accept(context: context)
+        case .success(.ask(let request)):
+            phase = .awaitingDecision
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            delegate.decide(request, on: context.eventLoop).hop(to: context.eventLoop).whenComplete { result in
+                let (handler, context) = loopBound.value
+                handler.decided((try? result.get()) ?? false, context: context)
+            }
+        }
+        let held = heldFrames
+        heldFrames = []
+        for frame in held where phase != .closing { receive(frame, context: context) }
+        if phase != .closing { context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in } }
+    }
+
+    private var phaseDescription: String {
+        switch phase {
+        case .awaitingHello: "before HELLO"
+        case .checkingHello: "while the HELLO is checked"
+        case .awaitingDecision: "while the connection request is pending"
+        case .awaitingWelcome: "before WELCOME"
+        case .connected: "after the handshake"
+        case .closing: "while closing"
+        }
+    }
+
+    /// Called on the event loop once the user (or policy) answered the connection request.
+    private func decided(_ accepted: Bool, context: ChannelHandlerContext) {
+        guard phase == .awaitingDecision else { return }
+        if accepted {
+            accept(context: context)
+        } else {
+            fail(context: context, code: .connectionDenied, reason: "\(delegate.displayName) declined the connection", failure: .denied(by: "you"))
+        }
+    }
+
+    private func accept(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(Welcome().frame()), promise: nil)
+        becomeConnected(context: context)
+    }
+
+    /// Heartbeats start only now: before, the handshake timeout is the one clock that runs, so a
+    /// silent client always gets its handshake-timeout ERROR.
+    private func becomeConnected(context: ChannelHandlerContext) {
+        phase = .connected
+        let pipeline = context.pipeline.syncOperations
+        // Socket-side of the frame batcher, so the idle timer sees one write per flush, not one per frame.
+        if let batcher = try? pipeline.handler(type: FrameWriteBatcher.self) {
+            try? pipeline.addHandler(
+                IdleStateHandler(readTimeout: delegate.heartbeatTimeout, writeTimeout: delegate.heartbeatInterval),
+                position: .before(batcher))
+        }
+        delegate.linkConnected(link)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        switch error {
+        case let wire as WireError:
+            fail(context: context, code: wire.code, reason: wire.description, failure: .protocolViolation(wire.description))
+        case let tls as NIOSSLError:
+            delegate.link(link, failed: .tlsFailed("\(tls)"), overwrite: false)
+            close(context: context)
+        case is HeartbeatHandler.PeerSilent:
+            delegate.link(link, failed: .heartbeatLost, overwrite: true)
+            // Report the peer gone now: closing waits for TLS close_notify from a peer that is silent by
+            // definition, up to NIOSSL's 5 s shutdown timeout. The later channelInactive finds the link
+            // already gone and says nothing twice.
+            delegate.linkClosed(link)
+            close(context: context)
+        default:
+            delegate.link(link, failed: .connectionLost, overwrite: true)
+            close(context: context)
+        }
+    }
+
+    /// Tells the peer why with an ERROR frame, then closes.
+    private func fail(context: ChannelHandlerContext, code: ErrorCode, reason: String, failure: SessionError) {
+        guard phase != .closing else { return }
+        delegate.link(link, failed: failure, overwrite: true)
+        phase = .closing
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ErrorMessage(code: code, reason: reason).frame())).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    private func close(context: ChannelHandlerContext) {
+        phase = .closing
+        context.close(promise: nil)
+    }
+}
+
+extension TimeAmount {
+    var seconds: Double { Double(nanoseconds) / 1e9 }
+}
