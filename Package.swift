@@ -69,6 +69,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "BigInt", package: "BigInt"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

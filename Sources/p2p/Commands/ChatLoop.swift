@@ -294,6 +294,8 @@ final class ChatLoop {
             view.delivered(entry, afterWaiting: waited)
         case .storageFailed(let error):
             view.error("history", error.description)
+        case .eventsDropped(let count):
+            view.error("events", "missed \(count) chat events (the chat fell behind)")
         }
     }
 

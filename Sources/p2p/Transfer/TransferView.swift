@@ -46,6 +46,12 @@ final class TransferView: @unchecked Sendable {
                 clearBar()
                 Output.error(Terminal.paint("p2p: \(Terminal.sanitize(info.name)): \(error)", .red))
             }
+        case .eventsDropped(let count):
+            if json {
+                Output.json(["event": "error", "code": "events", "message": "missed \(count) transfer events"])
+            } else {
+                Output.error("p2p: missed \(count) transfer events (the output fell behind)")
+            }
         }
     }
 

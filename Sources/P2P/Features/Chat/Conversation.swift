@@ -9,6 +9,8 @@ public enum ConversationEvent: Sendable {
     case delivered(ChatEntry)
     /// The history could not be written; the line was not acknowledged, so its sender keeps it and resends it.
     case storageFailed(ChatHistoryError)
+    /// This stream's consumer fell behind and missed `count` events.
+    case eventsDropped(count: Int)
 }
 
 /// Chat with nothing lost: every line is stored, sent lines wait in an outbox until the peer acknowledges
@@ -16,16 +18,19 @@ public enum ConversationEvent: Sendable {
 ///
 /// It talks to the session only: TEXT out, TEXT_ACK back, and the session's connect/disconnect events
 /// decide when a peer's outbox is flushed. Receivers deduplicate by (peer, message ID), so a line resent
-/// after a reconnect is shown once.
+/// after a reconnect is shown once. The history (SQLite, which may wait for a lock or a slow disk) is
+/// written on a queue of its own, never on the session's event loops.
 public final class Conversation: Sendable {
     public let history: ChatHistory
     private let session: Session
     private let state = NIOLockedValueBox(State())
+    private let hub: EventHub<ConversationEvent>
+    /// History reads and writes for what arrives, in arrival order.
+    private let storage = DispatchQueue(label: "p2p.chat-history")
 
     private struct State {
         /// Peers whose outbox was flushed on their current connection: new lines go straight out.
         var flushed: Set<PeerID> = []
-        var observers: [UUID: AsyncStream<ConversationEvent>.Continuation] = [:]
         var watcher: Task<Void, Never>?
     }
 
@@ -33,8 +38,17 @@ public final class Conversation: Sendable {
     public init(session: Session, history: ChatHistory) {
         self.session = session
         self.history = history
-        session.onMessage(TextMessage.self) { [weak self] message, peer, mode in self?.receive(message, from: peer, mode: mode) }
-        session.onMessage(TextAck.self) { [weak self] ack, peer, _ in self?.acknowledged(ack.messageID, by: peer) }
+        let hub = EventHub<ConversationEvent>(limit: session.configuration.eventBufferLimit) { .eventsDropped(count: $0) }
+        self.hub = hub
+        let storage = self.storage
+        session.onMessage(TextMessage.self) { [weak self] message, peer, mode in
+            guard let self else { return }
+            storage.async { self.receive(message, from: peer, mode: mode) }
+        }
+        session.onMessage(TextAck.self) { [weak self] ack, peer, _ in
+            guard let self else { return }
+            storage.async { self.acknowledged(ack.messageID, by: peer) }
+        }
         let events = session.events()
         let watcher = Task { [weak self] in
             for await event in events {
@@ -45,6 +59,8 @@ public final class Conversation: Sendable {
                     _ = self?.state.withLockedValue { $0.flushed.remove(peer.id) }
                 }
             }
+            // The session closed: once what arrived is stored, so do the conversation's event streams.
+            storage.async { hub.finish() }
         }
         state.withLockedValue { $0.watcher = watcher }
     }
@@ -53,14 +69,10 @@ public final class Conversation: Sendable {
         state.withLockedValue { $0.watcher?.cancel() }
     }
 
-    /// A stream of everything that happens from now on. Each call gets its own stream.
-    public func events() -> AsyncStream<ConversationEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ConversationEvent.self, bufferingPolicy: .unbounded)
-        let id = UUID()
-        state.withLockedValue { $0.observers[id] = continuation }
-        continuation.onTermination = { [weak self] _ in _ = self?.state.withLockedValue { $0.observers.removeValue(forKey: id) } }
-        return stream
-    }
+    /// A stream of everything that happens from now on. Each call gets its own stream, finished when
+    /// the session closes. It holds up to the session's `eventBufferLimit` unread events; a consumer
+    /// that falls further behind gets `.eventsDropped(count:)` for what it missed.
+    public func events() -> AsyncStream<ConversationEvent> { hub.stream() }
 
     /// Stores `text` for each of `peers` and sends it to those that are connected; the others get it
     /// when they are back (in this process or the next one with the same history).
@@ -102,37 +114,31 @@ public final class Conversation: Sendable {
                 }
                 state.flushed.insert(peer)
             } catch let error as ChatHistoryError {
-                emit(.storageFailed(error), to: state)
+                hub.emit(.storageFailed(error))
             } catch {
                 // Not connected any more: its next connection flushes again.
             }
         }
     }
 
+    /// On `storage`: stores the line, then acknowledges it, so the sender drops it only once it is safe.
     private func receive(_ message: TextMessage, from peer: PeerInfo, mode: SendMode) {
-        state.withLockedValue { state in
-            do throws(ChatHistoryError) {
-                let entry = try history.recordReceived(message, from: peer)
-                // Only reliable lines are acknowledged: a datagram's sender keeps no outbox.
-                if mode == .reliable { try? session.send(TextAck(messageID: message.id), to: [peer.id]) }
-                if let entry { emit(.received(entry, from: peer), to: state) }
-            } catch {
-                emit(.storageFailed(error), to: state)
-            }
+        do throws(ChatHistoryError) {
+            let entry = try history.recordReceived(message, from: peer)
+            // Only reliable lines are acknowledged: a datagram's sender keeps no outbox.
+            if mode == .reliable { try? session.send(TextAck(messageID: message.id), to: [peer.id]) }
+            if let entry { hub.emit(.received(entry, from: peer)) }
+        } catch {
+            hub.emit(.storageFailed(error))
         }
     }
 
+    /// On `storage`.
     private func acknowledged(_ messageID: UInt64, by peer: PeerInfo) {
-        state.withLockedValue { state in
-            do throws(ChatHistoryError) {
-                if let entry = try history.markDelivered(messageID, to: peer.id) { emit(.delivered(entry), to: state) }
-            } catch {
-                emit(.storageFailed(error), to: state)
-            }
+        do throws(ChatHistoryError) {
+            if let entry = try history.markDelivered(messageID, to: peer.id) { hub.emit(.delivered(entry)) }
+        } catch {
+            hub.emit(.storageFailed(error))
         }
-    }
-
-    private func emit(_ event: ConversationEvent, to state: State) {
-        for observer in state.observers.values { observer.yield(event) }
     }
 }

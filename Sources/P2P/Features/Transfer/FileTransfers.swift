@@ -24,6 +24,9 @@ public final class FileTransfers: Sendable {
         public var acknowledgeEvery = 1 << 20
         /// Replace existing files instead of writing `name (1).ext`.
         public var overwrite = false
+        /// Unread events each `events()` stream holds; beyond that its consumer gets `.eventsDropped`.
+        /// A transfer of many files makes several events per file.
+        public var eventBufferLimit = 65_536
         public init() {}
     }
 
@@ -31,12 +34,12 @@ public final class FileTransfers: Sendable {
     public let directory: URL
     public let configuration: Configuration
     private let state = NIOLockedValueBox(State())
+    private let hub: EventHub<TransferEvent>
 
     private struct State {
         var outgoing: [UInt64: Mailbox] = [:]
         var incoming: [UInt64: IncomingFile] = [:]
         var offerHandler: (@Sendable (IncomingOffer) async -> Bool)?
-        var observers: [UUID: AsyncStream<TransferEvent>.Continuation] = [:]
     }
 
     /// Takes over the session's TRANSFER messages. Files arrive in `directory`.
@@ -44,12 +47,16 @@ public final class FileTransfers: Sendable {
         self.session = session
         self.directory = directory
         self.configuration = configuration
+        let hub = EventHub<TransferEvent>(limit: configuration.eventBufferLimit) { .eventsDropped(count: $0) }
+        self.hub = hub
         session.onMessage(TransferMessage.self) { [weak self] message, peer, _ in self?.receive(message, from: peer) }
         let events = session.events()
         Task { [weak self] in
             for await event in events {
                 if case .peerChanged(let peer, .disconnected, _) = event { self?.peerLeft(peer.id) }
             }
+            // The session closed: so do the transfer event streams, after what they hold.
+            hub.finish()
         }
     }
 
@@ -58,18 +65,12 @@ public final class FileTransfers: Sendable {
         state.withLockedValue { $0.offerHandler = handler }
     }
 
-    /// Everything that happens to transfers from now on; each call gets its own stream.
-    public func events() -> AsyncStream<TransferEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: TransferEvent.self)
-        let id = UUID()
-        state.withLockedValue { $0.observers[id] = continuation }
-        continuation.onTermination = { [weak self] _ in _ = self?.state.withLockedValue { $0.observers.removeValue(forKey: id) } }
-        return stream
-    }
+    /// Everything that happens to transfers from now on; each call gets its own stream, finished
+    /// when the session closes. It holds up to `configuration.eventBufferLimit` unread events; a
+    /// consumer that falls further behind gets `.eventsDropped(count:)` for what it missed.
+    public func events() -> AsyncStream<TransferEvent> { hub.stream() }
 
-    private func emit(_ event: TransferEvent) {
-        for observer in state.withLockedValue({ Array($0.observers.values) }) { observer.yield(event) }
-    }
+    private func emit(_ event: TransferEvent) { hub.emit(event) }
 
     // MARK: - Sending
 
@@ -268,7 +269,9 @@ public final class FileTransfers: Sendable {
         }
         switch message.body {
         case .offer(let path, let size, let mediaType):
-            offered(TransferInfo(id: id, peer: peer, name: path, size: size, mediaType: mediaType, direction: .receiving))
+            // The name is checked against the file system: not on the event loop.
+            let info = TransferInfo(id: id, peer: peer, name: path, size: size, mediaType: mediaType, direction: .receiving)
+            Task { self.offered(info) }
         default:
             guard let file = state.withLockedValue({ $0.incoming[id] }), file.info.peer.id == peer.id else {
                 // A peer cannot push bytes nobody accepted.

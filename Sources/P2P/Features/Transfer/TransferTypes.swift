@@ -41,6 +41,8 @@ public enum TransferEvent: Sendable {
     case progress(TransferInfo, bytes: UInt64)
     case finished(TransferInfo, Delivery)
     case failed(TransferInfo, TransferError)
+    /// This stream's consumer fell behind and missed `count` events.
+    case eventsDropped(count: Int)
 }
 
 /// Why a transfer did not complete. A receiver never leaves a partial file under the final name.

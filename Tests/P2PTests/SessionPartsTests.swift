@@ -1,0 +1,258 @@
+import Foundation
+import NIOCore
+import Testing
+@testable import P2P
+
+/// The session's parts, each on its own and without sockets.
+@Suite struct LinkTableTests {
+    typealias Table = LinkTable<String, String>
+    let me = Identity.ephemeral().peerID
+    let peer = Identity.ephemeral().peerID
+
+    func hello(from id: PeerID) -> Hello {
+        Hello(peerID: id, capabilities: .all, datagramPort: 0, datagramToken: 1, displayName: "peer", sessionID: "test")
+    }
+
+    func info(_ id: PeerID) -> PeerInfo { PeerInfo(id: id, displayName: "peer", sessionID: "test") }
+
+    @Test func aSimultaneousConnectKeepsTheLinkOpenedByTheLowerID() {
+        let (low, high) = me < peer ? (me, peer) : (peer, me)
+        // From where `me` stands, the link `me` opened is outbound.
+        var table = Table()
+        let ours = LinkID.next(), theirs = LinkID.next()
+        table.open(ours, link: "ours", direction: .outbound, completion: "connect call", remoteIP: "10.0.0.2")
+        table.open(theirs, link: "theirs", direction: .inbound, completion: nil, remoteIP: "10.0.0.2")
+        let first = table.claim(ours, hello: hello(from: peer), info: info(peer), ownID: me)
+        guard case .won(dialing: true, loser: nil) = first else { Issue.record("\(first)"); return }
+        let second = table.claim(theirs, hello: hello(from: peer), info: info(peer), ownID: me)
+        if low == me {
+            // Our own link wins; theirs is refused, and is told so (no connect call waits on it).
+            guard case .lost(connectedWaiter: nil) = second else { Issue.record("\(second)"); return }
+            #expect(table.winner(for: peer)?.link == "ours")
+            #expect(table.close(theirs).isSilent)
+        } else {
+            // Their link wins and replaces ours; our connect call now waits for theirs.
+            guard case .won(dialing: true, loser: "ours") = second else { Issue.record("\(second)"); return }
+            #expect(table.winner(for: peer)?.link == "theirs")
+            #expect(table.close(ours).isSilent)
+            guard let connected = table.connected(theirs) else { Issue.record("not connected"); return }
+            #expect(connected.waiters == ["connect call"])
+            _ = high
+        }
+    }
+
+    @Test func aNewLinkFromTheSameOpenerReplacesAStaleOne() {
+        var table = Table()
+        let old = LinkID.next(), new = LinkID.next()
+        table.open(old, link: "old", direction: .inbound, completion: nil, remoteIP: nil)
+        table.open(new, link: "new", direction: .inbound, completion: nil, remoteIP: nil)
+        _ = table.claim(old, hello: hello(from: peer), info: info(peer), ownID: me)
+        _ = table.connected(old)
+        guard case .won(dialing: false, loser: "old") = table.claim(new, hello: hello(from: peer), info: info(peer), ownID: me) else {
+            Issue.record("the restarted peer's new link must replace the old one")
+            return
+        }
+        #expect(table.close(old).isSilent)  // replaced: observers hear nothing of it
+        #expect(table.winner(for: peer)?.link == "new")
+    }
+
+    @Test func theEndOfTheWinningLinkIsReportedWithItsReasonOnce() {
+        var table = Table()
+        let id = LinkID.next()
+        table.open(id, link: "link", direction: .outbound, completion: "connect call", remoteIP: nil)
+        _ = table.claim(id, hello: hello(from: peer), info: info(peer), ownID: me)
+        _ = table.connected(id)
+        table.setFailure(.heartbeatLost, on: id)
+        table.setFailure(.connectionLost, on: id, overwrite: false)  // the first reason stands
+        guard case .failed(let reported, let failure, let completion, _) = table.close(id) else { Issue.record("silent"); return }
+        #expect(reported?.id == peer)
+        #expect(failure == .heartbeatLost)
+        #expect(completion == "connect call")
+        #expect(table.close(id).isSilent)
+        #expect(table.connectedPeers.isEmpty)
+    }
+
+    @Test func aLinkRefusedBeforeItsHelloFailsItsConnectCallButReportsNoPeer() {
+        var table = Table()
+        let id = LinkID.next()
+        table.open(id, link: "link", direction: .outbound, completion: "connect call", remoteIP: nil)
+        table.setFailure(.tlsFailed("bad certificate"), on: id)
+        guard case .failed(nil, .tlsFailed, "connect call", []) = table.close(id) else { Issue.record("wrong outcome"); return }
+    }
+
+    @Test func inboundLinksAreCountedPerAddress() {
+        var table = Table()
+        let a = LinkID.next(), b = LinkID.next(), c = LinkID.next()
+        table.open(a, link: "a", direction: .inbound, completion: nil, remoteIP: "10.0.0.9")
+        table.open(b, link: "b", direction: .inbound, completion: nil, remoteIP: "10.0.0.9")
+        table.open(c, link: "c", direction: .outbound, completion: nil, remoteIP: "10.0.0.9")
+        _ = table.claim(a, hello: hello(from: peer), info: info(peer), ownID: me)
+        _ = table.connected(a)
+        #expect(table.inbound(from: "10.0.0.9") == (open: 2, handshaking: 1))
+        #expect(table.inbound(from: "10.0.0.1") == (open: 0, handshaking: 0))
+    }
+}
+
+extension LinkTable.Closing {
+    var isSilent: Bool { if case .silent = self { true } else { false } }
+}
+
+@Suite struct HandshakePolicyTests {
+    let me = Identity.ephemeral().peerID
+    let them = Identity.ephemeral().peerID
+    var policy: HandshakePolicy { HandshakePolicy(ownID: me, sessionID: "chat") }
+
+    func hello(_ id: PeerID, session: String = "chat", key: Int = 32, name: String = "bob") -> Hello {
+        Hello(peerID: id, capabilities: .all, datagramPort: 0, datagramToken: 1,
+              datagramKey: Array(repeating: 1, count: key), displayName: name, sessionID: session)
+    }
+
+    @Test func theChecksRunInTheSpecsOrder() {
+        let tls = HandshakePolicy.LinkFacts(secure: true, provenPeer: them, expectedPeer: nil)
+        let pinnedElsewhere = TrustVerdict.conflict(pinned: KnownPeer(id: me, name: "bob", method: .paired, pinnedAt: Date()))
+        // A HELLO wrong in every way is refused for the first check it fails (§7.1 steps 2–7).
+        #expect(policy.check(hello(me, session: "x", key: 0), link: tls, trust: pinnedElsewhere)?.code == .identityMismatch)
+        #expect(policy.check(hello(me, session: "x", key: 0), link: .init(secure: true, provenPeer: me), trust: .unknown)?.code == .selfConnection)
+        #expect(policy.check(hello(them, session: "x", key: 0), link: tls, trust: pinnedElsewhere)?.code == .malformedPayload)
+        #expect(policy.check(hello(them, session: "x"), link: tls, trust: pinnedElsewhere)?.code == .untrustedIdentity)
+        #expect(policy.check(hello(them, session: "x"), link: tls, trust: .unknown)?.code == .sessionMismatch)
+        let dialedSomeoneElse = HandshakePolicy.LinkFacts(secure: true, provenPeer: them, expectedPeer: Identity.ephemeral().peerID)
+        #expect(policy.check(hello(them), link: dialedSomeoneElse, trust: .unknown)?.failure.isImpersonation == true)
+        #expect(policy.check(hello(them), link: tls, trust: .unknown) == nil)
+    }
+
+    @Test func plaintextLinksNeedNoDatagramKeyAndProveNothing() {
+        let plain = HandshakePolicy.LinkFacts(secure: false, provenPeer: nil, expectedPeer: nil)
+        #expect(policy.check(hello(them, key: 0), link: plain, trust: .unknown) == nil)
+    }
+}
+
+@Suite struct AdmissionControlTests {
+    @Test func requestsAreLimitedPerAddressOverASlidingMinute() {
+        var limits = Limits()
+        limits.connectionRequestsPerMinute = 2
+        var admission = AdmissionControl(limits: limits)
+        let start = ContinuousClock.now
+        let asked: [(String, Duration)] = [("10.0.0.5", .zero), ("10.0.0.5", .seconds(10)), ("10.0.0.5", .seconds(20)),
+                                           ("10.0.0.6", .seconds(20)), ("10.0.0.5", .seconds(61)), ("10.0.0.5", .seconds(62))]
+        let allowed = asked.map { address, after in admission.allowRequest(from: address, now: start + after) }
+        // The third request within the minute is refused; another address has its own count; the first
+        // request ages out after 60 s, making room for exactly one more.
+        #expect(allowed == [true, true, false, true, true, false])
+    }
+
+    @Test func connectionsOverThePerAddressLimitsAreRefused() {
+        var limits = Limits()
+        limits.connectionsPerAddress = 3
+        limits.handshakesPerAddress = 2
+        let admission = AdmissionControl(limits: limits)
+        #expect(throws: Never.self) { try admission.admitConnection(from: "10.0.0.5", open: 2, handshaking: 1) }
+        #expect(throws: SessionError.limitExceeded("10.0.0.5 has 3 connections (0 handshaking)")) {
+            try admission.admitConnection(from: "10.0.0.5", open: 3, handshaking: 0)
+        }
+        #expect(throws: SessionError.self) { try admission.admitConnection(from: "10.0.0.5", open: 2, handshaking: 2) }
+    }
+}
+
+@Suite struct MessageRouterTests {
+    let peer = PeerInfo(id: Identity.ephemeral().peerID, displayName: "bob", sessionID: "test")
+
+    @Test func everySubscriberGetsEveryMessageUntilItCancels() throws {
+        let router = MessageRouter(catalog: .standard)
+        let first = Inbox<String>(), second = Inbox<String>()
+        let subscription = router.subscribe(to: .text) { frame, peer in first.append(try TextMessage(frame: frame).text, peer, .reliable) }
+        _ = router.subscribe(to: .text) { frame, peer in second.append(try TextMessage(frame: frame).text, peer, .reliable) }
+        try router.route(TextMessage(text: "one").frame(), from: peer)
+        subscription.cancel()
+        try router.route(TextMessage(text: "two").frame(), from: peer)
+        #expect(first.messages.map(\.0) == ["one"])
+        #expect(second.messages.map(\.0) == ["one", "two"])
+    }
+
+    @Test func aKnownTypeNobodyListensToIsStillChecked() throws {
+        let router = MessageRouter(catalog: .standard)
+        try router.route(GameMessage(round: 1, .commit(Array(repeating: 0, count: 32))).frame(), from: peer)
+        var broken = ByteBuffer()
+        broken.writeBytes([7, 0, 0, 0, 1])  // no GAME message has kind 7
+        #expect(throws: WireError.self) { try router.route(Frame(type: .game, payload: broken), from: peer) }
+    }
+
+    @Test func aMalformedPayloadReachesNoSubscriber() {
+        let router = MessageRouter(catalog: .standard)
+        let heard = Inbox<String>()
+        _ = router.subscribe(to: .text) { frame, peer in heard.append(try TextMessage(frame: frame).text, peer, .reliable) }
+        #expect(throws: WireError.self) { try router.route(Frame(type: .text, payload: ByteBuffer(bytes: [1])), from: peer) }
+        #expect(heard.messages.isEmpty)
+    }
+}
+
+@Suite struct EventHubTests {
+    @Test func aConsumerThatFellBehindIsToldHowManyEventsItMissed() async {
+        let hub = EventHub<String>(limit: 3) { "dropped \($0)" }
+        let stream = hub.stream()
+        for number in 1...10 { hub.emit("event \(number)") }  // nobody reads: 3 are kept, 7 dropped
+        var iterator = stream.makeAsyncIterator()
+        var read: [String] = []
+        for _ in 0..<3 { read.append(await iterator.next()!) }
+        hub.emit("event 11")
+        hub.finish()
+        while let next = await iterator.next() { read.append(next) }
+        #expect(read == ["event 1", "event 2", "event 3", "dropped 7", "event 11"])
+    }
+
+    @Test func finishingEndsEveryStreamAfterWhatItHolds() async {
+        let hub = EventHub<Int>(limit: 16) { -$0 }
+        let early = hub.stream()
+        hub.emit(1)
+        hub.finish()
+        hub.emit(2)  // after the end: nobody hears it
+        var seen: [Int] = []
+        for await event in early { seen.append(event) }
+        #expect(seen == [1])
+        for await _ in hub.stream() { Issue.record("a stream made after finish must be finished") }
+    }
+}
+
+@Suite struct DiscoveryCoordinatorTests {
+    let me = Identity.ephemeral().peerID
+    let bob = Identity.ephemeral().peerID
+
+    func service(_ name: String, id: PeerID, session: String = "chat") -> DiscoveredService {
+        DiscoveredService(name: name, txt: ServiceAnnouncement.txtRecord(peerID: id, sessionID: session),
+                          host: "bob.local.", port: 4000, addresses: ["10.0.0.2"], interfaceIndex: 1)
+    }
+
+    @Test func peersOfThisSessionAreFoundAndLostOthersAreIgnored() {
+        let heard = NIOLockedValueBoxWrapper<[DiscoveryCoordinator.Event]>([])
+        let coordinator = DiscoveryCoordinator(ownID: me, sessionID: "chat") { event in heard.mutate { $0.append(event) } }
+        coordinator.handle(ServiceBrowser.Event.found(service("me", id: me)))            // ourselves
+        coordinator.handle(ServiceBrowser.Event.found(service("carol", id: bob, session: "game")))  // another app
+        coordinator.handle(ServiceBrowser.Event.found(service("bob", id: bob)))
+        #expect(coordinator.discovered(bob)?.addresses == ["10.0.0.2"])
+        coordinator.handle(ServiceBrowser.Event.lost(name: "bob"))
+        #expect(coordinator.discovered(bob) == nil)
+        #expect(heard.value.map(\.summary) == ["found bob", "lost bob"])
+    }
+
+    @Test func anOutageIsReportedOnceHoweverManyPartsNoticeIt() {
+        let heard = NIOLockedValueBoxWrapper<[DiscoveryCoordinator.Event]>([])
+        let coordinator = DiscoveryCoordinator(ownID: me, sessionID: "chat") { event in heard.mutate { $0.append(event) } }
+        coordinator.handle(ServiceAdvertiser.Event.lost)
+        coordinator.handle(ServiceBrowser.Event.daemonLost)
+        coordinator.handle(ServiceAdvertiser.Event.registered(name: "alice"))  // back
+        coordinator.handle(ServiceBrowser.Event.daemonLost)                     // a second outage
+        #expect(heard.value.map(\.summary) == ["daemon lost", "advertising alice", "daemon lost"])
+    }
+}
+
+extension DiscoveryCoordinator.Event {
+    var summary: String {
+        switch self {
+        case .found(let peer): "found \(peer.displayName)"
+        case .lost(let peer): "lost \(peer.displayName)"
+        case .advertising(let name): "advertising \(name)"
+        case .failed(let error): "failed \(error)"
+        case .daemonLost: "daemon lost"
+        }
+    }
+}
