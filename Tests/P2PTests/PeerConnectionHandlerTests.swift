@@ -1,0 +1,166 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import Testing
+@testable import P2P
+
+/// The production connection state machine in an EmbeddedChannel: frames in, frames out, the
+/// handshake timer on the embedded clock, the session played by a recorder.
+@Suite struct PeerConnectionHandlerTests {
+    /// Plays the session: answers HELLOs with the verdict the test chooses, when it chooses.
+    final class RecordingDelegate: LinkDelegate {
+        struct Log {
+            var connected = 0
+            var closed = 0
+            var failures: [SessionError] = []
+            var delivered: [Frame] = []
+        }
+        let log = NIOLockedValueBox(Log())
+        let verdict: NIOLockedValueBox<EventLoopPromise<HelloVerdict>?> = NIOLockedValueBox(nil)
+        let decision: NIOLockedValueBox<EventLoopPromise<Bool>?> = NIOLockedValueBox(nil)
+        let rejectDeliveries: Bool
+
+        init(rejectDeliveries: Bool = false) { self.rejectDeliveries = rejectDeliveries }
+
+        var handshakeTimeout: TimeAmount { .seconds(10) }
+        var heartbeatInterval: TimeAmount { .seconds(2) }
+        var heartbeatTimeout: TimeAmount { .seconds(6) }
+        var displayName: String { "alice" }
+        func hello(for link: PeerLink) -> Hello {
+            Hello(peerID: PeerConnectionHandlerTests.alice, capabilities: .all, datagramPort: 0, datagramToken: 1, displayName: "alice", sessionID: "test")
+        }
+        func link(_ link: PeerLink, proved peer: PeerID?) {}
+        func link(_ link: PeerLink, receivedHello hello: Hello, from address: SocketAddress?) -> EventLoopFuture<HelloVerdict> {
+            let promise = link.channel.eventLoop.makePromise(of: HelloVerdict.self)
+            verdict.withLockedValue { $0 = promise }
+            return promise.futureResult
+        }
+        func decide(_ request: ConnectionRequest, on loop: any EventLoop) -> EventLoopFuture<Bool> {
+            let promise = loop.makePromise(of: Bool.self)
+            decision.withLockedValue { $0 = promise }
+            return promise.futureResult
+        }
+        func linkConnected(_ link: PeerLink) { log.withLockedValue { $0.connected += 1 } }
+        func link(_ link: PeerLink, receivedError message: ErrorMessage) {
+            log.withLockedValue { $0.failures.append(.remoteError(code: message.rawCode, reason: message.reason)) }
+        }
+        func link(_ link: PeerLink, failed failure: SessionError, overwrite: Bool) { log.withLockedValue { $0.failures.append(failure) } }
+        func linkClosed(_ link: PeerLink) { log.withLockedValue { $0.closed += 1 } }
+        func link(_ link: PeerLink, deliver frame: Frame) throws(WireError) {
+            if rejectDeliveries { throw .malformedPayload(frame.type, "refused by the test") }
+            log.withLockedValue { $0.delivered.append(frame) }
+        }
+    }
+
+    static let alice = Identity.ephemeral().peerID
+    static let bob = Identity.ephemeral().peerID
+
+    /// A plaintext link in a channel with the production batcher in front of the handler.
+    func connection(_ direction: PeerLink.Direction, delegate: RecordingDelegate) throws -> (EmbeddedChannel, PeerLink) {
+        let channel = EmbeddedChannel()
+        let link = PeerLink(channel: channel, direction: direction, secure: false)
+        try channel.pipeline.syncOperations.addHandler(FrameWriteBatcher())
+        try channel.pipeline.syncOperations.addHandler(PeerConnectionHandler(delegate: delegate, link: link))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 4000)).wait()
+        return (channel, link)
+    }
+
+    /// The frames the handler wrote, decoded as the peer would.
+    func written(_ channel: EmbeddedChannel) throws -> [Frame] {
+        var frames: [Frame] = []
+        while var bytes = try channel.readOutbound(as: ByteBuffer.self) {
+            while let frame = try FrameParser(maxPayload: WireFormat.absoluteMaxPayload, catalog: .standard).parse(&bytes) { frames.append(frame) }
+        }
+        return frames
+    }
+
+    var bobsHello: Frame {
+        Hello(peerID: Self.bob, capabilities: .all, datagramPort: 0, datagramToken: 2, displayName: "bob", sessionID: "test").frame()
+    }
+
+    @Test func aWelcomeThatArrivesWhileTheHelloIsCheckedIsHandledAfterTheCheck() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.outbound, delegate: delegate)
+        #expect(try written(channel).map(\.type) == [.hello])  // plaintext: HELLO at once
+        try channel.writeInbound(bobsHello)
+        try channel.writeInbound(Welcome().frame())  // the acceptor was quick; our trust check was not
+        #expect(delegate.log.withLockedValue { $0.connected } == 0)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
+        #expect(delegate.log.withLockedValue { $0.connected } == 1)
+        #expect(channel.isActive)
+    }
+
+    @Test func aDeclinedRequestIsToldWhyAndClosed() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(bobsHello)
+        let request = ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))
+        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(request))
+        delegate.decision.withLockedValue { $0 }!.succeed(false)
+        let replies = try written(channel)
+        #expect(replies.map(\.type) == [.error])
+        #expect(try ErrorMessage(frame: replies[0]).code == .connectionDenied)
+        #expect(try ErrorMessage(frame: replies[0]).reason == "alice declined the connection")
+        #expect(delegate.log.withLockedValue { $0.failures } == [.denied(by: "you")])
+        #expect(!channel.isActive)
+    }
+
+    @Test func silenceBeforeHelloEndsInAHandshakeTimeoutError() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        _ = try written(channel)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        let replies = try written(channel)
+        #expect(try replies.map { try ErrorMessage(frame: $0).code } == [.handshakeTimeout])
+        #expect(!channel.isActive)
+        #expect(delegate.log.withLockedValue { $0.closed } == 1)
+    }
+
+    @Test func anApplicationFrameBeforeTheHandshakeIsAProtocolViolation() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(TextMessage(text: "too early").frame())
+        let replies = try written(channel)
+        #expect(try replies.map { try ErrorMessage(frame: $0).code } == [.protocolViolation])
+        #expect(delegate.log.withLockedValue { $0.delivered }.isEmpty)
+        #expect(!channel.isActive)
+    }
+
+    @Test func aPayloadTheSessionRefusesEndsTheConnectionWithMalformedPayload() throws {
+        let delegate = RecordingDelegate(rejectDeliveries: true)
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.accept)
+        #expect(try written(channel).map(\.type) == [.welcome])
+        try channel.writeInbound(TextMessage(text: "hi").frame())
+        #expect(try written(channel).map { try ErrorMessage(frame: $0).code } == [.malformedPayload])
+        #expect(!channel.isActive)
+    }
+
+    @Test func connectedFramesReachTheSessionInOrder() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.accept)
+        for text in ["one", "two", "three"] { try channel.writeInbound(TextMessage(text: text).frame()) }
+        #expect(try delegate.log.withLockedValue { $0.delivered }.map { try TextMessage(frame: $0).text } == ["one", "two", "three"])
+        try channel.writeInbound(Bye().frame())
+        #expect(delegate.log.withLockedValue { $0.failures } == [.peerLeft])
+        #expect(!channel.isActive)
+    }
+
+    @Test func aFloodWhileTheHelloIsCheckedIsRefused() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(bobsHello)
+        for _ in 0...PeerConnectionHandler.maxFramesWhileChecking { try channel.writeInbound(TextMessage(text: "spam").frame()) }
+        #expect(try written(channel).map { try ErrorMessage(frame: $0).code } == [.protocolViolation])
+        #expect(!channel.isActive)
+    }
+}
