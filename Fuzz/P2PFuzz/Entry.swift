@@ -6,7 +6,7 @@
 // target that picks the decoder by a first input byte: libFuzzer then spreads one corpus and one
 // time budget over all decoders, and a report could not say how long each decoder ran. With a table
 // (`FuzzTargets.all`) and one run per entry, each decoder keeps its own corpus and budget, and a new
-// message type (say a chat ACK) is one line in the table plus its case in `PayloadDecoder`.
+// message type (say a chat ACK) is one line in the table plus its registration in `MessageCatalog.standard`.
 //
 // Contract failures end in `fatalError`, which libFuzzer reports as a crash with a reproducer file.
 

@@ -11,7 +11,7 @@ struct FuzzTarget: Sendable {
 enum FuzzTargets {
     /// Every target. Message targets take a frame *payload* (no header); `frame`, `stream` and
     /// `datagram` take raw bytes as they come off the socket. To fuzz a new message type, add its
-    /// case to `PayloadDecoder` (which `frame` and `stream` reach) and a line here.
+    /// registration in `MessageCatalog.standard` (which `frame` and `stream` reach) and a line here.
     static let all: [FuzzTarget] = [
         FuzzTarget(name: "frame", run: fuzzFrames),
         FuzzTarget(name: "stream", run: fuzzStream),
@@ -41,7 +41,7 @@ enum FuzzTargets {
 /// The TCP frame decoder on a whole stream: frames one after another until the bytes end or a header
 /// is refused. Each frame must re-encode to exactly the bytes it came from, a refused header must
 /// leave the buffer untouched and be one of the header errors, and every payload goes through the
-/// session's `PayloadDecoder`, which may only fail with `malformedPayload` of the frame's type.
+/// session's `MessageCatalog.standard`, which may only fail with `malformedPayload` of the frame's type.
 @Sendable func fuzzFrames(_ bytes: UnsafeBufferPointer<UInt8>) {
     var buffer = ByteBuffer(bytes: bytes)
     let parser = FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard)
@@ -96,7 +96,7 @@ private let datagramKeyBytes: [[UInt8]] = [Array(0..<32), Array(32..<64)]
 @Sendable func fuzzDatagram(_ bytes: UnsafeBufferPointer<UInt8>) {
     let datagram = ByteBuffer(bytes: bytes)
     guard let parsed = DatagramCodec.parse(datagram, catalog: .standard) else { return }
-    guard MessageType.datagramTypes.contains(parsed.type), parsed.flags.contains(.unreliable) else {
+    guard MessageCatalog.standard.travelsAsDatagram(parsed.type), parsed.flags.contains(.unreliable) else {
         violated("datagram parser accepted type \(parsed.type), flags \(parsed.flags.rawValue)", bytes)
     }
     for key in [nil] + datagramKeyBytes.map({ SymmetricKey(data: $0) }) {

@@ -342,48 +342,51 @@ public final class FileTransfers: Sendable {
 }
 
 /// Messages for one outgoing transfer, posted from the event loop and awaited by the sending task.
-final class Mailbox: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var queue: [TransferMessage.Body] = []
-    private var waiter: CheckedContinuation<TransferMessage.Body?, Never>?
-    private var closed = false
+final class Mailbox: Sendable {
+    private struct State {
+        var queue: [TransferMessage.Body] = []
+        var waiter: CheckedContinuation<TransferMessage.Body?, Never>?
+        var closed = false
+    }
+
+    private let state = NIOLockedValueBox(State())
     let peer: PeerID
 
     init(peer: PeerID) { self.peer = peer }
 
     func post(_ body: TransferMessage.Body) {
-        let waiter = lock.withLock { () -> CheckedContinuation<TransferMessage.Body?, Never>? in
-            if let waiter = self.waiter {
-                self.waiter = nil
+        let waiter = state.withLockedValue { state -> CheckedContinuation<TransferMessage.Body?, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
                 return waiter
             }
-            queue.append(body)
+            state.queue.append(body)
             return nil
         }
         waiter?.resume(returning: body)
     }
 
     func close() {
-        let waiter = lock.withLock { () -> CheckedContinuation<TransferMessage.Body?, Never>? in
-            closed = true
-            defer { self.waiter = nil }
-            return self.waiter
+        let waiter = state.withLockedValue { state -> CheckedContinuation<TransferMessage.Body?, Never>? in
+            state.closed = true
+            defer { state.waiter = nil }
+            return state.waiter
         }
         waiter?.resume(returning: nil)
     }
 
     func poll() -> TransferMessage.Body? {
-        lock.withLock { queue.isEmpty ? nil : queue.removeFirst() }
+        state.withLockedValue { $0.queue.isEmpty ? nil : $0.queue.removeFirst() }
     }
 
     /// The next message; a peer's CANCEL or disconnect becomes the matching error.
     func next() async throws(TransferError) -> TransferMessage.Body {
         let body: TransferMessage.Body? = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let ready = lock.withLock { () -> TransferMessage.Body?? in
-                    if !queue.isEmpty { return .some(queue.removeFirst()) }
-                    if closed { return .some(nil) }
-                    waiter = continuation
+                let ready = state.withLockedValue { state -> TransferMessage.Body?? in
+                    if !state.queue.isEmpty { return .some(state.queue.removeFirst()) }
+                    if state.closed { return .some(nil) }
+                    state.waiter = continuation
                     return .none
                 }
                 if let ready { continuation.resume(returning: ready) }
