@@ -55,8 +55,12 @@ struct SecurityTests {
         await #expect(throws: SessionError.refusedAsUntrusted("the name \"bob\" is pinned to another key on this peer; pair again (p2p pair)")) {
             try await fakeBob.connect(to: alice.endpoint)
         }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(events.states(of: fakeBob.peerID).isEmpty || !alice.connectedPeers.contains { $0.id == fakeBob.peerID })
+        // Alice reports the refusal; had the impostor's link been connected first, she would have said so before.
+        _ = try await events.waitFor("alice refusing the impostor") {
+            if case .refused(let peer, _) = $0 { peer.id == fakeBob.peerID } else { false }
+        }
+        #expect(!events.states(of: fakeBob.peerID).contains(.connected))
+        #expect(!alice.connectedPeers.contains { $0.id == fakeBob.peerID })
         #expect(store.all.map(\.id) == [bob.peerID])  // the pin is untouched
         // Connecting out to the impostor is refused as well.
         await #expect(throws: SessionError.untrustedIdentity(name: "bob", pinned: bob.peerID, presented: fakeBob.peerID)) {
