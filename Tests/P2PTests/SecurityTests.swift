@@ -223,13 +223,14 @@ final class TLSRelay: Sendable {
 struct LimitTests {
     @Test func connectionsOverThePerAddressLimitAreClosedAtOnce() async throws {
         let bob = try await makeSession("bob") { $0.limits.connectionsPerAddress = 2 }
+        let bobEvents = EventRecorder(bob)
         let first = try await makeSession("first"), second = try await makeSession("second"), third = try await makeSession("third")
         try await first.connect(to: bob.endpoint)
         try await second.connect(to: bob.endpoint)
         await #expect(throws: SessionError.self) { try await third.connect(to: bob.endpoint, timeout: .seconds(2)) }
         #expect(bob.connectedPeers.count == 2)
         await first.close()
-        try await Task.sleep(for: .milliseconds(200))
+        _ = try await bobEvents.waitFor(first.peerID, .disconnected)  // reported once its connection no longer counts
         try await third.connect(to: bob.endpoint)  // a slot is free again
         await bob.close(); await second.close(); await third.close()
     }
