@@ -11,8 +11,9 @@ struct BackpressureTests {
     /// 32 MiB: more than loopback socket buffers on both ends can hold, so the sender must wait.
     static let messageCount = 4096
 
-    /// Bob's receive handler blocks his only event loop thread until `release`, so he reads nothing.
-    private func stalledPair() async throws -> (alice: Session, bob: Session, groups: [MultiThreadedEventLoopGroup], release: DispatchSemaphore, received: NIOLockedValueBoxWrapper<[UInt32]>) {
+    /// Bob's receive handler blocks his only event loop thread on the first message until `release`,
+    /// so he reads nothing more; `stalled` turns true once he is blocked.
+    private func stalledPair() async throws -> (alice: Session, bob: Session, groups: [MultiThreadedEventLoopGroup], release: DispatchSemaphore, received: NIOLockedValueBoxWrapper<[UInt32]>, stalled: NIOLockedValueBoxWrapper<Bool>) {
         let groups = [MultiThreadedEventLoopGroup(numberOfThreads: 1), MultiThreadedEventLoopGroup(numberOfThreads: 1)]
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
@@ -25,13 +26,17 @@ struct BackpressureTests {
         try await bob.start()
         let release = DispatchSemaphore(value: 0)
         let received = NIOLockedValueBoxWrapper<[UInt32]>([])
+        let stalled = NIOLockedValueBoxWrapper(false)
         bob.onData { data, _, _ in
             let sequence = data.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            if sequence == 0 { release.wait() }
+            if sequence == 0 {
+                stalled.mutate { $0 = true }
+                release.wait()
+            }
             received.mutate { $0.append(sequence) }
         }
         try await alice.connect(to: Endpoint(host: "127.0.0.1", port: bob.localPort!))
-        return (alice, bob, groups, release, received)
+        return (alice, bob, groups, release, received, stalled)
     }
 
     private static func message(_ sequence: Int) -> Data {
@@ -41,7 +46,7 @@ struct BackpressureTests {
     }
 
     @Test func aBurstToAStalledPeerWaitsThenArrivesInOrder() async throws {
-        let (alice, bob, groups, release, received) = try await stalledPair()
+        let (alice, bob, groups, release, received, stalled) = try await stalledPair()
         let sent = NIOLockedValueBoxWrapper(0)
         let target = bob.peerID
         let sender = Task {
@@ -50,6 +55,11 @@ struct BackpressureTests {
                 sent.mutate { $0 += 1 }
             }
         }
+        try await stalled.wait(for: "bob to stall on the first message") { $0 }
+        try await sent.wait(for: "the sender to get going") { $0 > 0 }
+        // "Waits" is a claim about a stretch of stall, so the test looks at one: a sender that did not
+        // wait would queue the whole burst within it (`send` does, below, in milliseconds). Its length
+        // cannot fail a correct build: the bound below is well over what socket buffers hold.
         try await Task.sleep(for: .seconds(1))
         let sentWhileStalled = sent.value
         // Bounded by the socket buffers plus ~64 KiB per queue, far below the whole burst.
@@ -57,21 +67,23 @@ struct BackpressureTests {
         #expect(sentWhileStalled > 0)
         release.signal()
         try await sender.value
-        let deadline = ContinuousClock.now + .seconds(20)
-        while received.value.count < Self.messageCount && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await received.wait(for: "the whole burst", seconds: 20) { $0.count >= Self.messageCount }
         #expect(received.value == Array(0..<UInt32(Self.messageCount)))
         await alice.close(); await bob.close()
         for group in groups { try await group.shutdownGracefully() }
     }
 
     @Test func plainSendQueuesTheWholeBurstWithoutWaiting() async throws {
-        let (alice, bob, groups, release, received) = try await stalledPair()
-        // The contrast that makes the test above meaningful: `send` queues the whole burst at once.
-        for sequence in 0..<Self.messageCount { try alice.send(Self.message(sequence), to: [bob.peerID]) }
+        let (alice, bob, groups, release, received, stalled) = try await stalledPair()
+        // The contrast that makes the test above meaningful: `send` queues the whole burst at once,
+        // every message of it taken while bob, stuck on the first, reads nothing.
+        try alice.send(Self.message(0), to: [bob.peerID])
+        try await stalled.wait(for: "bob to stall on the first message") { $0 }
+        for sequence in 1..<Self.messageCount { try alice.send(Self.message(sequence), to: [bob.peerID]) }
+        #expect(received.value.isEmpty, "the whole burst was accepted before bob received anything")
         release.signal()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while received.value.count < Self.messageCount && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(received.value.count == Self.messageCount)
+        try await received.wait(for: "the whole burst", seconds: 20) { $0.count >= Self.messageCount }
+        #expect(received.value == Array(0..<UInt32(Self.messageCount)), "every message exactly once, in order")
         await alice.close(); await bob.close()
         for group in groups { try await group.shutdownGracefully() }
     }

@@ -76,6 +76,7 @@ struct ChatTests {
         let aliceEvents = ConversationRecorder(aliceChat)
         var bobEvents = ConversationRecorder(bobChat)
 
+        let aliceSessionEvents = EventRecorder(alice)
         let bobInfo = try await alice.connect(to: bob.endpoint)
         try aliceChat.send("hello", to: [bobInfo])
         try await bobEvents.waitForReceived(["hello"])
@@ -84,7 +85,8 @@ struct ChatTests {
 
         // Bob goes away; what alice writes meanwhile waits.
         await bob.close()
-        try await waitUntil("alice sees bob gone") { alice.connectedPeers.isEmpty }
+        _ = try await aliceSessionEvents.waitFor(bobInfo.id, .disconnected)
+        #expect(alice.connectedPeers.isEmpty)
         for line in ["one", "two", "three"] { try aliceChat.send(line, to: [bobInfo]) }
         #expect(try aliceChat.pending(for: bobInfo.id).map(\.text) == ["one", "two", "three"])
 
@@ -151,16 +153,24 @@ final class ConversationRecorder: Sendable {
 
     deinit { task.cancel() }
 
-    var received: [String] { seen.value.compactMap { if case .received(let entry, _) = $0 { entry.text } else { nil } } }
-    var deliveredCount: Int { seen.value.filter { if case .delivered = $0 { true } else { false } }.count }
+    var received: [String] { Self.received(in: seen.value) }
+    var deliveredCount: Int { Self.deliveredCount(in: seen.value) }
+
+    private static func received(in events: [ConversationEvent]) -> [String] {
+        events.compactMap { if case .received(let entry, _) = $0 { entry.text } else { nil } }
+    }
+
+    private static func deliveredCount(in events: [ConversationEvent]) -> Int {
+        events.filter { if case .delivered = $0 { true } else { false } }.count
+    }
 
     func waitForReceived(_ texts: [String]) async throws {
-        try await waitUntil("received \(texts)") { received.count >= texts.count }
+        try await seen.wait(for: "received \(texts)", seconds: 10) { Self.received(in: $0).count >= texts.count }
         #expect(received == texts)
     }
 
     func waitForDelivered(_ count: Int) async throws {
-        try await waitUntil("\(count) delivered") { deliveredCount >= count }
+        try await seen.wait(for: "\(count) delivered", seconds: 10) { Self.deliveredCount(in: $0) >= count }
         #expect(deliveredCount == count)
     }
 }

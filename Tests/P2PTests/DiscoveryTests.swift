@@ -66,13 +66,14 @@ struct DiscoveryTests {
         let chat = try await peerSession("chat-\(tag)", sessionID: "chat-\(tag)")
         let game = try await peerSession("game-\(tag)", sessionID: "game-\(tag)")
         let witness = try await peerSession("witness-\(tag)", sessionID: "chat-\(tag)")
-        let chatEvents = EventRecorder(chat)
+        let chatEvents = EventRecorder(chat), gameEvents = EventRecorder(game)
         try chat.setAvailable(true)
         try game.setAvailable(true)
+        // The game peer is registered before the same-session witness even starts to register, so
+        // once chat sees the witness, the game peer had longer to show up.
+        _ = try await gameEvents.waitFor("the game peer registered", seconds: 10) { if case .advertising = $0 { true } else { false } }
         try witness.setAvailable(true)
-        // Once the same-session witness is seen, the game peer had as long to show up.
         _ = try await chatEvents.waitFor(witness.peerID, .available, seconds: 10)
-        try await Task.sleep(for: .milliseconds(500))
         #expect(chatEvents.states(of: game.peerID).isEmpty)
         #expect(!chat.availablePeers.contains { $0.id == game.peerID })
         await chat.close(); await game.close(); await witness.close()

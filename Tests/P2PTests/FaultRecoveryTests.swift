@@ -103,7 +103,9 @@ struct FaultRecoveryTests {
             $0.heartbeatTimeout = .milliseconds(600)
         }
         let events = EventRecorder(bob)
-        let raw = try await RawPeer.connect(to: bob.endpoint)
+        // It answers PINGs while it reads, so however slow the machine (ThreadSanitizer), the link is alive
+        // until the test makes it go silent.
+        let raw = try await RawPeer.connect(to: bob.endpoint, answeringPings: true)
         let hello = raw.hello()
         try await raw.send(hello.frame())
         _ = try await raw.waitFor(.welcome)

@@ -35,15 +35,9 @@ final class NetworkedPlayer: Sendable {
         if let failure { throw failure }
     }
 
-    func waitUntil(_ what: String, seconds: Double = 5, _ predicate: (NetworkedPlayer) -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while !predicate(self) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting for \(what); events: \(events)")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+    /// Returns once `predicate` holds for the game, checked after every step.
+    func waitUntil(_ what: String, seconds: Double = 5, _ predicate: @escaping @Sendable (NetworkedPlayer) -> Bool) async throws {
+        try await state.wait(for: what, seconds: seconds) { _ in predicate(self) }
     }
 }
 
@@ -87,8 +81,10 @@ struct GameSessionTests {
         let alice = NetworkedPlayer(aliceSession, die: LoadedDie(500, 500, 500))
         let inbox = Inbox<GameMessage>()
         cheaterSession.onMessage(GameMessage.self) { inbox.append($0, $1, $2) }
+        let aliceEvents = EventRecorder(aliceSession)
         try await cheaterSession.connect(to: aliceSession.endpoint)
-        try await alice.waitUntil("connected") { $0.session.connectedPeers.count == 1 }
+        _ = try await aliceEvents.waitFor(cheaterSession.peerID, .connected)
+        #expect(aliceSession.connectedPeers.count == 1)
         let cheater = cheaterSession.peerID, aliceID = aliceSession.peerID
         try alice.step(to: cheater) { $0.start() }
         func send(_ message: GameMessage) throws { try cheaterSession.send(message, to: [aliceID]) }

@@ -130,9 +130,7 @@ struct ProtocolVectorTests {
             }
             guard buffer.readableBytes == 0 else { return (VectorExpectation(error: "vector holds more than one frame"), nil) }
             let (expectation, message) = try describe(frame)
-            var out = ByteBuffer()
-            try FrameEncoder().encode(data: message, out: &out)
-            return (expectation, Array(out.readableBytesView))
+            return (expectation, try encodedByTheBatcher(message))
         } catch let error as WireError {
             return (VectorExpectation(error: errorName(error)), nil)
         } catch {

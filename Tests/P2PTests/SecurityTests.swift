@@ -55,8 +55,12 @@ struct SecurityTests {
         await #expect(throws: SessionError.refusedAsUntrusted("the name \"bob\" is pinned to another key on this peer; pair again (p2p pair)")) {
             try await fakeBob.connect(to: alice.endpoint)
         }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(events.states(of: fakeBob.peerID).isEmpty || !alice.connectedPeers.contains { $0.id == fakeBob.peerID })
+        // Alice reports the refusal; had the impostor's link been connected first, she would have said so before.
+        _ = try await events.waitFor("alice refusing the impostor") {
+            if case .refused(let peer, _) = $0 { peer.id == fakeBob.peerID } else { false }
+        }
+        #expect(!events.states(of: fakeBob.peerID).contains(.connected))
+        #expect(!alice.connectedPeers.contains { $0.id == fakeBob.peerID })
         #expect(store.all.map(\.id) == [bob.peerID])  // the pin is untouched
         // Connecting out to the impostor is refused as well.
         await #expect(throws: SessionError.untrustedIdentity(name: "bob", pinned: bob.peerID, presented: fakeBob.peerID)) {
@@ -221,13 +225,14 @@ final class TLSRelay: Sendable {
 struct LimitTests {
     @Test func connectionsOverThePerAddressLimitAreClosedAtOnce() async throws {
         let bob = try await makeSession("bob") { $0.limits.connectionsPerAddress = 2 }
+        let bobEvents = EventRecorder(bob)
         let first = try await makeSession("first"), second = try await makeSession("second"), third = try await makeSession("third")
         try await first.connect(to: bob.endpoint)
         try await second.connect(to: bob.endpoint)
         await #expect(throws: SessionError.self) { try await third.connect(to: bob.endpoint, timeout: .seconds(2)) }
         #expect(bob.connectedPeers.count == 2)
         await first.close()
-        try await Task.sleep(for: .milliseconds(200))
+        _ = try await bobEvents.waitFor(first.peerID, .disconnected)  // reported once its connection no longer counts
         try await third.connect(to: bob.endpoint)  // a slot is free again
         await bob.close(); await second.close(); await third.close()
     }

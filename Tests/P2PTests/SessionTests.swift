@@ -114,10 +114,18 @@ struct SessionTests {
         }
         let alice = try await makeSession("alice", configure: fast)
         let bob = try await makeSession("bob", configure: fast)
+        let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)
         try await alice.connect(to: bob.endpoint)
-        try await Task.sleep(for: .seconds(2))  // Over three timeouts of silence from the application.
+        // Time is counted in bob's own heartbeats, seen by a raw peer that answers them: 20 PINGs,
+        // 100 ms apart at least, are over three timeouts of silence from the application.
+        let witness = try await RawPeer.connect(to: bob.endpoint, answeringPings: true)
+        try await witness.send(witness.hello().frame())
+        _ = try await witness.waitFor(.welcome)
+        try await witness.waitFor(20, .ping, seconds: 10)
         #expect(alice.connectedPeers.count == 1)
-        #expect(bob.connectedPeers.count == 1)
+        #expect(Set(bob.connectedPeers.map(\.id)) == [alice.peerID, witness.identity.peerID])
+        #expect(!aliceEvents.states(of: bob.peerID).contains(.disconnected))
+        #expect(!bobEvents.states(of: alice.peerID).contains(.disconnected))
         await alice.close(); await bob.close()
     }
 
@@ -134,8 +142,9 @@ struct SessionTests {
         let bob = try await makeSession("bob")
         let inbox = Inbox<Data>()
         bob.onData { inbox.append($0, $1, $2) }
+        let bobEvents = EventRecorder(bob)
         try await alice.connect(to: bob.endpoint)
-        try await Task.sleep(for: .milliseconds(100))
+        _ = try await bobEvents.waitFor(alice.peerID, .connected)  // bob takes datagrams from connected peers only
         for index in 0..<20 { try alice.send(Data([UInt8(index)]), to: [bob.peerID], mode: .unreliable) }
         // Loopback rarely drops, but unreliable may; one arrival proves the path.
         try await inbox.waitForCount(1)

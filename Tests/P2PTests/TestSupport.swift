@@ -23,33 +23,16 @@ extension Session {
     var endpoint: Endpoint { Endpoint(host: "127.0.0.1", port: localPort!) }
 }
 
-/// Polls `condition` for up to `seconds`.
-func waitUntil(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting until \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
 /// Collects a session's events so tests can wait for one.
 final class EventRecorder: Sendable {
-    private let events = AsyncStream<SessionEvent>.makeStream()
     private let task: Task<Void, Never>
     private let seen = NIOLockedValueBoxWrapper<[SessionEvent]>([])
 
     init(_ session: Session) {
         let stream = session.events()
         let seen = self.seen
-        let continuation = events.continuation
         task = Task {
-            for await event in stream {
-                seen.mutate { $0.append(event) }
-                continuation.yield(event)
-            }
+            for await event in stream { seen.mutate { $0.append(event) } }
         }
     }
 
@@ -60,16 +43,11 @@ final class EventRecorder: Sendable {
         all.compactMap { if case .peerChanged(let info, let state, _) = $0, info.id == peer { state } else { nil } }
     }
 
-    /// Waits until `predicate` holds for a recorded event, or fails after `seconds`.
+    /// Returns the first recorded event for which `predicate` holds, as soon as there is one; fails after `seconds`.
     @discardableResult
     func waitFor(_ what: String, seconds: Double = 5, _ predicate: @escaping @Sendable (SessionEvent) -> Bool) async throws -> SessionEvent {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if let event = all.first(where: predicate) { return event }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        Issue.record("timed out after \(seconds) s waiting for \(what); saw \(all)")
-        throw CancellationError()
+        let events = try await seen.wait(for: what, seconds: seconds) { $0.contains(where: predicate) }
+        return events.first(where: predicate)!
     }
 
     func waitFor(_ peer: PeerID, _ state: PeerState, seconds: Double = 5) async throws -> SessionError? {
@@ -83,13 +61,87 @@ final class EventRecorder: Sendable {
     deinit { task.cancel() }
 }
 
-/// A tiny lock box so test helpers stay Sendable.
+/// A tiny lock box so test helpers stay Sendable, and the one way tests wait: `wait(for:until:)`
+/// returns when a change makes its condition true, so no test sleeps and then looks.
 final class NIOLockedValueBoxWrapper<Value: Sendable>: @unchecked Sendable {
+    private struct Waiter {
+        let condition: @Sendable (Value) -> Bool
+        let continuation: CheckedContinuation<Value, any Error>
+        var deadline: Task<Void, Never>?
+    }
+
+    private struct TimedOut: Error {}
+
     private let lock = NSLock()
     private var stored: Value
+    private var waiters: [Int: Waiter] = [:]
+    private var lastWaiterID = 0
+
     init(_ value: Value) { stored = value }
     var value: Value { lock.withLock { stored } }
-    func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+
+    func mutate(_ body: (inout Value) -> Void) {
+        let (snapshot, waiting) = lock.withLock { () -> (Value?, [Int: Waiter]) in
+            body(&stored)
+            return waiters.isEmpty ? (nil, [:]) : (stored, waiters)
+        }
+        // Conditions run outside the lock: they may read this box (or others) themselves.
+        guard let snapshot else { return }
+        for (id, waiter) in waiting where waiter.condition(snapshot) { resolve(id, with: .success(snapshot)) }
+    }
+
+    /// Returns the value as soon as `condition` holds for it (checked now and after every change).
+    /// After `seconds` without that, records an issue and throws: the deadline can only fail a test
+    /// whose event never came, never pass one.
+    @discardableResult
+    func wait(
+        for what: String, seconds: Double = 5, sourceLocation: SourceLocation = #_sourceLocation,
+        until condition: @escaping @Sendable (Value) -> Bool
+    ) async throws -> Value {
+        let id = lock.withLock {
+            lastWaiterID += 1
+            return lastWaiterID
+        }
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let snapshot = lock.withLock {
+                        waiters[id] = Waiter(condition: condition, continuation: continuation)
+                        return stored
+                    }
+                    // Armed once the waiter is registered, so it always finds it (or finds it already gone).
+                    let deadline = Task { [weak self] in
+                        guard (try? await Task.sleep(for: .seconds(seconds))) != nil else { return }
+                        self?.resolve(id, with: .failure(TimedOut()))
+                    }
+                    let stillWaiting = lock.withLock {
+                        waiters[id]?.deadline = deadline
+                        return waiters[id] != nil
+                    }
+                    if !stillWaiting {
+                        deadline.cancel()
+                    } else if Task.isCancelled {
+                        resolve(id, with: .failure(CancellationError()))
+                    } else if condition(snapshot) {
+                        resolve(id, with: .success(snapshot))
+                    }
+                }
+            } onCancel: {
+                resolve(id, with: .failure(CancellationError()))
+            }
+        } catch is TimedOut {
+            Issue.record("timed out after \(seconds) s waiting for \(what); have \(String(describing: value).prefix(2000))",
+                         sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+    }
+
+    /// Ends a wait once: whichever of change, deadline and cancellation comes first.
+    private func resolve(_ id: Int, with result: Result<Value, any Error>) {
+        guard let waiter = lock.withLock({ waiters.removeValue(forKey: id) }) else { return }
+        waiter.deadline?.cancel()
+        waiter.continuation.resume(with: result)
+    }
 }
 
 /// Collects messages a session receives.
@@ -99,14 +151,7 @@ final class Inbox<Message: Sendable>: Sendable {
     func append(_ message: Message, _ peer: PeerInfo, _ mode: SendMode) { box.mutate { $0.append((message, peer, mode)) } }
 
     func waitForCount(_ count: Int, seconds: Double = 5) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while messages.count < count {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("expected \(count) messages, got \(messages.count)")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await box.wait(for: "\(count) messages", seconds: seconds) { $0.count >= count }
     }
 }
 
@@ -115,9 +160,11 @@ final class RawPeer: Sendable {
     let channel: Channel
     private let received: NIOLockedValueBoxWrapper<[Frame]>
     let closed: EventLoopFuture<Void>
+    private let isClosed = NIOLockedValueBoxWrapper(false)
 
     /// Connects over TLS with `identity`'s certificate (or in plaintext when `tls` is false).
-    static func connect(to endpoint: Endpoint, tls: Bool = true, identity: Identity = .ephemeral()) async throws -> RawPeer {
+    /// With `answeringPings` it answers every PING with its PONG, as a live peer does; otherwise it looks dead.
+    static func connect(to endpoint: Endpoint, tls: Bool = true, identity: Identity = .ephemeral(), answeringPings: Bool = false) async throws -> RawPeer {
         let received = NIOLockedValueBoxWrapper<[Frame]>([])
         let contexts = try TLSContexts(identity: identity)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -128,7 +175,7 @@ final class RawPeer: Sendable {
                             NIOSSLClientHandler(context: contexts.client, serverHostname: nil, customVerificationCallback: TLSContexts.verify))
                     }
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(catalog: .standard)))
-                    try channel.pipeline.syncOperations.addHandler(Collector(received: received))
+                    try channel.pipeline.syncOperations.addHandler(Collector(received: received, answeringPings: answeringPings))
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port).get()
@@ -142,6 +189,7 @@ final class RawPeer: Sendable {
         self.received = received
         self.identity = identity
         closed = channel.closeFuture
+        closed.whenComplete { [isClosed] _ in isClosed.mutate { $0 = true } }
     }
 
     var frames: [Frame] { received.value }
@@ -164,33 +212,36 @@ final class RawPeer: Sendable {
 
     /// Waits for the server to close the connection; returns the ERROR it sent first, if any.
     func waitForClose(seconds: Double = 5) async throws -> ErrorMessage? {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while channel.isActive {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("the peer did not close the connection within \(seconds) s")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await isClosed.wait(for: "the peer to close the connection", seconds: seconds) { $0 }
         return frames.last { $0.type == .error }.flatMap { try? ErrorMessage(frame: $0) }
     }
 
     func waitFor(_ type: MessageType, seconds: Double = 5) async throws -> Frame {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if let frame = frames.first(where: { $0.type == type }) { return frame }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("no \(type) frame within \(seconds) s; got \(frames.map(\.type))")
-        throw CancellationError()
+        let frames = try await received.wait(for: "a \(type) frame", seconds: seconds) { $0.contains { $0.type == type } }
+        return frames.first { $0.type == type }!
+    }
+
+    /// Waits until `count` frames of `type` have arrived.
+    func waitFor(_ count: Int, _ type: MessageType, seconds: Double = 5) async throws {
+        try await received.wait(for: "\(count) \(type) frames", seconds: seconds) { $0.count(where: { $0.type == type }) >= count }
     }
 
     private final class Collector: ChannelInboundHandler {
         typealias InboundIn = Frame
+        typealias OutboundOut = ByteBuffer
         let received: NIOLockedValueBoxWrapper<[Frame]>
-        init(received: NIOLockedValueBoxWrapper<[Frame]>) { self.received = received }
+        let answeringPings: Bool
+        init(received: NIOLockedValueBoxWrapper<[Frame]>, answeringPings: Bool) {
+            self.received = received
+            self.answeringPings = answeringPings
+        }
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let frame = unwrapInboundIn(data)
+            if answeringPings, frame.type == .ping {
+                var pong = ByteBuffer()
+                pong.writeFrame(Frame(type: .pong, payload: frame.payload))
+                context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+            }
             received.mutate { $0.append(frame) }
         }
         func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }

@@ -224,13 +224,7 @@ final class TransferRecorder: Sendable {
     var finishedCount: Int { seen.value.filter { if case .finished = $0 { true } else { false } }.count }
 
     func waitFor(seconds: Double = 10, _ predicate: @escaping @Sendable (TransferEvent) -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if seen.value.contains(where: predicate) { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting for a transfer event; saw \(seen.value)")
-        throw CancellationError()
+        try await seen.wait(for: "a transfer event", seconds: seconds) { $0.contains(where: predicate) }
     }
 
     deinit { task.cancel() }

@@ -26,11 +26,11 @@ struct WireCodecTests {
     static func makeChannel(maxPayload: Int = WireFormat.defaultMaxPayload) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: maxPayload, catalog: .standard)))
-        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
+        try channel.pipeline.syncOperations.addHandler(FrameWriteBatcher())
         return channel
     }
 
-    /// The frames' bytes as the encoder in the pipeline writes them.
+    /// The frames' bytes as the session pipeline's encoder (`FrameWriteBatcher`) writes them, one flush per frame.
     static func encoded(_ frames: [Frame]) throws -> [[UInt8]] {
         let channel = try makeChannel()
         defer { _ = try? channel.finish() }

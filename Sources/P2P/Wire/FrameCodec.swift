@@ -22,17 +22,3 @@ public struct FrameDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 }
-
-/// Writes frames with their header.
-public struct FrameEncoder: MessageToByteEncoder {
-    public typealias OutboundIn = Frame
-    public init() {}
-
-    public func encode(data frame: Frame, out: inout ByteBuffer) throws {
-        guard frame.payload.readableBytes <= WireFormat.absoluteMaxPayload else {
-            throw WireError.frameTooLarge(length: frame.payload.readableBytes, limit: WireFormat.absoluteMaxPayload)
-        }
-        out.reserveCapacity(WireFormat.headerSize + frame.payload.readableBytes)
-        out.writeFrame(frame)
-    }
-}

@@ -103,13 +103,15 @@ struct RecordTransferTests {
     @Test func theSenderLearnsWhenThePeerLeaves() async throws {
         let alice = try await RecordPeer("alice")
         let bob = try await RecordPeer("bob")
+        let asked = NIOLockedValueBoxWrapper(false)
         bob.records.onSnapshot(accept: { _, _ in
+            asked.mutate { $0 = true }
             try? await Task.sleep(for: .seconds(30))  // Never decides.
             return false
         }) { _, _ in RecordTransferResult(MergeOutcome()) }
         try await alice.session.connect(to: bob.session.endpoint)
         let sending = Task { try await alice.send(try F.example("tasks.json"), to: bob.peerID) }
-        try await Task.sleep(for: .milliseconds(300))
+        try await asked.wait(for: "bob to be asked about the snapshot") { $0 }  // alice now waits for his answer
         await bob.close()
         let result = await sending.result
         guard case .failure(let error) = result else { Issue.record("expected a failure"); return }

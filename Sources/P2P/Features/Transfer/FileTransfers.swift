@@ -143,15 +143,16 @@ public final class FileTransfers: Sendable {
         case let other: throw .protocolViolation("expected ACCEPT or DENY, got \(other)")
         }
         // Resume only when the receiver's bytes are ours: hash our own prefix of the same length.
+        // finalize() leaves the hasher as it is, so on a match it goes on over the rest of the file
+        // and the prefix is read once; on a mismatch the whole file is sent and hashed afresh.
         var hasher = SHA256()
         var start: UInt64 = 0
         if offset > 0, offset <= info.size {
-            var prefix = SHA256()
-            try Self.hash(reader, upTo: offset, into: &prefix)
-            if Array(prefix.finalize()) == prefixHash {
-                hasher = SHA256()
-                try Self.hash(reader, upTo: offset, into: &hasher)
+            try Self.hash(reader, upTo: offset, into: &hasher)
+            if Array(hasher.finalize()) == prefixHash {
                 start = offset
+            } else {
+                hasher = SHA256()
             }
         }
         try send(.start(offset: start), id: info.id, to: peer)

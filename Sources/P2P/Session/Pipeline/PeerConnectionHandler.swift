@@ -212,7 +212,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         // Socket-side of the frame batcher, so the idle timer sees one write per flush, not one per frame.
         if let batcher = try? pipeline.handler(type: FrameWriteBatcher.self) {
             try? pipeline.addHandler(
-                IdleStateHandler(readTimeout: delegate.heartbeatTimeout, writeTimeout: delegate.heartbeatInterval),
+                LoopClockIdleStateHandler(readTimeout: delegate.heartbeatTimeout, writeTimeout: delegate.heartbeatInterval),
                 position: .before(batcher))
         }
         delegate.linkConnected(link)
