@@ -9,6 +9,7 @@
 #  - resume after kill -9 of the sender and of the receiver (a new receive in the same directory): the
 #    same send again starts at the offset the receiver holds, and only about size - offset bytes cross the veth (tx_bytes);
 #  - a send right after the receiver was restarted (its old DNS-SD record still cached) succeeds;
+#  - eight quick sends in a row each print their file-sent event (no event lost at exit);
 #  - hostile peers (Tests/e2e/raw_peer.py, on B's loopback): offers of `../../x`, `/etc/x`, names
 #    with escape sequences, NUL, empty, over-long -> DENY each, nothing written anywhere; bytes for a
 #    transfer nobody accepted, or more bytes than offered -> CANCEL and the connection is cut;
@@ -145,6 +146,7 @@ sender tx5 tx5 rx5 "$E2E_TMP/mid.bin"
 if wait_until 60 part_reaches "$E2E_TMP/in5/mid.bin.part" $((8 * MiB)); then
   kill -INT "$(pid_of rx5)"
   exits rx5 15 7 "receiver interrupted mid-transfer exits 7"
+  expect_json 1 rx5 "receiver reports the transfer it cancelled before exiting" event=transfer-failed name=mid.bin reason=cancelled
   exits tx5 15 7 "sender exits 7 when the receiver cancels"
   expect_json 5 tx5 "sender is told the receiver cancelled" event=transfer-failed name=mid.bin reason~"the receiver cancelled"
   check "no final file after the receiver's cancel" [ ! -e "$E2E_TMP/in5/mid.bin" -a -e "$E2E_TMP/in5/mid.bin.part" ]
@@ -225,6 +227,34 @@ else
 fi
 exits rx11b 20 0 "the restarted receiver exits 0"
 check "the file arrived at the restarted receiver" cmp -s "$E2E_TMP/secret.txt" "$E2E_TMP/in11/secret.txt"
+
+# ================================================================ quick sends: no event lost at exit
+# send used to exit 0, now and then, before printing its file-sent event (its events went through a
+# task nobody waited for). Eight quick sends of a small file over B's loopback (--connect), each to a
+# fresh receive: every sender exits 0 with its file-sent, every receiver with its file-received.
+log "quick sends: each prints its file-sent event"
+SECRET_SHA=$(sha "$E2E_TMP/secret.txt")
+QPORT=$((51000 + RANDOM % 1000))
+sent=0 received=0
+for i in 1 2 3 4 5 6 7 8; do
+  mkdir -p "$E2E_TMP/in12-$i"
+  start_proc "rx12-$i" env P2P_HOME="$(home rx12)" "$LAB" exec B "$P2P" receive --json --yes --name "rx12-$TAG" --port $((QPORT + i)) --dir "$E2E_TMP/in12-$i"
+  if ! wait_json 20 "rx12-$i" event=listening >/dev/null; then fail "quick send $i: the receiver did not listen" "rx12-$i"; stop_proc "rx12-$i"; continue; fi
+  start_proc "tx12-$i" env P2P_HOME="$(home tx12)" "$LAB" exec B "$P2P" send --json --name "tx12-$TAG" --connect "127.0.0.1:$((QPORT + i))" "$E2E_TMP/secret.txt"
+  if wait_exit "tx12-$i" 30 && [ "$EXIT_RC" = 0 ] && [ "$(count_json "tx12-$i" event=file-sent sha256="$SECRET_SHA")" = 1 ]; then
+    sent=$((sent + 1))
+  else
+    fail "quick send $i: exit ${EXIT_RC:-(still running)}, file-sent events: $(count_json "tx12-$i" event=file-sent)" "tx12-$i"
+  fi
+  if wait_exit "rx12-$i" 20 && [ "$EXIT_RC" = 0 ] && [ "$(count_json "rx12-$i" event=file-received sha256="$SECRET_SHA")" = 1 ]; then
+    received=$((received + 1))
+  else
+    fail "quick send $i: receive exit ${EXIT_RC:-(still running)}, file-received events: $(count_json "rx12-$i" event=file-received)" "rx12-$i"
+  fi
+  stop_proc "tx12-$i"; stop_proc "rx12-$i"
+done
+check "all 8 quick sends exited 0 with their file-sent event ($sent)" [ "$sent" = 8 ]
+check "all 8 receivers exited 0 with their file-received event ($received)" [ "$received" = 8 ]
 
 # ================================================================ 8. hostile peers
 log "hostile offers (raw peer on B's loopback)"

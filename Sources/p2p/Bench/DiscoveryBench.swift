@@ -58,6 +58,17 @@ enum DiscoveryBench {
         return watcher
     }
 
+    /// Waits for `watcher` to end, half a second at most. B's `.advertising` event may still be on its way
+    /// (its own stream, in no order with A's); the watcher stamps it when it comes, so the wait skews nothing.
+    private static func settle(_ watcher: Task<Void, Never>) async {
+        let giveUp = Task {
+            try? await Task.sleep(for: .milliseconds(500))
+            watcher.cancel()
+        }
+        await watcher.value
+        giveUp.cancel()
+    }
+
     private static func once(_ a: Session, _ b: Session, timeout: Double) async -> Result<Run, BenchError> {
         do {
             try await a.start()
@@ -89,7 +100,7 @@ enum DiscoveryBench {
             let connectStart = benchNow()
             try await a.connect(to: target)
             let connected = benchNow()
-            try? await Task.sleep(for: .milliseconds(1))  // lets the registration watcher record its event
+            await settle(registration)
             let registered = registeredAt.value > start ? registeredAt.value - start : nil
 
             // The other order: B is established, a newcomer starts browsing (client mode: no probing of its own).

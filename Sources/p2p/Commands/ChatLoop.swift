@@ -56,6 +56,8 @@ final class ChatLoop {
     /// A y/n question on the input line: its prompt and who waits for the answer.
     private var pendingQuestion: (prompt: String, answer: CheckedContinuation<Bool, Never>)?
     private var transfers: FileTransfers!
+    /// The library's event streams, moved into `inputs`: drained before the chat returns.
+    private var pumps: (session: EventPump, features: [EventPump])!
     private var dialing: Set<PeerID> = []
     /// What is typed on the input line (interactive only).
     private var typed = ""
@@ -87,8 +89,7 @@ final class ChatLoop {
             view.error("history", error.description)
             return ExitStatus.failure
         }
-        let conversationEvents = conversation.events()
-        Task { for await event in conversationEvents { feed.yield(.conversation(event)) } }
+        let conversationPump = EventPump(conversation.events()) { feed.yield(.conversation($0)) }
         showOutbox()
         transfers = FileTransfers(session: session, directory: options.downloadsDirectory)
         transfers.setOfferHandler { offer in
@@ -97,24 +98,23 @@ final class ChatLoop {
             if accept { return true }
             return await withCheckedContinuation { feed.yield(.imageOffer(offer, $0)) }
         }
-        let transferEvents = transfers.events()
-        Task { for await event in transferEvents { feed.yield(.transfer(event)) } }
-        let events = session.events()
-        Task { for await event in events { feed.yield(.event(event)) } }
+        let transferPump = EventPump(transfers.events()) { feed.yield(.transfer($0)) }
+        let sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
+        pumps = (sessionPump, [conversationPump, transferPump])
         Signals.onInterrupt { feed.yield(.interrupt) }
 
         do {
             try await session.start()
         } catch {
             view.error("listen", error.description)
-            return ExitStatus.failure
+            return await finish(ExitStatus.failure, outbox: false)
         }
         view.listening(session)
         do {
             try session.setAvailable(true)
         } catch {
             view.error("discovery", error.description)
-            if options.connect == nil { await session.close(); return ExitStatus.noDaemon }
+            if options.connect == nil { return await finish(ExitStatus.noDaemon, outbox: false) }
         }
         if let endpoint = options.connect.flatMap(Endpoint.init) {
             dial(endpoint.description) { try await $0.connect(to: endpoint) }
@@ -201,14 +201,48 @@ final class ChatLoop {
             if inputEnded && heldLines.isEmpty && (acknowledgementsOverdue || !awaitingAcknowledgement) { break loop }
             if interactive { render() }
         }
+        return await finish(status)
+    }
+
+    /// Leaves the chat: closes the session, shows what its streams still hold, then (`outbox`, when the
+    /// chat got going) what waits in the outbox.
+    private func finish(_ status: ExitCode, outbox: Bool = true) async -> ExitCode {
         if interactive {
             Output.setInputLine(nil)
             RawTerminal.restore()
         }
         pendingQuestion?.answer.resume(returning: false)
+        pendingQuestion = nil
+        // What the session reported before this point is shown, but not the goodbyes of its own closing
+        // (they would say that the peers left). Lines and images are shown up to the close: a line that
+        // arrived (and was acknowledged, so its sender counts it delivered) is never left unshown.
+        await pumps.session.drain()
         await session.close()
-        showOutbox()
+        for pump in pumps.features { await pump.drain() }
+        feed.finish()
+        for await input in inputs { showLeftover(input) }
+        if outbox { showOutbox() }
         return status
+    }
+
+    /// An input still queued when the chat ended: shown, but nothing more is done about it (no dialling,
+    /// no questions; the session is closed).
+    private func showLeftover(_ input: Input) {
+        switch input {
+        case .event(.peerChanged(let peer, let state, let reason)):
+            view.peerChanged(peer, state, reason: reason)
+        case .event(let event):
+            handle(event)  // Apart from peer changes, session events are only shown.
+        case .conversation(let event):
+            handle(event)
+        case .transfer(let event):
+            transferred(event)
+        case .request(_, let answer), .imageOffer(_, let answer):
+            answer.resume(returning: false)
+        case .line, .key, .endOfInput, .connectFailed, .waitForPeerExpired, .reconnectTick, .acknowledgementsOverdue, .interrupt:
+            // Typing, dialling and timers of a chat that is over (a dial fails because the session closed).
+            break
+        }
     }
 
     private func handle(_ event: SessionEvent) {

@@ -41,19 +41,25 @@ struct PairCommand: AsyncParsableCommand {
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
-        defer { Task { await session.close() } }
-        let outcome: PeerInfo
-        if to == nil && connect == nil {
-            outcome = try await show(session, pairing, events)
-        } else {
-            outcome = try await type(session, pairing, events)
-        }
         do {
-            try store.pin(outcome.id, name: outcome.displayName, method: .paired)
+            let outcome: PeerInfo
+            if to == nil && connect == nil {
+                outcome = try await show(session, pairing, events)
+            } else {
+                outcome = try await type(session, pairing, events)
+            }
+            do {
+                try store.pin(outcome.id, name: outcome.displayName, method: .paired)
+            } catch {
+                throw CLIError(error.description, code: ExitStatus.failure)
+            }
+            Output.line("Paired with \(Terminal.sanitize(outcome.displayName)) — key \(outcome.fingerprint). It is now trusted by every p2p command.")
         } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
+            // Closed before the error is printed and the process exits, so the peer hears the goodbye
+            // (a close left to an unawaited task may never run).
+            await session.close()
+            throw error
         }
-        Output.line("Paired with \(Terminal.sanitize(outcome.displayName)) — key \(outcome.fingerprint). It is now trusted by every p2p command.")
         await session.close()
     }
 

@@ -59,11 +59,69 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
         let view = TransferView(json: json)
         let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
-        let transferEvents = transfers.events(), sessionEvents = session.events()
-        Task { for await event in transferEvents { feed.yield(.transfer(event)) } }
-        Task { for await event in sessionEvents { feed.yield(.session(event)) } }
+        let transferPump = EventPump(transfers.events()) { feed.yield(.transfer($0)) }
+        let sessionPump = EventPump(session.events()) { feed.yield(.session($0)) }
         Signals.onInterrupt { feed.yield(.interrupt) }
 
+        var tally = Tally()
+        var failure: (any Error)?
+        do {
+            try await listen(session, into: directory)
+            loop: for await input in inputs {
+                switch input {
+                case .transfer(let event):
+                    show(event, view: view, tally: &tally)
+                    guard event.isEnd else { break }
+                    // Transfer and session events come through separate streams: the sender may have left before
+                    // its last transfer's end reached us. Then this was the last.
+                    if tally.leaving ? tally.active == 0 : tally.settled && session.connectedPeers.isEmpty { break loop }
+                case .session(let event):
+                    show(event)
+                    if case .peerChanged(_, .disconnected, _) = event, tally.decided > 0, tally.settled, session.connectedPeers.isEmpty { break loop }
+                case .interrupt:
+                    if tally.leaving { break loop }  // A second Ctrl-C waits no longer.
+                    transfers.cancelAll()
+                    tally.cancelled = true
+                    tally.leaving = true
+                    try? await Task.sleep(for: .milliseconds(100))  // let the CANCEL frames go out
+                    if tally.active == 0 { break loop }
+                    // Transfers in flight report their end (after their CANCEL) from their own queues: wait
+                    // a second at most for those events, so that they are shown.
+                    Task {
+                        try? await Task.sleep(for: .seconds(1))
+                        feed.yield(.cancellationsOverdue)
+                    }
+                case .cancellationsOverdue:
+                    break loop
+                }
+            }
+        } catch {
+            failure = error
+        }
+        // What the session reported before this point is shown, but not the goodbyes of its own closing
+        // (they would say that the peers left). The transfers' events are shown up to the close: a
+        // transfer ended by it or by Ctrl-C reports that before the exit status does.
+        await sessionPump.drain()
+        await session.close()
+        await transferPump.drain()
+        feed.finish()
+        for await input in inputs {
+            switch input {
+            case .transfer(let event): show(event, view: view, tally: &tally)
+            case .session(let event): show(event)
+            case .interrupt, .cancellationsOverdue: break
+            }
+        }
+        if let failure { throw failure }
+        // Ctrl-C while waiting for a vanished sender: those files did not arrive.
+        if !tally.interrupted.isEmpty && !tally.cancelled { tally.failed += tally.interrupted.count }
+        if tally.cancelled { throw CLIError("cancelled", code: ExitStatus.cancelled) }
+        if tally.failed > 0 { throw ExitStatus.transferFailed }
+        if tally.received == 0 && tally.denied > 0 { throw ExitStatus.denied }
+    }
+
+    /// Starts listening and advertising.
+    private func listen(_ session: Session, into directory: URL) async throws {
         do {
             try await session.start()
         } catch {
@@ -81,67 +139,82 @@ struct ReceiveCommand: AsyncParsableCommand {
             Output.error("p2p: \(error)")
             if network.port == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
         }
+    }
 
-        var received = 0, failed = 0, denied = 0, cancelled = false, active = 0
+    private func show(_ event: TransferEvent, view: TransferView, tally: inout Tally) {
+        view.handle(event)
+        let key = event.info.map { "\($0.peer.id.hex)/\($0.name)" } ?? ""
+        switch event {
+        case .started: tally.active += 1
+        case .finished: tally.active -= 1; tally.received += 1; tally.interrupted.remove(key)
+        case .failed(_, .denied): tally.denied += 1
+        case .failed(let info, .peerDisconnected):
+            tally.active = max(0, tally.active - 1)
+            tally.interrupted.insert(key)
+            if !json && !tally.leaving {
+                Output.line(Terminal.paint("* Waiting for \(Terminal.sanitize(info.peer.displayName)) to resume \(Terminal.sanitize(info.name)) (Ctrl-C to stop).", .dim))
+            }
+        case .failed(_, let error):
+            tally.active = max(0, tally.active - 1)
+            tally.failed += 1
+            if case .cancelledByPeer = error { tally.cancelled = true }
+        default: break
+        }
+    }
+
+    private func show(_ event: SessionEvent) {
+        switch event {
+        case .peerChanged(let peer, .disconnected, _):
+            if !json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
+        case .advertising(let name):
+            // The name DNS-SD registered: "NAME (2)" when NAME was taken.
+            if json { Output.json(["event": "advertising", "name": name]) }
+        case .discoveryFailed(let error):
+            DiscoveryNotice.show(error, json: json)
+        default:
+            break
+        }
+    }
+
+    /// What came of the offers so far, counted from the transfer events.
+    private struct Tally {
+        var received = 0, failed = 0, denied = 0, active = 0
+        var cancelled = false
+        /// Ctrl-C was pressed here: only the transfers in flight are waited for, to report their end.
+        var leaving = false
         /// Files whose sender vanished mid-way (peer ID and name): kept waiting for, since the same send
         /// run again resumes them; a later success under the same key is not a failure.
         var interrupted: Set<String> = []
-        let key = { (info: TransferInfo) in "\(info.peer.id.hex)/\(info.name)" }
-        loop: for await input in inputs {
-            switch input {
-            case .transfer(let event):
-                view.handle(event)
-                switch event {
-                case .started: active += 1
-                case .finished(let info, _): active -= 1; received += 1; interrupted.remove(key(info))
-                case .failed(_, .denied): denied += 1
-                case .failed(let info, .peerDisconnected):
-                    active = max(0, active - 1)
-                    interrupted.insert(key(info))
-                    if !json {
-                        Output.line(Terminal.paint("* Waiting for \(Terminal.sanitize(info.peer.displayName)) to resume \(Terminal.sanitize(info.name)) (Ctrl-C to stop).", .dim))
-                    }
-                case .failed(_, let error):
-                    active = max(0, active - 1)
-                    failed += 1
-                    if case .cancelledByPeer = error { cancelled = true }
-                default: break
-                }
-                // Transfer and session events come through separate streams: the sender may have left before
-                // its last transfer's end reached us. Then this was the last.
-                switch event {
-                case .finished, .failed:
-                    if active == 0, interrupted.isEmpty, session.connectedPeers.isEmpty { break loop }
-                default: break
-                }
-            case .session(.peerChanged(let peer, .disconnected, _)):
-                if !json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
-                if received + failed + denied > 0 && active == 0 && interrupted.isEmpty && session.connectedPeers.isEmpty { break loop }
-            case .session(.advertising(let name)):
-                // The name DNS-SD registered: "NAME (2)" when NAME was taken.
-                if json { Output.json(["event": "advertising", "name": name]) }
-            case .session(.discoveryFailed(let error)):
-                DiscoveryNotice.show(error, json: json)
-            case .session:
-                break
-            case .interrupt:
-                transfers.cancelAll()
-                cancelled = true
-                try? await Task.sleep(for: .milliseconds(100))  // let the CANCEL frames go out
-                break loop
-            }
-        }
-        await session.close()
-        // Ctrl-C while waiting for a vanished sender: those files did not arrive.
-        if !interrupted.isEmpty && !cancelled { failed += interrupted.count }
-        if cancelled { throw CLIError("cancelled", code: ExitStatus.cancelled) }
-        if failed > 0 { throw ExitStatus.transferFailed }
-        if received == 0 && denied > 0 { throw ExitStatus.denied }
+
+        /// Offers decided one way or the other.
+        var decided: Int { received + failed + denied }
+        /// Nothing in flight and nothing to wait for.
+        var settled: Bool { active == 0 && interrupted.isEmpty }
     }
 
     private enum Input: Sendable {
         case transfer(TransferEvent)
         case session(SessionEvent)
         case interrupt
+        /// A second after Ctrl-C: stop waiting for the cancelled transfers to report their end.
+        case cancellationsOverdue
+    }
+}
+
+private extension TransferEvent {
+    var info: TransferInfo? {
+        switch self {
+        case .offered(let offer): offer.info
+        case .started(let info, _), .progress(let info, _), .finished(let info, _), .failed(let info, _): info
+        case .eventsDropped: nil
+        }
+    }
+
+    /// The transfer's last event.
+    var isEnd: Bool {
+        switch self {
+        case .finished, .failed: true
+        default: false
+        }
     }
 }

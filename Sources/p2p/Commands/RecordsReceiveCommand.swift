@@ -48,6 +48,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         let view = ChatView(json: json, verbose: network.verbose)
         let records = RecordsView(json: json)
         let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        let merges = RunningWork()
         let accept = yes, interactive = Terminal.stdinIsTTY && !json
         session.setConnectionRequestHandler { request in
             if accept { return true }
@@ -72,6 +73,10 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             }
             return true
         }) { received, peer in
+            // Once the command is leaving, a snapshot is turned away whole: a merge it started could be
+            // cut short by the exit, and with it the event that says what the merge did.
+            guard merges.enter() else { return RecordTransferResult(error: .transfer("the receiver is shutting down")) }
+            defer { merges.leave() }
             let result: RecordTransferResult
             switch received {
             case .failure(let error):
@@ -90,46 +95,99 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             feed.yield(.finished(merged: result.status == .merged))
             return result
         }
-        let events = session.events()
-        Task { for await event in events { feed.yield(.event(event)) } }
+        let sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
         Signals.onInterrupt { feed.yield(.interrupt) }
 
+        var status = ExitCode.success
         do {
             try await session.start()
-        } catch {
-            view.error("listen", error.description)
-            throw ExitStatus.failure
-        }
-        view.listening(session)
-        do {
-            try session.setAvailable(true)
-        } catch {
-            // Peers can still reach us with --connect HOST:PORT.
-            view.error("discovery", error.description)
-        }
-        var status = ExitCode.success
-        loop: for await input in inputs {
-            switch input {
-            case .event(.peerChanged(let peer, let state, let reason)) where state == .connected || state == .disconnected:
-                view.peerChanged(peer, state, reason: reason)
-            case .event(.advertising(let name)):
-                view.advertising(as: name, requested: network.displayName)
-            case .event(.discoveryFailed(let error)):
-                DiscoveryNotice.show(error, json: json)
-            case .event:
-                break
-            case .finished(let merged):
-                if once {
-                    status = merged ? .success : ExitStatus.recordsRejected
+            view.listening(session)
+            do {
+                try session.setAvailable(true)
+            } catch {
+                // Peers can still reach us with --connect HOST:PORT.
+                view.error("discovery", error.description)
+            }
+            loop: for await input in inputs {
+                switch input {
+                case .event(let event):
+                    show(event, view)
+                case .finished(let merged):
+                    if once {
+                        status = merged ? .success : ExitStatus.recordsRejected
+                        break loop
+                    }
+                case .interrupt:
                     break loop
                 }
-            case .interrupt:
-                break loop
             }
+        } catch {
+            view.error("listen", error.description)
+            status = ExitStatus.failure
         }
+        // A merge under way finishes, and says what it did, before the exit.
+        await merges.finish()
         // Let the answer to the last snapshot reach the sender before saying goodbye.
         try? await Task.sleep(for: .milliseconds(200))
+        // What the session reported until now is shown, but not the goodbyes of its own closing (they
+        // would say that the peers left).
+        await sessionPump.drain()
         await session.close()
+        feed.finish()
+        for await case .event(let event) in inputs { show(event, view) }
         if status != .success { throw status }
+    }
+
+    private func show(_ event: SessionEvent, _ view: ChatView) {
+        switch event {
+        case .peerChanged(let peer, let state, let reason) where state == .connected || state == .disconnected:
+            view.peerChanged(peer, state, reason: reason)
+        case .advertising(let name):
+            view.advertising(as: name, requested: network.displayName)
+        case .discoveryFailed(let error):
+            DiscoveryNotice.show(error, json: json)
+        default:
+            break
+        }
+    }
+}
+
+/// Work that the exit must not cut short (a snapshot being merged, whose event says what it did):
+/// counted while it runs; once `finish()` is called, new work is refused and the running work waited for.
+private final class RunningWork: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = 0
+    private var finishing = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// False once `finish()` was called: then the work must not start.
+    func enter() -> Bool {
+        lock.withLock {
+            guard !finishing else { return false }
+            running += 1
+            return true
+        }
+    }
+
+    func leave() {
+        let done: [CheckedContinuation<Void, Never>] = lock.withLock {
+            running -= 1
+            guard running == 0 else { return [] }
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in done { waiter.resume() }
+    }
+
+    /// Refuses new work and returns once the running work has ended.
+    func finish() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let idle = lock.withLock {
+                finishing = true
+                if running > 0 { waiters.append(waiter) }
+                return running == 0
+            }
+            if idle { waiter.resume() }
+        }
     }
 }

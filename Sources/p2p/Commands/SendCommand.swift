@@ -41,8 +41,26 @@ struct SendCommand: AsyncParsableCommand {
         let session = try network.makeSession(defaultSessionID: TransferSession.id)
         let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory)
         let view = TransferView(json: json)
-        let transferEvents = transfers.events()
-        Task { for await event in transferEvents { view.handle(event) } }
+        let pump = EventPump(transfers.events()) { view.handle($0) }
+        let outcome: Result<(PeerInfo, [Delivery]), any Error>
+        do {
+            outcome = .success(try await send(urls, over: session, with: transfers))
+        } catch {
+            outcome = .failure(error)
+        }
+        await session.close()
+        // Each transfer emitted its end before `sendResource` returned or threw: print those events
+        // (`file-sent`, `transfer-failed`) before the summary or the error, and before the process exits.
+        await pump.drain()
+        let (peer, deliveries) = try outcome.get()
+        if !json {
+            let total = deliveries.reduce(0) { $0 + $1.size }
+            Output.line("Delivered \(deliveries.count) file\(deliveries.count == 1 ? "" : "s") (\(TransferView.bytes(total))) to \(Terminal.sanitize(peer.displayName)), all verified.")
+        }
+    }
+
+    /// Starts the session, finds the receiver and sends every file to it; the caller closes the session.
+    private func send(_ urls: [URL], over session: Session, with transfers: FileTransfers) async throws -> (PeerInfo, [Delivery]) {
         let events = session.events()
         do {
             try await session.start()
@@ -50,20 +68,16 @@ struct SendCommand: AsyncParsableCommand {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
         let peer = try await PeerFinder(session: session, to: to, connect: connect, timeout: timeout).find(events: events)
+        // A task of its own so that Ctrl-C can cancel it; it is awaited right here.
         let sending = Task { () throws -> [Delivery] in
             var all: [Delivery] = []
             for url in urls { all += try await transfers.sendResource(at: url, to: peer.id) }
             return all
         }
         Signals.onInterrupt { sending.cancel() }
-        let outcome = await sending.result
-        await session.close()
-        switch outcome {
+        switch await sending.result {
         case .success(let deliveries):
-            if !json {
-                let total = deliveries.reduce(0) { $0 + $1.size }
-                Output.line("Delivered \(deliveries.count) file\(deliveries.count == 1 ? "" : "s") (\(TransferView.bytes(total))) to \(Terminal.sanitize(peer.displayName)), all verified.")
-            }
+            return (peer, deliveries)
         case .failure(let error):
             let transferError = error as? TransferError ?? .cancelled
             throw CLIError(transferError.description, code: TransferSession.exitCode(for: transferError))

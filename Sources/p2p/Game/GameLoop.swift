@@ -27,6 +27,8 @@ final class GameLoop {
     private let interactive: Bool
     private let inputs: AsyncStream<Input>
     private let feed: AsyncStream<Input>.Continuation
+    /// The session's events, moved into `inputs`: drained before the game returns.
+    private var sessionPump: EventPump?
 
     private var opponent: PeerInfo?
     private var game = GameProtocol()
@@ -65,14 +67,14 @@ final class GameLoop {
             await withCheckedContinuation { feed.yield(.request(request, $0)) }
         }
         session.onMessage(GameMessage.self) { message, peer, _ in feed.yield(.message(message, peer)) }
-        let events = session.events()
-        Task { for await event in events { feed.yield(.event(event)) } }
+        sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
         Signals.onInterrupt { feed.yield(.interrupt) }
 
         do {
             try await session.start()
         } catch {
             view.error("listen", error.description)
+            await sessionPump?.drain()  // Not started: nothing to leave or close, but no event left behind.
             return ExitStatus.failure
         }
         if interactive {
@@ -127,9 +129,31 @@ final class GameLoop {
             if status != .success, let error = view.lastError { Output.error(Terminal.paint("p2p: \(error)", .red)) }
         }
         pendingQuestion?.1.resume(returning: false)
+        pendingQuestion = nil
         if opponent != nil { send(game.leave()) }
+        // What the session reported before this point is shown, but not the goodbyes of its own closing
+        // (they would say that the peers left).
+        await sessionPump?.drain()
         await session.close()
+        feed.finish()
+        for await input in inputs { await showLeftover(input) }
         return status
+    }
+
+    /// An input still queued when the game ended: session events are shown, nothing more is done.
+    private func showLeftover(_ input: Input) async {
+        switch input {
+        case .event(.peerChanged(let peer, let state, let reason)):
+            view.peerChanged(peer, state, reason: reason)
+        case .event(let event):
+            _ = await handle(event)  // Apart from peer changes, session events are only shown.
+        case .request(_, let answer):
+            answer.resume(returning: false)
+        case .message, .line, .key, .endOfInput, .connectFailed, .waitForPeerExpired, .rematchDue, .interrupt:
+            // This player has left the game: moves and timers no longer apply, and a dial fails because
+            // the session closed.
+            break
+        }
     }
 
     /// One input; returns an exit status when it ends the program.

@@ -32,6 +32,8 @@ enum Terminal {
 
 /// Serialises everything written to stdout and stderr, flushing each line so pipes see it at once.
 /// On an interactive terminal the bottom line is the input line; output is printed above it.
+/// Each call is one write(2) on the descriptor (FileHandle keeps no buffer, and nothing here goes
+/// through C stdio's): a line is in the pipe when the call returns, so an exit right after loses none.
 enum Output {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var inputLine: String?
