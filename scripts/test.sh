@@ -26,6 +26,11 @@ echo "$ME: unit and integration tests"
 # A missing mDNS daemon must fail the discovery tests here, not skip them.
 P2P_REQUIRE_MDNS=1 swift test
 
+# The same tests again under ThreadSanitizer (a build of its own in .build-tsan): any report fails the run.
+echo "$ME: unit and integration tests under ThreadSanitizer"
+TSAN_OPTIONS="suppressions=$PWD/Tests/tsan-suppressions.txt" P2P_REQUIRE_MDNS=1 \
+  swift test --sanitize=thread --scratch-path .build-tsan
+
 # Every decoder of peer bytes under libFuzzer with ASan, briefly (15 targets x 15 s, after an ASan
 # build of its own in .build-fuzz): a smoke test, not a campaign; scripts/fuzz.sh SECONDS runs longer.
 echo "$ME: fuzz smoke"
