@@ -49,6 +49,8 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     private(set) var phase = Phase.awaitingHello
     private var handshakeTimer: Scheduled<Void>?
     private var heldFrames: [Frame] = []
+    /// The TLS handshake completed: from then on an ERROR frame can reach the peer.
+    private var tlsDone = false
 
     init(delegate: any LinkDelegate, link: PeerLink) {
         self.delegate = delegate
@@ -72,8 +74,6 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         }
         context.fireChannelActive()
     }
-
-    private var tlsDone = false
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .handshakeCompleted = event as? TLSUserEvent {
