@@ -30,8 +30,6 @@ struct SessionPair {
     }
 
     func close() async {
-        a.onData { _, _, _ in }
-        b.onData { _, _, _ in }
         await a.close()
         await b.close()
         for group in groups { try? await group.shutdownGracefully() }
@@ -60,8 +58,9 @@ enum SessionBench {
     static func pingPongInHandlers(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async -> [UInt64] {
         let state = PingPongState(warmup: warmup, count: count)
         let a = pair.a, b = pair.b
-        b.onData { data, peer, _ in try? b.send(data, to: [peer.id]) }
-        a.onData { data, peer, _ in
+        // Each measurement subscribes its own handlers and cancels them when done: handlers add up.
+        let echo = b.onData { data, peer, _ in try? b.send(data, to: [peer.id]) }
+        let timing = a.onData { data, peer, _ in
             let now = benchNow()
             if state.index >= state.warmup { state.samples[state.index - state.warmup] = now - state.start }
             state.index += 1
@@ -72,6 +71,7 @@ enum SessionBench {
             state.start = benchNow()
             try? a.send(data, to: [peer.id])
         }
+        defer { echo.cancel(); timing.cancel() }
         let payload = Data(repeating: 0xAB, count: size)
         await withCheckedContinuation { continuation in
             state.done = continuation
@@ -86,8 +86,9 @@ enum SessionBench {
     static func pingPongFromThread(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async throws -> [UInt64] {
         let a = pair.a, b = pair.b
         let echoed = DispatchSemaphore(value: 0)
-        b.onData { data, peer, _ in try? b.send(data, to: [peer.id]) }
-        a.onData { _, _, _ in echoed.signal() }
+        let echo = b.onData { data, peer, _ in try? b.send(data, to: [peer.id]) }
+        let signal = a.onData { _, _, _ in echoed.signal() }
+        defer { echo.cancel(); signal.cancel() }
         let target = b.peerID
         return try await onThread {
             let payload = Data(repeating: 0xAB, count: size)
@@ -114,14 +115,14 @@ enum SessionBench {
         let received = NIOLockedValueBox(0)
         let finished = Box<UInt64>(0)
         let done = DispatchSemaphore(value: 0)
-        b.onData { _, _, _ in
+        let counting = b.onData { _, _, _ in
             let n = received.withLockedValue { n in n += 1; return n }
             if n == count {
                 finished.value = benchNow()
                 done.signal()
             }
         }
-        a.onData { _, _, _ in }
+        defer { counting.cancel() }
         let target = b.peerID
         let rssBefore = Memory.residentBytes()
         Memory.resetPeak()
