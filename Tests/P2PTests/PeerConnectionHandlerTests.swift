@@ -154,6 +154,18 @@ import Testing
         #expect(!channel.isActive)
     }
 
+    @Test func whyThePeerLeftWhileItsHelloWasCheckedIsTheReason() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.outbound, delegate: delegate)
+        try channel.writeInbound(bobsHello)
+        try channel.writeInbound(ErrorMessage(code: .untrustedIdentity, reason: "pinned to another key").frame())
+        try channel.close().wait()  // the peer hung up before our trust check finished
+        #expect(delegate.log.withLockedValue { $0.failures } == [.remoteError(code: 15, reason: "pinned to another key")])
+        #expect(delegate.log.withLockedValue { $0.closed } == 1)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)  // too late: nothing happens
+        #expect(delegate.log.withLockedValue { $0.connected } == 0)
+    }
+
     @Test func aFloodWhileTheHelloIsCheckedIsRefused() throws {
         let delegate = RecordingDelegate()
         let (channel, _) = try connection(.inbound, delegate: delegate)

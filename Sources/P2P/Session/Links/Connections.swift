@@ -210,7 +210,11 @@ final class Connections: LinkDelegate {
     }
 
     private func verdict(_ link: PeerLink, _ hello: Hello, _ address: SocketAddress?, trust: TrustVerdict) -> HelloVerdict {
-        let proven = table.withLockedValue { $0[link.id]?.provenPeer }
+        // The link may have closed while the trust store was read: nothing to decide or report then.
+        guard let record = table.withLockedValue({ $0[link.id] }) else {
+            return .reject(HandshakeRejection(code: .protocolViolation, reason: "closed", failure: .connectionLost))
+        }
+        let proven = record.provenPeer
         let facts = HandshakePolicy.LinkFacts(secure: link.secure, provenPeer: proven, expectedPeer: link.expectedPeer)
         if let rejection = policy.check(hello, link: facts, trust: trust) {
             if rejection.failure.isImpersonation {

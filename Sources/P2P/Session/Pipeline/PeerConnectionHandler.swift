@@ -91,6 +91,15 @@ final class PeerConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         handshakeTimer?.cancel()
+        // The peer may have said why it left while its HELLO was being checked: that is the reason.
+        for frame in heldFrames where frame.type == .error || frame.type == .bye {
+            if frame.type == .bye {
+                delegate.link(link, failed: .peerLeft, overwrite: true)
+            } else if let message = try? ErrorMessage(frame: frame) {
+                delegate.link(link, receivedError: message)
+            }
+        }
+        heldFrames = []
         phase = .closing
         delegate.linkClosed(link)
         link.closed()
