@@ -270,8 +270,8 @@ final class Connections: LinkDelegate {
     }
 
     func linkConnected(_ link: PeerLink) {
-        guard let (info, completion, waiters) = table.withLockedValue({ $0.connected(link.id) }) else { return }
-        if let remote = table.withLockedValue({ $0[link.id]?.remote }) {
+        guard let (info, remote, completion, waiters) = table.withLockedValue({ $0.connected(link.id) }) else { return }
+        if let remote {
             transport.withLockedValue { $0.datagrams }?.addRoute(link: link, remote: remote, remoteIP: link.channel.remoteAddress?.ipAddress)
         }
         if case .unknown = info.trust, link.secure, let store = configuration.trustStore {

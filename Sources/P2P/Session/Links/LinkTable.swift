@@ -105,13 +105,13 @@ struct LinkTable<Link, Waiter> {
         return .lost(connectedWaiter: nil)
     }
 
-    /// Marks the link connected if it still counts for its peer; returns the peer and the connect calls
-    /// that waited for it.
-    mutating func connected(_ id: LinkID) -> (info: PeerInfo, completion: Waiter?, waiters: [Waiter])? {
+    /// Marks the link connected if it still counts for its peer; returns the peer, its HELLO, and the
+    /// connect calls that waited for it.
+    mutating func connected(_ id: LinkID) -> (info: PeerInfo, remote: Hello?, completion: Waiter?, waiters: [Waiter])? {
         guard var record = records[id], let info = record.info, winners[info.id] == id else { return nil }
         record.isConnected = true
         records[id] = record
-        return (info, record.completion, waiters.removeValue(forKey: info.id) ?? [])
+        return (info, record.remote, record.completion, waiters.removeValue(forKey: info.id) ?? [])
     }
 
     /// Records why the link ended; without `overwrite`, only if no reason is known yet.

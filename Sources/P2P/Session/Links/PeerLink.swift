@@ -2,10 +2,9 @@
 import NIOCore
 
 /// Identifies one connection for as long as the session remembers it.
-struct LinkID: Hashable, Sendable, CustomStringConvertible {
+struct LinkID: Hashable, Sendable {
     let rawValue: UInt64
     static func next() -> LinkID { LinkID(rawValue: UInt64.random(in: 1 ... .max)) }
-    var description: String { "link-" + String(rawValue, radix: 16) }
 }
 
 /// One TCP connection to a peer: what is fixed when it opens, and its outbound queue.
