@@ -78,8 +78,9 @@ struct SessionTests {
         let (a, b) = try await (fromAlice, fromBob)
         #expect(a.id == bob.peerID)
         #expect(b.id == alice.peerID)
-        // Both sides agree on the surviving link: exactly one connection each, and it works.
-        try await Task.sleep(for: .milliseconds(200))
+        // Both sides agree on the surviving link: once the losing links are closed, exactly one connection
+        // each, still connected (had they chosen differently, each would have closed the other's choice).
+        try await waitUntil("the losing links to close") { alice.openLinkCount == 1 && bob.openLinkCount == 1 }
         #expect(alice.connectedPeers.map(\.id) == [bob.peerID])
         #expect(bob.connectedPeers.map(\.id) == [alice.peerID])
         let inbox = Inbox<TextMessage>()

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -21,6 +22,22 @@ func makeSession(
 
 extension Session {
     var endpoint: Endpoint { Endpoint(host: "127.0.0.1", port: localPort!) }
+}
+
+/// Waits until `condition` holds, looking again every 10 ms, for state that changes without an event of
+/// its own (a link that lost a tie-break closes silently). The deadline can only fail a test.
+func waitUntil(
+    _ what: String, seconds: Double = 5, sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out after \(seconds) s waiting for \(what)", sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
 }
 
 /// Collects a session's events so tests can wait for one.
@@ -63,7 +80,7 @@ final class EventRecorder: Sendable {
 
 /// A tiny lock box so test helpers stay Sendable, and the one way tests wait: `wait(for:until:)`
 /// returns when a change makes its condition true, so no test sleeps and then looks.
-final class NIOLockedValueBoxWrapper<Value: Sendable>: @unchecked Sendable {
+final class NIOLockedValueBoxWrapper<Value: Sendable>: Sendable {
     private struct Waiter {
         let condition: @Sendable (Value) -> Bool
         let continuation: CheckedContinuation<Value, any Error>
@@ -72,18 +89,21 @@ final class NIOLockedValueBoxWrapper<Value: Sendable>: @unchecked Sendable {
 
     private struct TimedOut: Error {}
 
-    private let lock = NSLock()
-    private var stored: Value
-    private var waiters: [Int: Waiter] = [:]
-    private var lastWaiterID = 0
+    private struct State {
+        var stored: Value
+        var waiters: [Int: Waiter] = [:]
+        var lastWaiterID = 0
+    }
 
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.withLock { stored } }
+    private let state: NIOLockedValueBox<State>
+
+    init(_ value: Value) { state = NIOLockedValueBox(State(stored: value)) }
+    var value: Value { state.withLockedValue { $0.stored } }
 
     func mutate(_ body: (inout Value) -> Void) {
-        let (snapshot, waiting) = lock.withLock { () -> (Value?, [Int: Waiter]) in
-            body(&stored)
-            return waiters.isEmpty ? (nil, [:]) : (stored, waiters)
+        let (snapshot, waiting) = state.withLockedValue { state -> (Value?, [Int: Waiter]) in
+            body(&state.stored)
+            return state.waiters.isEmpty ? (nil, [:]) : (state.stored, state.waiters)
         }
         // Conditions run outside the lock: they may read this box (or others) themselves.
         guard let snapshot else { return }
@@ -98,25 +118,25 @@ final class NIOLockedValueBoxWrapper<Value: Sendable>: @unchecked Sendable {
         for what: String, seconds: Double = 5, sourceLocation: SourceLocation = #_sourceLocation,
         until condition: @escaping @Sendable (Value) -> Bool
     ) async throws -> Value {
-        let id = lock.withLock {
-            lastWaiterID += 1
-            return lastWaiterID
+        let id = state.withLockedValue { state in
+            state.lastWaiterID += 1
+            return state.lastWaiterID
         }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    let snapshot = lock.withLock {
-                        waiters[id] = Waiter(condition: condition, continuation: continuation)
-                        return stored
+                    let snapshot = state.withLockedValue { state in
+                        state.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                        return state.stored
                     }
                     // Armed once the waiter is registered, so it always finds it (or finds it already gone).
                     let deadline = Task { [weak self] in
                         guard (try? await Task.sleep(for: .seconds(seconds))) != nil else { return }
                         self?.resolve(id, with: .failure(TimedOut()))
                     }
-                    let stillWaiting = lock.withLock {
-                        waiters[id]?.deadline = deadline
-                        return waiters[id] != nil
+                    let stillWaiting = state.withLockedValue { state in
+                        state.waiters[id]?.deadline = deadline
+                        return state.waiters[id] != nil
                     }
                     if !stillWaiting {
                         deadline.cancel()
@@ -138,7 +158,7 @@ final class NIOLockedValueBoxWrapper<Value: Sendable>: @unchecked Sendable {
 
     /// Ends a wait once: whichever of change, deadline and cancellation comes first.
     private func resolve(_ id: Int, with result: Result<Value, any Error>) {
-        guard let waiter = lock.withLock({ waiters.removeValue(forKey: id) }) else { return }
+        guard let waiter = state.withLockedValue({ $0.waiters.removeValue(forKey: id) }) else { return }
         waiter.deadline?.cancel()
         waiter.continuation.resume(with: result)
     }

@@ -1,5 +1,8 @@
 import CDNSSD
-import Dispatch
+// Dispatch sources are thread-safe objects (Darwin's overlay marks them Sendable); Linux's corelibs
+// do not say so yet.
+@preconcurrency import Dispatch
+import NIOConcurrencyHelpers
 
 /// One live dns_sd request. Its socket is watched by a dispatch read source: when it is readable,
 /// `DNSServiceProcessResult` runs the request's callback on `queue`. No polling, no sleeping.
@@ -8,10 +11,10 @@ import Dispatch
 ///
 /// When the daemon goes away, `DNSServiceProcessResult` fails (and the socket may stay readable at EOF):
 /// the operation then cancels itself, so the read source cannot spin, and calls `onError` on `queue`.
-final class DNSServiceOperation: @unchecked Sendable {
-    // Implicitly unwrapped only so the event handler can capture `self` weakly; set once in `init`.
-    private var source: DispatchSourceRead!
-    private var cancelled = false
+final class DNSServiceOperation: Sendable {
+    private let source: any DispatchSourceRead
+    /// Only changed on `queue`; the lock lets the compiler check that.
+    private let cancelled = NIOLockedValueBox(false)
 
     /// Creates the request with `create(&ref, context)`, then watches it. `context` stays alive until `cancel()`.
     init(
@@ -28,12 +31,13 @@ final class DNSServiceOperation: @unchecked Sendable {
             retained.release()
             throw DiscoveryError(operation: operation, code: status)
         }
-        source = DispatchSource.makeReadSource(fileDescriptor: DNSServiceRefSockFD(ref), queue: queue)
+        let source = DispatchSource.makeReadSource(fileDescriptor: DNSServiceRefSockFD(ref), queue: queue)
+        self.source = source
         source.setEventHandler { [weak self] in
             let code = DNSServiceProcessResult(ref)
             // An error here means the daemon (or the library's link to it) went away. The request's own
             // callback may have said so already; either way this ref is dead, so stop watching it.
-            guard !isSuccess(code), let self, !self.cancelled else { return }
+            guard !isSuccess(code), let self, !self.cancelled.withLockedValue({ $0 }) else { return }
             self.cancel()
             onError(code)
         }
@@ -46,8 +50,11 @@ final class DNSServiceOperation: @unchecked Sendable {
 
     /// Stops the request. Safe to call from inside its own callback and more than once (on its queue).
     func cancel() {
-        guard !cancelled else { return }
-        cancelled = true
+        let wasCancelled = cancelled.withLockedValue { cancelled in
+            defer { cancelled = true }
+            return cancelled
+        }
+        guard !wasCancelled else { return }
         source.cancel()
     }
 }

@@ -1,12 +1,13 @@
 import CDNSSD
 import Dispatch
+import NIOConcurrencyHelpers
 
 /// Registers this peer's `_p2p._tcp` service. On a name conflict it retries as "NAME (2)", "NAME (3)", …
 /// and reports the name it finally got, so the user sees it.
 ///
 /// When the mDNS daemon goes away (restarted, crashed), it reports `.lost`, then tries to register the
 /// same name again with `RetryBackoff` delays until the daemon answers, and reports `.registered` again.
-final class ServiceAdvertiser: @unchecked Sendable {
+final class ServiceAdvertiser: Sendable {
     enum Event: Sendable {
         case registered(name: String)
         case failed(DiscoveryError)
@@ -14,15 +15,23 @@ final class ServiceAdvertiser: @unchecked Sendable {
         case lost
     }
 
+    /// What changes. dns_sd callbacks and timers all run on `queue`, so its lock is never contended: the
+    /// lock is there so that the compiler, not a comment, checks the sharing.
+    private struct State {
+        var operation: DNSServiceOperation?
+        var attempt = 1
+        var stopped = false
+        var recovery: DaemonRecovery
+        /// Events to report once the lock is released.
+        var outbox: [Event] = []
+    }
+
     private let queue = DispatchQueue(label: "p2p.dnssd.advertiser")
     private let baseName: String
     private let port: UInt16
     private let txt: [UInt8]
     private let onEvent: @Sendable (Event) -> Void
-    private var operation: DNSServiceOperation?
-    private var attempt = 1
-    private var stopped = false
-    private var recovery: DaemonRecovery
+    private let state: NIOLockedValueBox<State>
     static let maxAttempts = 20
 
     init(name: String, port: UInt16, txt: TXTRecord, backoff: RetryBackoff = RetryBackoff(),
@@ -30,38 +39,55 @@ final class ServiceAdvertiser: @unchecked Sendable {
         baseName = name
         self.port = port
         self.txt = txt.bytes
-        recovery = DaemonRecovery(backoff: backoff)
+        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff)))
         self.onEvent = onEvent
+    }
+
+    /// Runs `body` on the state, then reports the events it queued, outside the lock. Called on `queue`.
+    private func update<Result>(_ body: (inout State) -> Result) -> Result {
+        let (result, events) = state.withLockedValue { state in
+            let result = body(&state)
+            defer { state.outbox = [] }
+            return (result, state.outbox)
+        }
+        events.forEach(onEvent)
+        return result
     }
 
     /// Starts registering; a failure the daemon reports at once is thrown, later ones arrive as events.
     func start() throws(DiscoveryError) {
-        var failure: DiscoveryError?
-        queue.sync {
-            do throws(DiscoveryError) { try register() } catch { failure = error }
+        let failure: DiscoveryError? = queue.sync {
+            update { state in
+                do throws(DiscoveryError) { try register(&state) } catch { return error }
+                return nil
+            }
         }
         if let failure { throw failure }
     }
 
     func stop() {
         queue.sync {
-            stopped = true
-            operation?.cancel()
-            operation = nil
+            update { state in
+                state.stopped = true
+                state.operation?.cancel()
+                state.operation = nil
+            }
         }
     }
 
-    private var candidateName: String { attempt == 1 ? baseName : "\(baseName) (\(attempt))" }
+    private func candidateName(_ state: State) -> String {
+        state.attempt == 1 ? baseName : "\(baseName) (\(state.attempt))"
+    }
 
-    private func register() throws(DiscoveryError) {
-        operation?.cancel()
-        let name = candidateName
+    private func register(_ state: inout State) throws(DiscoveryError) {
+        state.operation?.cancel()
+        let name = candidateName(state)
         let txt = self.txt
         let port = self.port
         do {
-            operation = try DNSServiceOperation(
+            state.operation = try DNSServiceOperation(
                 "register", queue: queue, context: self,
-                onError: { [weak self] _ in self?.daemonLost() }
+                onError: { [weak self] _ in self?.update { self?.daemonLost(&$0) } }
             ) { ref, context in
                 txt.withUnsafeBytes { txtBytes in
                     DNSServiceRegister(
@@ -71,57 +97,61 @@ final class ServiceAdvertiser: @unchecked Sendable {
             }
         } catch .failed(_, let code) where Int(code) == kDNSServiceErr_NameConflict {
             // avahi refuses a name already used on this host at once instead of renaming.
-            try retryAfterConflict()
+            try retryAfterConflict(&state)
         }
     }
 
-    private func retryAfterConflict() throws(DiscoveryError) {
-        guard attempt < Self.maxAttempts else { throw .nameConflict(name: baseName) }
-        attempt += 1
-        try register()
+    private func retryAfterConflict(_ state: inout State) throws(DiscoveryError) {
+        guard state.attempt < Self.maxAttempts else { throw .nameConflict(name: baseName) }
+        state.attempt += 1
+        try register(&state)
     }
 
-    /// On `queue`: the registration is dead (the daemon went away, or went again while it was coming
-    /// back). Drop it and try again later; the user hears about it once per outage.
-    private func daemonLost() {
-        guard !stopped else { return }
-        operation?.cancel()
-        operation = nil
-        if recovery.daemonLost() { onEvent(.lost) }
-        guard let delay = recovery.nextRetry() else { return }
+    /// The registration is dead (the daemon went away, or went again while it was coming back). Drop it
+    /// and try again later; the user hears about it once per outage.
+    private func daemonLost(_ state: inout State) {
+        guard !state.stopped else { return }
+        state.operation?.cancel()
+        state.operation = nil
+        if state.recovery.daemonLost() { state.outbox.append(.lost) }
+        guard let delay = state.recovery.nextRetry() else { return }
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
-            self?.recovery.retrying()
-            self?.retryRegistration()
+            self?.update { state in
+                state.recovery.retrying()
+                self?.retryRegistration(&state)
+            }
         }
     }
 
-    /// On `queue`: one attempt to register again, under the name we asked for in the first place (our
-    /// own old record died with the daemon, so it is usually free again; a conflict renames as at start).
-    private func retryRegistration() {
-        guard !stopped else { return }
-        attempt = 1
+    /// One attempt to register again, under the name we asked for in the first place (our own old record
+    /// died with the daemon, so it is usually free again; a conflict renames as at start).
+    private func retryRegistration(_ state: inout State) {
+        guard !state.stopped else { return }
+        state.attempt = 1
         do throws(DiscoveryError) {
-            try register()
+            try register(&state)
             // The daemon took the request; `handleReply` ends the recovery when the name is registered.
         } catch let error where error.meansDaemonUnreachable {
-            daemonLost()
+            daemonLost(&state)
         } catch {
-            recovery.gaveUp()
-            onEvent(.failed(error))
+            state.recovery.gaveUp()
+            state.outbox.append(.failed(error))
         }
     }
 
     fileprivate func handleReply(code: DNSServiceErrorType, name: String) {
-        guard !stopped else { return }
-        if isSuccess(code) {
-            recovery.recovered()
-            onEvent(.registered(name: name))
-        } else if Int(code) == kDNSServiceErr_NameConflict {
-            do { try retryAfterConflict() } catch { onEvent(.failed(error)) }
-        } else if DiscoveryError(operation: "register", code: code).meansDaemonUnreachable {
-            daemonLost()
-        } else {
-            onEvent(.failed(DiscoveryError(operation: "register", code: code)))
+        update { state in
+            guard !state.stopped else { return }
+            if isSuccess(code) {
+                state.recovery.recovered()
+                state.outbox.append(.registered(name: name))
+            } else if Int(code) == kDNSServiceErr_NameConflict {
+                do throws(DiscoveryError) { try retryAfterConflict(&state) } catch { state.outbox.append(.failed(error)) }
+            } else if DiscoveryError(operation: "register", code: code).meansDaemonUnreachable {
+                daemonLost(&state)
+            } else {
+                state.outbox.append(.failed(DiscoveryError(operation: "register", code: code)))
+            }
         }
     }
 }

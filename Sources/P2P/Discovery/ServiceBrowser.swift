@@ -1,5 +1,6 @@
 import CDNSSD
 import Dispatch
+import NIOConcurrencyHelpers
 
 /// Browses `_p2p._tcp` (all session IDs), resolves each instance to host, port and TXT, then asks for the host's
 /// IPv4 addresses with `DNSServiceQueryRecord` (avahi's compat layer has no `DNSServiceGetAddrInfo`).
@@ -14,7 +15,7 @@ import Dispatch
 /// opens a D-Bus connection per request, and the system bus refuses a user more than 256 connections, so
 /// a host with many peers (or many sessions in one process) gets "refused" (-65553) for some lookups.
 /// Without a retry such a peer would stay unfound until it announced itself again.
-public final class ServiceBrowser: @unchecked Sendable {
+public final class ServiceBrowser: Sendable {
     public enum Event: Sendable {
         case found(DiscoveredService)
         case lost(name: String)
@@ -30,24 +31,32 @@ public final class ServiceBrowser: @unchecked Sendable {
         var interfaceIndex: UInt32
     }
 
+    /// What the browser knows and has under way. dns_sd callbacks and timers all run on `queue`, so its
+    /// lock is never contended: the lock is there so that the compiler, not a comment, checks the sharing.
+    private struct State {
+        var browse: DNSServiceOperation?
+        /// Resolve or address queries in flight, by instance.
+        var lookups: [InstanceKey: DNSServiceOperation] = [:]
+        /// Instances seen on at least one interface; a peer is lost when its last interface drops it.
+        var interfacesByName: [String: Set<UInt32>] = [:]
+        /// Type and domain of each instance, as the browse reported them, for resolving it again.
+        var instanceTypes: [InstanceKey: (type: String, domain: String)] = [:]
+        var stopped = false
+        var recovery: DaemonRecovery
+        /// Lookups waiting for one of the `maxConcurrentLookups` slots, oldest first.
+        var queuedLookups: [(key: InstanceKey, type: String, domain: String)] = []
+        /// Failed lookups per instance since it was last resolved.
+        var lookupFailures: [InstanceKey: Int] = [:]
+        /// Events to report once the lock is released (a handler may call back into the browser).
+        var outbox: [Event] = []
+    }
+
     private let queue = DispatchQueue(label: "p2p.dnssd.browser")
     private let onEvent: @Sendable (Event) -> Void
-    private var browse: DNSServiceOperation?
-    /// Resolve or address queries in flight, by instance.
-    private var lookups: [InstanceKey: DNSServiceOperation] = [:]
-    /// Instances seen on at least one interface; a peer is lost when its last interface drops it.
-    private var interfacesByName: [String: Set<UInt32>] = [:]
-    /// Type and domain of each instance, as the browse reported them, for resolving it again.
-    private var instanceTypes: [InstanceKey: (type: String, domain: String)] = [:]
-    private var stopped = false
-    private var recovery: DaemonRecovery
+    private let state: NIOLockedValueBox<State>
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
     private let staleGrace: DispatchTimeInterval
-    /// Lookups waiting for one of the `maxConcurrentLookups` slots, oldest first.
-    private var queuedLookups: [(key: InstanceKey, type: String, domain: String)] = []
-    /// Failed lookups per instance since it was last resolved.
-    private var lookupFailures: [InstanceKey: Int] = [:]
     static let maxConcurrentLookups = 2
     /// After this many failures in a row the error is reported (once); retries go on while the instance is browsed.
     static let failuresBeforeReport = 6
@@ -56,22 +65,36 @@ public final class ServiceBrowser: @unchecked Sendable {
 
     public init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5),
                 onEvent: @escaping @Sendable (Event) -> Void) {
-        recovery = DaemonRecovery(backoff: backoff)
+        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff)))
         self.staleGrace = DispatchTimeInterval(staleGrace)
         self.onEvent = onEvent
     }
 
+    /// Runs `body` on the state, then reports the events it queued, outside the lock. Called on `queue`.
+    private func update<Result>(_ body: (inout State) -> Result) -> Result {
+        let (result, events) = state.withLockedValue { state in
+            let result = body(&state)
+            defer { state.outbox = [] }
+            return (result, state.outbox)
+        }
+        events.forEach(onEvent)
+        return result
+    }
+
     public func start() throws(DiscoveryError) {
-        var failure: DiscoveryError?
-        queue.sync {
-            do throws(DiscoveryError) { try startBrowse() } catch { failure = error }
+        let failure: DiscoveryError? = queue.sync {
+            update { state in
+                do throws(DiscoveryError) { try startBrowse(&state) } catch { return error }
+                return nil
+            }
         }
         if let failure { throw failure }
     }
 
-    private func startBrowse() throws(DiscoveryError) {
-        browse = try DNSServiceOperation(
-            "browse", queue: queue, context: self, onError: { [weak self] _ in self?.daemonLost() }
+    private func startBrowse(_ state: inout State) throws(DiscoveryError) {
+        state.browse = try DNSServiceOperation(
+            "browse", queue: queue, context: self,
+            onError: { [weak self] _ in self?.update { self?.daemonLost(&$0) } }
         ) { ref, context in
             DNSServiceBrowse(ref, 0, 0, ServiceAnnouncement.serviceType, nil, browseReply, context)
         }
@@ -81,192 +104,222 @@ public final class ServiceBrowser: @unchecked Sendable {
     /// refused; a changed port arrives as a new `.found`.
     public func resolveAgain(name: String) {
         queue.async { [self] in
-            guard !stopped else { return }
-            for key in instanceTypes.keys where key.name == name {
-                if let (type, domain) = instanceTypes[key] { startResolve(key, type: type, domain: domain) }
+            update { state in
+                guard !state.stopped else { return }
+                for (key, found) in state.instanceTypes where key.name == name {
+                    startResolve(key, type: found.type, domain: found.domain, &state)
+                }
             }
         }
     }
 
     // MARK: - The daemon going away
 
-    /// On `queue`: browsing is dead. Drop every request and try again later; reported once per outage.
-    private func daemonLost() {
-        guard !stopped else { return }
-        browse?.cancel()
-        browse = nil
-        lookups.values.forEach { $0.cancel() }
-        lookups = [:]
-        queuedLookups = []
-        lookupFailures = [:]
-        if recovery.daemonLost() { onEvent(.daemonLost) }
-        guard let delay = recovery.nextRetry() else { return }
+    /// Browsing is dead. Drop every request and try again later; reported once per outage.
+    private func daemonLost(_ state: inout State) {
+        guard !state.stopped else { return }
+        state.browse?.cancel()
+        state.browse = nil
+        state.lookups.values.forEach { $0.cancel() }
+        state.lookups = [:]
+        state.queuedLookups = []
+        state.lookupFailures = [:]
+        if state.recovery.daemonLost() { state.outbox.append(.daemonLost) }
+        guard let delay = state.recovery.nextRetry() else { return }
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
-            self?.recovery.retrying()
-            self?.retryBrowse()
+            self?.update { state in
+                state.recovery.retrying()
+                self?.retryBrowse(&state)
+            }
         }
     }
 
-    private func retryBrowse() {
-        guard !stopped, recovery.isRecovering else { return }
+    private func retryBrowse(_ state: inout State) {
+        guard !state.stopped, state.recovery.isRecovering else { return }
         do throws(DiscoveryError) {
-            try startBrowse()
+            try startBrowse(&state)
         } catch let error where error.meansDaemonUnreachable {
-            return daemonLost()
+            return daemonLost(&state)
         } catch {
-            recovery.gaveUp()
-            return onEvent(.failed(error))
+            state.recovery.gaveUp()
+            return state.outbox.append(.failed(error))
         }
-        recovery.recovered()
-        onEvent(.restored)
+        state.recovery.recovered()
+        state.outbox.append(.restored)
         // Start over: instances still there are added (and resolved) again by the new browse.
-        let before = Set(interfacesByName.keys)
-        interfacesByName = [:]
-        instanceTypes = [:]
-        lookupFailures = [:]
+        let before = Set(state.interfacesByName.keys)
+        state.interfacesByName = [:]
+        state.instanceTypes = [:]
+        state.lookupFailures = [:]
         queue.asyncAfter(deadline: .now() + staleGrace) { [weak self] in
-            guard let self, !self.stopped else { return }
-            for name in before where self.interfacesByName[name] == nil { self.onEvent(.lost(name: name)) }
+            self?.update { state in
+                guard !state.stopped else { return }
+                for name in before where state.interfacesByName[name] == nil { state.outbox.append(.lost(name: name)) }
+            }
         }
     }
 
     public func stop() {
         queue.sync {
-            stopped = true
-            browse?.cancel()
-            browse = nil
-            lookups.values.forEach { $0.cancel() }
-            lookups = [:]
-            queuedLookups = []
+            update { state in
+                state.stopped = true
+                state.browse?.cancel()
+                state.browse = nil
+                state.lookups.values.forEach { $0.cancel() }
+                state.lookups = [:]
+                state.queuedLookups = []
+            }
         }
     }
 
     fileprivate func handleBrowse(code: DNSServiceErrorType, flags: DNSServiceFlags, interfaceIndex: UInt32, name: String, type: String, domain: String) {
-        guard !stopped else { return }
-        guard isSuccess(code) else {
-            let error = DiscoveryError(operation: "browse", code: code)
-            if error.meansDaemonUnreachable { return daemonLost() }
-            onEvent(.failed(error))
-            return
-        }
-        let key = InstanceKey(name: name, interfaceIndex: interfaceIndex)
-        if flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 {
-            interfacesByName[name, default: []].insert(interfaceIndex)
-            instanceTypes[key] = (type, domain)
-            startResolve(key, type: type, domain: domain)
-        } else {
-            lookups.removeValue(forKey: key)?.cancel()
-            instanceTypes[key] = nil
-            queuedLookups.removeAll { $0.key == key }
-            lookupFailures[key] = nil
-            startQueuedLookups()
-            interfacesByName[name]?.remove(interfaceIndex)
-            if interfacesByName[name]?.isEmpty == true {
-                interfacesByName[name] = nil
-                onEvent(.lost(name: name))
+        update { state in
+            guard !state.stopped else { return }
+            guard isSuccess(code) else {
+                let error = DiscoveryError(operation: "browse", code: code)
+                if error.meansDaemonUnreachable { return daemonLost(&state) }
+                return state.outbox.append(.failed(error))
+            }
+            let key = InstanceKey(name: name, interfaceIndex: interfaceIndex)
+            if flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 {
+                state.interfacesByName[name, default: []].insert(interfaceIndex)
+                state.instanceTypes[key] = (type, domain)
+                startResolve(key, type: type, domain: domain, &state)
+            } else {
+                state.lookups.removeValue(forKey: key)?.cancel()
+                state.instanceTypes[key] = nil
+                state.queuedLookups.removeAll { $0.key == key }
+                state.lookupFailures[key] = nil
+                startQueuedLookups(&state)
+                state.interfacesByName[name]?.remove(interfaceIndex)
+                if state.interfacesByName[name]?.isEmpty == true {
+                    state.interfacesByName[name] = nil
+                    state.outbox.append(.lost(name: name))
+                }
             }
         }
     }
 
-    private func startResolve(_ key: InstanceKey, type: String, domain: String) {
-        lookups.removeValue(forKey: key)?.cancel()
-        queuedLookups.removeAll { $0.key == key }
-        guard lookups.count < Self.maxConcurrentLookups else {
-            queuedLookups.append((key, type, domain))
+    private func startResolve(_ key: InstanceKey, type: String, domain: String, _ state: inout State) {
+        state.lookups.removeValue(forKey: key)?.cancel()
+        state.queuedLookups.removeAll { $0.key == key }
+        guard state.lookups.count < Self.maxConcurrentLookups else {
+            state.queuedLookups.append((key, type, domain))
             return
         }
         let context = LookupContext(browser: self, key: key, type: type, domain: domain)
         do {
-            lookups[key] = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
+            state.lookups[key] = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
                 DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, type, domain, resolveReply, pointer)
             }
-            expireLookup(context)
+            expireLookup(context, state)
         } catch {
-            lookupFailed(context, error)
+            lookupFailed(context, error, &state)
         }
     }
 
     /// Fills free lookup slots from the queue.
-    private func startQueuedLookups() {
-        while !stopped, lookups.count < Self.maxConcurrentLookups, !queuedLookups.isEmpty {
-            let next = queuedLookups.removeFirst()
-            startResolve(next.key, type: next.type, domain: next.domain)
+    private func startQueuedLookups(_ state: inout State) {
+        while !state.stopped, state.lookups.count < Self.maxConcurrentLookups, !state.queuedLookups.isEmpty {
+            let next = state.queuedLookups.removeFirst()
+            startResolve(next.key, type: next.type, domain: next.domain, &state)
         }
     }
 
     /// Gives a lookup up after `lookupTimeout` unless it finished (or was replaced) by then.
-    private func expireLookup(_ context: LookupContext) {
-        let operation = lookups[context.key].map(ObjectIdentifier.init)
+    private func expireLookup(_ context: LookupContext, _ state: State) {
+        let operation = state.lookups[context.key].map(ObjectIdentifier.init)
         queue.asyncAfter(deadline: .now() + Self.lookupTimeout) { [weak self] in
-            guard let self, let operation, self.lookups[context.key].map(ObjectIdentifier.init) == operation else { return }
-            self.lookupFailed(context, nil)
+            self?.update { state in
+                guard let operation, state.lookups[context.key].map(ObjectIdentifier.init) == operation else { return }
+                self?.lookupFailed(context, nil, &state)
+            }
         }
     }
 
     /// A lookup failed (`nil`: got no answer in time): retried after a growing delay (at most 3 s) for
     /// as long as the instance is browsed, since it is there to be found; an error is reported once,
     /// after `failuresBeforeReport` failures in a row (silence is not an error worth reporting).
-    private func lookupFailed(_ context: LookupContext, _ error: DiscoveryError?) {
+    private func lookupFailed(_ context: LookupContext, _ error: DiscoveryError?, _ state: inout State) {
         let key = context.key
-        lookups.removeValue(forKey: key)?.cancel()
-        defer { startQueuedLookups() }
-        guard !stopped, interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
-        let failures = (lookupFailures[key] ?? 0) + 1
-        lookupFailures[key] = failures
-        if failures == Self.failuresBeforeReport, let error { onEvent(.failed(error)) }
+        state.lookups.removeValue(forKey: key)?.cancel()
+        defer { startQueuedLookups(&state) }
+        guard !state.stopped, state.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
+        let failures = (state.lookupFailures[key] ?? 0) + 1
+        state.lookupFailures[key] = failures
+        if failures == Self.failuresBeforeReport, let error { state.outbox.append(.failed(error)) }
         // 100 ms, 200 ms, … 3 s: other requests finish meanwhile and free their D-Bus connections.
         queue.asyncAfter(deadline: .now() + .milliseconds(min(3000, 100 << min(failures - 1, 5)))) { [weak self] in
-            guard let self, !self.stopped, self.lookups[key] == nil, !self.queuedLookups.contains(where: { $0.key == key }),
-                  self.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
-            self.startResolve(key, type: context.type, domain: context.domain)
+            self?.update { state in
+                guard !state.stopped, state.lookups[key] == nil, !state.queuedLookups.contains(where: { $0.key == key }),
+                      state.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
+                self?.startResolve(key, type: context.type, domain: context.domain, &state)
+            }
         }
     }
 
     fileprivate func handleResolve(_ context: LookupContext, code: DNSServiceErrorType, host: String, port: UInt16, txt: TXTRecord) {
-        guard !stopped, lookups[context.key] != nil else { return }
-        guard isSuccess(code) else { return lookupFailed(context, DiscoveryError(operation: "resolve", code: code)) }
-        lookups.removeValue(forKey: context.key)?.cancel()
-        context.resolved = (host, port, txt)
-        do {
-            lookups[context.key] = try DNSServiceOperation("query A record", queue: queue, context: context) { ref, pointer in
-                DNSServiceQueryRecord(
-                    ref, 0, context.key.interfaceIndex, host,
-                    UInt16(kDNSServiceType_A), UInt16(kDNSServiceClass_IN), addressReply, pointer)
+        update { state in
+            guard !state.stopped, state.lookups[context.key] != nil else { return }
+            guard isSuccess(code) else {
+                return lookupFailed(context, DiscoveryError(operation: "resolve", code: code), &state)
             }
-            expireLookup(context)
-        } catch {
-            lookupFailed(context, error)
+            state.lookups.removeValue(forKey: context.key)?.cancel()
+            let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
+            let addressContext = LookupContext(browser: self, key: context.key, type: context.type, domain: context.domain, resolved: resolved)
+            do throws(DiscoveryError) {
+                state.lookups[context.key] = try DNSServiceOperation("query A record", queue: queue, context: addressContext) { ref, pointer in
+                    DNSServiceQueryRecord(
+                        ref, 0, context.key.interfaceIndex, host,
+                        UInt16(kDNSServiceType_A), UInt16(kDNSServiceClass_IN), addressReply, pointer)
+                }
+                expireLookup(addressContext, state)
+            } catch {
+                lookupFailed(addressContext, error, &state)
+            }
         }
     }
 
     fileprivate func handleAddress(_ context: LookupContext, code: DNSServiceErrorType, flags: DNSServiceFlags, address: [UInt8]) {
-        guard !stopped, lookups[context.key] != nil, let resolved = context.resolved else { return }
-        guard isSuccess(code) else { return lookupFailed(context, DiscoveryError(operation: "query A record", code: code)) }
-        guard flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0, address.count == 4 else { return }
-        // The first answer is enough to connect; stop asking.
-        lookups.removeValue(forKey: context.key)?.cancel()
-        lookupFailures[context.key] = nil
-        defer { startQueuedLookups() }
-        let service = DiscoveredService(
-            name: context.key.name, txt: resolved.txt, host: resolved.host, port: resolved.port,
-            addresses: [address.map(String.init).joined(separator: ".")], interfaceIndex: context.key.interfaceIndex)
-        onEvent(.found(service))
+        update { state in
+            guard !state.stopped, state.lookups[context.key] != nil, let resolved = context.resolved else { return }
+            guard isSuccess(code) else {
+                return lookupFailed(context, DiscoveryError(operation: "query A record", code: code), &state)
+            }
+            guard flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0, address.count == 4 else { return }
+            // The first answer is enough to connect; stop asking.
+            state.lookups.removeValue(forKey: context.key)?.cancel()
+            state.lookupFailures[context.key] = nil
+            defer { startQueuedLookups(&state) }
+            let service = DiscoveredService(
+                name: context.key.name, txt: resolved.txt, host: resolved.host, port: resolved.port,
+                addresses: [address.map(String.init).joined(separator: ".")], interfaceIndex: context.key.interfaceIndex)
+            state.outbox.append(.found(service))
+        }
     }
 
-    /// Only touched on the browser's queue (callbacks and timers run there).
-    fileprivate final class LookupContext: @unchecked Sendable {
+    /// What a resolve or address query's callback needs to find its way back; immutable, so a query for
+    /// the addresses of a resolved instance gets a context of its own.
+    fileprivate final class LookupContext: Sendable {
+        struct Resolved {
+            var host: String
+            var port: UInt16
+            var txt: TXTRecord
+        }
         unowned let browser: ServiceBrowser
         let key: InstanceKey
         /// Service type and domain as browsed, to resolve again after a failure.
         let type: String
         let domain: String
-        var resolved: (host: String, port: UInt16, txt: TXTRecord)?
+        /// Set for an address query: what the resolve found.
+        let resolved: Resolved?
 
-        init(browser: ServiceBrowser, key: InstanceKey, type: String, domain: String) {
+        init(browser: ServiceBrowser, key: InstanceKey, type: String, domain: String, resolved: Resolved? = nil) {
             self.browser = browser
             self.key = key
             self.type = type
             self.domain = domain
+            self.resolved = resolved
         }
     }
 }

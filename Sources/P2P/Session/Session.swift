@@ -84,6 +84,9 @@ public final class Session: Sendable {
 
     public var connectedPeers: [PeerInfo] { connections.connectedPeers }
 
+    /// Connections open now, counting one that lost the simultaneous-connect tie-break until it closes.
+    var openLinkCount: Int { connections.openLinkCount }
+
     /// Peers of this session found by DNS-SD.
     public var availablePeers: [PeerInfo] { discovery.discovered }
 

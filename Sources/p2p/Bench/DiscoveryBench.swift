@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import P2P
 
 enum DiscoveryBench {
@@ -41,11 +42,11 @@ enum DiscoveryBench {
     }
 
     /// A task that returns true once `events` reports `target` available (stamping `at`), false after `timeout`.
-    private static func availability(of target: PeerID, in events: AsyncStream<SessionEvent>, at: Box<UInt64>, timeout: Double) -> Task<Bool, Never> {
+    private static func availability(of target: PeerID, in events: AsyncStream<SessionEvent>, at: NIOLockedValueBox<UInt64>, timeout: Double) -> Task<Bool, Never> {
         let watcher = Task {
             for await event in events {
                 if case .peerChanged(let info, .available, _) = event, info.id == target {
-                    at.value = benchNow()
+                    at.withLockedValue { $0 = benchNow() }
                     return true
                 }
             }
@@ -75,18 +76,19 @@ enum DiscoveryBench {
             let events = a.events()
             do {
                 try a.setAvailable(true)
-            } catch .daemonNotRunning {
+            } catch {
+                guard case .daemonNotRunning = error else { throw error }
                 return .failure(BenchError("no mDNS daemon"))
             }
             let target = b.peerID
-            let foundAt = Box<UInt64>(0)
+            let foundAt = NIOLockedValueBox<UInt64>(0)
             let watcher = availability(of: target, in: events, at: foundAt, timeout: timeout)
-            let registeredAt = Box<UInt64>(0)
+            let registeredAt = NIOLockedValueBox<UInt64>(0)
             let bEvents = b.events()
             let registration = Task {
                 for await event in bEvents {
                     if case .advertising = event {
-                        registeredAt.value = benchNow()
+                        registeredAt.withLockedValue { $0 = benchNow() }
                         return
                     }
                 }
@@ -101,22 +103,23 @@ enum DiscoveryBench {
             try await a.connect(to: target)
             let connected = benchNow()
             await settle(registration)
-            let registered = registeredAt.value > start ? registeredAt.value - start : nil
+            let registeredStamp = registeredAt.withLockedValue { $0 }
+            let registered = registeredStamp > start ? registeredStamp - start : nil
 
             // The other order: B is established, a newcomer starts browsing (client mode: no probing of its own).
             var configuration = SessionConfiguration()
             configuration.bindHost = "127.0.0.1"
             configuration.transportSecurity = b.configuration.transportSecurity
             let c = Session(sessionID: b.sessionID, displayName: "bench-late", mode: .client, identity: .ephemeral(), configuration: configuration)
-            let lateAt = Box<UInt64>(0)
+            let lateAt = NIOLockedValueBox<UInt64>(0)
             let lateStart = benchNow()
             try await c.start()
             let late = availability(of: target, in: c.events(), at: lateAt, timeout: timeout)
             try c.setAvailable(true)
             let lateFound = await late.value
             await c.close()
-            return .success(Run(found: foundAt.value - start, connect: connected - connectStart, registered: registered,
-                                foundByNewBrowser: lateFound ? lateAt.value - lateStart : nil))
+            return .success(Run(found: foundAt.withLockedValue { $0 } - start, connect: connected - connectStart, registered: registered,
+                                foundByNewBrowser: lateFound ? lateAt.withLockedValue { $0 } - lateStart : nil))
         } catch {
             return .failure(BenchError("\(error)"))
         }

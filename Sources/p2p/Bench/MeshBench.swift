@@ -359,41 +359,39 @@ struct TotalDeliveries: Sendable {
 
 /// One receiver's count of each message of the current phase, by sender and sequence number.
 /// Written from the receiving session's event loops, read after the phase.
-final class DeliveryTally: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var runTag: UInt16 = 0
-    private var phase: UInt8 = 0
-    private var perSender = 0
-    /// counts[sender * perSender + sequence]; a byte is enough to tell 0, 1 and "more than once".
-    private var counts: [UInt8] = []
-    private var strays = 0
-    private var misattributed = 0
-    private var total: NIOLockedValueBox<TotalDeliveries>?
+final class DeliveryTally: Sendable {
+    private struct Tally {
+        var runTag: UInt16 = 0
+        var phase: UInt8 = 0
+        var perSender = 0
+        /// counts[sender * perSender + sequence]; a byte is enough to tell 0, 1 and "more than once".
+        var counts: [UInt8] = []
+        var strays = 0
+        var misattributed = 0
+        var total: NIOLockedValueBox<TotalDeliveries>?
+    }
+    private let tally = NIOLockedValueBox(Tally())
 
     func reset(runTag: UInt16, phase: UInt8, peers: Int, perSender: Int, total: NIOLockedValueBox<TotalDeliveries>) {
-        lock.withLock {
-            self.runTag = runTag
-            self.phase = phase
-            self.perSender = perSender
-            counts = [UInt8](repeating: 0, count: peers * perSender)
-            strays = 0
-            misattributed = 0
-            self.total = total
+        tally.withLockedValue { tally in
+            tally = Tally(runTag: runTag, phase: phase, perSender: perSender,
+                          counts: [UInt8](repeating: 0, count: peers * perSender), total: total)
         }
     }
 
     /// Counts one received message; `from` is the index of the peer whose link it came on.
     func count(_ id: UInt64, from link: Int?) {
         let tag = UInt16(id >> 48), phase = UInt8(id >> 40 & 0xFF), sender = Int(id >> 32 & 0xFF), sequence = Int(id & 0xFFFF_FFFF)
-        let total: NIOLockedValueBox<TotalDeliveries>? = lock.withLock {
-            guard tag == runTag, phase == self.phase, sequence < perSender, sender * perSender + sequence < counts.count else {
-                strays += 1
+        let total: NIOLockedValueBox<TotalDeliveries>? = tally.withLockedValue { tally in
+            guard tag == tally.runTag, phase == tally.phase, sequence < tally.perSender,
+                  sender * tally.perSender + sequence < tally.counts.count else {
+                tally.strays += 1
                 return nil
             }
-            if link != sender { misattributed += 1 }
-            let slot = sender * perSender + sequence
-            counts[slot] &+= counts[slot] == .max ? 0 : 1
-            return self.total
+            if link != sender { tally.misattributed += 1 }
+            let slot = sender * tally.perSender + sequence
+            tally.counts[slot] &+= tally.counts[slot] == .max ? 0 : 1
+            return tally.total
         }
         total?.withLockedValue { total in
             total.count += 1
@@ -402,11 +400,12 @@ final class DeliveryTally: @unchecked Sendable {
     }
 
     func summary(receiver: Int, senders: Set<Int>) -> (deliveries: Int, missing: Int, duplicates: Int, strays: Int, misattributed: Int) {
-        lock.withLock {
+        tally.withLockedValue { tally in
             var deliveries = 0, missing = 0, duplicates = 0
-            for sender in 0..<(perSender == 0 ? 0 : counts.count / perSender) {
+            let perSender = tally.perSender
+            for sender in 0..<(perSender == 0 ? 0 : tally.counts.count / perSender) {
                 let range = sender * perSender ..< (sender + 1) * perSender
-                for count in counts[range] {
+                for count in tally.counts[range] {
                     deliveries += Int(count)
                     // Nothing should come from a peer that did not send in this phase, nor from ourselves.
                     if senders.contains(sender) && sender != receiver {
@@ -416,7 +415,7 @@ final class DeliveryTally: @unchecked Sendable {
                     }
                 }
             }
-            return (deliveries, missing, duplicates, strays, misattributed)
+            return (deliveries, missing, duplicates, tally.strays, tally.misattributed)
         }
     }
 }

@@ -116,7 +116,6 @@ enum RawTCP {
     static func oneWay(stream: [UInt8], chunk: Int = 64 * 1024) async throws -> UInt64 {
         let (client, server) = try socketPair()
         defer { close(client); close(server) }
-        let start = Box<UInt64>(0)
         let started = DispatchSemaphore(value: 0)
         let writer = Thread {
             started.wait()
@@ -134,7 +133,7 @@ enum RawTCP {
         return try await onThread {
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 8)
             defer { buffer.deallocate() }
-            start.value = benchNow()
+            let start = benchNow()
             started.signal()
             var received = 0
             while received < expected {
@@ -143,15 +142,9 @@ enum RawTCP {
                 guard n > 0 else { throw BenchError("raw one-way: connection failed") }
                 received += n
             }
-            return benchNow() - start.value
+            return benchNow() - start
         }
     }
-}
-
-/// A mutable cell for values shared with bench threads; callers order access themselves.
-final class Box<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// Runs blocking `body` on its own thread (never on the concurrency pool) and awaits its result.

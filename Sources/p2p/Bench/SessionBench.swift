@@ -36,8 +36,8 @@ struct SessionPair {
     }
 }
 
-/// Per-run state touched only by one event loop thread at a time (hand-offs go through the session's locks).
-private final class PingPongState: @unchecked Sendable {
+/// One ping-pong run's samples; the handler that records them runs on an event loop, the caller reads them after.
+private struct PingPongRun {
     var samples: [UInt64]
     var index = 0
     var start: UInt64 = 0
@@ -56,29 +56,35 @@ enum SessionBench {
     /// Ping-pong driven from the receive handlers: A's handler times the echo and sends the next ping
     /// right away, B's handler echoes. Nothing but the session sits between the sockets.
     static func pingPongInHandlers(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async -> [UInt64] {
-        let state = PingPongState(warmup: warmup, count: count)
+        let run = NIOLockedValueBox(PingPongRun(warmup: warmup, count: count))
         let a = pair.a, b = pair.b
         // Each measurement subscribes its own handlers and cancels them when done: handlers add up.
         let echo = b.onData { data, peer, _ in try? b.send(data, to: [peer.id]) }
         let timing = a.onData { data, peer, _ in
             let now = benchNow()
-            if state.index >= state.warmup { state.samples[state.index - state.warmup] = now - state.start }
-            state.index += 1
-            if state.index == state.total {
-                state.done?.resume()
+            let finished: CheckedContinuation<Void, Never>?? = run.withLockedValue { run in
+                if run.index >= run.warmup { run.samples[run.index - run.warmup] = now - run.start }
+                run.index += 1
+                if run.index == run.total { return .some(run.done) }
+                run.start = benchNow()
+                return .none
+            }
+            if let finished {
+                finished?.resume()
                 return
             }
-            state.start = benchNow()
             try? a.send(data, to: [peer.id])
         }
         defer { echo.cancel(); timing.cancel() }
         let payload = Data(repeating: 0xAB, count: size)
         await withCheckedContinuation { continuation in
-            state.done = continuation
-            state.start = benchNow()
+            run.withLockedValue { run in
+                run.done = continuation
+                run.start = benchNow()
+            }
             try? a.send(payload, to: [b.peerID])
         }
-        return state.samples
+        return run.withLockedValue { $0.samples }
     }
 
     /// Ping-pong driven from an application thread: `send` from outside the event loop, then block
@@ -113,12 +119,12 @@ enum SessionBench {
     static func oneWay(_ pair: SessionPair, size: Int, count: Int, window: Int) async throws -> OneWayResult {
         let a = pair.a, b = pair.b
         let received = NIOLockedValueBox(0)
-        let finished = Box<UInt64>(0)
+        let finished = NIOLockedValueBox<UInt64>(0)
         let done = DispatchSemaphore(value: 0)
         let counting = b.onData { _, _, _ in
             let n = received.withLockedValue { n in n += 1; return n }
             if n == count {
-                finished.value = benchNow()
+                finished.withLockedValue { $0 = benchNow() }
                 done.signal()
             }
         }
@@ -141,7 +147,7 @@ enum SessionBench {
             return start
         }
         let growth = Memory.peakResidentBytes().flatMap { peak in rssBefore.map { max(0, peak - $0) } }
-        return OneWayResult(nanoseconds: finished.value - start, peakRSSGrowth: growth)
+        return OneWayResult(nanoseconds: finished.withLockedValue { $0 } - start, peakRSSGrowth: growth)
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p records receive --store DB`: waits for peers' snapshots, validates them and merges them.
@@ -154,27 +155,29 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
 
 /// Work that the exit must not cut short (a snapshot being merged, whose event says what it did):
 /// counted while it runs; once `finish()` is called, new work is refused and the running work waited for.
-private final class RunningWork: @unchecked Sendable {
-    private let lock = NSLock()
-    private var running = 0
-    private var finishing = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+private final class RunningWork: Sendable {
+    private struct State {
+        var running = 0
+        var finishing = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = NIOLockedValueBox(State())
 
     /// False once `finish()` was called: then the work must not start.
     func enter() -> Bool {
-        lock.withLock {
-            guard !finishing else { return false }
-            running += 1
+        state.withLockedValue { state in
+            guard !state.finishing else { return false }
+            state.running += 1
             return true
         }
     }
 
     func leave() {
-        let done: [CheckedContinuation<Void, Never>] = lock.withLock {
-            running -= 1
-            guard running == 0 else { return [] }
-            defer { waiters = [] }
-            return waiters
+        let done: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
         }
         for waiter in done { waiter.resume() }
     }
@@ -182,10 +185,10 @@ private final class RunningWork: @unchecked Sendable {
     /// Refuses new work and returns once the running work has ended.
     func finish() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let idle = lock.withLock {
-                finishing = true
-                if running > 0 { waiters.append(waiter) }
-                return running == 0
+            let idle = state.withLockedValue { state in
+                state.finishing = true
+                if state.running > 0 { state.waiters.append(waiter) }
+                return state.running == 0
             }
             if idle { waiter.resume() }
         }

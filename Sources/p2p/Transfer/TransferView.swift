@@ -1,12 +1,14 @@
 import Foundation
+import NIOConcurrencyHelpers
 import P2P
 
 /// Shows transfers to a person (a progress bar on stderr, redrawn in place) or a program (JSON lines).
-final class TransferView: @unchecked Sendable {
+final class TransferView: Sendable {
     let json: Bool
-    private let lock = NSLock()
-    private var started: [UInt64: (ContinuousClock.Instant, UInt64)] = [:]
-    private var lastJSON: [UInt64: ContinuousClock.Instant] = [:]
+    /// When each transfer started and at which offset, for its mean rate.
+    private let started = NIOLockedValueBox<[UInt64: (ContinuousClock.Instant, UInt64)]>([:])
+    /// When each transfer last printed a JSON progress event.
+    private let lastJSON = NIOLockedValueBox<[UInt64: ContinuousClock.Instant]>([:])
 
     init(json: Bool) { self.json = json }
 
@@ -14,7 +16,7 @@ final class TransferView: @unchecked Sendable {
         switch event {
         case .offered: break
         case .started(let info, let offset):
-            lock.withLock { started[info.id] = (.now, offset) }
+            started.withLockedValue { $0[info.id] = (.now, offset) }
             if json {
                 Output.json(["event": "transfer-started", "direction": info.direction.rawValue, "name": info.name, "size": info.size,
                              "offset": offset, "peer": info.peer.displayName])
@@ -60,7 +62,7 @@ final class TransferView: @unchecked Sendable {
         let rate = meanRate(info, done: done)
         if json {
             let now = ContinuousClock.now
-            let due = lock.withLock {
+            let due = lastJSON.withLockedValue { lastJSON in
                 guard let last = lastJSON[info.id], now - last < .milliseconds(500) else {
                     lastJSON[info.id] = now
                     return true
@@ -87,7 +89,7 @@ final class TransferView: @unchecked Sendable {
     }
 
     private func meanRate(_ info: TransferInfo, done: UInt64) -> Double {
-        guard let (start, offset) = lock.withLock({ started[info.id] }) else { return 0 }
+        guard let (start, offset) = started.withLockedValue({ $0[info.id] }) else { return 0 }
         let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
         return seconds > 0 ? Double(done - min(done, offset)) / seconds : 0
     }

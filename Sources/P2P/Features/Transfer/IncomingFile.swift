@@ -7,25 +7,31 @@ import NIOCore
 ///
 /// Bytes go to `NAME.part`; only a whole file whose SHA-256 matches the sender's is renamed to its
 /// final name. A `.part` left by a broken transfer is offered back to the sender for resume.
-final class IncomingFile: @unchecked Sendable {
+final class IncomingFile: Sendable {
     let info: TransferInfo
     private let offer: IncomingOffer
-    private weak var transfers: FileTransfers?
+    private weak let transfers: FileTransfers?
     private let acknowledgeEvery: UInt64
     private let overwrite: Bool
     private let partURL: URL
 
-    /// Disk work, in order; everything below is touched only on this queue.
+    /// Disk work, in order: the only code that touches `disk`.
     private let queue: DispatchQueue
-    private var handle: FileHandle?
-    private var hasher = SHA256()
-    /// SHA-256 state after the bytes already in `.part`, kept in case the sender resumes there.
-    private var prefixHasher = SHA256()
-    private var heldBytes: UInt64 = 0
-    private var written: UInt64 = 0
-    private var lastAcknowledged: UInt64 = 0
-    private var lastProgress = ContinuousClock.now
-    private var over = false
+    /// Since only `queue` uses it, its lock is never contended: it is there so that the compiler, not a
+    /// comment, checks the sharing.
+    private let disk = NIOLockedValueBox(DiskState())
+
+    private struct DiskState {
+        var handle: FileHandle?
+        var hasher = SHA256()
+        /// SHA-256 state after the bytes already in `.part`, kept in case the sender resumes there.
+        var prefixHasher = SHA256()
+        var heldBytes: UInt64 = 0
+        var written: UInt64 = 0
+        var lastAcknowledged: UInt64 = 0
+        var lastProgress = ContinuousClock.now
+        var over = false
+    }
 
     /// The next offset the network must deliver, and the resume offset we offered; checked on the event loop.
     private let expected = NIOLockedValueBox<UInt64?>(nil)
@@ -43,44 +49,46 @@ final class IncomingFile: @unchecked Sendable {
 
     /// Opens (or reopens) the `.part` file and answers ACCEPT with what it already holds.
     func begin() {
-        queue.async { [self] in
-            var createdPart = false
-            do {
-                let fileManager = FileManager.default
-                try fileManager.createDirectory(at: partURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-                if !fileManager.fileExists(atPath: partURL.path) {
-                    let fd = open(partURL.path, O_CREAT | O_EXCL | O_WRONLY, 0o644)
-                    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                    close(fd)
-                    createdPart = true
-                }
-                let handle = try FileHandle(forUpdating: partURL)
-                self.handle = handle
-                let existing = try handle.seekToEnd()
-                if existing > 0 && existing <= info.size {
-                    try handle.seek(toOffset: 0)
-                    var remaining = existing
-                    while remaining > 0, let block = try handle.read(upToCount: Int(min(remaining, 1 << 20))), !block.isEmpty {
-                        prefixHasher.update(data: block)
-                        remaining -= UInt64(block.count)
-                    }
-                    heldBytes = existing
-                }
-                // Refuse at once what cannot fit, rather than fill the disk and fail half-way.
-                let needed = info.size - heldBytes
-                if let free = Self.freeSpace(at: partURL.deletingLastPathComponent().path), needed > free {
-                    try? handle.close()
-                    self.handle = nil
-                    if createdPart { try? fileManager.removeItem(at: partURL) }
-                    return fail(.unwritable(partURL.path, "not enough space (\(needed) bytes needed, \(free) free)"), tellPeer: true)
-                }
-                // finalize() leaves the hasher as it is: it goes on over the rest of the file.
-                offered.withLockedValue { $0 = heldBytes }
-                transfers?.reply(.accept(offset: heldBytes, prefixHash: heldBytes > 0 ? Array(prefixHasher.finalize()) : Array(repeating: 0, count: 32)), for: self)
-            } catch {
-                if createdPart { try? FileManager.default.removeItem(at: partURL) }
-                fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
+        queue.async { [self] in disk.withLockedValue { openPart(&$0) } }
+    }
+
+    private func openPart(_ state: inout DiskState) {
+        var createdPart = false
+        do {
+            let fileManager = FileManager.default
+            try fileManager.createDirectory(at: partURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if !fileManager.fileExists(atPath: partURL.path) {
+                let fd = open(partURL.path, O_CREAT | O_EXCL | O_WRONLY, 0o644)
+                guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                close(fd)
+                createdPart = true
             }
+            let handle = try FileHandle(forUpdating: partURL)
+            state.handle = handle
+            let existing = try handle.seekToEnd()
+            if existing > 0 && existing <= info.size {
+                try handle.seek(toOffset: 0)
+                var remaining = existing
+                while remaining > 0, let block = try handle.read(upToCount: Int(min(remaining, 1 << 20))), !block.isEmpty {
+                    state.prefixHasher.update(data: block)
+                    remaining -= UInt64(block.count)
+                }
+                state.heldBytes = existing
+            }
+            // Refuse at once what cannot fit, rather than fill the disk and fail half-way.
+            let needed = info.size - state.heldBytes
+            if let free = Self.freeSpace(at: partURL.deletingLastPathComponent().path), needed > free {
+                try? handle.close()
+                state.handle = nil
+                if createdPart { try? fileManager.removeItem(at: partURL) }
+                return fail(.unwritable(partURL.path, "not enough space (\(needed) bytes needed, \(free) free)"), tellPeer: true, &state)
+            }
+            // finalize() leaves the hasher as it is: it goes on over the rest of the file.
+            offered.withLockedValue { $0 = state.heldBytes }
+            transfers?.reply(.accept(offset: state.heldBytes, prefixHash: state.heldBytes > 0 ? Array(state.prefixHasher.finalize()) : Array(repeating: 0, count: 32)), for: self)
+        } catch {
+            if createdPart { try? FileManager.default.removeItem(at: partURL) }
+            fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
         }
     }
 
@@ -94,14 +102,14 @@ final class IncomingFile: @unchecked Sendable {
     /// One message from the sender, or `nil` when the sender disconnected. Runs on the event loop.
     func handle(_ body: TransferMessage.Body?) {
         guard let body else {
-            queue.async { [self] in fail(.peerDisconnected, tellPeer: false) }
+            queue.async { [self] in disk.withLockedValue { fail(.peerDisconnected, tellPeer: false, &$0) } }
             return
         }
         switch body {
         case .start(let offset):
             guard offset == 0 || offset == offered.withLockedValue({ $0 }) else { return violation("START at \(offset)") }
             expected.withLockedValue { $0 = offset }
-            queue.async { [self] in start(at: offset) }
+            queue.async { [self] in disk.withLockedValue { start(at: offset, &$0) } }
         case .chunk(let offset, let bytes):
             let verdict = expected.withLockedValue { next -> String? in
                 guard let position = next else { return "CHUNK before START" }
@@ -111,11 +119,11 @@ final class IncomingFile: @unchecked Sendable {
                 return nil
             }
             if let verdict { return violation(verdict) }
-            queue.async { [self] in write(bytes) }
+            queue.async { [self] in disk.withLockedValue { write(bytes, &$0) } }
         case .done(let sha256):
-            queue.async { [self] in finish(theirs: sha256) }
+            queue.async { [self] in disk.withLockedValue { finish(theirs: sha256, &$0) } }
         case .cancel(let reason):
-            queue.async { [self] in fail(.cancelledByPeer(reason), tellPeer: false) }
+            queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(reason), tellPeer: false, &$0) } }
         default:
             violation("unexpected \(body)")
         }
@@ -123,69 +131,69 @@ final class IncomingFile: @unchecked Sendable {
 
     /// The receiver gives up (Ctrl-C): the sender is told, the `.part` file stays for a resume.
     func cancel() {
-        queue.async { [self] in fail(.cancelled, tellPeer: true) }
+        queue.async { [self] in disk.withLockedValue { fail(.cancelled, tellPeer: true, &$0) } }
     }
 
     private func violation(_ what: String) {
         transfers?.cutOff(info.peer.id, id: info.id, reason: what)
-        queue.async { [self] in fail(.protocolViolation(what), tellPeer: false) }
+        queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(what), tellPeer: false, &$0) } }
     }
 
-    private func start(at offset: UInt64) {
-        guard !over, let handle else { return }
+    private func start(at offset: UInt64, _ state: inout DiskState) {
+        guard !state.over, let handle = state.handle else { return }
         do {
             if offset == 0 {
                 // The sender's file differs from what we held: start over.
                 try handle.truncate(atOffset: 0)
-                hasher = SHA256()
+                state.hasher = SHA256()
             } else {
-                hasher = prefixHasher
+                state.hasher = state.prefixHasher
             }
             try handle.seek(toOffset: offset)
-            written = offset
-            lastAcknowledged = offset
+            state.written = offset
+            state.lastAcknowledged = offset
             transfers?.progress(self, started: offset, bytes: offset)
         } catch {
-            fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
+            fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
         }
     }
 
-    private func write(_ bytes: ByteBuffer) {
-        guard !over, let handle else { return }
+    private func write(_ bytes: ByteBuffer, _ state: inout DiskState) {
+        guard !state.over, let handle = state.handle else { return }
         do {
             try bytes.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
         } catch {
-            return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
+            return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
         }
-        bytes.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-        written += UInt64(bytes.readableBytes)
-        if written - lastAcknowledged >= acknowledgeEvery {
-            lastAcknowledged = written
-            transfers?.reply(.ack(written: written), for: self)
+        bytes.withUnsafeReadableBytes { state.hasher.update(bufferPointer: $0) }
+        state.written += UInt64(bytes.readableBytes)
+        if state.written - state.lastAcknowledged >= acknowledgeEvery {
+            state.lastAcknowledged = state.written
+            transfers?.reply(.ack(written: state.written), for: self)
         }
-        if ContinuousClock.now - lastProgress > .milliseconds(250) {
-            lastProgress = .now
-            transfers?.progress(self, started: nil, bytes: written)
+        if ContinuousClock.now - state.lastProgress > .milliseconds(250) {
+            state.lastProgress = .now
+            transfers?.progress(self, started: nil, bytes: state.written)
         }
     }
 
-    private func finish(theirs: [UInt8]) {
-        guard !over, let handle else { return }
-        let ours = Array(hasher.finalize())
+    private func finish(theirs: [UInt8], _ state: inout DiskState) {
+        guard !state.over, let handle = state.handle else { return }
+        let ours = Array(state.hasher.finalize())
         do {
             try handle.synchronize()
             try handle.close()
         } catch {
-            return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true)
+            return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
         }
-        self.handle = nil
-        guard written == info.size else {
+        state.handle = nil
+        guard state.written == info.size else {
             transfers?.reply(.result(verified: false, sha256: ours), for: self)
-            return fail(.sizeMismatch(expected: info.size, got: written), tellPeer: false)
+            return fail(.sizeMismatch(expected: info.size, got: state.written), tellPeer: false, &state)
         }
         guard ours == theirs else {
             transfers?.reply(.result(verified: false, sha256: ours), for: self)
-            return fail(.verificationFailed(expected: theirs.hex, got: ours.hex), tellPeer: false)
+            return fail(.verificationFailed(expected: theirs.hex, got: ours.hex), tellPeer: false, &state)
         }
         let fileManager = FileManager.default
         let final = overwrite ? offer.destination : SafePath.available(offer.destination)
@@ -194,19 +202,19 @@ final class IncomingFile: @unchecked Sendable {
             try fileManager.moveItem(at: partURL, to: final)
         } catch {
             transfers?.reply(.result(verified: false, sha256: ours), for: self)
-            return fail(.unwritable(final.path, readableReason(error)), tellPeer: false)
+            return fail(.unwritable(final.path, readableReason(error)), tellPeer: false, &state)
         }
-        over = true
+        state.over = true
         transfers?.reply(.result(verified: true, sha256: ours), for: self)
         transfers?.finished(self, .success(Delivery(name: info.name, size: info.size, sha256: ours.hex, resumedFrom: 0, url: final)))
     }
 
     /// Ends the transfer; the `.part` file stays for a later resume (or for inspection after a mismatch).
-    private func fail(_ error: TransferError, tellPeer: Bool) {
-        guard !over else { return }
-        over = true
-        try? handle?.close()
-        handle = nil
+    private func fail(_ error: TransferError, tellPeer: Bool, _ state: inout DiskState) {
+        guard !state.over else { return }
+        state.over = true
+        try? state.handle?.close()
+        state.handle = nil
         if tellPeer { transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), for: self) }
         transfers?.finished(self, .failure(error))
     }

@@ -49,6 +49,8 @@ final class Connections: LinkDelegate {
     var isSecure: Bool { configuration.transportSecurity == .tls }
     var connectedPeers: [PeerInfo] { table.withLockedValue { $0.connectedPeers } }
     var knownPeers: [PeerInfo] { table.withLockedValue { $0.knownPeers } }
+    /// Links open now, whether they count for a peer or not (one that lost a tie-break, until it closes).
+    var openLinkCount: Int { table.withLockedValue { $0.records.count } }
     func connectedPeer(_ peer: PeerID) -> PeerInfo? {
         table.withLockedValue { $0.winner(for: peer) }.flatMap { $0.isConnected ? $0.info : nil }
     }
