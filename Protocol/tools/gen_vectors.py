@@ -248,6 +248,11 @@ txts = [
     {"name": "keys are case-insensitive, first occurrence wins", "hex": txt("SID=first", "sid=second", "Id=" + PID_A).hex(),
      "canonical": True, "entries": [["SID", "first"], ["sid", "second"], ["Id", PID_A]],
      "lookup": {"sid": "first", "Sid": "first", "id": PID_A, "ID": PID_A}},
+    {"name": "announcement with discovery info: the app's keys after p2p's, sorted by key",
+     "hex": txt("txtvers=1", "pv=1", "id=" + PID_A, "sid=chat", "color=blue", "mode=duel").hex(), "canonical": True,
+     "entries": [["txtvers", "1"], ["pv", "1"], ["id", PID_A], ["sid", "chat"], ["color", "blue"], ["mode", "duel"]],
+     "lookup": {"color": "blue", "MODE": "duel"},
+     "discoveryInfo": {"color": "blue", "mode": "duel"}},
     {"name": "255-byte string", "hex": txt("sid=" + "v" * 251).hex(), "canonical": True,
      "entries": [["sid", "v" * 251]], "lookup": {"sid": "v" * 251}},
 ]

@@ -61,6 +61,42 @@ struct DiscoveryTests {
         await alice.close()
     }
 
+    /// MultipeerConnectivity's `discoveryInfo`: an app's keys travel in the TXT record to every browser.
+    @Test func discoveryInfoReachesTheBrowsingPeer() async throws {
+        let sessionID = "info-\(UInt32.random(in: 0 ... .max))"
+        var configuration = SessionConfiguration()
+        configuration.acceptsConnectionsByDefault = true
+        configuration.discoveryInfo = ["color": "blue", "level": "3"]
+        let alice = Session(sessionID: sessionID, displayName: "alice-\(sessionID)", identity: .ephemeral(), configuration: configuration)
+        try await alice.start()
+        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let bobEvents = EventRecorder(bob)
+        try alice.setAvailable(true)
+        try bob.setAvailable(true)
+        let found = try await bobEvents.waitFor("alice with her discovery info", seconds: 10) {
+            if case .peerChanged(let peer, .available, _) = $0 { peer.id == alice.peerID } else { false }
+        }
+        guard case .peerChanged(let peer, _, _) = found else { return }
+        #expect(peer.discoveryInfo == ["color": "blue", "level": "3"])
+        #expect(bob.availablePeers.first { $0.id == alice.peerID }?.discoveryInfo == ["color": "blue", "level": "3"])
+        // A connected peer keeps what it advertised.
+        try await bob.connect(to: alice.peerID)
+        #expect(bob.connectedPeer(alice.peerID)?.discoveryInfo == ["color": "blue", "level": "3"])
+        await alice.close(); await bob.close()
+    }
+
+    @Test func invalidDiscoveryInfoIsRefusedWhenAdvertisingStarts() async throws {
+        var configuration = SessionConfiguration()
+        configuration.discoveryInfo = ["much-too-long-key": "x"]
+        let alice = Session(sessionID: "info", displayName: "alice", identity: .ephemeral(), configuration: configuration)
+        try await alice.start()
+        #expect(throws: DiscoveryError.invalidDiscoveryInfo("key \"much-too-long-key\" must have 1 to 9 characters")) {
+            try alice.setAvailable(true)
+        }
+        #expect(!alice.isAvailable)
+        await alice.close()
+    }
+
     @Test func otherSessionIDsAreNotOffered() async throws {
         let tag = UInt32.random(in: 0 ... .max)
         let chat = try await peerSession("chat-\(tag)", sessionID: "chat-\(tag)")

@@ -12,6 +12,8 @@ struct TXTVector: Decodable, Sendable, CustomTestStringConvertible {
     var entries: [[String]]
     /// Key → value seen by a lookup; `null` for absent.
     var lookup: [String: String?]
+    /// The app's keys a browser reports, and from which an advertiser writes exactly `hex`.
+    var discoveryInfo: [String: String]?
     var testDescription: String { name }
 }
 
@@ -41,6 +43,42 @@ struct TXTRecordTests {
         if vector.canonical == true {
             #expect(TXTRecord(vector.entries.map { ($0[0], $0[1]) }).bytes == bytes)
         }
+        if let info = vector.discoveryInfo {
+            let service = DiscoveredService(name: "x", txt: record, host: "h", port: 1, addresses: [], interfaceIndex: 0)
+            #expect(service.discoveryInfo == info)
+            let peer = try #require(service.peerID), session = try #require(service.sessionID)
+            #expect(try ServiceAnnouncement.txtRecord(peerID: peer, sessionID: session, discoveryInfo: info).bytes == bytes)
+        }
+    }
+
+    @Test func discoveryInfoFollowsTheRulesOfRFC6763() throws {
+        func refusal(_ info: [String: String]) -> String? {
+            do throws(DiscoveryError) {
+                _ = try ServiceAnnouncement.txtRecord(peerID: Self.peer, sessionID: "chat", discoveryInfo: info)
+                return nil
+            } catch {
+                guard case .invalidDiscoveryInfo(let why) = error else { return "unexpected \(error)" }
+                return why
+            }
+        }
+        #expect(refusal([:]) == nil)
+        #expect(refusal(["ninechars": "x", "k": ""]) == nil)
+        #expect(refusal(["tenletters": "x"])?.contains("1 to 9 characters") == true)
+        #expect(refusal(["": "x"])?.contains("1 to 9 characters") == true)
+        #expect(refusal(["a=b": "x"])?.contains("printable ASCII") == true)
+        #expect(refusal(["café": "x"])?.contains("printable ASCII") == true)
+        #expect(refusal(["SID": "other"])?.contains("p2p's own") == true)
+        #expect(refusal(["Mode": "a", "mode": "b"])?.contains("appears twice") == true)
+        #expect(refusal(["k": String(repeating: "v", count: 254)])?.contains("at most 255") == true)
+        // 4 entries of 2 + 1 + 8 + 100 bytes each on top of the 62 bytes p2p uses: over 400.
+        let big = Dictionary(uniqueKeysWithValues: (1...4).map { ("key\($0)", String(repeating: "v", count: 100)) })
+        #expect(refusal(big)?.contains("within 400") == true)
+    }
+
+    @Test func discoveredServicesLeaveP2PsOwnKeysOutOfTheDiscoveryInfo() {
+        let txt = TXTRecord([("txtvers", "1"), ("ID", Self.peer.hex), ("sid", "x"), ("color", "red"), ("Color", "blue"), ("flag", "")])
+        let service = DiscoveredService(name: "x", txt: txt, host: "h", port: 1, addresses: [], interfaceIndex: 0)
+        #expect(service.discoveryInfo == ["color": "red", "flag": ""])
     }
 
     @Test func buildWritesLengthPrefixedKeyValueStrings() {

@@ -76,7 +76,7 @@ extension DiscoveryError {
     var meansDaemonUnreachable: Bool {
         switch self {
         case .daemonNotRunning, .daemonLost: true
-        case .nameConflict, .failed: false
+        case .nameConflict, .failed, .invalidDiscoveryInfo: false
         }
     }
 }

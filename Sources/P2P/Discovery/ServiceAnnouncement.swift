@@ -5,6 +5,13 @@ public enum ServiceAnnouncement {
     public static let domain = "local."
     public static let txtVersion = "1"
 
+    /// The keys p2p itself uses, which discovery info may not.
+    public static let reservedKeys: Set<String> = ["txtvers", "pv", "id", "sid"]
+    /// RFC 6763 §6.4: keys SHOULD be no more than nine characters, so packets stay small.
+    public static let maxDiscoveryInfoKeyLength = 9
+    /// RFC 6763 §6.2: a TXT record up to about 400 bytes fits a single mDNS packet alongside its records.
+    public static let maxTXTRecordBytes = 400
+
     /// The TXT record for a peer: `txtvers` first, then protocol version, peer ID and session ID.
     public static func txtRecord(peerID: PeerID, sessionID: String) -> TXTRecord {
         TXTRecord([
@@ -13,6 +20,46 @@ public enum ServiceAnnouncement {
             ("id", peerID.hex),
             ("sid", sessionID),
         ])
+    }
+
+    /// The TXT record with an app's discovery info after p2p's own keys, sorted by key so that the
+    /// same info always gives the same bytes. Throws `invalidDiscoveryInfo` for info that breaks the
+    /// rules of `validate(discoveryInfo:)` or makes the record longer than `maxTXTRecordBytes`.
+    public static func txtRecord(peerID: PeerID, sessionID: String, discoveryInfo: [String: String]) throws(DiscoveryError) -> TXTRecord {
+        try validate(discoveryInfo: discoveryInfo)
+        var record = txtRecord(peerID: peerID, sessionID: sessionID)
+        record.entries += discoveryInfo.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let size = record.bytes.count
+        guard size <= maxTXTRecordBytes else {
+            throw .invalidDiscoveryInfo("the TXT record would be \(size) bytes; discovery info must keep it within \(maxTXTRecordBytes)")
+        }
+        return record
+    }
+
+    /// Checks an app's discovery info (MultipeerConnectivity's `discoveryInfo`) against RFC 6763 §6:
+    /// keys of 1–9 printable ASCII characters without `=`, unique ignoring case, none of p2p's own
+    /// keys; each `key=value` at most 255 bytes.
+    public static func validate(discoveryInfo: [String: String]) throws(DiscoveryError) {
+        var seen: Set<String> = []
+        for (key, value) in discoveryInfo.sorted(by: { $0.key < $1.key }) {
+            guard !key.isEmpty, key.count <= maxDiscoveryInfoKeyLength else {
+                throw .invalidDiscoveryInfo("key \"\(key)\" must have 1 to \(maxDiscoveryInfoKeyLength) characters")
+            }
+            guard key.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) && $0 != "=" }) else {
+                throw .invalidDiscoveryInfo("key \"\(key)\" may hold only printable ASCII characters other than '='")
+            }
+            let folded = key.lowercased()
+            guard !reservedKeys.contains(folded) else {
+                throw .invalidDiscoveryInfo("key \"\(key)\" is p2p's own (\(reservedKeys.sorted().joined(separator: ", ")))")
+            }
+            guard seen.insert(folded).inserted else {
+                throw .invalidDiscoveryInfo("key \"\(key)\" appears twice (keys compare ignoring case)")
+            }
+            let length = key.utf8.count + 1 + value.utf8.count
+            guard length <= 255 else {
+                throw .invalidDiscoveryInfo("\"\(key)=…\" is \(length) bytes; one entry holds at most 255")
+            }
+        }
     }
 }
 
@@ -30,12 +77,20 @@ public struct DiscoveredService: Sendable, Equatable {
     /// IPv4 addresses of `host`, found with a DNS-SD A-record query.
     public var addresses: [String]
     public var interfaceIndex: UInt32
+    /// The app's own keys from the TXT record (every key but p2p's; the first of a repeated key wins).
+    public var discoveryInfo: [String: String]
 
     public init(name: String, txt: TXTRecord, host: String, port: UInt16, addresses: [String], interfaceIndex: UInt32) {
         self.name = name
         peerID = txt["id"].flatMap(PeerID.init(hex:))
         sessionID = txt["sid"]
         protocolVersion = txt["pv"].flatMap { Int($0) }
+        var info: [String: String] = [:]
+        var seen: Set<String> = []
+        for (key, value) in txt.entries where !ServiceAnnouncement.reservedKeys.contains(key.lowercased()) {
+            if seen.insert(key.lowercased()).inserted { info[key] = value }
+        }
+        discoveryInfo = info
         self.host = host
         self.port = port
         self.addresses = addresses
@@ -53,6 +108,8 @@ public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible 
     /// Every candidate name was taken.
     case nameConflict(name: String)
     case failed(operation: String, code: Int32)
+    /// The app's discovery info breaks a TXT record rule; the text says which and how.
+    case invalidDiscoveryInfo(String)
 
     public var description: String {
         switch self {
@@ -63,6 +120,7 @@ public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible 
             "the mDNS daemon went away; advertising and browsing resume by themselves when it is back (connections stay up)"
         case .nameConflict(let name): "the name \"\(name)\" and its alternatives are all taken on this network; choose another with --name"
         case .failed(let operation, let code): "DNS-SD \(operation) failed with dns_sd error \(code)"
+        case .invalidDiscoveryInfo(let why): "invalid discovery info: \(why)"
         }
     }
 }

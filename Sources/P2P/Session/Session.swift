@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -66,7 +67,9 @@ public final class Session: Sendable {
         router = MessageRouter(catalog: catalog)
         // The coordinator reports to the session, which exists only once every part does.
         let owner = WeakSession()
-        discovery = DiscoveryCoordinator(ownID: identity.peerID, sessionID: sessionID) { owner.session?.discovered($0) }
+        discovery = DiscoveryCoordinator(ownID: identity.peerID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo) {
+            owner.session?.discovered($0)
+        }
         connections = Connections(configuration: configuration, ownID: identity.peerID, sessionID: sessionID, name: name,
                                   router: router, reporter: reporter, discovery: discovery)
         owner.session = self
@@ -295,15 +298,19 @@ public final class Session: Sendable {
     private func discovered(_ event: DiscoveryCoordinator.Event) {
         switch event {
         case .found(let info):
+            configuration.logger.debug("found \(info.displayName) (\(info.id.fingerprint)) at \(info.addresses.first ?? "?"):\(info.port ?? 0)")
             if connections.connectedPeer(info.id) == nil { reporter.report(info, .available) }
         case .lost(let info):
             if connections.connectedPeer(info.id) == nil { reporter.report(info, .unavailable) }
         case .advertising(let registered):
+            configuration.logger.info("advertising as \(registered) in session \(sessionID)")
             name.withLockedValue { $0 = registered.utf8Prefix(maxBytes: Hello.maxDisplayNameBytes) }
             reporter.emit(.advertising(name: registered))
         case .failed(let error):
+            configuration.logger.warning("discovery: \(error)")
             reporter.emit(.discoveryFailed(error))
         case .daemonLost:
+            configuration.logger.warning("discovery: the mDNS daemon went away; retrying")
             reporter.emit(.discoveryFailed(.daemonLost))
         }
     }

@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 
 /// Which half of GameKit's trio a session plays.
@@ -38,6 +39,9 @@ public struct PeerInfo: Sendable, Hashable {
     public var addresses: [String]
     /// What the trust store said when the peer connected (`.unknown` without a store or before connecting).
     public var trust: TrustVerdict = .unknown
+    /// The app's key/value pairs the peer advertised (`SessionConfiguration.discoveryInfo`); empty for
+    /// a peer that was not found by DNS-SD. Like every announcement, a claim: anyone can advertise anything.
+    public var discoveryInfo: [String: String] = [:]
     /// The peer ID in the form people compare: groups of four characters.
     public var fingerprint: String { id.fingerprint }
 
@@ -119,8 +123,17 @@ public struct SessionConfiguration: Sendable {
     public var trustStore: TrustStore?
     /// What happens to connection requests when no handler is set.
     public var acceptsConnectionsByDefault = false
+    /// An app's own key/value pairs, advertised in the TXT record beside p2p's keys and seen by other
+    /// peers as `PeerInfo.discoveryInfo` (MultipeerConnectivity's `discoveryInfo`). Keys of 1–9
+    /// printable ASCII characters without `=`; the whole record at most 400 bytes (RFC 6763 §6).
+    /// `setAvailable(true)` checks it and throws `DiscoveryError.invalidDiscoveryInfo` if it breaks a rule.
+    public var discoveryInfo: [String: String] = [:]
     /// Unread events each `events()` stream holds; beyond that its consumer gets `.eventsDropped`.
     public var eventBufferLimit = 8192
+    /// Where the session logs: connection lifecycle at `debug` and `info`, refused connections at
+    /// `notice`, peers that break the protocol at `warning`, discovery trouble at `warning`. Silent by
+    /// default, since a library should not write to its app's output unasked.
+    public var logger = Logger(label: "p2p", factory: { _ in SwiftLogNoOpLogHandler() })
 
     public init() {}
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NIOCore
 import P2P
 
@@ -14,7 +15,7 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: "TCP and UDP port to listen on (0 = any free port).")
     var port: Int = 0
 
-    @Flag(help: "Print protocol details to stderr.")
+    @Flag(help: "Also log connections, refusals, protocol errors and discovery to stderr.")
     var verbose = false
 
     @Flag(help: "DEBUGGING ONLY: no TLS, no encryption, no authentication. Both peers must use it.")
@@ -25,6 +26,13 @@ struct NetworkOptions: ParsableArguments {
     }
 
     var displayName: String { name ?? Self.defaultDisplayName }
+
+    /// The library's log, every level, on stderr (where it cannot mix with a command's JSON output).
+    static let stderrLogger = Logger(label: "p2p") { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = .debug
+        return handler
+    }
 
     static var defaultDisplayName: String {
         let user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
@@ -37,6 +45,7 @@ struct NetworkOptions: ParsableArguments {
     func makeSession(defaultSessionID: String, pinning: Bool = true) throws -> Session {
         var configuration = SessionConfiguration()
         configuration.port = port
+        if verbose { configuration.logger = Self.stderrLogger }
         if insecure {
             configuration.transportSecurity = .insecure
             Output.error(Terminal.paint("p2p: WARNING: --insecure: this session is NOT encrypted and peers are NOT authenticated. Debugging only.", .red))

@@ -1,4 +1,5 @@
 import Dispatch
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -47,6 +48,9 @@ final class Connections: LinkDelegate {
     }
 
     var isSecure: Bool { configuration.transportSecurity == .tls }
+    private var log: Logger { configuration.logger }
+
+    private static func describe(_ hello: Hello) -> String { "\(hello.displayName) (\(hello.peerID.fingerprint))" }
     var connectedPeers: [PeerInfo] { table.withLockedValue { $0.connectedPeers } }
     var knownPeers: [PeerInfo] { table.withLockedValue { $0.knownPeers } }
     /// Links open now, whether they count for a peer or not (one that lost a tie-break, until it closes).
@@ -62,13 +66,20 @@ final class Connections: LinkDelegate {
     func admit(_ channel: Channel) throws {
         if let ip = channel.remoteAddress?.ipAddress {
             let (open, handshaking) = table.withLockedValue { $0.inbound(from: ip) }
-            try admission.withLockedValue { try $0.admitConnection(from: ip, open: open, handshaking: handshaking) }
+            do {
+                try admission.withLockedValue { try $0.admitConnection(from: ip, open: open, handshaking: handshaking) }
+            } catch {
+                log.notice("refused a connection from \(ip): \(error)")
+                throw error
+            }
         }
+        log.debug("connection from \(channel.remoteAddress?.description ?? "an unknown address")")
         try configurePipeline(channel, link: PeerLink(channel: channel, direction: .inbound, secure: isSecure))
     }
 
     /// Connects to `endpoint` and waits until the handshake settles who answered.
     func connect(to endpoint: Endpoint, expecting expected: PeerID?, timeout: TimeAmount, group: any EventLoopGroup) async throws(SessionError) -> PeerInfo {
+        log.debug("connecting to \(endpoint)")
         let loop = group.next()
         let completion = loop.makePromise(of: PeerID.self)
         let timer = loop.scheduleTask(in: timeout) { completion.fail(SessionError.timedOut(seconds: timeout.seconds)) }
@@ -87,6 +98,7 @@ final class Connections: LinkDelegate {
                 .connect(host: endpoint.host, port: endpoint.port).get()
         } catch {
             completion.fail(error)
+            log.info("could not connect to \(endpoint): \(error)")
             throw .connectFailed(endpoint, reason: "\(error)")
         }
         do {
@@ -219,6 +231,7 @@ final class Connections: LinkDelegate {
         let proven = record.provenPeer
         let facts = HandshakePolicy.LinkFacts(secure: link.secure, provenPeer: proven, expectedPeer: link.expectedPeer)
         if let rejection = policy.check(hello, link: facts, trust: trust) {
+            log.notice("refused \(Self.describe(hello)) at \(address?.ipAddress ?? "?"): \(rejection.failure)")
             if rejection.failure.isImpersonation {
                 let ip = address?.ipAddress
                 reporter.emit(.refused(PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID,
@@ -250,6 +263,7 @@ final class Connections: LinkDelegate {
                     .whenComplete { _ in loser.channel.close(promise: nil) }
             }
             guard allowed else {
+                log.notice("refused \(Self.describe(hello)) at \(address?.ipAddress ?? "?"): too many connection requests")
                 return .reject(HandshakeRejection(code: .connectionDenied, reason: "too many connection requests from your address; try again in a minute",
                                                   failure: .denied(by: "rate limit")))
             }
@@ -276,12 +290,21 @@ final class Connections: LinkDelegate {
         if let remote {
             transport.withLockedValue { $0.datagrams }?.addRoute(link: link, remote: remote, remoteIP: link.channel.remoteAddress?.ipAddress)
         }
+        let settleConnectCalls: @Sendable () -> Void = {
+            completion?.succeed(info.id)
+            for waiter in waiters { waiter.succeed(info.id) }
+        }
         if case .unknown = info.trust, link.secure, let store = configuration.trustStore {
             // Trust on first use: the user (or --yes) accepted this key; from now on the name is bound to it.
-            trustQueue.async { try? store.pin(info.id, name: info.displayName, method: .firstUse) }
+            // The connect call returns once the pin is written, so its caller can count on it.
+            trustQueue.async {
+                try? store.pin(info.id, name: info.displayName, method: .firstUse)
+                settleConnectCalls()
+            }
+        } else {
+            settleConnectCalls()
         }
-        completion?.succeed(info.id)
-        for waiter in waiters { waiter.succeed(info.id) }
+        log.info("connected to \(info.displayName) (\(info.id.fingerprint)), \(link.direction), \(link.channel.remoteAddress?.description ?? "")")
         reporter.report(info, .connected)
     }
 
@@ -294,10 +317,14 @@ final class Connections: LinkDelegate {
         case .duplicateConnection: .duplicateConnection
         default: .remoteError(code: message.rawCode, reason: message.reason)
         }
+        log.info("\(name) sent ERROR \(message.rawCode): \(message.reason)")
         self.link(link, failed: failure, overwrite: true)
     }
 
     func link(_ link: PeerLink, failed failure: SessionError, overwrite: Bool) {
+        if case .protocolViolation(let what) = failure {
+            log.warning("closing the connection from \(link.channel.remoteAddress?.description ?? "?"): protocol violation: \(what)")
+        }
         table.withLockedValue { $0.setFailure(failure, on: link.id, overwrite: overwrite) }
     }
 
@@ -306,7 +333,12 @@ final class Connections: LinkDelegate {
         guard case .failed(let peer, let failure, let completion, let waiters) = table.withLockedValue({ $0.close(link.id) }) else { return }
         completion?.fail(failure)
         for waiter in waiters { waiter.fail(failure) }
-        if let peer { reporter.report(peer, .disconnected, reason: failure) }
+        if let peer {
+            log.info("disconnected from \(peer.displayName) (\(peer.id.fingerprint)): \(failure)")
+            reporter.report(peer, .disconnected, reason: failure)
+        } else {
+            log.debug("connection from \(link.channel.remoteAddress?.description ?? "?") ended: \(failure)")
+        }
     }
 
     func link(_ link: PeerLink, deliver frame: Frame) throws(WireError) {

@@ -27,12 +27,15 @@ final class DiscoveryCoordinator: Sendable {
 
     private let ownID: PeerID
     private let sessionID: String
+    /// The app's keys for the TXT record.
+    private let discoveryInfo: [String: String]
     private let onEvent: @Sendable (Event) -> Void
     private let state = NIOLockedValueBox(State())
 
-    init(ownID: PeerID, sessionID: String, onEvent: @escaping @Sendable (Event) -> Void) {
+    init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:], onEvent: @escaping @Sendable (Event) -> Void) {
         self.ownID = ownID
         self.sessionID = sessionID
+        self.discoveryInfo = discoveryInfo
         self.onEvent = onEvent
     }
 
@@ -47,9 +50,9 @@ final class DiscoveryCoordinator: Sendable {
         guard !isRunning else { return }
         var advertiser: ServiceAdvertiser?
         if let advertise {
+            let txt = try ServiceAnnouncement.txtRecord(peerID: ownID, sessionID: sessionID, discoveryInfo: discoveryInfo)
             let started = ServiceAdvertiser(
-                name: advertise.name, port: advertise.port,
-                txt: ServiceAnnouncement.txtRecord(peerID: ownID, sessionID: sessionID)
+                name: advertise.name, port: advertise.port, txt: txt
             ) { [weak self] event in self?.handle(event) }
             try started.start()
             advertiser = started
@@ -102,8 +105,9 @@ final class DiscoveryCoordinator: Sendable {
         switch event {
         case .found(let service):
             guard let id = service.peerID, id != ownID, service.sessionID == sessionID else { return }
-            let info = PeerInfo(id: id, displayName: service.name, sessionID: sessionID, host: service.host,
+            var info = PeerInfo(id: id, displayName: service.name, sessionID: sessionID, host: service.host,
                                 port: Int(service.port), addresses: service.addresses)
+            info.discoveryInfo = service.discoveryInfo
             state.withLockedValue { $0.discovered[id] = info }
             onEvent(.found(info))
         case .lost(let name):
