@@ -33,7 +33,9 @@ protocol LinkDelegate: AnyObject, Sendable {
 ///                                       └──▶ awaitingWelcome  (outbound) ─WELCOME─▶ connected
 /// ```
 /// Any frame that does not fit the state, and any malformed frame, ends the connection with an ERROR
-/// frame. While the HELLO is being checked (the trust store is read off the event loop) reading
+/// frame, checked in PROTOCOL.md §4's order: the state first (ERROR 1), then the payload (ERROR 6). A
+/// frame the state does not allow is refused without being decoded; ERROR, PING, PONG and BYE are
+/// allowed in every state, so they are always decoded. While the HELLO is being checked (the trust store is read off the event loop) reading
 /// pauses and frames that already arrived wait, to be handled in the state the check leads to.
 final class PeerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
@@ -123,6 +125,8 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// Each case that handles a frame decodes its payload itself; the `default` refuses a frame the
+    /// phase does not allow before looking at its payload (PROTOCOL.md §4 steps 8 and 9).
     private func handle(_ frame: Frame, context: ChannelHandlerContext) throws(WireError) {
         switch (phase, frame.type) {
         case (.closing, _):
