@@ -127,6 +127,43 @@ import Testing
         #expect(delegate.log.withLockedValue { $0.closed } == 1)
     }
 
+    /// PROTOCOL.md §9: an initiator whose connect timeout passes while the acceptor stays silent (its
+    /// user never answers) tells it with ERROR 10 before closing; it used to close without a word.
+    @Test func anInitiatorThatGivesUpWaitingForWelcomeSendsHandshakeTimeout() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.outbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
+        channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: .seconds(30)))
+        let replies = try written(channel)
+        #expect(try replies.map { try ErrorMessage(frame: $0).code } == [.handshakeTimeout])
+        #expect(try ErrorMessage(frame: replies[0]).reason == "no WELCOME (the connection request was not answered) within 30 s; giving up")
+        #expect(delegate.log.withLockedValue { $0.failures } == [.timedOut(seconds: 30)])
+        #expect(!channel.isActive)
+    }
+
+    @Test func anInitiatorThatGivesUpWaitingForHelloSendsHandshakeTimeoutToo() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.outbound, delegate: delegate)
+        _ = try written(channel)
+        channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: .seconds(5)))
+        #expect(try written(channel).map { try ErrorMessage(frame: $0).code } == [.handshakeTimeout])
+        #expect(!channel.isActive)
+    }
+
+    @Test func aConnectTimeoutAfterTheHandshakeChangesNothing() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.outbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
+        try channel.writeInbound(Welcome().frame())
+        channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: .seconds(10)))
+        #expect(try written(channel).isEmpty)
+        #expect(channel.isActive)
+    }
+
     @Test func anApplicationFrameBeforeTheHandshakeIsAProtocolViolation() throws {
         let delegate = RecordingDelegate()
         let (channel, _) = try connection(.inbound, delegate: delegate)
