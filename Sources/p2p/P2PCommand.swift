@@ -1,4 +1,5 @@
 import ArgumentParser
+import P2P
 
 /// `p2p`: chat, files and games with peers on the local network.
 @main
@@ -45,4 +46,15 @@ enum ExitStatus {
     static let transferFailed = ExitCode(8)
     /// A records snapshot or file was rejected (invalid, incompatible, or conflicting); the store is unchanged.
     static let recordsRejected = ExitCode(9)
+
+    /// The exit status for a snapshot's RESULT status, on either side: a snapshot that *failed* (its bytes
+    /// did not arrive whole, or the receiver's store could not take it) is a failed transfer (8), not a
+    /// rejection (9), which means the sender has something to fix.
+    static func records(_ status: RecordTransferResult.Status) -> ExitCode {
+        switch status {
+        case .merged: .success
+        case .rejected: recordsRejected
+        case .failed: transferFailed
+        }
+    }
 }

@@ -233,6 +233,20 @@ struct GameProtocolTests {
         try table.run(Table.alice) { try $0.play(1) }
         table.inject(table.bobsMove(5, hash: Board().hash), to: Table.alice)
         expectRefused(table, .boardMismatch)
+        // The refused move is neither applied nor shown as played (`p2p game --json` printed a `move`
+        // event for it, then the violation).
+        #expect(!table.events[Table.alice].contains { if case .moved(by: .peer, _, _) = $0 { true } else { false } })
+        #expect(table.players[Table.alice].game.board[5] == nil)
+    }
+
+    @Test func aWinningMoveWithTheWrongBoardHashAbortsTheRoundInsteadOfLosingIt() throws {
+        var table = Table.started()
+        try table.play([1, 4, 2, 5, 9])  // alice X on 1, 2, 9; bob O on 4, 5: O on 6 would win
+        table.inject(table.bobsMove(6, hash: Board().hash), to: Table.alice)
+        #expect(table.violations(at: Table.alice).map(\.code) == [.boardMismatch])
+        #expect(table.results(at: Table.alice) == [.aborted])
+        #expect(table.players[Table.alice].score == .init(), "a refused move scores nothing")
+        #expect(table.players[Table.alice].game.board[6] == nil)
     }
 
     @Test func moveWithTheWrongNumberIsRefused() throws {

@@ -36,7 +36,7 @@ import Testing
 }
 
 /// A malformed payload of a type the receiver has no handler for (a chat gets a GAME or RECORDS
-/// frame) used to be dropped unread; PROTOCOL.md §4 step 8 makes it fatal like any other.
+/// frame) used to be dropped unread; PROTOCOL.md §4 step 9 makes it fatal like any other.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct UnhandledTypeTests {
     static let cases: [(MessageType, [UInt8])] = [

@@ -19,8 +19,13 @@ import Testing
         let verdict: NIOLockedValueBox<EventLoopPromise<HelloVerdict>?> = NIOLockedValueBox(nil)
         let decision: NIOLockedValueBox<EventLoopPromise<Bool>?> = NIOLockedValueBox(nil)
         let rejectDeliveries: Bool
+        /// Decode every delivered frame as the session's router does (`MessageCatalog.standard`).
+        let decodesDeliveries: Bool
 
-        init(rejectDeliveries: Bool = false) { self.rejectDeliveries = rejectDeliveries }
+        init(rejectDeliveries: Bool = false, decodesDeliveries: Bool = false) {
+            self.rejectDeliveries = rejectDeliveries
+            self.decodesDeliveries = decodesDeliveries
+        }
 
         var handshakeTimeout: TimeAmount { .seconds(10) }
         var heartbeatInterval: TimeAmount { .seconds(2) }
@@ -48,6 +53,7 @@ import Testing
         func linkClosed(_ link: PeerLink) { log.withLockedValue { $0.closed += 1 } }
         func link(_ link: PeerLink, deliver frame: Frame) throws(WireError) {
             if rejectDeliveries { throw .malformedPayload(frame.type, "refused by the test") }
+            if decodesDeliveries { _ = try MessageCatalog.standard.decode(frame) }
             log.withLockedValue { $0.delivered.append(frame) }
         }
     }
@@ -55,11 +61,13 @@ import Testing
     static let alice = Identity.ephemeral().peerID
     static let bob = Identity.ephemeral().peerID
 
-    /// A plaintext link in a channel with the production batcher in front of the handler.
-    func connection(_ direction: PeerLink.Direction, delegate: RecordingDelegate) throws -> (EmbeddedChannel, PeerLink) {
+    /// A plaintext link in a channel with the production batcher (and, as in production, the heartbeat,
+    /// which answers PING and checks PONG) in front of the handler.
+    func connection(_ direction: PeerLink.Direction, delegate: RecordingDelegate, heartbeat: Bool = false) throws -> (EmbeddedChannel, PeerLink) {
         let channel = EmbeddedChannel()
         let link = PeerLink(channel: channel, direction: direction, secure: false)
         try channel.pipeline.syncOperations.addHandler(FrameWriteBatcher())
+        if heartbeat { try channel.pipeline.syncOperations.addHandler(HeartbeatHandler()) }
         try channel.pipeline.syncOperations.addHandler(PeerConnectionHandler(delegate: delegate, link: link))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 4000)).wait()
         return (channel, link)
@@ -119,6 +127,43 @@ import Testing
         #expect(delegate.log.withLockedValue { $0.closed } == 1)
     }
 
+    /// PROTOCOL.md §9: an initiator whose connect timeout passes while the acceptor stays silent (its
+    /// user never answers) tells it with ERROR 10 before closing; it used to close without a word.
+    @Test func anInitiatorThatGivesUpWaitingForWelcomeSendsHandshakeTimeout() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.outbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
+        channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: .seconds(30)))
+        let replies = try written(channel)
+        #expect(try replies.map { try ErrorMessage(frame: $0).code } == [.handshakeTimeout])
+        #expect(try ErrorMessage(frame: replies[0]).reason == "no WELCOME (the connection request was not answered) within 30 s; giving up")
+        #expect(delegate.log.withLockedValue { $0.failures } == [.timedOut(seconds: 30)])
+        #expect(!channel.isActive)
+    }
+
+    @Test func anInitiatorThatGivesUpWaitingForHelloSendsHandshakeTimeoutToo() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.outbound, delegate: delegate)
+        _ = try written(channel)
+        channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: .seconds(5)))
+        #expect(try written(channel).map { try ErrorMessage(frame: $0).code } == [.handshakeTimeout])
+        #expect(!channel.isActive)
+    }
+
+    @Test func aConnectTimeoutAfterTheHandshakeChangesNothing() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.outbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
+        try channel.writeInbound(Welcome().frame())
+        channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: .seconds(10)))
+        #expect(try written(channel).isEmpty)
+        #expect(channel.isActive)
+    }
+
     @Test func anApplicationFrameBeforeTheHandshakeIsAProtocolViolation() throws {
         let delegate = RecordingDelegate()
         let (channel, _) = try connection(.inbound, delegate: delegate)
@@ -164,6 +209,59 @@ import Testing
         #expect(delegate.log.withLockedValue { $0.closed } == 1)
         delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)  // too late: nothing happens
         #expect(delegate.log.withLockedValue { $0.connected } == 0)
+    }
+
+    /// The ERROR codes a fresh inbound link answers `frame` with, in the phase `setUp` leads to.
+    func answer(to frame: Frame, connected: Bool) throws -> [ErrorCode?] {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate, heartbeat: true)
+        if connected {
+            try channel.writeInbound(bobsHello)
+            delegate.verdict.withLockedValue { $0 }!.succeed(.accept)
+        }
+        _ = try written(channel)
+        try channel.writeInbound(frame)
+        defer { #expect(!channel.isActive, "every refusal closes the connection") }
+        return try written(channel).map { try ErrorMessage(frame: $0).code }
+    }
+
+    /// PROTOCOL.md §5: a PONG that is not 8 bytes is malformed, as a PING is; it used to be ignored.
+    @Test(arguments: [7, 9, 0]) func aPongThatIsNot8BytesIsMalformed(length: Int) throws {
+        let pong = Frame(type: .pong, payload: ByteBuffer(bytes: Array(repeating: 0, count: length)))
+        #expect(try answer(to: pong, connected: true) == [.malformedPayload])
+        #expect(try answer(to: pong, connected: false) == [.malformedPayload], "PONG is allowed before HELLO too")
+    }
+
+    @Test func aWellFormedPongIsAcceptedSilently() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate, heartbeat: true)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.accept)
+        _ = try written(channel)
+        try channel.writeInbound(Frame(type: .pong, payload: ByteBuffer(integer: UInt64(42))))
+        #expect(try written(channel).isEmpty)
+        #expect(channel.isActive)
+    }
+
+    /// PROTOCOL.md §4 steps 8 and 9: the state is checked before the payload. A frame both out of
+    /// place and malformed gets 1; one that every state allows (ERROR, PING, PONG, BYE) gets 6.
+    @Test func theStateIsCheckedBeforeThePayload() throws {
+        let malformed = { (type: MessageType, bytes: Int) in Frame(type: type, payload: ByteBuffer(bytes: Array(repeating: 0xff, count: bytes))) }
+        // Out of place and malformed: protocolViolation.
+        #expect(try answer(to: malformed(.text, 3), connected: false) == [.protocolViolation])
+        #expect(try answer(to: malformed(.pair, 5), connected: false) == [.protocolViolation])
+        #expect(try answer(to: malformed(.welcome, 1), connected: false) == [.protocolViolation])
+        #expect(try answer(to: malformed(.welcome, 1), connected: true) == [.protocolViolation])
+        #expect(try answer(to: malformed(.hello, 4), connected: true) == [.protocolViolation])
+        // Allowed in every state and malformed: malformedPayload, before and after the handshake.
+        for connected in [false, true] {
+            #expect(try answer(to: malformed(.bye, 1), connected: connected) == [.malformedPayload])
+            #expect(try answer(to: malformed(.ping, 7), connected: connected) == [.malformedPayload])
+            #expect(try answer(to: malformed(.pong, 9), connected: connected) == [.malformedPayload])
+            #expect(try answer(to: malformed(.error, 3), connected: connected) == [.malformedPayload])
+        }
+        // Allowed in its state and malformed: malformedPayload.
+        #expect(try answer(to: malformed(.hello, 4), connected: false) == [.malformedPayload])
     }
 
     @Test func aFloodWhileTheHelloIsCheckedIsRefused() throws {

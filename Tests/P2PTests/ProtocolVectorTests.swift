@@ -107,6 +107,29 @@ struct ProtocolVectorTests {
         }
     }
 
+    /// Every TCP vector whose `expect` is `malformedPayload`, fed to a live connection's pipeline
+    /// (heartbeat and connection handler, as production builds it) in a state that allows its type,
+    /// is answered with ERROR 6 and a close: none is ignored (a 9-byte PONG once was).
+    @Test(arguments: frameVectors.filter { $0.datagram != true && $0.expect.error == "malformedPayload" })
+    func aMalformedVectorIsAnsweredWithMalformedPayload(_ vector: FrameVector) throws {
+        let bytes = try #require([UInt8](hexString: vector.hex))
+        var buffer = ByteBuffer(bytes: bytes)
+        let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard).parse(&buffer))
+        let delegate = PeerConnectionHandlerTests.RecordingDelegate(decodesDeliveries: true)
+        let handlerTests = PeerConnectionHandlerTests()
+        // HELLO is allowed only before the handshake, WELCOME only to an initiator awaiting it, every
+        // other type once connected.
+        let (channel, _) = try handlerTests.connection(frame.type == .welcome ? .outbound : .inbound, delegate: delegate, heartbeat: true)
+        if frame.type != .hello {
+            try channel.writeInbound(handlerTests.bobsHello)
+            delegate.verdict.withLockedValue { $0 }!.succeed(frame.type == .welcome ? .awaitWelcome : .accept)
+        }
+        _ = try handlerTests.written(channel)
+        try channel.writeInbound(frame)
+        #expect(try handlerTests.written(channel).map { try ErrorMessage(frame: $0).code } == [.malformedPayload], "\(vector.name)")
+        #expect(!channel.isActive)
+    }
+
     // MARK: - Decoding a vector into the shape of `expect`
 
     static func errorName(_ error: WireError) -> String {

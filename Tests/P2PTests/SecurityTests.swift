@@ -15,6 +15,26 @@ struct SecurityTests {
         return try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
     }
 
+    /// PROTOCOL.md §11: names compare by canonical equivalence. An NFD "café" looks exactly like a pinned
+    /// NFC "café", so it is the same name: a conflict for another key, not a harmless first contact.
+    @Test func namesCompareByCanonicalEquivalenceNotBytes() throws {
+        let store = try temporaryStore()
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        #expect(Array(nfc.utf8) != Array(nfd.utf8), "the test needs two byte sequences")
+        let owner = Identity.ephemeral().peerID, newcomer = Identity.ephemeral().peerID
+        try store.pin(owner, name: nfc, method: .firstUse)
+        guard case .conflict(let pinned) = store.verdict(for: newcomer, name: nfd) else {
+            Issue.record("an NFD name got past the NFC pin: \(store.verdict(for: newcomer, name: nfd))")
+            return
+        }
+        #expect(pinned.id == owner)
+        #expect(try store.remove(matching: nfd).map(\.id) == [owner], "`p2p trust remove` finds the pin under either form")
+        // HELLO check 6 and the discovery filter follow the same rule for session IDs.
+        let policy = HandshakePolicy(ownID: owner, sessionID: nfc)
+        let hello = Hello(peerID: newcomer, capabilities: .all, datagramPort: 0, datagramToken: 1, displayName: "bob", sessionID: nfd)
+        #expect(policy.check(hello, link: .init(secure: false, provenPeer: nil, expectedPeer: nil), trust: .unknown) == nil)
+    }
+
     @Test func aHelloClaimingSomeoneElsesIDIsRefused() async throws {
         let bob = try await makeSession("bob")
         let victim = Identity.ephemeral().peerID

@@ -118,6 +118,8 @@ extension LinkTable.Closing {
         #expect(policy.check(hello(them, session: "x"), link: tls, trust: .unknown)?.code == .sessionMismatch)
         let dialedSomeoneElse = HandshakePolicy.LinkFacts(secure: true, provenPeer: them, expectedPeer: Identity.ephemeral().peerID)
         #expect(policy.check(hello(them), link: dialedSomeoneElse, trust: .unknown)?.failure.isImpersonation == true)
+        // Step 7 answers protocolViolation (1): the peer proved its own key, it is just not the one dialed.
+        #expect(policy.check(hello(them), link: dialedSomeoneElse, trust: .unknown)?.code == .protocolViolation)
         #expect(policy.check(hello(them), link: tls, trust: .unknown) == nil)
     }
 

@@ -36,7 +36,7 @@ struct TransferTests {
 
     /// `rawAlice`: alice runs no FileTransfers, so the test's own TRANSFER messages and subscriber are
     /// all alice says and hears.
-    func connectedPair(accept: Bool = true, window: Int = 1 << 20, rawAlice: Bool = false) async throws -> Pair {
+    func connectedPair(accept: Bool = true, window: Int = 1 << 20, rawAlice: Bool = false, checksImages: Bool = false) async throws -> Pair {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")
         try await alice.connect(to: bob.endpoint)
@@ -45,6 +45,7 @@ struct TransferTests {
         configuration.window = window
         configuration.acknowledgeEvery = window / 4
         let aliceFiles = rawAlice ? nil : FileTransfers(session: alice, directory: try Self.temporaryDirectory(), configuration: configuration)
+        configuration.checksImageSignatures = checksImages
         let bobFiles = FileTransfers(session: bob, directory: inbox, configuration: configuration)
         bobFiles.setOfferHandler { _ in accept }
         return Pair(alice: alice, bob: bob, aliceFiles: aliceFiles, bobFiles: bobFiles, inbox: inbox, events: TransferRecorder(bobFiles))
@@ -61,6 +62,40 @@ struct TransferTests {
         #expect(try Self.sha256(received) == deliveries[0].sha256)
         #expect(!FileManager.default.fileExists(atPath: received.path + ".part"))
         await pair.alice.close(); await pair.bob.close()
+    }
+
+    /// TRANSFER.md, "Images in chat": an image refused by the receiver's signature check is answered
+    /// with CANCEL instead of RESULT, so the sender's transfer fails (it used to read as verified).
+    @Test func anImageRefusedByTheSignatureCheckFailsAtTheSender() async throws {
+        let pair = try await connectedPair(checksImages: true)
+        let fake = try Self.temporaryDirectory().appendingPathComponent("fake.png")
+        try Data("I am only text, not a PNG\n".utf8).write(to: fake)
+        do {
+            _ = try await pair.aliceFiles.sendResource(at: fake, to: pair.bob.peerID, mediaType: "image/png")
+            Issue.record("the sender read the refused image as delivered")
+        } catch {
+            guard case .cancelledByPeer(let reason) = error else { throw error }
+            #expect(reason.contains("offered as image/png"), "the sender learns why: \(reason)")
+        }
+        try await pair.events.waitFor { if case .failed = $0 { true } else { false } }
+        let refused = pair.events.all.first { if case .failed = $0 { true } else { false } }
+        guard case .failed(_, .notTheOfferedType(let name, let offered, let found))? = refused else {
+            Issue.record("receiver: \(String(describing: refused))")
+            return
+        }
+        #expect(name == "fake.png" && offered == "image/png" && found == nil)
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("fake.png").path))
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("fake.png.part").path))
+        // A real PNG still arrives, and a receiver without the check keeps any bytes (a file store).
+        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
+        png += Array("IHDR".utf8) + [0, 0, 0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0]
+        let real = try Self.temporaryDirectory().appendingPathComponent("real.png")
+        try Data(png).write(to: real)
+        #expect(try await pair.aliceFiles.sendResource(at: real, to: pair.bob.peerID).count == 1)
+        await pair.alice.close(); await pair.bob.close()
+        let plain = try await connectedPair()
+        #expect(try await plain.aliceFiles.sendResource(at: fake, to: plain.bob.peerID, mediaType: "image/png").count == 1)
+        await plain.alice.close(); await plain.bob.close()
     }
 
     @Test func aDirectoryTreeArrivesWithItsRelativePaths() async throws {
@@ -220,6 +255,8 @@ final class TransferRecorder: Sendable {
         let seen = self.seen
         task = Task { for await event in stream { seen.mutate { $0.append(event) } } }
     }
+
+    var all: [TransferEvent] { seen.value }
 
     var finishedCount: Int { seen.value.filter { if case .finished = $0 { true } else { false } }.count }
 

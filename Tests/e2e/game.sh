@@ -88,14 +88,16 @@ if wait_exit cheater 40; then
   report=$(cat "$(out_of cheater)")
   log "cheater: $report"
   codes=$("$PYTHON" -c 'import json,sys; print(" ".join(str(r[1]) for r in json.loads(sys.argv[1])["refusals"]))' "$report" 2>/dev/null)
-  check "the cheater got REFUSE 8, 2, 3 (bad reveal, out of turn, occupied), got: $codes" [ "$codes" = "8 2 3" ]
+  check "the cheater got REFUSE 8, 2, 3, 7 (bad reveal, out of turn, occupied, board mismatch), got: $codes" [ "$codes" = "8 2 3 7" ]
 else
   fail "the cheater did not finish" cheater judge
 fi
 expect_json 5 judge "judge refused the reveal that broke its commitment" event=violation by=peer code=bad-reveal
 expect_json 5 judge "judge refused the move out of turn" event=violation by=peer code=out-of-turn
 expect_json 5 judge "judge refused the move on a taken square" event=violation by=peer code=occupied
-check "each refused round ended aborted, nobody scored" [ "$(count_json judge event=game-over result=aborted)" = 3 ]
+expect_json 5 judge "judge refused the move whose board hash is wrong" event=violation by=peer code=board-mismatch
+expect_no_json judge "judge showed no move for the move it refused (round 4)" event=move by=peer round=4
+check "each refused round ended aborted, nobody scored" [ "$(count_json judge event=game-over result=aborted)" = 4 ]
 expect_no_json judge "no refused round counted as a win or loss" event=game-over result!=aborted
 check "judge kept the connection through the refusals (left only by the cheater's LEAVE)" \
   [ "$(count_json judge event=opponent-left reason=left)" = 1 ]

@@ -149,7 +149,16 @@ def main():
             raise RuntimeError("round 3: the opponent did not move")
         p.send(game(MOVE, 3, bytes([3, 5]) + board_hash([0, 0, 0, 0, 1, 0, 0, 0, 0])))
         p.game_message(REFUSE)
-        p.send(game(LEAVE, 3) + frame(BYE))
+
+        # Round 4: X again; a legal first move on 5 whose board hash is wrong (refused: no move shown).
+        nonce = os.urandom(32)
+        p.send(game(NEW_ROUND, 4) + game(COMMIT, 4, commitment(999999, nonce)))
+        if p.game_message(REVEAL) is None:
+            raise RuntimeError("round 4: no REVEAL")
+        p.send(game(REVEAL, 4, struct.pack(">I", 999999) + nonce))
+        p.send(game(MOVE, 4, bytes([1, 5]) + board_hash([0, 0, 0, 0, 2, 0, 0, 0, 0])))
+        p.game_message(REFUSE)
+        p.send(game(LEAVE, 4) + frame(BYE))
     except (RuntimeError, OSError) as error:
         note = str(error)
     print(json.dumps({"refusals": p.refusals, "received": p.received, "closed": p.closed, "note": note}))

@@ -30,7 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import raw_peer  # noqa: E402
-from raw_peer import BYE, DATA, ERROR, HELLO, PING, TEXT, TRANSFER, WELCOME, Conn, frame, short_string  # noqa: E402
+from raw_peer import BYE, DATA, ERROR, HELLO, PING, PONG, TEXT, TRANSFER, WELCOME, Conn, frame, short_string  # noqa: E402
 
 PROTOCOL_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Protocol", "PROTOCOL.md")
 TEXT_ACK, PAIR, GAME, RECORDS = 0x12, 0x20, 0x30, 0x40
@@ -101,6 +101,10 @@ INPUTS = {
     "hello-wrong-session": lambda h: frame(HELLO, hello(session=b"some-other-session")),
     "ping-7-bytes": lambda h: frame(PING, bytes(7)),
     "ping-9-bytes": lambda h: frame(PING, bytes(9)),
+    "pong-7-bytes": lambda h: frame(PONG, bytes(7)),
+    "pong-9-bytes": lambda h: frame(PONG, bytes(9)),
+    "pong-7-bytes-before-hello": lambda h: frame(PONG, bytes(7)),
+    "text-short-before-hello": lambda h: frame(TEXT, bytes(3)),
     "bye-with-payload": lambda h: frame(BYE, b"\x00"),
     "error-truncated-reason": lambda h: frame(ERROR, struct.pack(">HH", 1, 10) + b"abc"),
     "error-version-9": lambda h: frame(ERROR, struct.pack(">H", 1) + short_string("from the future"), version=9),

@@ -44,6 +44,11 @@ File transfer scenarios (TRANSFER frames, type 0x50; see Protocol/TRANSFER.md). 
                   sends N bytes more than it offered before DONE              -> CANCEL, connection closed
   push            valid handshake, then a CHUNK for a transfer nobody offered or accepted
                                                                               -> CANCEL, connection closed
+
+Records scenario (RECORDS frames, type 0x40; see Protocol/RECORDS.md). Adds "records": [{"reply" (ACCEPT,
+DENY or null), "status" (RESULT status: 0 merged, 1 rejected, 2 failed, or null), "message"}].
+  records-corrupt valid handshake, then a snapshot OFFER, on ACCEPT one CHUNK and an END whose SHA-256 is
+                  not the chunk's                                             -> RESULT status 2 (failed)
 """
 import hashlib
 import json
@@ -66,6 +71,9 @@ OFFER, ACCEPT, DENY, START, CHUNK, ACK, DONE, RESULT, CANCEL = range(1, 10)
 KINDS = {OFFER: "OFFER", ACCEPT: "ACCEPT", DENY: "DENY", START: "START", CHUNK: "CHUNK", ACK: "ACK", DONE: "DONE",
          RESULT: "RESULT", CANCEL: "CANCEL"}
 MAX_CHUNK = 60 * 1024
+RECORDS = 0x40
+# RECORDS kinds
+R_OFFER, R_ACCEPT, R_DENY, R_CHUNK, R_ACK, R_END, R_RESULT = range(1, 8)
 
 
 def frame(ftype, payload=b"", version=1, flags=0, length=None):
@@ -415,6 +423,39 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
             record["result"] = dict({"reply": reply}, **fields)
             if reply == "RESULT" and not c.closed:
                 c.send(frame(BYE))
+    elif scenario == "records-corrupt":
+        handshake()
+        tid = random.getrandbits(63) + 1
+        data = b"these bytes will not match the END digest"
+        record = {"reply": None, "status": None, "message": None}
+        c.records = [record]
+        c.send(frame(RECORDS, struct.pack(">BQBQI", R_OFFER, tid, 0, len(data), 1) + short_string("Task")))
+        while True:
+            ftype, payload = c.read_frame(deadline)
+            if ftype is None or ftype == ERROR:
+                break
+            if ftype == PING:
+                c.send(frame(PONG, payload))
+            if ftype != RECORDS or struct.unpack(">Q", payload[1:9])[0] != tid:
+                continue
+            kind = payload[0]
+            if kind == R_ACCEPT:
+                record["reply"] = "ACCEPT"
+                c.send(frame(RECORDS, struct.pack(">BQQ", R_CHUNK, tid, 0) + data))
+                c.send(frame(RECORDS, struct.pack(">BQ", R_END, tid) + hashlib.sha256(b"something else").digest()))
+            elif kind == R_DENY:
+                record["reply"] = "DENY"
+                break
+            elif kind == R_RESULT:
+                record["status"] = payload[9]
+                detail = payload[9 + 1 + 16:]
+                try:
+                    record["message"] = json.loads(detail.decode("utf-8")).get("message") if detail else None
+                except ValueError:
+                    record["message"] = detail.hex()
+                break
+        if not c.closed:
+            c.send(frame(BYE))
     elif scenario == "push":
         handshake()
         tid = random.getrandbits(63) + 1
@@ -436,7 +477,7 @@ def report(c, scenario, start, our_id, note):
         "bytes_received": c.bytes_received,
         "error_code": c.error[0] if c.error else None, "error_reason": c.error[1] if c.error else None,
         "closed_by_server": c.closed, "tls_error": c.tls_error, "elapsed": round(time.monotonic() - start, 2),
-        "note": note, "transfers": getattr(c, "transfers", []),
+        "note": note, "transfers": getattr(c, "transfers", []), "records": getattr(c, "records", []),
     }))
     return 0
 

@@ -163,6 +163,19 @@ ev=$(get_json pol-fail-on-conflict errors event=records-rejected)
 check "fail-on-conflict: rejected naming milk and report ($ev)" "$PYTHON" -c 'import json,sys; e=json.loads(sys.argv[1]); sys.exit([(x["record"], x["rule"]) for x in e] != [("milk","conflict"),("report","conflict")])' "$ev"
 check "fail-on-conflict: the store copy is unchanged" [ "$(checksum "$STORES/B-policy-fail-on-conflict.sqlite")" = "$before" ]
 
+# ---------------------------------------------------------------- a snapshot that failed (not rejected)
+# A raw peer sends bytes whose END digest does not match: RESULT status 2 (failed). `--once` exits with
+# the failure code 8, not 9 (rejected: something the sender could fix).
+port=$(free_port)
+cp "$STORES/B-tasks.sqlite" "$STORES/B-corrupt.sqlite"
+receiver corrupt "$port" "$STORES/B-corrupt.sqlite" --once
+report=$(run "$LAB" exec A "$PYTHON" "$E2E_DIR/raw_peer.py" "$ADDR_B" "$port" records-corrupt --session records)
+echo "$report" >"$E2E_TMP/raw-records.json"
+check "a corrupt snapshot is answered with RESULT status 2, failed ($(field "$report" records))" \
+  "$PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1])["records"]; sys.exit(not (r and r[0]["status"] == 2))' "$report"
+if wait_exit corrupt 15; then check "receiver --once exits 8 (failed) for a corrupt snapshot, not 9 (got $EXIT_RC)" [ "$EXIT_RC" = 8 ]
+else fail "the receiver did not exit after the corrupt snapshot" corrupt; fi
+
 # ---------------------------------------------------------------- delta
 in_A records import "$DATA/tasks-change.json" --store "$STORES/A-tasks.sqlite" --json >"$E2E_TMP/change.out" 2>&1
 expect_json 1 change "A changed one task (plants)" event=records-merged updated=1

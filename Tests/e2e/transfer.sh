@@ -15,7 +15,7 @@
 #    transfer nobody accepted, or more bytes than offered -> CANCEL and the connection is cut;
 #  - chat images: `/image x.png` shows as an `image` event with the right size in the other chat;
 #    a text file named .png is refused by the sender, and one pushed by a raw peer is refused by the
-#    receiving chat (image-refused).
+#    receiving chat (image-refused), and the sender gets CANCEL instead of RESULT (its transfer fails).
 # Mid-transfer kills use a token-bucket qdisc on A's veth (tc tbf), so a transfer takes seconds.
 # The lab prefix defaults to p2pxf (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
 # Needs root (lab.sh up, tc).
@@ -335,6 +335,8 @@ BOB_PORT=$(get_json bob port event=listening)
 report=$(raw_b 127.0.0.1 "$BOB_PORT" send --session "$SID" --name sneaky.png --type image/png)
 echo "$report" >"$E2E_TMP/raw-img.json"
 expect_json 10 bob "bob refuses non-image bytes offered as image/png (image-refused)" event=error code=image-refused message~"sneaky.png"
+check "the sender is told: CANCEL instead of RESULT ($(field "$report" transfers 0 result reply): $(field "$report" transfers 0 result reason))" \
+  [ "$(field "$report" transfers 0 result reply)" = CANCEL ]
 check "the fake image is not kept in bob's downloads" [ ! -e "$E2E_TMP/dl-bob/sneaky.png" ]
 check "bob showed exactly one image" [ "$(count_json bob event=image)" = 1 ]
 for p in alice bob; do

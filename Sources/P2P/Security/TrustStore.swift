@@ -47,6 +47,9 @@ public final class TrustStore: Sendable {
 
     public var all: [KnownPeer] { (try? load()) ?? [] }
 
+    /// Names compare by canonical equivalence (PROTOCOL.md §11): Swift's `String ==` is exactly that, so
+    /// an NFD "café" is the NFC "café" it looks like and cannot slip past a pin as a stranger. Do not
+    /// replace it with a byte comparison (`utf8.elementsEqual`).
     public func verdict(for id: PeerID, name: String) -> TrustVerdict {
         // An unreadable store pins nothing, but a name it cannot check is not trusted either.
         guard let peers = try? load() else { return .unknown }

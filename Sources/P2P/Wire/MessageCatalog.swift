@@ -4,7 +4,7 @@ import NIOCore
 ///
 /// The frame parser refuses a type the catalog does not list (PROTOCOL.md §4 step 5), and a frame of a
 /// listed type is decoded even when nobody subscribed to it, because a malformed payload is fatal
-/// either way (step 8). Wire knows only the connection's own messages (`MessageCatalog.core`); each
+/// either way (step 9). Wire knows only the connection's own messages (`MessageCatalog.core`); each
 /// feature registers its own, so adding a feature never means editing Wire.
 public struct MessageCatalog: Sendable {
     struct Entry: Sendable {

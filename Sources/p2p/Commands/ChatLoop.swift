@@ -91,10 +91,15 @@ final class ChatLoop {
         }
         let conversationPump = EventPump(conversation.events()) { feed.yield(.conversation($0)) }
         showOutbox()
-        transfers = FileTransfers(session: session, directory: options.downloadsDirectory)
+        var transferOptions = FileTransfers.Configuration()
+        // A chat shows what it receives as images: one that is not the image it was offered as is
+        // refused before it is kept, and the sender is told (it would otherwise read as delivered).
+        transferOptions.checksImageSignatures = true
+        transfers = FileTransfers(session: session, directory: options.downloadsDirectory, configuration: transferOptions)
         transfers.setOfferHandler { offer in
-            // Chat takes images only; files go through `p2p send` / `p2p receive`.
-            guard offer.info.mediaType.hasPrefix("image/") else { return false }
+            // Chat takes images only, of the types whose signature it checks; files go through
+            // `p2p send` / `p2p receive`.
+            guard MediaType.images.contains(offer.info.mediaType) else { return false }
             if accept { return true }
             return await withCheckedContinuation { feed.yield(.imageOffer(offer, $0)) }
         }
@@ -374,18 +379,16 @@ final class ChatLoop {
         Output.line(Terminal.paint(prompt, .yellow))
     }
 
-    /// Images arriving or leaving; a received file must really be the image type it was offered as.
+    /// Images arriving or leaving. `FileTransfers` has already checked that a received file really is
+    /// the image type it was offered as (`checksImageSignatures`) and refused it otherwise.
     private func transferred(_ event: TransferEvent) {
         switch event {
         case .finished(let info, let delivery) where info.direction == .receiving:
-            guard let url = delivery.url else { return }
-            guard let image = ImageInfo(contentsOf: url), image.mediaType == info.mediaType else {
-                try? FileManager.default.removeItem(at: url)
-                let actual = ImageInfo(contentsOf: url)?.mediaType ?? "not a PNG, JPEG, GIF or WebP image"
-                view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): offered as \(info.mediaType), but its signature says \(actual)")
-                return
-            }
+            guard let url = delivery.url, let image = ImageInfo(contentsOf: url) else { return }
             view.image(image, at: url, from: info.peer)
+        case .failed(let info, .notTheOfferedType(_, let offered, let found)):
+            let actual = found ?? "not a PNG, JPEG, GIF or WebP image"
+            view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): offered as \(offered), but its signature says \(actual); the sender was told")
         case .finished(let info, _):
             view.note("sent the image \(Terminal.sanitize(info.name)) to \(Terminal.sanitize(info.peer.displayName)).")
         case .failed(let info, let error):

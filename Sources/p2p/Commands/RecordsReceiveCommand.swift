@@ -12,7 +12,8 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             Advertises itself by DNS-SD and takes direct connections on --port. Connection requests are \
             asked on a terminal, refused from a pipe unless --yes. Every snapshot is validated whole: one \
             invalid record rejects it and the store stays byte-for-byte unchanged. Runs until interrupted; \
-            with --once, exits after the first snapshot (status 0 merged, 9 rejected).
+            with --once, exits after the first snapshot (status 0 merged, 9 rejected: the sender can fix it, 8 \
+            failed: the bytes did not arrive whole or the store could not take them).
             """
     )
 
@@ -37,7 +38,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
 
     private enum Input: Sendable {
         case event(SessionEvent)
-        case finished(merged: Bool)
+        case finished(RecordTransferResult.Status)
         case interrupt
     }
 
@@ -93,7 +94,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                     result = RecordTransferResult(error: error)
                 }
             }
-            feed.yield(.finished(merged: result.status == .merged))
+            feed.yield(.finished(result.status))
             return result
         }
         let sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
@@ -113,9 +114,9 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 switch input {
                 case .event(let event):
                     show(event, view)
-                case .finished(let merged):
+                case .finished(let outcome):
                     if once {
-                        status = merged ? .success : ExitStatus.recordsRejected
+                        status = ExitStatus.records(outcome)
                         break loop
                     }
                 case .interrupt:

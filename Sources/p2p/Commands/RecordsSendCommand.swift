@@ -10,7 +10,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         discussion: """
             --since-last sends only the records changed since the last snapshot that peer merged (per entity). \
             --file sends a records file as it is, without a store (the receiver validates it). \
-            Exit status: 0 merged, 9 rejected by the peer (its report is printed), 3 peer not found, 4 connection failed, 1 other errors.
+            Exit status: 0 merged, 9 rejected by the peer (its report is printed), 8 failed on the peer (corrupt bytes, its store failed), 3 peer not found, 4 connection failed, 1 other errors.
             """
     )
 
@@ -110,7 +110,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
             }
         }
         report(result, records: snapshot.records.count, delta: snapshot.isDelta, peer: peer)
-        return result.status == .merged ? .success : ExitStatus.recordsRejected
+        return ExitStatus.records(result.status)
     }
 
     private func report(_ result: RecordTransferResult, records: Int, delta: Bool, peer: PeerInfo) {

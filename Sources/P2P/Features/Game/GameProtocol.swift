@@ -181,6 +181,13 @@ public struct GameProtocol: Sendable {
             guard Int(number) == expected else {
                 throw GameViolation(.moveNumber, "move number \(number) received, expected \(expected)")
             }
+            // The hash is checked on a copy before the move is applied or reported: a refused move must
+            // not be shown as played (nor, if it completes a line, end the round as won).
+            var after = game.board
+            after.place(game.myMark!.opponent, at: Int(square))
+            guard boardHash == after.hash else {
+                throw GameViolation(.boardMismatch, "after move \(number) the boards differ (hash \(hex(boardHash)), ours \(hex(after.hash)))")
+            }
             let outcome: TicTacToe.Outcome?
             do {
                 outcome = try game.opponentPlays(Int(square))
@@ -188,9 +195,6 @@ public struct GameProtocol: Sendable {
                 throw GameViolation(error)
             }
             output.events.append(.moved(by: .peer, square: Int(square), mark: game.myMark!.opponent))
-            guard boardHash == game.board.hash else {
-                throw GameViolation(.boardMismatch, "after move \(number) the boards differ (hash \(hex(boardHash)), ours \(hex(game.board.hash)))")
-            }
             if outcome != nil { finishRound(&output) }
         case .newRound, .leave, .refuse:
             break

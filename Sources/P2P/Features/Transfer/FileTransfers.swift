@@ -24,6 +24,11 @@ public final class FileTransfers: Sendable {
         public var acknowledgeEvery = 1 << 20
         /// Replace existing files instead of writing `name (1).ext`.
         public var overwrite = false
+        /// Receiving: a file offered as a chat image type (`MediaType.images`) must really be that image,
+        /// by its signature, or it is deleted and the sender gets CANCEL with the reason instead of
+        /// RESULT, so its transfer fails (TRANSFER.md, "Images in chat"). For receivers that show images;
+        /// a plain file store keeps bytes whatever type they were offered as.
+        public var checksImageSignatures = false
         /// Unread events each `events()` stream holds; beyond that its consumer gets `.eventsDropped`.
         /// A transfer of many files makes several events per file.
         public var eventBufferLimit = 65_536

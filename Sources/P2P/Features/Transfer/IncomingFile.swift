@@ -13,6 +13,7 @@ final class IncomingFile: Sendable {
     private weak let transfers: FileTransfers?
     private let acknowledgeEvery: UInt64
     private let overwrite: Bool
+    private let checksImageSignatures: Bool
     private let partURL: URL
 
     /// Disk work, in order: the only code that touches `disk`.
@@ -43,6 +44,7 @@ final class IncomingFile: Sendable {
         self.transfers = transfers
         acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
         overwrite = transfers.configuration.overwrite
+        checksImageSignatures = transfers.configuration.checksImageSignatures
         partURL = offer.destination.deletingLastPathComponent().appendingPathComponent(offer.destination.lastPathComponent + ".part")
         queue = DispatchQueue(label: "p2p.transfer.\(info.id)")
     }
@@ -196,6 +198,15 @@ final class IncomingFile: Sendable {
             return fail(.verificationFailed(expected: theirs.hex, got: ours.hex), tellPeer: false, &state)
         }
         let fileManager = FileManager.default
+        // Before the rename and before RESULT: a file refused here never carries its final name, and
+        // the sender hears CANCEL with the reason instead of a RESULT that would read as delivered.
+        if checksImageSignatures, MediaType.images.contains(info.mediaType) {
+            let found = ImageInfo(contentsOf: partURL)?.mediaType
+            if found != info.mediaType {
+                try? fileManager.removeItem(at: partURL)
+                return fail(.notTheOfferedType(name: info.name, offered: info.mediaType, found: found), tellPeer: true, &state)
+            }
+        }
         let final = overwrite ? offer.destination : SafePath.available(offer.destination)
         do {
             if overwrite && fileManager.fileExists(atPath: final.path) { try fileManager.removeItem(at: final) }

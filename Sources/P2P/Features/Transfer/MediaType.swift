@@ -2,6 +2,9 @@ import Foundation
 
 /// Media types by file extension, and image signatures for checking that a file is what it claims.
 public enum MediaType {
+    /// The media types of chat images (TRANSFER.md, "Images in chat"): the ones `ImageInfo` recognises.
+    public static let images: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
+
     public static func guess(_ url: URL) -> String {
         switch url.pathExtension.lowercased() {
         case "png": "image/png"

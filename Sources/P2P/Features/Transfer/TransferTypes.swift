@@ -57,6 +57,9 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The bytes that arrived do not hash to what the sender sent; the `.part` file is kept.
     case verificationFailed(expected: String, got: String)
     case sizeMismatch(expected: UInt64, got: UInt64)
+    /// Offered as an image type, but the bytes are not that image (checked with
+    /// `FileTransfers.Configuration.checksImageSignatures`); the file was deleted.
+    case notTheOfferedType(name: String, offered: String, found: String?)
     case protocolViolation(String)
     case notConnected
 
@@ -74,6 +77,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unwritable(let path, let why): "cannot write \(path): \(why)"
         case .verificationFailed(let expected, let got): "SHA-256 mismatch: sender \(expected.prefix(16))…, received \(got.prefix(16))…; the .part file was kept"
         case .sizeMismatch(let expected, let got): "size mismatch: offered \(expected) bytes, got \(got)"
+        case .notTheOfferedType(let name, let offered, let found):
+            "\(name) was offered as \(offered), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"
         case .protocolViolation(let what): "protocol violation: \(what)"
         case .notConnected: "not connected to that peer"
         }

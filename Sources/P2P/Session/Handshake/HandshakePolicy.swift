@@ -45,8 +45,11 @@ struct HandshakePolicy: Sendable {
             return HandshakeRejection(code: .sessionMismatch, reason: "this peer is in session \"\(sessionID)\", not \"\(hello.sessionID)\"",
                                       failure: .sessionMismatch(theirs: hello.sessionID, ours: sessionID))
         }
+        // protocolViolation, not identityMismatch: this peer's HELLO matches its own key; it is just not
+        // the peer we dialed (e.g. another installation now answers on that address). Code 13 would
+        // tell an honest peer it was taken for an impersonator.
         if let expected = link.expectedPeer, expected != hello.peerID {
-            return HandshakeRejection(code: .identityMismatch, reason: "expected peer \(expected.hex)",
+            return HandshakeRejection(code: .protocolViolation, reason: "expected peer \(expected.hex), not \(hello.peerID.hex)",
                                       failure: .unexpectedPeer(expected: expected, got: hello.peerID))
         }
         return nil

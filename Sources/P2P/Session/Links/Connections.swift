@@ -82,7 +82,13 @@ final class Connections: LinkDelegate {
         log.debug("connecting to \(endpoint)")
         let loop = group.next()
         let completion = loop.makePromise(of: PeerID.self)
-        let timer = loop.scheduleTask(in: timeout) { completion.fail(SessionError.timedOut(seconds: timeout.seconds)) }
+        let opened = NIOLockedValueBox<Channel?>(nil)
+        let timer = loop.scheduleTask(in: timeout) {
+            // Give up through the link's handler (on this loop, before the close below), so an acceptor
+            // that never answered hears ERROR 10 instead of a bare close (PROTOCOL.md §9).
+            opened.withLockedValue { $0 }?.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: timeout))
+            completion.fail(SessionError.timedOut(seconds: timeout.seconds))
+        }
         defer { timer.cancel() }
         let channel: Channel
         do {
@@ -93,6 +99,7 @@ final class Connections: LinkDelegate {
                     channel.eventLoop.makeCompletedFuture {
                         let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected, completion: completion)
                         try self.configurePipeline(channel, link: link)
+                        opened.withLockedValue { $0 = channel }
                     }
                 }
                 .connect(host: endpoint.host, port: endpoint.port).get()

@@ -4,7 +4,8 @@ import NIOCore
 ///
 /// Sits behind an `IdleStateHandler`: write-idle sends a PING, read-idle means the peer has been
 /// silent for the whole timeout and the connection is closed. PINGs are answered with PONGs here,
-/// so no handler further in sees either.
+/// so no handler further in sees either; a PING or PONG whose payload is not an 8-byte nonce goes on
+/// as a `malformedPayload` error, which ends the connection with ERROR 6.
 final class HeartbeatHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -26,7 +27,13 @@ final class HeartbeatHandler: ChannelInboundHandler {
                 context.fireErrorCaught(error)
             }
         case .pong:
-            break  // Its arrival already reset the read-idle timer.
+            // Its arrival already reset the read-idle timer; the nonce itself is not needed, but a PONG
+            // that is not 8 bytes is malformed like any other payload (PROTOCOL.md §5).
+            do {
+                _ = try Heartbeat(frame: frame)
+            } catch {
+                context.fireErrorCaught(error)
+            }
         default:
             context.fireChannelRead(data)
         }

@@ -33,7 +33,9 @@ protocol LinkDelegate: AnyObject, Sendable {
 ///                                       └──▶ awaitingWelcome  (outbound) ─WELCOME─▶ connected
 /// ```
 /// Any frame that does not fit the state, and any malformed frame, ends the connection with an ERROR
-/// frame. While the HELLO is being checked (the trust store is read off the event loop) reading
+/// frame, checked in PROTOCOL.md §4's order: the state first (ERROR 1), then the payload (ERROR 6). A
+/// frame the state does not allow is refused without being decoded; ERROR, PING, PONG and BYE are
+/// allowed in every state, so they are always decoded. While the HELLO is being checked (the trust store is read off the event loop) reading
 /// pauses and frames that already arrived wait, to be handled in the state the check leads to.
 final class PeerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
@@ -43,6 +45,12 @@ final class PeerConnectionHandler: ChannelInboundHandler {
 
     /// Frames a peer may send while its HELLO is checked before that counts as flooding.
     static let maxFramesWhileChecking = 64
+
+    /// Sent down the pipeline by an initiator's connect call whose timeout passed before CONNECTED
+    /// (e.g. the acceptor's user never answered): the handler gives up, with ERROR 10 when TLS can carry it.
+    struct ConnectTimedOut: Sendable {
+        var timeout: TimeAmount
+    }
 
     private let delegate: any LinkDelegate
     private let link: PeerLink
@@ -76,6 +84,10 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let timedOut = event as? ConnectTimedOut {
+            giveUp(after: timedOut.timeout, context: context)
+            return
+        }
         if case .handshakeCompleted = event as? TLSUserEvent {
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLHandler.self).peerCertificate
             tlsDone = true
@@ -83,6 +95,22 @@ final class PeerConnectionHandler: ChannelInboundHandler {
             sendHello(context: context)
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The initiator stops waiting for the acceptor's HELLO or WELCOME (PROTOCOL.md §9, connect timeout).
+    /// The acceptor is told with ERROR 10 rather than a bare close, so its side can say the other peer
+    /// gave up waiting instead of "connection lost"; before TLS completes there is no channel for it.
+    private func giveUp(after timeout: TimeAmount, context: ChannelHandlerContext) {
+        guard phase != .connected, phase != .closing else { return }
+        let failure = SessionError.timedOut(seconds: timeout.seconds)
+        guard !link.secure || tlsDone else {
+            delegate.link(link, failed: failure, overwrite: true)
+            close(context: context)
+            return
+        }
+        let awaited = phase == .awaitingWelcome ? "WELCOME (the connection request was not answered)" : "HELLO"
+        let seconds = timeout.nanoseconds % 1_000_000_000 == 0 ? "\(timeout.nanoseconds / 1_000_000_000)" : "\(timeout.seconds)"
+        fail(context: context, code: .handshakeTimeout, reason: "no \(awaited) within \(seconds) s; giving up", failure: failure)
     }
 
     private func sendHello(context: ChannelHandlerContext) {
@@ -123,6 +151,8 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// Each case that handles a frame decodes its payload itself; the `default` refuses a frame the
+    /// phase does not allow before looking at its payload (PROTOCOL.md §4 steps 8 and 9).
     private func handle(_ frame: Frame, context: ChannelHandlerContext) throws(WireError) {
         switch (phase, frame.type) {
         case (.closing, _):

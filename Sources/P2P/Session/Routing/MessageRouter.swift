@@ -16,7 +16,7 @@ public final class MessageSubscription: Sendable {
 ///
 /// Several subscribers per type each get every message, in the order they subscribed. A frame of a
 /// known type that nobody subscribed to is still decoded by the catalog: a malformed payload ends
-/// the connection whether or not anyone listens (PROTOCOL.md §4 step 8), so a peer cannot learn that
+/// the connection whether or not anyone listens (PROTOCOL.md §4 step 9), so a peer cannot learn that
 /// broken frames pass as long as the other side ignores their type.
 final class MessageRouter: Sendable {
     /// Gets a frame and its sender; throws (a `WireError`, or anything its decoder throws) on a bad payload.
