@@ -1,4 +1,3 @@
-import BigInt
 @preconcurrency import Crypto
 import Foundation
 
@@ -54,44 +53,33 @@ struct CPace {
 
     // MARK: - Hash to curve
 
-    /// p = 2^255 - 19
-    static let p = (BigUInt(1) << 255) - 19
-    static let montgomeryA = BigUInt(486662)
+    /// A = 486662, the Montgomery curve's coefficient: v² = u³ + A·u² + u.
+    static let montgomeryA = FieldElement(486662)
 
-    /// The generator: a field element from SHA-512 (reduced mod p) mapped to a curve point's
-    /// u-coordinate with Elligator 2 (RFC 9380 §6.7.1, Z = 2), as 32 bytes little-endian.
+    /// The generator: SHA-512 read as one 512-bit big-endian integer and reduced mod p, mapped to a
+    /// curve point's u-coordinate with Elligator 2 (RFC 9380 §6.7.1, Z = 2), as 32 bytes
+    /// little-endian. The code is secret, so the map runs in constant time (see `FieldElement`).
     static func generator(code: String, channelBinding: [UInt8]) -> [UInt8] {
         let digest = Array(SHA512.hash(data: domain + lengthPrefixed(Array(code.utf8)) + lengthPrefixed(channelBinding)))
-        let field = BigUInt(Data(digest)) % p
-        return littleEndian(elligator2(field))
+        return elligator2(FieldElement(reducingWideBigEndian: digest)).canonicalBytes
     }
 
-    static func elligator2(_ r: BigUInt) -> BigUInt {
-        let z = BigUInt(2)
-        let denominator = (1 + z * r.power(2, modulus: p)) % p
-        // inv0(0) = 0, so x1 falls back to -A when the denominator vanishes.
-        var x1 = denominator == 0 ? p - montgomeryA : (p - montgomeryA) * inverse(denominator) % p
-        if x1 == 0 { x1 = p - montgomeryA }
-        let gx1 = curve(x1)
-        if isSquare(gx1) { return x1 }
-        return (2 * p - x1 - montgomeryA) % p
+    /// Elligator 2 with Z = 2: x1 = -A / (1 + 2r²), with inv0 and the x1 = 0 fallback to -A; x1 if
+    /// x1³ + A·x1² + x1 is a square, else x2 = -x1 - A. Both candidates are always computed and
+    /// one is kept by a masked select, so the time says nothing about which branch r took.
+    static func elligator2(_ r: FieldElement) -> FieldElement {
+        let minusA = -montgomeryA
+        let denominator = FieldElement.one + FieldElement(2) * r.squared
+        // inv0(0) = 0 makes x1 = 0 when the denominator vanishes; RFC 9380 then takes -A.
+        let quotient = minusA * denominator.inverted
+        let x1 = FieldElement.select(quotient.isZero, minusA, else: quotient)
+        let x2 = minusA - x1
+        return FieldElement.select(curve(x1).isSquare, x1, else: x2)
     }
 
-    /// u³ + A·u² + u, the Montgomery curve's right-hand side.
-    static func curve(_ u: BigUInt) -> BigUInt {
-        (u.power(3, modulus: p) + montgomeryA * u.power(2, modulus: p) + u) % p
-    }
-
-    static func isSquare(_ value: BigUInt) -> Bool {
-        let legendre = value.power((p - 1) / 2, modulus: p)
-        return legendre == 0 || legendre == 1
-    }
-
-    static func inverse(_ value: BigUInt) -> BigUInt { value.power(p - 2, modulus: p) }
-
-    static func littleEndian(_ value: BigUInt) -> [UInt8] {
-        let bigEndian = Array(value.serialize())
-        return Array((Array(repeating: 0, count: 32 - bigEndian.count) + bigEndian).reversed())
+    /// u³ + A·u² + u, the Montgomery curve's right-hand side, as u·(u·(u + A) + 1).
+    static func curve(_ u: FieldElement) -> FieldElement {
+        u * (u * (u + montgomeryA) + .one)
     }
 }
 
