@@ -19,7 +19,8 @@ struct EventLoopStallTests {
         let alice = Session(sessionID: "test", displayName: "alice", identity: .ephemeral(), configuration: configuration, group: loop)
         try await alice.start()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString).sqlite").path
-        let conversation = Conversation(session: alice, history: try ChatHistory(path: path))
+        // The line waits for the lock as long as the test holds it, however slow a loaded machine makes that.
+        let conversation = Conversation(session: alice, history: try ChatHistory(path: path, busyTimeout: 120))
         let stored = conversation.events()
         // Subscribed after the conversation: it hears a TEXT only once the conversation's handler returned.
         let texts = Inbox<TextMessage>()
@@ -48,8 +49,9 @@ struct EventLoopStallTests {
         var iterator = stored.makeAsyncIterator()
 
         lock.release()
-        guard case .received(let entry, _) = await iterator.next() else {
-            Issue.record("the line was not stored once the lock was released")
+        let event = await iterator.next()
+        guard case .received(let entry, _) = event else {
+            Issue.record("the line was not stored once the lock was released: \(String(describing: event))")
             return
         }
         #expect(entry.text == "stuck behind the lock")

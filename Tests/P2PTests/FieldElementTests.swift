@@ -128,7 +128,9 @@ struct FieldElementTests {
 
     @Test func elligatorMatchesTheBigIntegerMap() {
         var random = SplitMix64()
-        var inputs: [[UInt8]] = (0..<1000).map { _ in random.bytes(64) }
+        // 100 inputs: the big-integer reference takes ~50 ms a map in a debug build, and a test that
+        // hogs a core for a minute starves the network tests running beside it.
+        var inputs: [[UInt8]] = (0..<100).map { _ in random.bytes(64) }
         // Edge values too: 0, 1, p - 1, p, 2^512 - 1 as 64-byte big-endian integers.
         for value in [BigUInt(0), 1, Reference.p - 1, Reference.p, (BigUInt(1) << 512) - 1] {
             inputs.append(Array(Reference.littleEndian(value, count: 64).reversed()))

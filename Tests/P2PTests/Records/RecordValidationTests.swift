@@ -25,6 +25,19 @@ struct RecordValidationTests {
         return problems.first
     }
 
+    /// A schema comes with every received snapshot: a relative time too large to compute is refused
+    /// as malformed, never an arithmetic overflow that kills the receiver (found reading the API).
+    @Test func relativeTimesTooLargeToComputeAreRefused() throws {
+        #expect(RelativeTime("now+9999999999999999d") == nil)
+        #expect(RelativeTime("now-9223372036854775807s") == nil)
+        #expect(RelativeTime("now+1000000000000s")?.seconds == RelativeTime.maxSeconds)
+        #expect(RelativeTime("now+1000000000001s") == nil)
+        #expect(RelativeTime("now-3d")?.seconds == -3 * 86400)
+        let json = Data(#"{"name": "r", "attribute": "a", "notAfter": "now+9999999999999999d"}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(RecordRule.self, from: json) }
+        #expect(RelativeTime(seconds: .max).seconds == RelativeTime.maxSeconds)
+    }
+
     @Test func examplesAreValidAndMergeWhole() throws {
         for (file, count) in [("tasks.json", 5), ("heroes.json", 5), ("catalog.json", 6)] {
             let store = try F.temporaryStore()

@@ -60,13 +60,14 @@ public final class ChatHistory: Sendable {
         Identity.configDirectory(environment: environment).appendingPathComponent("history.sqlite").path
     }
 
-    /// Opens the history, creating the file and its directory if needed.
-    public init(path: String = ChatHistory.defaultPath()) throws(ChatHistoryError) {
+    /// Opens the history, creating the file and its directory if needed. A write waits up to
+    /// `busyTimeout` seconds for another process holding the file's lock, then fails.
+    public init(path: String = ChatHistory.defaultPath(), busyTimeout: TimeInterval = 5) throws(ChatHistoryError) {
         self.path = path
         var configuration = Configuration()
         configuration.label = "p2p chat history"
         // Two p2p processes with the same config directory (a chat and a game, say) share the file.
-        configuration.busyMode = .timeout(5)
+        configuration.busyMode = .timeout(busyTimeout)
         do {
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

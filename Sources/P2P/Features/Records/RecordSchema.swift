@@ -284,8 +284,12 @@ public struct RuleCondition: Sendable, Equatable, Codable {
 /// A moment relative to validation time: `now`, `now+3d`, `now-12h` (units s, m, h, d).
 public struct RelativeTime: Sendable, Equatable, Codable, CustomStringConvertible {
     public var seconds: Int64
+    /// About 31,700 years either way: far beyond any real rule, and small enough that the validator's
+    /// arithmetic in milliseconds cannot overflow (a schema comes from a peer and may say anything).
+    public static let maxSeconds: Int64 = 1_000_000_000_000
 
-    public init(seconds: Int64) { self.seconds = seconds }
+    /// An offset from now, clamped to ±`maxSeconds`.
+    public init(seconds: Int64) { self.seconds = min(max(seconds, -Self.maxSeconds), Self.maxSeconds) }
 
     public init?(_ text: String) {
         guard text.hasPrefix("now") else { return nil }
@@ -304,7 +308,9 @@ public struct RelativeTime: Sendable, Equatable, Codable, CustomStringConvertibl
         case "d": scale = 86400
         default: return nil
         }
-        seconds = (sign == "-" ? -1 : 1) * amount * scale
+        let (magnitude, overflow) = amount.multipliedReportingOverflow(by: scale)
+        guard !overflow, magnitude <= Self.maxSeconds else { return nil }
+        seconds = sign == "-" ? -magnitude : magnitude
     }
 
     public var description: String {

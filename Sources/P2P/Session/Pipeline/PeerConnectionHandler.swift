@@ -238,9 +238,11 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// Connected before WELCOME leaves: the peer's connect call returns when WELCOME arrives, and what
+    /// it sends next must find this side connected (a PAIR right away was refused as from nobody).
     private func accept(context: ChannelHandlerContext) {
-        context.writeAndFlush(wrapOutboundOut(Welcome().frame()), promise: nil)
         becomeConnected(context: context)
+        context.writeAndFlush(wrapOutboundOut(Welcome().frame()), promise: nil)
     }
 
     /// Heartbeats start only now: before, the handshake timeout is the one clock that runs, so a
