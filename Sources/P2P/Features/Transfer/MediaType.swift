@@ -2,6 +2,8 @@ import Foundation
 
 /// Media types by file extension, and image signatures for checking that a file is what it claims.
 public enum MediaType {
+    /// The media type for a file's extension (images, text, JSON, PDF, ZIP), `application/octet-stream`
+    /// for anything else. A guess from the name only: check images with `ImageInfo`.
     public static func guess(_ url: URL) -> String {
         switch url.pathExtension.lowercased() {
         case "png": "image/png"
