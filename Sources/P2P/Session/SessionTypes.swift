@@ -122,7 +122,7 @@ public struct SessionConfiguration: Sendable {
     public var port = 0
     /// The largest frame payload this session accepts from a peer and lets the application send,
     /// checked on the frame header before anything is buffered. At most `WireFormat.absoluteMaxPayload`;
-    /// both peers should use the same value, or the larger sends are refused by the other side.
+    /// both peers should use the same value, since a frame over the receiver's limit ends the connection.
     public var maxPayload = WireFormat.defaultMaxPayload
     /// A PING goes out after this long without writing.
     public var heartbeatInterval: TimeAmount = .seconds(2)
