@@ -4,11 +4,14 @@ import Dispatch
 /// doubled per failed attempt up to `maximum`. A restarted daemon is usually back within a second or
 /// two, so the first retries come quickly; a daemon that stays down costs one attempt every `maximum`.
 public struct RetryBackoff: Sendable, Equatable {
+    /// The wait before the first attempt after the daemon went away.
     public var initial: Duration
+    /// The longest wait between attempts.
     public var maximum: Duration
     /// Failed attempts since the last success.
     public private(set) var attempts = 0
 
+    /// Waits of `initial`, doubling per failed attempt up to `maximum` (raised to `initial` if smaller).
     public init(initial: Duration = .milliseconds(500), maximum: Duration = .seconds(5)) {
         self.initial = initial
         self.maximum = max(initial, maximum)

@@ -2,7 +2,9 @@
 public enum ServiceAnnouncement {
     /// The one service type every p2p peer registers (RFC 6763 name, at most 15 characters).
     public static let serviceType = "_p2p._tcp"
+    /// The DNS-SD domain p2p registers and browses in: the link-local `local.`.
     public static let domain = "local."
+    /// The value of the `txtvers` key: the layout of the TXT record, not the wire protocol's version.
     public static let txtVersion = "1"
 
     /// The keys p2p itself uses, which discovery info may not.
@@ -69,17 +71,22 @@ public struct DiscoveredService: Sendable, Equatable {
     public var name: String
     /// `nil` when the TXT record carries no valid `id` (for example a service published by hand).
     public var peerID: PeerID?
+    /// The session ID from the TXT `sid` key; nil when the record has none.
     public var sessionID: String?
+    /// The wire protocol version from the TXT `pv` key (informational: a mismatch shows in the handshake).
     public var protocolVersion: Int?
     /// The target host name, e.g. `alice-laptop.local.`
     public var host: String
+    /// The TCP port from the SRV record: where the peer listens.
     public var port: UInt16
     /// IPv4 addresses of `host`, found with a DNS-SD A-record query.
     public var addresses: [String]
+    /// The network interface the instance was found on (a `dns_sd` interface index).
     public var interfaceIndex: UInt32
     /// The app's own keys from the TXT record (every key but p2p's; the first of a repeated key wins).
     public var discoveryInfo: [String: String]
 
+    /// A service from what resolving it returned; peer ID, session ID and protocol version come from `txt`.
     public init(name: String, txt: TXTRecord, host: String, port: UInt16, addresses: [String], interfaceIndex: UInt32) {
         self.name = name
         peerID = txt["id"].flatMap(PeerID.init(hex:))
@@ -107,10 +114,12 @@ public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible 
     case daemonLost
     /// Every candidate name was taken.
     case nameConflict(name: String)
+    /// A `dns_sd` call (`operation`: register, browse, resolve, query) failed with `code`.
     case failed(operation: String, code: Int32)
     /// The app's discovery info breaks a TXT record rule; the text says which and how.
     case invalidDiscoveryInfo(String)
 
+    /// What went wrong and, where there is one, what to do about it.
     public var description: String {
         switch self {
         case .daemonNotRunning(let code):

@@ -16,9 +16,15 @@ import NIOConcurrencyHelpers
 /// a host with many peers (or many sessions in one process) gets "refused" (-65553) for some lookups.
 /// Without a retry such a peer would stay unfound until it announced itself again.
 public final class ServiceBrowser: Sendable {
+    /// What the browser reports, on its own queue.
     public enum Event: Sendable {
+        /// An instance was resolved: its host, port, TXT record and addresses. Reported again when it is
+        /// resolved again, for example with a new port.
         case found(DiscoveredService)
+        /// The instance called `name` went away on every interface it was seen on.
         case lost(name: String)
+        /// A browse, resolve or address lookup failed. Lookups go on being retried while the instance is
+        /// browsed.
         case failed(DiscoveryError)
         /// The daemon went away; instances already found are kept until browsing is back.
         case daemonLost
@@ -63,6 +69,9 @@ public final class ServiceBrowser: Sendable {
     /// A lookup without an answer by then is given up and retried (its peer may have gone quiet).
     static let lookupTimeout: DispatchTimeInterval = .seconds(5)
 
+    /// A browser that reports to `onEvent`. `backoff` paces the attempts to browse again after the daemon
+    /// went away; `staleGrace` is how long an instance known before the outage has, once browsing is back,
+    /// to show up again before it is reported lost.
     public init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5),
                 onEvent: @escaping @Sendable (Event) -> Void) {
         state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff)))
@@ -81,6 +90,8 @@ public final class ServiceBrowser: Sendable {
         return result
     }
 
+    /// Starts browsing for every `_p2p._tcp` instance, of every session. An error the daemon reports at
+    /// once (no daemon running) is thrown; later ones arrive as events.
     public func start() throws(DiscoveryError) {
         let failure: DiscoveryError? = queue.sync {
             update { state in
@@ -159,6 +170,7 @@ public final class ServiceBrowser: Sendable {
         }
     }
 
+    /// Stops browsing and every lookup in flight; nothing is reported after it returns.
     public func stop() {
         queue.sync {
             update { state in

@@ -3,8 +3,11 @@ public struct TXTRecord: Equatable, Sendable {
     /// Entries in wire order; RFC 6763 wants `txtvers` first.
     public var entries: [(key: String, value: String)]
 
+    /// A record with these entries, in this order.
     public init(_ entries: [(key: String, value: String)]) { self.entries = entries }
 
+    /// The value of `key`, which compares case-insensitively; the first occurrence wins. nil when the key
+    /// is absent; an entry without `=` has an empty value.
     public subscript(key: String) -> String? {
         // Keys are case-insensitive; the first occurrence wins (RFC 6763 §6.4).
         entries.first { $0.key.lowercased() == key.lowercased() }?.value
@@ -40,6 +43,7 @@ public struct TXTRecord: Equatable, Sendable {
         self.entries = entries
     }
 
+    /// Equal when both hold the same entries in the same order.
     public static func == (lhs: TXTRecord, rhs: TXTRecord) -> Bool {
         lhs.entries.elementsEqual(rhs.entries) { $0.key == $1.key && $0.value == $1.value }
     }

@@ -3,10 +3,14 @@ import Foundation
 
 /// This installation's key pair; the peer ID is derived from its public key.
 public struct Identity: Sendable {
+    /// The signing key. Whoever holds it is this peer to everyone who trusts it: never send it anywhere.
     public let privateKey: P256.Signing.PrivateKey
+    /// The public key peers see in this identity's TLS certificate.
     public var publicKey: P256.Signing.PublicKey { privateKey.publicKey }
+    /// The peer ID of `publicKey`, which every peer derives from the certificate itself.
     public let peerID: PeerID
 
+    /// An identity for an existing key, for example one kept in a keychain of the app's own.
     public init(privateKey: P256.Signing.PrivateKey) {
         self.privateKey = privateKey
         peerID = PeerID(publicKeyDER: privateKey.publicKey.derRepresentation)
@@ -66,9 +70,14 @@ public struct Identity: Sendable {
 
 /// Why the identity key could not be loaded or stored.
 public enum IdentityError: Error, Sendable, CustomStringConvertible {
+    /// `identity.pem` exists but cannot be read or parsed; moving it away makes a new identity (and a
+    /// new peer ID that peers will not recognise).
     case unreadable(path: String, reason: String)
+    /// A new key could not be stored (read-only or full disk, no permission, a file where the directory
+    /// should be).
     case unwritable(path: String, reason: String)
 
+    /// What went wrong and what to do about it.
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): "cannot read identity key \(path): \(reason) (move it away to make a new identity)"

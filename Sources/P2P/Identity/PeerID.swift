@@ -2,9 +2,12 @@
 ///
 /// Written as 32 lowercase hex digits; `short` (the first 8) is what people see.
 public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    /// Bytes in a peer ID: 16, the first half of a SHA-256 hash.
     public static let byteCount = 16
+    /// The 16 bytes, as they travel in HELLO.
     public let bytes: [UInt8]
 
+    /// A peer ID from its 16 bytes; any other count is a programming error and traps.
     public init(bytes: [UInt8]) {
         precondition(bytes.count == Self.byteCount, "a peer ID is \(Self.byteCount) bytes")
         self.bytes = bytes
@@ -23,6 +26,7 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible, C
         self.bytes = bytes
     }
 
+    /// The 32 lowercase hex digits: the form the protocol, DNS-SD and files use.
     public var hex: String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
@@ -36,10 +40,13 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible, C
 
     /// The first 8 hex digits, enough to tell peers on one network apart.
     public var short: String { String(hex.prefix(8)) }
+    /// The full hex form.
     public var description: String { hex }
 
+    /// Peer IDs order as their bytes, lexicographically: the order the tie-break and the merge policy use.
     public static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
 
+    /// Decodes the hex form from a string.
     public init(from decoder: any Decoder) throws {
         let string = try decoder.singleValueContainer().decode(String.self)
         guard let id = PeerID(hex: string) else {
@@ -48,6 +55,7 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible, C
         self = id
     }
 
+    /// Encodes the hex form as a string.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(hex)

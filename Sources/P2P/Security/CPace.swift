@@ -93,11 +93,16 @@ private func lengthPrefixed(_ bytes: [UInt8]) -> [UInt8] {
 public enum PairingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The codes differ — or someone in the middle tried to guess.
     case wrongCode
+    /// The peer sent a message that breaks the pairing protocol (a bad share, the wrong kind).
     case malformed(String)
+    /// The peer is not connected, or disconnected during the run.
     case notConnected
+    /// The peer did not send its next step in time (30 s by default); it may not have typed the code.
     case timedOut
+    /// Pairing needs TLS-proven IDs; it cannot run on an `--insecure` session.
     case insecureSession
 
+    /// What went wrong, for people; says that nothing was pinned.
     public var description: String {
         switch self {
         case .wrongCode: "pairing failed: the codes do not match (or someone in the middle tried to guess); nothing was pinned"

@@ -10,14 +10,19 @@ public struct KnownPeer: Codable, Sendable, Hashable {
         case paired
     }
 
+    /// The pinned key's peer ID.
     public var id: PeerID
+    /// The display name the key was pinned under; another key using this name is refused.
     public var name: String
+    /// Trust on first use or pairing.
     public var method: Method
+    /// When the key was pinned.
     public var pinnedAt: Date
 }
 
 /// What the trust store says about a peer that proved `id` and calls itself `name`.
 public enum TrustVerdict: Sendable, Hashable {
+    /// The peer's ID is pinned (under this or any other name): accept it.
     case known(KnownPeer)
     /// Never seen: first contact, the user decides (trust on first use) or pairs.
     case unknown
@@ -32,6 +37,7 @@ public enum TrustVerdict: Sendable, Hashable {
 /// an exclusive `flock`, so a running chat sees `p2p trust remove` at once and never writes back a
 /// stale copy over a pin made by `p2p pair` meanwhile.
 public final class TrustStore: Sendable {
+    /// The JSON file this store reads and writes.
     public let file: URL
 
     /// A store backed by `file`; a missing file is an empty store. Fails if the file exists but cannot be read.
@@ -45,8 +51,12 @@ public final class TrustStore: Sendable {
         try TrustStore(file: Identity.configDirectory().appendingPathComponent("known-peers.json"))
     }
 
+    /// Every pinned peer; empty if the file cannot be read.
     public var all: [KnownPeer] { (try? load()) ?? [] }
 
+    /// The verdict for a peer that proved `id` and calls itself `name`: known if the ID is pinned, a
+    /// conflict if the name is pinned to another ID, unknown otherwise. An unreadable file gives `.unknown`.
+    ///
     /// Names compare by canonical equivalence (PROTOCOL.md §11): Swift's `String ==` is exactly that, so
     /// an NFD "café" is the NFC "café" it looks like and cannot slip past a pin as a stranger. Do not
     /// replace it with a byte comparison (`utf8.elementsEqual`).
@@ -148,9 +158,12 @@ public final class TrustStore: Sendable {
 
 /// Why the trust store could not be read or written.
 public enum TrustStoreError: Error, Sendable, CustomStringConvertible {
+    /// The file exists but cannot be read or is not a trust store.
     case unreadable(path: String, reason: String)
+    /// A pin could not be stored (read-only or full disk, no permission, a missing directory).
     case unwritable(path: String, reason: String)
 
+    /// What went wrong and what to do about it.
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): "cannot read the trust store \(path): \(reason)"

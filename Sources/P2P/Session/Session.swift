@@ -22,10 +22,16 @@ import NIOPosix
 /// `EventHub` (observers). Handlers run on network threads, possibly several at once; they should
 /// return quickly and hand slow work (disk, the user) to a queue or task of their own.
 public final class Session: Sendable {
+    /// The session ID this session advertises and accepts: only peers with exactly the same ID are
+    /// reported as available, and a HELLO with another one is refused. Cut to 63 bytes of UTF-8.
     public let sessionID: String
+    /// Whether this session advertises and accepts (server), browses and connects (client), or both (peer).
     public let mode: SessionMode
+    /// The key pair this session proves in every TLS handshake; its hash is ``peerID``.
     public let identity: Identity
+    /// The tunables this session was created with; they cannot change while it runs.
     public let configuration: SessionConfiguration
+    /// This session's peer ID: the hash of `identity`'s public key, the same in every session and run.
     public var peerID: PeerID { identity.peerID }
 
     let group: any EventLoopGroup
@@ -83,8 +89,11 @@ public final class Session: Sendable {
         lifecycle.withLockedValue { $0.listener?.localAddress?.port ?? $0.datagrams?.localPort }
     }
 
+    /// Whether advertising or browsing is running (GameKit's `available`), after `setAvailable(true)` and
+    /// until `setAvailable(false)` or `close()`.
     public var isAvailable: Bool { discovery.isRunning }
 
+    /// The peers with a connection that finished its handshake, in no particular order.
     public var connectedPeers: [PeerInfo] { connections.connectedPeers }
 
     /// Connections open now, counting one that lost the simultaneous-connect tie-break until it closes.
@@ -244,6 +253,8 @@ public final class Session: Sendable {
     /// Leaves one peer politely: BYE, then close.
     public func disconnect(_ peer: PeerID) async { await connections.disconnect(peer) }
 
+    /// Leaves every connected peer politely (BYE, then close) and returns once the links are closed.
+    /// The session keeps running: it may still accept and make connections.
     public func disconnectAll() async { await connections.disconnectAll() }
 
     // MARK: - Sending
@@ -253,6 +264,8 @@ public final class Session: Sendable {
         try connections.send(Frame(type: .data, payload: ByteBuffer(bytes: data)), to: peers, mode: mode)
     }
 
+    /// Sends raw data to every connected peer (GameKit's `sendDataToAllPeers`); throws like
+    /// `send(_:to:mode:)`, and sends nothing when no peer is connected.
     public func sendToAllPeers(_ data: Data, mode: SendMode = .reliable) throws(SessionError) {
         try send(data, to: connectedPeers.map(\.id), mode: mode)
     }

@@ -25,17 +25,29 @@ public enum SendMode: Sendable {
 
 /// The life of a peer as a session sees it (GameKit's `GKPeerConnectionState`).
 public enum PeerState: String, Sendable {
+    /// The states, in the order a peer usually goes through them: `available` (found by browsing, not
+    /// connected), `unavailable` (its announcement went away), `connecting` (a connection is being set up,
+    /// either way), `connected` (handshake done, messages flow) and `disconnected` (the connection ended or
+    /// failed; the event's reason says why).
     case available, unavailable, connecting, connected, disconnected
 }
 
 /// Everything known about another peer.
 public struct PeerInfo: Sendable, Hashable {
+    /// The peer's ID. Once connected over TLS it is proven by the peer's certificate; from DNS-SD alone it is
+    /// only what the peer announced.
     public var id: PeerID
+    /// The name the peer calls itself (at most 63 bytes). Anyone can choose any name; only a pinned
+    /// name is tied to a key.
     public var displayName: String
+    /// The session ID the peer announced or sent in its HELLO.
     public var sessionID: String
     /// The DNS-SD host name, or the remote address for a direct connection.
     public var host: String?
+    /// The advertised TCP port; nil for a peer that DNS-SD did not find.
     public var port: Int?
+    /// Addresses of the peer: its host's IPv4 addresses as DNS-SD resolved them, or, for a peer that DNS-SD
+    /// did not find, the remote address of its connection.
     public var addresses: [String]
     /// What the trust store said when the peer connected (`.unknown` without a store or before connecting).
     public var trust: TrustVerdict = .unknown
@@ -45,6 +57,8 @@ public struct PeerInfo: Sendable, Hashable {
     /// The peer ID in the form people compare: groups of four characters.
     public var fingerprint: String { id.fingerprint }
 
+    /// A peer as the application describes it, for example to test code that takes a `PeerInfo`.
+    /// Sessions make their own from DNS-SD and handshakes.
     public init(id: PeerID, displayName: String, sessionID: String, host: String? = nil, port: Int? = nil, addresses: [String] = []) {
         self.id = id
         self.displayName = displayName
@@ -80,9 +94,12 @@ public struct ConnectionRequest: Sendable {
 
 /// A host and port to connect to without discovery.
 public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    /// A host name or an IP address (IPv6 without brackets).
     public var host: String
+    /// The TCP port, 1–65535.
     public var port: Int
 
+    /// An endpoint from a host (name or address) and a port.
     public init(host: String, port: Int) {
         self.host = host
         self.port = port
@@ -97,6 +114,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         self.init(host: host, port: port)
     }
 
+    /// `HOST:PORT`, with brackets around an IPv6 address: the form `init?(_:)` parses.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
@@ -106,6 +124,9 @@ public struct SessionConfiguration: Sendable {
     public var bindHost = "0.0.0.0"
     /// Port for TCP (and UDP when free); 0 lets the system choose.
     public var port = 0
+    /// The largest frame payload this session accepts from a peer and lets the application send,
+    /// checked on the frame header before anything is buffered. At most `WireFormat.absoluteMaxPayload`;
+    /// both peers should use the same value, since a frame over the receiver's limit ends the connection.
     public var maxPayload = WireFormat.defaultMaxPayload
     /// A PING goes out after this long without writing.
     public var heartbeatInterval: TimeAmount = .seconds(2)
@@ -135,6 +156,7 @@ public struct SessionConfiguration: Sendable {
     /// default, since a library should not write to its app's output unasked.
     public var logger = Logger(label: "p2p", factory: { _ in SwiftLogNoOpLogHandler() })
 
+    /// The defaults, which suit a LAN.
     public init() {}
 }
 
@@ -147,6 +169,7 @@ public struct Limits: Sendable, Equatable {
     /// Connection requests from one address put to the user (or policy) per minute.
     public var connectionRequestsPerMinute = 20
 
+    /// The defaults: 16 connections, 4 handshakes and 20 requests a minute per address.
     public init() {}
 }
 
@@ -160,28 +183,48 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// `start()` has not run yet, or the session is closed: nothing can connect.
     case notStarted
+    /// The session is closed.
     case closed
+    /// `start()` could not listen on `host:port` (for example, the port is taken).
     case bindFailed(host: String, port: Int, reason: String)
+    /// The TCP connection to `endpoint` failed (refused, unreachable), or the handshake broke off.
     case connectFailed(Endpoint, reason: String)
+    /// `connect(to:)` was given a peer ID that DNS-SD has not found in this session.
     case unknownPeer(String)
+    /// A send or a wait named a peer that is not connected.
     case notConnected(PeerID)
+    /// A connection attempt did not finish within its timeout.
     case timedOut(seconds: Double)
+    /// The peer (by its name), or a limit on our side, declined the connection request.
     case denied(by: String)
     /// The peer is in another session (another app): GameKit's session ID keeps apps apart.
     case sessionMismatch(theirs: String, ours: String)
+    /// A peer other than the one we dialed answered: we connected to `expected`'s address and
+    /// `got` proved its key. A stale address, or someone in the middle.
     case unexpectedPeer(expected: PeerID, got: PeerID)
+    /// The address belongs to this session itself.
     case connectedToSelf
     /// The peer sent an ERROR frame.
     case remoteError(code: UInt16, reason: String)
     /// The peer sent bytes that break the protocol; we sent it an ERROR frame and closed.
     case protocolViolation(String)
+    /// The peer sent nothing for `SessionConfiguration.heartbeatTimeout`: it crashed, froze or the
+    /// link is cut.
     case heartbeatLost
+    /// The peer said goodbye (BYE) and closed the connection.
     case peerLeft
+    /// The connection closed without a goodbye, for example because the peer's process died.
     case connectionLost
+    /// A second connection to a peer that is already connected (or one of two made at once) was
+    /// closed; the other link carries on, so nothing is lost.
     case duplicateConnection
+    /// Unreliable data over `WireFormat.maxDatagramPayload` bytes: send it reliably or split it.
     case datagramTooLarge(size: Int, limit: Int)
+    /// A message over `SessionConfiguration.maxPayload` bytes: split it, or use `FileTransfers`.
     case frameTooLarge(size: Int, limit: Int)
+    /// The peer announced no UDP port, so unreliable data cannot reach it: send it reliably.
     case unreliableUnavailable(PeerID)
     /// The TLS handshake failed (wrong protocol, bad certificate, or our own set-up).
     case tlsFailed(String)
@@ -191,10 +234,12 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case identityMismatch(claimed: PeerID, proven: PeerID?)
     /// A peer uses a name that is pinned to another key.
     case untrustedIdentity(name: String, pinned: PeerID, presented: PeerID)
+    /// One of the `Limits` (connections or handshakes per address) was exceeded.
     case limitExceeded(String)
     /// The peer refused us because our name is pinned to another key over there.
     case refusedAsUntrusted(String)
 
+    /// A sentence for people, with what to do where there is something to do.
     public var description: String {
         switch self {
         case .notStarted: "the session is not started"

@@ -2,11 +2,17 @@ import NIOCore
 
 /// One protocol frame: the header fields and the payload bytes.
 public struct Frame: Sendable, Equatable {
+    /// The header's protocol version: `WireFormat.protocolVersion`, except on an ERROR from a peer of
+    /// another version.
     public var version: UInt8
+    /// The message type, which says how the payload decodes.
     public var type: MessageType
+    /// Set on frames that travelled as datagrams (`unreliable`, `sealed`); empty over TCP.
     public var flags: FrameFlags
+    /// The payload bytes, without the header; at most the session's `maxPayload`.
     public var payload: ByteBuffer
 
+    /// A frame of this implementation's protocol version.
     public init(type: MessageType, flags: FrameFlags = [], payload: ByteBuffer = ByteBuffer(), version: UInt8 = WireFormat.protocolVersion) {
         self.version = version
         self.type = type

@@ -49,6 +49,7 @@ public struct MessageCatalog: Sendable {
     /// Every registered type, by type byte.
     public var types: [MessageType] { entries.values.map(\.type).sorted { $0.rawValue < $1.rawValue } }
 
+    /// Whether `type` may arrive as an unreliable datagram; a datagram of any other type is dropped.
     public func travelsAsDatagram(_ type: MessageType) -> Bool { entries[type.rawValue]?.travelsAsDatagram ?? false }
 
     /// Decodes `frame`'s payload as its type says, or throws `malformedPayload` (or `unknownMessageType`).

@@ -2,9 +2,11 @@ import NIOCore
 
 /// A message that travels as the payload of one frame type.
 public protocol WireMessage: Sendable {
+    /// The frame type that carries this message; it must be registered in the session's `MessageCatalog`.
     static var messageType: MessageType { get }
     /// Parses a payload; must consume all of it or throw.
     init(payload: inout ByteBuffer) throws(WireError)
+    /// Writes the payload, without a frame header: exactly the bytes `init(payload:)` reads back.
     func encode(into buffer: inout ByteBuffer)
 }
 

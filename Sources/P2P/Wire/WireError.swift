@@ -1,16 +1,29 @@
 /// Numeric error codes carried by ERROR frames (see `Protocol/PROTOCOL.md`, "Error codes").
 public enum ErrorCode: UInt16, Sendable, CaseIterable {
+    /// A well-formed frame that the connection's state does not allow, or a HELLO from a peer we did
+    /// not dial.
     case protocolViolation = 1
+    /// The bytes do not start with the magic `P2`: not a p2p peer.
     case badMagic = 2
+    /// A frame of a protocol version this peer does not speak.
     case unsupportedVersion = 3
+    /// A header announced more payload than the receiver accepts.
     case frameTooLarge = 4
+    /// A type byte this version does not define.
     case unknownMessageType = 5
+    /// A payload that does not decode as its type says.
     case malformedPayload = 6
+    /// The HELLO names another session ID.
     case sessionMismatch = 7
+    /// The user or a limit declined the connection request.
     case connectionDenied = 8
+    /// The two peers are already connected; the other link stays.
     case duplicateConnection = 9
+    /// No HELLO arrived within the handshake timeout.
     case handshakeTimeout = 10
+    /// The peer connected to itself.
     case selfConnection = 11
+    /// The connection closed inside a frame.
     case truncatedFrame = 12
     /// The identity proven in TLS is not the one the HELLO (or DNS-SD) claims.
     case identityMismatch = 13
@@ -22,15 +35,22 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable {
 
 /// What went wrong reading bytes from a peer. Each case maps to the error code sent back before closing.
 public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The first bytes are not the magic `P2`.
     case badMagic
+    /// A frame of this protocol version, which this peer does not speak.
     case unsupportedVersion(UInt8)
+    /// A header announced `length` payload bytes, over `limit`.
     case frameTooLarge(length: Int, limit: Int)
+    /// A type byte the session's catalog does not list.
     case unknownMessageType(UInt8)
+    /// The stream ended this many bytes into a frame.
     case truncatedFrame(Int)
+    /// A payload of this type that does not decode; the string says what is wrong.
     case malformedPayload(MessageType, String)
     /// A well-formed frame that the connection's state does not allow.
     case unexpectedMessage(MessageType, String)
 
+    /// The code of the ERROR sent to the peer before the connection closes.
     public var code: ErrorCode {
         switch self {
         case .badMagic: .badMagic
@@ -43,6 +63,7 @@ public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What was wrong with the bytes, for logs and for the ERROR's reason.
     public var description: String {
         switch self {
         case .badMagic: "not a p2p frame (bad magic)"

@@ -5,19 +5,23 @@ import GRDB
 public struct ChatEntry: Sendable, Equatable {
     /// Which way the line went.
     public enum Direction: String, Sendable {
+        /// `sent` by this peer, or `received` from the peer.
         case sent, received
     }
 
     /// Storage order: lines are delivered from the outbox in this order.
     public var sequence: Int64
+    /// The peer the line was sent to or received from.
     public var peer: PeerID
     /// The peer's display name when the line was stored.
     public var peerName: String
+    /// Sent or received.
     public var direction: Direction
     /// The TEXT message's ID (unique per sender).
     public var messageID: UInt64
     /// When the sender wrote it, by the sender's clock.
     public var sentAt: Date
+    /// The line.
     public var text: String
     /// Sent lines: when the peer acknowledged it, nil while it waits in the outbox. Received lines: when it was stored.
     public var deliveredAt: Date?
@@ -34,9 +38,12 @@ public struct ChatEntry: Sendable, Equatable {
 
 /// Why the chat history could not be read or written; carries the file so the user can fix it.
 public enum ChatHistoryError: Error, Equatable, CustomStringConvertible {
+    /// The file cannot be opened or created (no permission, read-only disk, not a database).
     case cannotOpen(path: String, reason: String)
+    /// A read or write failed (full disk, locked file).
     case storage(path: String, reason: String)
 
+    /// What went wrong and, where there is one, what to do about it.
     public var description: String {
         switch self {
         case .cannotOpen(let path, let reason):
@@ -52,6 +59,7 @@ public enum ChatHistoryError: Error, Equatable, CustomStringConvertible {
 /// A sent line is stored once per recipient and stays pending until that peer acknowledges it; a received
 /// line is stored once per (peer, message ID), which is what makes a resent line a duplicate.
 public final class ChatHistory: Sendable {
+    /// The SQLite file.
     public let path: String
     private let database: DatabaseQueue
 

@@ -21,6 +21,7 @@ public enum ConversationEvent: Sendable {
 /// after a reconnect is shown once. The history (SQLite, which may wait for a lock or a slow disk) is
 /// written on a queue of its own, never on the session's event loops.
 public final class Conversation: Sendable {
+    /// The history this conversation stores every line in; read it for what was said and what is pending.
     public let history: ChatHistory
     private let session: Session
     private let state = NIOLockedValueBox(State())

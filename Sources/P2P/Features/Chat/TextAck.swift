@@ -5,17 +5,21 @@ import NIOCore
 /// Sent for every reliable TEXT, duplicates included: a sender that resends after a reconnect must
 /// learn that the first copy got through.
 public struct TextAck: WireMessage, Equatable {
+    /// TEXT_ACK (`0x12`).
     public static let messageType = MessageType.textAck
 
     /// The `id` of the TEXT being acknowledged.
     public var messageID: UInt64
 
+    /// An acknowledgement of the TEXT with `messageID`.
     public init(messageID: UInt64) { self.messageID = messageID }
 
+    /// Decodes the 8-byte message ID; any other length is `malformedPayload`.
     public init(payload: inout ByteBuffer) throws(WireError) {
         messageID = try payload.readRequired(.textAck, field: "message ID")
     }
 
+    /// Writes the 8-byte message ID.
     public func encode(into buffer: inout ByteBuffer) {
         buffer.writeInteger(messageID)
     }

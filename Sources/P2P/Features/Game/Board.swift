@@ -2,10 +2,14 @@ import Crypto
 
 /// A player's mark. X always moves first in a round.
 public enum Mark: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// X, who moves first in a round.
     case x = 1
+    /// O, who moves second.
     case o = 2
 
+    /// The other mark.
     public var opponent: Mark { self == .x ? .o : .x }
+    /// `X` or `O`.
     public var description: String { self == .x ? "X" : "O" }
 }
 
@@ -16,6 +20,7 @@ public enum Mark: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertib
 ///     4 | 5 | 6
 ///     7 | 8 | 9
 public struct Board: Sendable, Hashable, CustomStringConvertible {
+    /// The square numbers: 1 to 9.
     public static let squares = 1...9
 
     /// The three-in-a-row lines: rows, columns, diagonals.
@@ -27,6 +32,7 @@ public struct Board: Sendable, Hashable, CustomStringConvertible {
 
     private var cells: [Mark?] = Array(repeating: nil, count: 9)
 
+    /// An empty board.
     public init() {}
 
     /// The mark on `square` (1–9); nil when empty or out of range.
@@ -40,7 +46,9 @@ public struct Board: Sendable, Hashable, CustomStringConvertible {
         cells[square - 1] = mark
     }
 
+    /// Marks on the board, which is also the number of moves played in the round.
     public var markCount: Int { cells.lazy.filter { $0 != nil }.count }
+    /// No square is empty: without a winning line, the round is a draw.
     public var isFull: Bool { markCount == 9 }
 
     /// The first line held by one mark, if any. A legal game has at most one winner.
@@ -57,6 +65,7 @@ public struct Board: Sendable, Hashable, CustomStringConvertible {
     /// The first 8 bytes of SHA-256 over `bytes`: each MOVE carries it so both sides know their boards agree.
     public var hash: [UInt8] { Array(SHA256.hash(data: bytes).prefix(8)) }
 
+    /// Three rows separated by `|`, an empty square shown by its number, for a terminal.
     public var description: String {
         stride(from: 1, through: 7, by: 3).map { row in
             (row..<row + 3).map { self[$0]?.description ?? String($0) }.joined(separator: " | ")

@@ -9,9 +9,12 @@ import Crypto
 public struct DieRoll: Sendable, Equatable {
     /// The faces of the die: as in the original, large so that ties (re-rolls) are rare.
     public static let faces: ClosedRange<UInt32> = 0...999_999
+    /// Bytes of the random nonce that hides a roll in its commitment.
     public static let nonceSize = 32
 
+    /// The roll: a face of the die, the higher roll plays X.
     public let value: UInt32
+    /// The random bytes the commitment covers besides the roll.
     public let nonce: [UInt8]
 
     /// A fresh roll with a fresh nonce from the system's cryptographic generator.
@@ -47,11 +50,14 @@ public struct DieRoll: Sendable, Equatable {
 
 /// Why a revealed die roll is refused.
 public enum DieRollError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The revealed roll is not a face of the die (0–999999).
     case outOfRange(UInt32)
+    /// The revealed nonce is not `DieRoll.nonceSize` bytes.
     case badNonce(count: Int)
     /// Roll and nonce do not hash to the commitment: the peer changed its roll after committing.
     case mismatch(UInt32)
 
+    /// What was wrong with the reveal, for people.
     public var description: String {
         switch self {
         case .outOfRange(let value): "revealed roll \(value) is not a face of the die (0–999999)"

@@ -7,13 +7,18 @@ import NIOCore
 /// turn, a roll that matches its commitment) is for `GameProtocol` to judge, so a cheating peer is
 /// refused with a reason instead of being cut off as a broken one.
 public struct GameMessage: WireMessage, Equatable {
+    /// GAME (`0x30`).
     public static let messageType = MessageType.game
+    /// Bytes of a COMMIT: a SHA-256 hash.
     public static let commitmentSize = 32
+    /// Bytes of the board hash in a MOVE (`Board.hash`).
     public static let boardHashSize = 8
+    /// The longest REFUSE reason, in bytes of UTF-8.
     public static let maxReasonBytes = 1024
 
     /// The first payload byte: which message this is.
     public enum Kind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+        /// The kind bytes of `Protocol/GAME.md`: NEW_ROUND (1), COMMIT, REVEAL, MOVE, REFUSE and LEAVE (6).
         case newRound = 1, commit, reveal, move, refuse, leave
 
         /// The name `Protocol/GAME.md` uses.
@@ -46,14 +51,18 @@ public struct GameMessage: WireMessage, Equatable {
         case leave
     }
 
+    /// The round the message belongs to, counted from 1.
     public var round: UInt32
+    /// The fields that follow kind and round.
     public var body: Body
 
+    /// A message of `round`.
     public init(round: UInt32, _ body: Body) {
         self.round = round
         self.body = body
     }
 
+    /// The kind byte `body` is encoded with.
     public var kind: Kind {
         switch body {
         case .newRound: .newRound
@@ -65,6 +74,8 @@ public struct GameMessage: WireMessage, Equatable {
         }
     }
 
+    /// Decodes the layout of `Protocol/GAME.md`, and only the layout: whether the message makes sense is
+    /// for `GameProtocol` to judge. Throws `malformedPayload` for an unknown kind or a wrong size.
     public init(payload: inout ByteBuffer) throws(WireError) {
         let rawKind: UInt8 = try payload.readRequired(.game, field: "kind")
         guard let kind = Kind(rawValue: rawKind) else { throw .malformedPayload(.game, "unknown kind \(rawKind)") }
@@ -89,6 +100,7 @@ public struct GameMessage: WireMessage, Equatable {
         }
     }
 
+    /// Writes kind, round and the body's fields.
     public func encode(into buffer: inout ByteBuffer) {
         buffer.writeInteger(kind.rawValue)
         buffer.writeInteger(round)

@@ -10,7 +10,9 @@
 public struct GameProtocol: Sendable {
     /// Rounds won, lost and drawn against this opponent.
     public struct Score: Sendable, Equatable {
+        /// Rounds this player won, lost and drew.
         public var wins = 0, losses = 0, draws = 0
+        /// A score to start from, for example one carried over from before the opponent reconnected.
         public init(wins: Int = 0, losses: Int = 0, draws: Int = 0) {
             self.wins = wins
             self.losses = losses
@@ -20,6 +22,7 @@ public struct GameProtocol: Sendable {
 
     /// Who did something: this player or the opponent.
     public enum Player: String, Sendable {
+        /// `me` is this player, `peer` the opponent.
         case me, peer
     }
 
@@ -29,24 +32,31 @@ public struct GameProtocol: Sendable {
         case rolled(mine: UInt32, theirs: UInt32)
         /// The dice decided: this player is `mark`; X moves first.
         case roundStarted(round: UInt32, mark: Mark)
+        /// A move was played, by this player or the opponent: the square (1–9) and the mark.
         case moved(by: Player, square: Int, mark: Mark)
+        /// The round ended: the result from this player's side, how it ended, and the score after it.
         case roundOver(round: UInt32, result: TicTacToe.Result, outcome: TicTacToe.Outcome, score: Score)
         /// The opponent broke a rule; this side refused the message.
         case peerViolation(GameViolation)
         /// The opponent refused a message of ours.
         case refusedByPeer(GameViolation)
+        /// The opponent sent LEAVE: the game is over.
         case opponentLeft
     }
 
     /// What one step produced: messages to send (in order) and events to show.
     public struct Output: Sendable, Equatable {
+        /// Send these to the opponent, in this order.
         public var messages: [GameMessage] = []
+        /// Show these to the player, in this order.
         public var events: [Event] = []
     }
 
+    /// The board and whose turn it is, as this player sees them.
     public private(set) var game = TicTacToe()
     /// The round this side is in; 0 before the first.
     public private(set) var round: UInt32 = 0
+    /// Rounds won, lost and drawn so far against this opponent.
     public private(set) var score = Score()
 
     /// The last round the opponent announced with NEW_ROUND: equal to `round`, or one behind it.

@@ -7,7 +7,9 @@ public struct GameViolation: Error, Sendable, Equatable, CustomStringConvertible
         case unexpected = 1
         /// A move when it was not the sender's turn, or before the dice decided.
         case outOfTurn
+        /// A move on a square that already has a mark.
         case occupied
+        /// A move on a square that is not 1–9.
         case outOfRange
         /// A move after the round was won or drawn.
         case roundOver
@@ -33,9 +35,12 @@ public struct GameViolation: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// What kind of rule was broken; travels in the REFUSE.
     public var code: Code
+    /// What happened, for people; travels in the REFUSE.
     public var reason: String
 
+    /// A violation with its code and a reason for people.
     public init(_ code: Code, _ reason: String) {
         self.code = code
         self.reason = reason
@@ -57,5 +62,6 @@ public struct GameViolation: Error, Sendable, Equatable, CustomStringConvertible
         self.init(code, "move refused: \(error)")
     }
 
+    /// The reason.
     public var description: String { reason }
 }

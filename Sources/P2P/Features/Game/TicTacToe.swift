@@ -10,16 +10,21 @@ public struct TicTacToe: Sendable, Equatable {
         case beginning
         /// Deciding who goes first; the board is empty.
         case rollingDice
+        /// This player moves next.
         case myTurn
+        /// The opponent moves next.
         case yourTurn
         /// The opponent left or the connection was lost; nothing more happens.
         case interrupted
+        /// The round is over; the outcome says how.
         case done(Outcome)
     }
 
     /// How a round ended.
     public enum Outcome: Sendable, Equatable {
+        /// A mark completed a line; `line` holds its three squares.
         case won(Mark, line: [Int])
+        /// The board filled up without a line.
         case draw
         /// Ended early because a message broke the rules; nobody scores.
         case aborted(reason: String)
@@ -27,14 +32,18 @@ public struct TicTacToe: Sendable, Equatable {
 
     /// A round's result as this player sees it.
     public enum Result: String, Sendable, Equatable {
+        /// `win`, `lose` or `draw` for this player, or `aborted` when a broken rule ended the round.
         case win, lose, draw, aborted
     }
 
+    /// The board as this player sees it.
     public private(set) var board = Board()
+    /// Where the round stands.
     public private(set) var state = State.beginning
     /// This player's mark once the dice decided; nil before.
     public private(set) var myMark: Mark?
 
+    /// A game before its first round, in `beginning`.
     public init() {}
 
     /// Whether a move is expected from someone (my turn or theirs).
@@ -128,9 +137,12 @@ public enum MoveError: Error, Sendable, Equatable, CustomStringConvertible {
     case interrupted
     /// `Mark` tried to move when it was the other mark's turn.
     case outOfTurn(Mark)
+    /// The square is not 1–9.
     case outOfRange(Int)
+    /// The square already holds this mark.
     case occupied(Int, by: Mark)
 
+    /// Why the move is not allowed, for people.
     public var description: String {
         switch self {
         case .notStarted: "the round has not started yet (the dice are still rolling)"

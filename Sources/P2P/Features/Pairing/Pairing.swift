@@ -16,6 +16,8 @@ public final class Pairing: Sendable {
     private let subscription: MessageSubscription
     private let watcher: Task<Void, Never>
 
+    /// Takes the session's PAIR messages and watches for peers that leave mid-run. Create one per session,
+    /// before connecting, so no PAIR message that arrives early goes unread.
     public init(session: Session) {
         self.session = session
         let state = self.state

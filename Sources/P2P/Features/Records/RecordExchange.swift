@@ -12,6 +12,7 @@ public struct RecordSendOptions: Sendable {
     /// How long the receiver may take to validate and merge after the last byte.
     public var resultTimeout: Duration = .seconds(600)
 
+    /// The defaults: 120 s to decide, 30 s between acknowledgements, 600 s to validate and merge.
     public init() {}
 }
 
@@ -22,6 +23,7 @@ public struct RecordReceiveOptions: Sendable {
     /// Bytes a sender may have in flight unacknowledged (what the receiver buffers beyond the snapshot).
     public var window: UInt32 = 1 << 20
 
+    /// The defaults: snapshots up to 256 MiB, 1 MiB in flight.
     public init() {}
 }
 

@@ -9,6 +9,7 @@ import Foundation
 ///               "origin": "<peer ID>", "values": {"text": "Buy milk"}, "relationships": {"location": "home"}}]}
 /// ```
 public enum RecordFile {
+    /// The value of a records file's `format` key; a file with another one is refused.
     public static let format = "p2p-records/1"
 
     /// Reads a records file. `schema` stands in for a file without one; a `"schema"` string names a

@@ -19,21 +19,29 @@ public enum MergePolicy: String, Sendable, CaseIterable {
 public struct MergeConflict: Sendable, Equatable {
     /// The store's side (mine) or the snapshot's (theirs).
     public enum Winner: String, Sendable { case mine, theirs }
+    /// The record's entity.
     public var entity: String
+    /// The record's ID.
     public var id: String
+    /// Whose version the store holds now.
     public var kept: Winner
 }
 
 /// What a merge did. `inserted + updated + unchanged` is the number of records in the snapshot;
 /// every conflict is also counted as updated (theirs kept) or unchanged (mine kept).
 public struct MergeOutcome: Sendable, Equatable {
+    /// Records that were new to the store.
     public var inserted = 0
+    /// Records the store took from the snapshot over its own, conflicts won by the snapshot included.
     public var updated = 0
+    /// Records the store already held as they are, and conflicts won by the store.
     public var unchanged = 0
+    /// Every record that differed on both sides, with the side that was kept.
     public var conflicts: [MergeConflict] = []
     /// Schema changes made to the store, for people: "created entity Task", "added attribute Location.address".
     public var migrations: [String] = []
 
+    /// Nothing merged: every count zero.
     public init() {}
 }
 

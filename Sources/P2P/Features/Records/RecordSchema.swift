@@ -9,18 +9,22 @@ public struct RecordSchema: Sendable, Equatable, Codable {
     public var name: String?
     /// The author's version number; informational (compatibility is decided attribute by attribute).
     public var version: Int
+    /// The entities, in the order they are declared, stored and sent.
     public var entities: [EntityDescription]
 
+    /// A schema; `problems()` says whether it is well-formed (a merge checks it too).
     public init(name: String? = nil, version: Int = 1, entities: [EntityDescription]) {
         self.name = name
         self.version = version
         self.entities = entities
     }
 
+    /// The entity called `name` (compared exactly), or nil.
     public func entity(named name: String) -> EntityDescription? { entities.first { $0.name == name } }
 
     enum CodingKeys: String, CodingKey { case name, version, entities }
 
+    /// Decodes the JSON form of `Protocol/RECORDS.md` §2; a missing `version` is 1.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decodeIfPresent(String.self, forKey: .name)
@@ -31,11 +35,16 @@ public struct RecordSchema: Sendable, Equatable, Codable {
 
 /// An entity (a table): attributes, relationships to other entities, and rules its records obey.
 public struct EntityDescription: Sendable, Equatable, Codable {
+    /// The entity's name, which is also its table's: a letter, then letters, digits or `_`, at most 63 bytes.
     public var name: String
+    /// The attributes, stored ones and transient ones, in declaration order.
     public var attributes: [AttributeDescription]
+    /// The relationships to other entities.
     public var relationships: [RelationshipDescription]
+    /// Checks on the entity's date attributes, relative to the time of validation.
     public var rules: [RecordRule]
 
+    /// An entity with its attributes and, optionally, relationships and rules.
     public init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = [], rules: [RecordRule] = []) {
         self.name = name
         self.attributes = attributes
@@ -43,7 +52,9 @@ public struct EntityDescription: Sendable, Equatable, Codable {
         self.rules = rules
     }
 
+    /// The attribute called `name` (compared exactly), or nil.
     public func attribute(named name: String) -> AttributeDescription? { attributes.first { $0.name == name } }
+    /// The relationship called `name` (compared exactly), or nil.
     public func relationship(named name: String) -> RelationshipDescription? { relationships.first { $0.name == name } }
 
     /// Attributes that are stored and travel (transient ones do neither), in declaration order.
@@ -69,6 +80,7 @@ public struct EntityDescription: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey { case name, attributes, relationships, rules, versionHash }
 
+    /// Decodes the JSON form; a `versionHash` in it is checked by `RecordSchema.problems()`, not trusted.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -79,6 +91,7 @@ public struct EntityDescription: Sendable, Equatable, Codable {
         declaredVersionHash = try c.decodeIfPresent(String.self, forKey: .versionHash)
     }
 
+    /// Encodes the JSON form, with this entity's `versionHash`.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
@@ -91,6 +104,7 @@ public struct EntityDescription: Sendable, Equatable, Codable {
     /// The hash a schema file or a peer claimed; nil when none was given.
     var declaredVersionHash: String?
 
+    /// Equal when name, attributes, relationships and rules are (the declared hash is not compared).
     public static func == (a: EntityDescription, b: EntityDescription) -> Bool {
         a.name == b.name && a.attributes == b.attributes && a.relationships == b.relationships && a.rules == b.rules
     }
@@ -98,7 +112,9 @@ public struct EntityDescription: Sendable, Equatable, Codable {
 
 /// An attribute: a typed value of each record, optional or required, with constraints.
 public struct AttributeDescription: Sendable, Equatable, Codable {
+    /// The attribute's name: a letter, then letters, digits or `_`, at most 63 bytes.
     public var name: String
+    /// The type every value of the attribute must have.
     public var type: AttributeType
     /// May records leave it out? (Absent means nil, never an empty string.) Core Data's default: yes.
     public var optional: Bool
@@ -107,15 +123,19 @@ public struct AttributeDescription: Sendable, Equatable, Codable {
     public var defaultValue: RecordValue?
     /// Bounds for numbers (integer, double, decimal), inclusive.
     public var minimum: Decimal?
+    /// The largest number accepted, inclusive; nil for no upper bound.
     public var maximum: Decimal?
     /// Bounds on the length of strings (characters) and binary values (bytes), inclusive.
     public var minLength: Int?
+    /// The longest string (in characters) or binary value (in bytes) accepted, inclusive; nil for no limit.
     public var maxLength: Int?
     /// A regular expression (ICU syntax) the whole string must match.
     public var pattern: String?
     /// Computed by the app (the seeds' `isOverdue`, `age`): never stored, never sent.
     public var transient: Bool
 
+    /// An attribute; only name and type are required, the rest defaults to an optional attribute
+    /// without constraints.
     public init(name: String, type: AttributeType, optional: Bool = true, defaultValue: RecordValue? = nil,
                 minimum: Decimal? = nil, maximum: Decimal? = nil, minLength: Int? = nil, maxLength: Int? = nil,
                 pattern: String? = nil, transient: Bool = false) {
@@ -136,6 +156,7 @@ public struct AttributeDescription: Sendable, Equatable, Codable {
         case defaultValue = "default", minimum = "min", maximum = "max", minLength, maxLength
     }
 
+    /// Decodes the JSON form; a default that is not of the attribute's type is an error.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -156,6 +177,7 @@ public struct AttributeDescription: Sendable, Equatable, Codable {
         pattern = try c.decodeIfPresent(String.self, forKey: .pattern)
     }
 
+    /// Encodes the JSON form (`default`, `min`, `max`, … as in files).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
@@ -186,14 +208,21 @@ public enum DeleteRule: String, Codable, Sendable {
 /// A relationship to another entity. To-one relationships are stored as the target's record ID;
 /// a to-many relationship must have a to-one inverse and is derived from it.
 public struct RelationshipDescription: Sendable, Equatable, Codable {
+    /// The relationship's name, unique within its entity.
     public var name: String
+    /// The entity the relationship points to.
     public var destination: String
+    /// A to-many relationship is derived from its to-one inverse, which it must have; only to-one
+    /// relationships are stored and sent.
     public var toMany: Bool
     /// The relationship on the destination that points back (Core Data's inverse).
     public var inverse: String?
+    /// What deleting a record does to the records this relationship reaches (`nullify` by default).
     public var deleteRule: DeleteRule
+    /// May a record leave this to-one relationship out? Yes by default.
     public var optional: Bool
 
+    /// A relationship; by default to-one, optional, with no inverse, and nullified on delete.
     public init(name: String, destination: String, toMany: Bool = false, inverse: String? = nil,
                 deleteRule: DeleteRule = .nullify, optional: Bool = true) {
         self.name = name
@@ -206,6 +235,7 @@ public struct RelationshipDescription: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey { case name, destination, toMany, inverse, deleteRule, optional }
 
+    /// Decodes the JSON form, with the same defaults as `init(name:destination:toMany:inverse:deleteRule:optional:)`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -229,13 +259,20 @@ public struct RelationshipDescription: Sendable, Equatable, Codable {
 /// `required`, and a present value must lie within `notBefore`…`notAfter`, times relative to the
 /// moment of validation.
 public struct RecordRule: Sendable, Equatable, Codable {
+    /// The rule's name, which a report shows when a record breaks it.
     public var name: String
+    /// The date attribute the rule checks.
     public var attribute: String
+    /// A present value must not lie before this moment.
     public var notBefore: RelativeTime?
+    /// A present value must not lie after this moment.
     public var notAfter: RelativeTime?
+    /// The rule applies only when this condition holds; always without one.
     public var when: RuleCondition?
+    /// When the rule applies, the attribute must be present.
     public var required: Bool
 
+    /// A rule; by default it always applies and the attribute may be absent.
     public init(name: String, attribute: String, notBefore: RelativeTime? = nil, notAfter: RelativeTime? = nil,
                 when: RuleCondition? = nil, required: Bool = false) {
         self.name = name
@@ -248,6 +285,7 @@ public struct RecordRule: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey { case name, attribute, notBefore, notAfter, when, required }
 
+    /// Decodes the JSON form.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -258,6 +296,7 @@ public struct RecordRule: Sendable, Equatable, Codable {
         required = try c.decodeIfPresent(Bool.self, forKey: .required) ?? false
     }
 
+    /// Encodes the JSON form.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
@@ -271,10 +310,12 @@ public struct RecordRule: Sendable, Equatable, Codable {
 
 /// The condition of a rule: another attribute equals a value.
 public struct RuleCondition: Sendable, Equatable, Codable {
+    /// The attribute whose value decides.
     public var attribute: String
     /// Compared with the attribute's value after converting it to the attribute's type.
     var equals: JSONValue
 
+    /// The condition that `attribute` equals `value` (converted to the attribute's type).
     public init(attribute: String, equals value: RecordValue) {
         self.attribute = attribute
         equals = JSONValue(value)
@@ -283,6 +324,7 @@ public struct RuleCondition: Sendable, Equatable, Codable {
 
 /// A moment relative to validation time: `now`, `now+3d`, `now-12h` (units s, m, h, d).
 public struct RelativeTime: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// Seconds from the moment of validation; negative is earlier.
     public var seconds: Int64
     /// About 31,700 years either way: far beyond any real rule, and small enough that the validator's
     /// arithmetic in milliseconds cannot overflow (a schema comes from a peer and may say anything).
@@ -291,6 +333,7 @@ public struct RelativeTime: Sendable, Equatable, Codable, CustomStringConvertibl
     /// An offset from now, clamped to ±`maxSeconds`.
     public init(seconds: Int64) { self.seconds = min(max(seconds, -Self.maxSeconds), Self.maxSeconds) }
 
+    /// Parses `now`, `now+3d`, `now-12h` (units `s`, `m`, `h`, `d`); nil for anything else.
     public init?(_ text: String) {
         guard text.hasPrefix("now") else { return nil }
         let rest = text.dropFirst(3)
@@ -313,6 +356,7 @@ public struct RelativeTime: Sendable, Equatable, Codable, CustomStringConvertibl
         seconds = sign == "-" ? -magnitude : magnitude
     }
 
+    /// The text form `init?(_:)` parses, in the largest whole unit.
     public var description: String {
         guard seconds != 0 else { return "now" }
         let sign = seconds < 0 ? "-" : "+"
@@ -323,6 +367,7 @@ public struct RelativeTime: Sendable, Equatable, Codable, CustomStringConvertibl
         return "now\(sign)\(magnitude)s"
     }
 
+    /// Decodes the text form.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let parsed = RelativeTime(text) else {
@@ -332,6 +377,7 @@ public struct RelativeTime: Sendable, Equatable, Codable, CustomStringConvertibl
         self = parsed
     }
 
+    /// Encodes the text form.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
@@ -445,17 +491,21 @@ extension AttributeDescription {
 
 /// Something wrong with a schema, or with changing a store's schema into another.
 public struct SchemaIssue: Sendable, Equatable, CustomStringConvertible {
+    /// The entity concerned, if any.
     public var entity: String?
     /// The attribute, relationship or rule concerned, if any.
     public var member: String?
+    /// What is wrong, for people.
     public var message: String
 
+    /// An issue with what it concerns and why.
     public init(entity: String?, member: String?, message: String) {
         self.entity = entity
         self.member = member
         self.message = message
     }
 
+    /// The issue as one line: `Entity.member: message`.
     public var description: String {
         let place = [entity, member].compactMap { $0 }.joined(separator: ".")
         return place.isEmpty ? message : "\(place): \(message)"

@@ -5,6 +5,7 @@ import Foundation
 public struct Record: Sendable, Equatable {
     /// Stable across peers (a UUID string is a good choice); 1 to 255 bytes of UTF-8.
     public var id: String
+    /// The entity the record belongs to.
     public var entity: String
     /// Present values only: a missing key is nil.
     public var values: [String: RecordValue]
@@ -15,6 +16,8 @@ public struct Record: Sendable, Equatable {
     /// The peer that made the last modification.
     public var origin: PeerID
 
+    /// A record. `relationships` maps each to-one relationship to its target's record ID; `modified`
+    /// is rounded to the millisecond.
     public init(id: String, entity: String, values: [String: RecordValue] = [:], relationships: [String: String] = [:],
                 modified: Date = Date(), origin: PeerID) {
         self.id = id
@@ -34,6 +37,7 @@ public struct Record: Sendable, Equatable {
         self.origin = origin
     }
 
+    /// `modified` as a `Date`.
     public var modifiedDate: Date { Date(timeIntervalSince1970: Double(modified) / 1000) }
 
     /// The target of a to-one relationship.
@@ -53,7 +57,9 @@ public struct Record: Sendable, Equatable {
 /// A self-describing set of records: the schema, then the records. Whole (everything a store
 /// holds, or of some entities) or a delta (what changed since the last exchange with one peer).
 public struct RecordSnapshot: Sendable, Equatable {
+    /// The schema the records are described by; it travels with them.
     public var schema: RecordSchema
+    /// The records, of any entities of the schema.
     public var records: [Record]
     /// Holds only records changed since the last snapshot sent to the same peer.
     public var isDelta: Bool
@@ -62,6 +68,7 @@ public struct RecordSnapshot: Sendable, Equatable {
     /// The peer that made the snapshot.
     public var origin: PeerID
 
+    /// A snapshot; `origin` is the peer that makes it, usually `session.peerID`.
     public init(schema: RecordSchema, records: [Record], isDelta: Bool = false, created: Date = Date(), origin: PeerID) {
         self.schema = schema
         self.records = records

@@ -12,6 +12,7 @@ public final class RecordStore: Sendable {
     /// Binary values up to this size travel inline.
     public static let defaultMaxInlineBinary = 1 << 20
 
+    /// The SQLite file.
     public let path: String
     let queue: DatabaseQueue
 
@@ -77,7 +78,9 @@ public final class RecordStore: Sendable {
 
     /// Up to which change a snapshot went, so the next delta to the same peer starts after it.
     public struct SentMark: Sendable, Equatable {
+        /// The entities the snapshot covered.
         public var entities: [String]
+        /// The store's change counter when the snapshot was made.
         public var seq: Int64
     }
 

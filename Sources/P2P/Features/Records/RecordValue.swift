@@ -2,6 +2,8 @@ import Foundation
 
 /// The type of an attribute, as in a Core Data model.
 public enum AttributeType: String, Codable, Sendable, CaseIterable {
+    /// The types: `string`, 16, 32 and 64-bit integers, `double`, exact `decimal`, `boolean`, `date`
+    /// (millisecond precision), `binary` and `uuid`.
     case string, integer16, integer32, integer64, double, decimal, boolean, date, binary, uuid
 
     /// The range an integer type can hold; nil for the other types.
@@ -34,22 +36,29 @@ public enum AttributeType: String, Codable, Sendable, CaseIterable {
 /// Values carry their own kind, so a value of the wrong type can be represented, travel and be
 /// reported by the receiver's validation instead of being silently coerced.
 public enum RecordValue: Sendable, Hashable {
+    /// A string: any UTF-8, the empty string included (which is a value, unlike a missing one).
     case string(String)
     /// Any integer type; the attribute's type (16, 32 or 64 bits) bounds it.
     case integer(Int64)
+    /// A binary floating-point number; validation refuses one that is not finite.
     case double(Double)
     /// Exact decimal; kept as a decimal, never as a binary floating-point number.
     case decimal(Decimal)
+    /// True or false.
     case boolean(Bool)
     /// Milliseconds since 1970-01-01 UTC: exact, so equal dates compare equal after a round trip.
     case date(milliseconds: Int64)
+    /// Bytes; up to 1 MiB travels inline in a snapshot.
     case binary(Data)
+    /// A UUID.
     case uuid(UUID)
 
     /// The kinds, numbered as the wire encoding tags them (`Protocol/RECORDS.md`).
     public enum Kind: UInt8, Sendable, CustomStringConvertible {
+        /// The kind bytes of the wire encoding, from `string` (1) to `uuid` (8).
         case string = 1, integer, double, decimal, boolean, date, binary, uuid
 
+        /// The kind's name, as reports show it.
         public var description: String {
             switch self {
             case .string: "string"
@@ -64,6 +73,7 @@ public enum RecordValue: Sendable, Hashable {
         }
     }
 
+    /// Which kind of value this is.
     public var kind: Kind {
         switch self {
         case .string: .string

@@ -4,14 +4,18 @@ import Foundation
 public struct RecordProblem: Sendable, Equatable, CustomStringConvertible {
     /// Which check failed. `name` is what reports and JSON events show.
     public enum Check: Sendable, Hashable {
+        /// The checks, named as reports show them (`name`): the value's type, a missing required value, the
+        /// numeric bounds, the length bounds, and the pattern.
         case type, required, minimum, maximum, minLength, maxLength, pattern
         /// A relationship names a record that is neither in the snapshot nor in the store.
         case relationshipTarget
         /// A to-one relationship with more than one target.
         case toOne
+        /// The snapshot names an entity, attribute or relationship its schema lacks.
         case unknownEntity, unknownAttribute, unknownRelationship
         /// A to-many relationship was given; it is derived from its to-one inverse.
         case derivedRelationship
+        /// An ID that appears twice for one entity, or one that is empty or over 255 bytes.
         case duplicateID, invalidID
         /// A binary value over the inline limit.
         case binaryTooLarge
@@ -20,6 +24,7 @@ public struct RecordProblem: Sendable, Equatable, CustomStringConvertible {
         /// A rule declared in the schema, by its name.
         case rule(String)
 
+        /// The check's name in reports and JSON events (`min`, `relationship-target`, or a rule's own name).
         public var name: String {
             switch self {
             case .type: "type"
@@ -44,15 +49,20 @@ public struct RecordProblem: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The record's entity.
     public var entity: String
+    /// The record's ID.
     public var record: String
     /// The attribute or relationship concerned; nil for the record as a whole.
     public var attribute: String?
+    /// Which check failed.
     public var check: Check
     /// The offending value as text (strings quoted, dates ISO 8601); nil when it is missing.
     public var value: String?
+    /// What is wrong, for people.
     public var message: String
 
+    /// A problem with everything a report shows.
     public init(entity: String, record: String, attribute: String?, check: Check, value: String?, message: String) {
         self.entity = entity
         self.record = record
@@ -62,6 +72,7 @@ public struct RecordProblem: Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The problem as one line: `Entity id.attribute: message [check, value …]`.
     public var description: String {
         "\(entity) \(record)\(attribute.map { ".\($0)" } ?? ""): \(message) [\(check.name)\(value.map { ", value \($0)" } ?? "")]"
     }
@@ -96,6 +107,7 @@ public enum RecordsError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The transfer failed: the peer denied it, left, or did not answer.
     case transfer(String)
 
+    /// What went wrong, with up to five of the problems.
     public var description: String {
         switch self {
         case .invalidSchema(let issues):

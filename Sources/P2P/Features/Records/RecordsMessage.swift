@@ -5,12 +5,14 @@ import NIOCore
 /// A snapshot is far bigger than one frame, so it travels as OFFER, then CHUNKs acknowledged by the
 /// receiver (at most a window of bytes unacknowledged), END with its SHA-256, and the receiver's RESULT.
 public enum RecordsMessage: WireMessage, Equatable {
+    /// RECORDS (`0x40`).
     public static let messageType = MessageType.records
 
     /// Sender → receiver: what is coming, so the receiver can decide before any data is sent.
     case offer(RecordOffer)
     /// Receiver → sender: send it; at most `window` bytes unacknowledged.
     case accept(transfer: UInt64, window: UInt32)
+    /// Receiver → sender: no, and why; nothing is sent.
     case deny(transfer: UInt64, reason: String)
     /// Sender → receiver: bytes of the encoded snapshot, at `offset`.
     case chunk(transfer: UInt64, offset: UInt64, bytes: ByteBuffer)
@@ -27,6 +29,7 @@ public enum RecordsMessage: WireMessage, Equatable {
     static let chunkOverhead = 17
     static let maxReasonBytes = 1024
 
+    /// The transfer this step belongs to, which the sender picked.
     public var transferID: UInt64 {
         switch self {
         case .offer(let offer): offer.transferID
@@ -34,6 +37,7 @@ public enum RecordsMessage: WireMessage, Equatable {
         }
     }
 
+    /// Decodes the layout of `Protocol/RECORDS.md` §4.
     public init(payload: inout ByteBuffer) throws(WireError) {
         let kindByte: UInt8 = try payload.readRequired(.records, field: "kind")
         guard let kind = Kind(rawValue: kindByte) else { throw .malformedPayload(.records, "unknown kind \(kindByte)") }
@@ -72,6 +76,7 @@ public enum RecordsMessage: WireMessage, Equatable {
         }
     }
 
+    /// Writes the layout `init(payload:)` reads.
     public func encode(into buffer: inout ByteBuffer) {
         switch self {
         case .offer(let offer):
@@ -117,14 +122,18 @@ public enum RecordsMessage: WireMessage, Equatable {
 
 /// What a sender proposes: enough for the receiver to say yes or no before any record is sent.
 public struct RecordOffer: Sendable, Equatable {
+    /// The sender's ID for this transfer.
     public var transferID: UInt64
+    /// Whether the snapshot holds only changes since the last one the receiver merged.
     public var isDelta: Bool
     /// Bytes of the encoded snapshot.
     public var size: UInt64
+    /// Records in the snapshot.
     public var recordCount: UInt32
     /// Entities with records, as the sender names them (informational).
     public var entities: [String]
 
+    /// An offer with everything the receiver sees before deciding.
     public init(transferID: UInt64, isDelta: Bool, size: UInt64, recordCount: UInt32, entities: [String]) {
         self.transferID = transferID
         self.isDelta = isDelta
@@ -139,10 +148,14 @@ public struct RecordOffer: Sendable, Equatable {
 public struct RecordTransferResult: Sendable, Equatable {
     /// The RESULT status byte.
     public enum Status: UInt8, Sendable {
+        /// `merged` (0): the snapshot is in the receiver's store; `rejected` (1): it breaks the schema or a
+        /// conflict policy, nothing was written; `failed` (2): it did not arrive intact, or the store failed.
         case merged = 0, rejected = 1, failed = 2
     }
 
+    /// What became of the snapshot.
     public var status: Status
+    /// What the merge did (counts, conflicts, migrations); empty unless `status` is `merged`.
     public var outcome: MergeOutcome
     /// Conflicts the receiver counted; its `outcome.conflicts` lists at most the first 500 of them.
     public var conflictCount: Int
@@ -151,6 +164,7 @@ public struct RecordTransferResult: Sendable, Equatable {
     /// Why, for a rejected or failed snapshot.
     public var message: String
 
+    /// The answer to a merged snapshot.
     public init(_ outcome: MergeOutcome) {
         status = .merged
         self.outcome = outcome

@@ -32,11 +32,15 @@ public final class FileTransfers: Sendable {
         /// Unread events each `events()` stream holds; beyond that its consumer gets `.eventsDropped`.
         /// A transfer of many files makes several events per file.
         public var eventBufferLimit = 65_536
+        /// The defaults: an 8 MiB window, an acknowledgement per MiB written, no overwriting.
         public init() {}
     }
 
+    /// The session the transfers travel over.
     public let session: Session
+    /// Where received files are written, with the relative paths the sender offered.
     public let directory: URL
+    /// The tunables this object was made with.
     public let configuration: Configuration
     private let state = NIOLockedValueBox(State())
     private let hub: EventHub<TransferEvent>

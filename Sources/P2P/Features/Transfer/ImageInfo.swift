@@ -2,8 +2,11 @@ import Foundation
 
 /// The type and pixel size of an image, read from its first bytes (its signature), not its name.
 public struct ImageInfo: Sendable, Equatable {
+    /// What the signature shows: `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
     public var mediaType: String
+    /// The width in pixels, as the header states it.
     public var width: Int
+    /// The height in pixels, as the header states it.
     public var height: Int
 
     /// Reads the header of `url`; `nil` when the file is not a PNG, JPEG, GIF or WebP image.
@@ -15,6 +18,7 @@ public struct ImageInfo: Sendable, Equatable {
         self.init(header: [UInt8](data))
     }
 
+    /// Reads type and size from a file's first bytes; nil unless they are a PNG, JPEG, GIF or WebP header.
     public init?(header b: [UInt8]) {
         func be16(_ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
         func le16(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }

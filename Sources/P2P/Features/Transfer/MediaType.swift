@@ -5,6 +5,8 @@ public enum MediaType {
     /// The media types of chat images (TRANSFER.md, "Images in chat"): the ones `ImageInfo` recognises.
     public static let images: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
 
+    /// The media type for a file's extension (images, text, JSON, PDF, ZIP), `application/octet-stream`
+    /// for anything else. A guess from the name only: check images with `ImageInfo`.
     public static func guess(_ url: URL) -> String {
         switch url.pathExtension.lowercased() {
         case "png": "image/png"

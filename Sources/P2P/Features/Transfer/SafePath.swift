@@ -6,7 +6,9 @@ import Foundation
 /// control characters (escape sequences included), bidirectional overrides and over-long names are
 /// refused, and the result is checked to lie inside the directory.
 public enum SafePath {
+    /// The longest accepted path component, in bytes of UTF-8.
     public static let maxComponentBytes = 255
+    /// The longest accepted path, in bytes of UTF-8.
     public static let maxPathBytes = 4096
 
     /// The components of `path` if every one is safe; otherwise the reason it is not.

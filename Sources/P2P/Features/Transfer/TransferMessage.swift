@@ -7,16 +7,20 @@ import NIOCore
 /// streams chunks, and finishes with the file's SHA-256; the receiver acknowledges written bytes (the
 /// flow-control window) and reports the verified result. Either side may cancel.
 public struct TransferMessage: WireMessage, Equatable {
+    /// TRANSFER (`0x50`).
     public static let messageType = MessageType.transfer
 
+    /// What a step says, by kind.
     public enum Body: Equatable, Sendable {
         /// A file on offer: its relative path (directories use `/`), size, and media type.
         case offer(path: String, size: UInt64, mediaType: String)
         /// Yes, and I already hold the first `offset` bytes, whose SHA-256 is `prefixHash`.
         case accept(offset: UInt64, prefixHash: [UInt8])
+        /// No, and why; nothing more is sent.
         case deny(reason: String)
         /// The sender's answer to an accept: chunks start at `offset` (0 when the prefix did not match).
         case start(offset: UInt64)
+        /// File bytes at `offset`, at most `TransferMessage.maxChunk` of them.
         case chunk(offset: UInt64, bytes: ByteBuffer)
         /// The receiver has written this many bytes of the file in total.
         case ack(written: UInt64)
@@ -24,12 +28,16 @@ public struct TransferMessage: WireMessage, Equatable {
         case done(sha256: [UInt8])
         /// The receiver's verdict: the hash it computed and whether it matches.
         case result(verified: Bool, sha256: [UInt8])
+        /// Either side gives up, and says why; the receiver keeps its `.part` file for a resume.
         case cancel(reason: String)
     }
 
+    /// The sender's ID for the file, the same in every step.
     public var transferID: UInt64
+    /// What this step says.
     public var body: Body
 
+    /// A step of transfer `transferID`.
     public init(transferID: UInt64, _ body: Body) {
         self.transferID = transferID
         self.body = body
@@ -43,6 +51,7 @@ public struct TransferMessage: WireMessage, Equatable {
 
     private enum Kind: UInt8 { case offer = 1, accept, deny, start, chunk, ack, done, result, cancel }
 
+    /// Decodes the layout of `Protocol/TRANSFER.md`; throws `malformedPayload` on anything else.
     public init(payload: inout ByteBuffer) throws(WireError) {
         let rawKind: UInt8 = try payload.readRequired(.transfer, field: "kind")
         guard let kind = Kind(rawValue: rawKind) else { throw .malformedPayload(.transfer, "unknown kind \(rawKind)") }
@@ -82,6 +91,7 @@ public struct TransferMessage: WireMessage, Equatable {
         }
     }
 
+    /// Writes the layout `init(payload:)` reads.
     public func encode(into buffer: inout ByteBuffer) {
         func kind(_ kind: Kind) {
             buffer.writeInteger(kind.rawValue)

@@ -5,17 +5,23 @@ public enum TransferDirection: String, Sendable { case sending, receiving }
 
 /// What both sides know about one file in transit.
 public struct TransferInfo: Sendable, Hashable {
+    /// The sender's ID for the transfer.
     public var id: UInt64
+    /// The other side.
     public var peer: PeerInfo
     /// The relative path as offered (sanitised before use on the receiving side).
     public var name: String
+    /// The whole file's size in bytes, as offered.
     public var size: UInt64
+    /// The media type the sender gave; a claim, not checked.
     public var mediaType: String
+    /// Whether this peer sends or receives the file.
     public var direction: TransferDirection
 }
 
 /// A file offered to this peer, waiting for a yes or no.
 public struct IncomingOffer: Sendable {
+    /// The file on offer and who offers it.
     public let info: TransferInfo
     /// Where the file will be written once verified (before renaming around existing files).
     public let destination: URL
@@ -23,7 +29,9 @@ public struct IncomingOffer: Sendable {
 
 /// A file that arrived whole and verified, or one that was delivered to a peer.
 public struct Delivery: Sendable, Equatable {
+    /// The file's relative path, as offered.
     public var name: String
+    /// The whole file's size in bytes.
     public var size: UInt64
     /// Lowercase hex SHA-256 of the whole file.
     public var sha256: String
@@ -35,11 +43,15 @@ public struct Delivery: Sendable, Equatable {
 
 /// Something that happened to a transfer.
 public enum TransferEvent: Sendable {
+    /// A peer offers a file; the offer handler decides.
     case offered(IncomingOffer)
+    /// Bytes start flowing; `offset` bytes were skipped because the receiver already had them.
     case started(TransferInfo, offset: UInt64)
     /// `bytes` done so far; at most a few per second per transfer.
     case progress(TransferInfo, bytes: UInt64)
+    /// The file arrived whole and verified, or the receiver confirmed it did.
     case finished(TransferInfo, Delivery)
+    /// The transfer ended without the file: the reason says why.
     case failed(TransferInfo, TransferError)
     /// This stream's consumer fell behind and missed `count` events.
     case eventsDropped(count: Int)
@@ -47,22 +59,34 @@ public enum TransferEvent: Sendable {
 
 /// Why a transfer did not complete. A receiver never leaves a partial file under the final name.
 public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The receiver declined the offer, with its reason.
     case denied(String)
+    /// This side cancelled (its task was cancelled, or `cancelAll()` ran).
     case cancelled
+    /// The other side cancelled, or could not go on (its reason says which).
     case cancelledByPeer(String)
+    /// The connection ended mid-transfer; run the same send again to resume.
     case peerDisconnected
+    /// The offered name (first value) was refused, for the reason given second: absolute, `..`,
+    /// control characters, too long, or it would land outside the download directory.
     case unsafeName(String, String)
+    /// The file at a path (first value) cannot be read, for a reason (second value).
     case unreadable(String, String)
+    /// The file at a path (first value) cannot be written, for a reason (second value), such as a full disk.
     case unwritable(String, String)
     /// The bytes that arrived do not hash to what the sender sent; the `.part` file is kept.
     case verificationFailed(expected: String, got: String)
+    /// The sender finished with another number of bytes than it offered.
     case sizeMismatch(expected: UInt64, got: UInt64)
     /// Offered as an image type, but the bytes are not that image (checked with
     /// `FileTransfers.Configuration.checksImageSignatures`); the file was deleted.
     case notTheOfferedType(name: String, offered: String, found: String?)
+    /// The peer broke the transfer protocol; the connection is closed.
     case protocolViolation(String)
+    /// The peer is not connected.
     case notConnected
 
+    /// What went wrong, for people; names a resume where one is possible.
     public var description: String {
         switch self {
         case .denied(let reason): "denied: \(reason)"
