@@ -133,6 +133,39 @@ else
   fail "no daemon, no --connect: still running after 20 s" nodaemon
 fi
 
+# Without a daemon but on a fixed port, chat and receive keep listening: a one-line warning naming the
+# port, not an exit, and a peer reaches them with --connect.
+LP=$(free_port)
+start_proc listener env DBUS_SYSTEM_BUS_ADDRESS="$NOBUS" P2P_HOME="$(home listener)" "$P2P" chat --json --yes --name listener --port "$LP" --session-id "$SID"
+expect_json 20 listener "no daemon, fixed port: chat warns instead of exiting" event=warning code=no-discovery
+expect_json 1 listener "the warning says where to --connect" event=warning code=no-discovery "message~:$LP"
+check "no daemon, fixed port: chat keeps running" is_running listener
+start_proc caller env DBUS_SYSTEM_BUS_ADDRESS="$NOBUS" P2P_HOME="$(home caller)" "$P2P" chat --json --yes --name caller --connect "127.0.0.1:$LP" --session-id "$SID"
+expect_json 20 listener "the daemon-less listener is reached with --connect" event=connected peer=caller
+send_line caller "hello listener"
+expect_json 10 listener "the listener receives the caller's line" event=message from=caller text="hello listener"
+close_stdin caller
+if wait_exit caller 15; then check "caller exits 0 on EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "caller did not exit after EOF" caller; fi
+close_stdin listener
+if wait_exit listener 15; then check "listener exits 0 on EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "listener did not exit after EOF" listener; fi
+
+GP=$(free_port)
+start_proc gamer env DBUS_SYSTEM_BUS_ADDRESS="$NOBUS" P2P_HOME="$(home gamer)" "$P2P" game --json --yes --name gamer --port "$GP"
+expect_json 20 gamer "no daemon, fixed port: game warns instead of exiting" event=warning code=no-discovery "message~:$GP"
+check "no daemon, fixed port: game keeps running" is_running gamer
+stop_proc gamer
+
+RP=$(free_port)
+mkdir -p "$E2E_TMP/inbox"
+head -c 100000 /dev/urandom > "$E2E_TMP/nodaemon.bin"
+start_proc receiver env DBUS_SYSTEM_BUS_ADDRESS="$NOBUS" P2P_HOME="$(home receiver)" "$P2P" receive --json --yes --port "$RP" --dir "$E2E_TMP/inbox"
+expect_json 20 receiver "no daemon, fixed port: receive warns instead of exiting" event=warning code=no-discovery
+start_proc sender env DBUS_SYSTEM_BUS_ADDRESS="$NOBUS" P2P_HOME="$(home sender)" "$P2P" send --json --connect "127.0.0.1:$RP" "$E2E_TMP/nodaemon.bin"
+expect_json 30 receiver "the daemon-less receiver gets the file" event=file-received name=nodaemon.bin
+check "the received file is the one sent" cmp -s "$E2E_TMP/nodaemon.bin" "$E2E_TMP/inbox/nodaemon.bin"
+if wait_exit sender 15; then check "sender exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "sender did not exit" sender; fi
+stop_proc receiver
+
 # Friend leaves politely; the server notices and keeps running.
 close_stdin friend
 if wait_exit friend 15; then check "friend exits 0 on EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "friend did not exit after EOF" friend; fi

@@ -186,6 +186,16 @@ struct ChatView: Sendable {
         }
     }
 
+    /// Something the user should know that does not stop the command: one line, yellow; an event with
+    /// `code` in JSON mode.
+    func warning(_ code: String, _ message: String) {
+        if json {
+            Output.json(["event": "warning", "code": code, "message": message])
+        } else {
+            Output.error(Terminal.paint("p2p: \(message)", .yellow))
+        }
+    }
+
     /// A line for the person at the terminal; silent in JSON mode.
     func note(_ text: String) {
         if !json { Output.line(Terminal.paint("* \(text)", .dim)) }

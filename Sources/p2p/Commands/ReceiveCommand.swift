@@ -135,6 +135,13 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
         do {
             try session.setAvailable(true)
+        } catch where DiscoveryNotice.listensWithout(error, port: network.port, findsByName: false) {
+            let message = DiscoveryNotice.listeningWithoutDiscovery(port: network.port)
+            if json {
+                Output.json(["event": "warning", "code": "no-discovery", "message": message])
+            } else {
+                Output.error(Terminal.paint("p2p: \(message)", .yellow))
+            }
         } catch {
             Output.error("p2p: \(error)")
             if network.port == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }

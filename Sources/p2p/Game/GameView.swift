@@ -45,6 +45,10 @@ final class GameView {
         }
     }
 
+    func warning(_ code: String, _ message: String) {
+        if interactive { note("p2p: \(message)") } else { chat.warning(code, message) }
+    }
+
     func error(_ code: String, _ message: String) {
         if interactive {
             lastError = message

@@ -1,3 +1,4 @@
+import NIOCore
 import P2P
 
 /// How `chat`, `receive`, `game` and `records receive` show a discovery problem: the daemon going away under a
@@ -15,5 +16,30 @@ enum DiscoveryNotice {
         case (_, false):
             Output.error("p2p: \(error)")
         }
+    }
+
+    /// Whether a command on a fixed port keeps listening after `error` instead of exiting: only when no
+    /// daemon runs at all (a peer can still dial it) and the command was not asked to find someone.
+    static func listensWithout(_ error: DiscoveryError, port: Int, findsByName: Bool) -> Bool {
+        guard case .daemonNotRunning = error else { return false }
+        return port != 0 && !findsByName
+    }
+
+    /// The one line for a listener nobody can discover: where it can be dialled instead.
+    static func listeningWithoutDiscovery(port: Int) -> String {
+        let addresses = localAddresses()
+        let targets = (addresses.isEmpty ? ["THIS-HOST"] : addresses).map { "--connect \($0):\(port)" }
+        return "no mDNS daemon answers, so this peer is not advertised; it listens on port \(port): reach it with "
+            + targets.joined(separator: " or ")
+    }
+
+    /// This machine's IPv4 addresses other than loopback, as another machine would dial them.
+    static func localAddresses() -> [String] {
+        let devices = (try? System.enumerateDevices()) ?? []
+        let addresses = devices.compactMap { device -> String? in
+            guard case .v4 = device.address, let ip = device.address?.ipAddress, !ip.hasPrefix("127.") else { return nil }
+            return ip
+        }
+        return Array(Set(addresses)).sorted()
     }
 }
