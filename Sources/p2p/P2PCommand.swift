@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import P2P
 
 /// `p2p`: chat, files and games with peers on the local network.
@@ -18,6 +19,8 @@ struct P2PCommand: AsyncParsableCommand {
 
     /// Like the default, but errors of ours print one line and exit with their documented code.
     static func main() async {
+        // Before any thread exists: avahi's compatibility-layer banner would land in the chat screen.
+        setenv("AVAHI_COMPAT_NOWARN", "1", 0)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

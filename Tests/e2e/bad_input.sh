@@ -166,6 +166,11 @@ check "the received file is the one sent" cmp -s "$E2E_TMP/nodaemon.bin" "$E2E_T
 if wait_exit sender 15; then check "sender exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "sender did not exit" sender; fi
 stop_proc receiver
 
+# avahi's compatibility layer prints a three-line banner on a process's first dns_sd call unless
+# AVAHI_COMPAT_NOWARN is set; p2p sets it itself, so a user who never heard of it sees no banner.
+banner=$(env -u AVAHI_COMPAT_NOWARN P2P_HOME="$(home banner)" "$P2P" peers --timeout 0.5 2>&1)
+check "no avahi compatibility banner without AVAHI_COMPAT_NOWARN" [ "$(printf '%s' "$banner" | grep -c 'Bonjour compatibility layer')" = 0 ]
+
 # Friend leaves politely; the server notices and keeps running.
 close_stdin friend
 if wait_exit friend 15; then check "friend exits 0 on EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "friend did not exit after EOF" friend; fi

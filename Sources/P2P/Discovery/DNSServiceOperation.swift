@@ -1,4 +1,5 @@
 import CDNSSD
+import Foundation
 // Dispatch sources are thread-safe objects (Darwin's overlay marks them Sendable); Linux's corelibs
 // do not say so yet.
 @preconcurrency import Dispatch
@@ -24,6 +25,7 @@ final class DNSServiceOperation: Sendable {
         onError: @escaping (DNSServiceErrorType) -> Void = { _ in },
         create: (UnsafeMutablePointer<DNSServiceRef?>, UnsafeMutableRawPointer) -> DNSServiceErrorType
     ) throws(DiscoveryError) {
+        _ = Self.quietCompatibilityLayer
         let retained = Unmanaged.passRetained(context)
         var ref: DNSServiceRef?
         let status = create(&ref, retained.toOpaque())
@@ -47,6 +49,11 @@ final class DNSServiceOperation: Sendable {
         }
         source.resume()
     }
+
+    /// avahi's compatibility layer prints a three-line warning to stderr on a process's first dns_sd call
+    /// unless `AVAHI_COMPAT_NOWARN` is set; it means nothing to a user of an app built on p2p. A value
+    /// the user set stays. Done once, before the first call.
+    private static let quietCompatibilityLayer: Void = { setenv("AVAHI_COMPAT_NOWARN", "1", 0) }()
 
     /// Stops the request. Safe to call from inside its own callback and more than once (on its queue).
     func cancel() {
