@@ -116,10 +116,11 @@ struct FaultRecoveryTests {
         let block = Data(repeating: 0x5A, count: 60 * 1024)
         // On a loaded machine the heartbeat may already have closed the link before the last send.
         for _ in 0..<512 { try? bob.send(block, to: [hello.peerID]) }
-        let silentSince = ContinuousClock.now
-        let reason = try await events.waitFor(hello.peerID, .disconnected, seconds: 4)
+        // That it is reported at once, not after the TLS shutdown timeout, is
+        // PeerConnectionHandlerTests.aSilentPeerIsReportedGoneBeforeItsConnectionFinishesClosing: a clock
+        // here would measure the machine's load as much as the code.
+        let reason = try await events.waitFor(hello.peerID, .disconnected, seconds: 20)
         #expect(reason == .heartbeatLost)
-        #expect(ContinuousClock.now - silentSince < .seconds(2))
         await bob.close()
     }
 

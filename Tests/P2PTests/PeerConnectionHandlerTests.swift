@@ -199,6 +199,26 @@ import Testing
         #expect(!channel.isActive)
     }
 
+    /// Holds every close, as TLS does while it waits for a close_notify the silent peer never sends.
+    final class CloseHolder: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = NIOAny
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {}
+    }
+
+    /// A silent peer is reported gone when the heartbeat gives up, not once its connection has finished
+    /// closing (which, over TLS, waits up to NIOSSL's shutdown timeout for the peer that is silent).
+    @Test func aSilentPeerIsReportedGoneBeforeItsConnectionFinishesClosing() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        try channel.pipeline.syncOperations.addHandler(CloseHolder(), position: .first)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.accept)
+        channel.pipeline.fireErrorCaught(HeartbeatHandler.PeerSilent())
+        #expect(delegate.log.withLockedValue { $0.failures } == [.heartbeatLost])
+        #expect(delegate.log.withLockedValue { $0.closed } == 1)
+        #expect(channel.isActive, "the close is still held, as TLS holds it")
+    }
+
     @Test func whyThePeerLeftWhileItsHelloWasCheckedIsTheReason() throws {
         let delegate = RecordingDelegate()
         let (channel, _) = try connection(.outbound, delegate: delegate)
