@@ -8,7 +8,7 @@ OUTDIR/<target>/ gets one file per seed, named by its SHA-1 (so re-running adds 
   stream     the same streams behind the 9-byte prefix fuzz_stream reads (limit selector, cut seed)
   datagram   the datagram vectors of frames.json
   replay     the replayWindow counter sequences of security.json (base 0, 16-bit offsets)
-  <type>     the payloads (header stripped) of that type's frames: hello welcome error bye ping text text-ack
+  <type>     the payloads (header stripped) of that type's frames: hello welcome error bye context ping text text-ack
              pair game records transfer (records.json "messages" are payloads already)
   snapshot   the encoded snapshots of records.json
 Vectors that expect an error are seeds too: the fuzzer starts from both sides of every check.
@@ -20,7 +20,7 @@ import struct
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Protocol", "vectors")
-TYPES = {0x01: "hello", 0x02: "welcome", 0x03: "error", 0x04: "ping", 0x05: "ping", 0x06: "bye", 0x11: "text", 0x12: "text-ack",
+TYPES = {0x01: "hello", 0x02: "welcome", 0x03: "error", 0x04: "ping", 0x05: "ping", 0x06: "bye", 0x07: "context", 0x11: "text", 0x12: "text-ack",
          0x20: "pair", 0x30: "game", 0x40: "records", 0x50: "transfer"}
 
 

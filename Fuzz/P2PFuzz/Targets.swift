@@ -21,6 +21,7 @@ enum FuzzTargets {
         message("welcome", Welcome.self, canonical: true),
         message("error", ErrorMessage.self, canonical: true),
         message("bye", Bye.self, canonical: true),
+        message("context", ConnectionContext.self, canonical: true),
         FuzzTarget(name: "ping", run: fuzzHeartbeat),
         message("text", TextMessage.self, canonical: true),
         message("text-ack", TextAck.self, canonical: true),

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors")
-TYPES = {"hello": 1, "welcome": 2, "error": 3, "ping": 4, "pong": 5, "bye": 6, "data": 0x10, "text": 0x11, "text_ack": 0x12, "pair": 0x20}
+TYPES = {"hello": 1, "welcome": 2, "error": 3, "ping": 4, "pong": 5, "bye": 6, "context": 7, "data": 0x10, "text": 0x11, "text_ack": 0x12, "pair": 0x20}
 UNRELIABLE, SEALED = 0x0001, 0x0002
 
 def frame(t, payload=b"", version=1, flags=0, length=None):
@@ -90,6 +90,11 @@ valid("ping", frame("ping", struct.pack(">Q", 1)), {"type": "ping", "version": 1
 valid("pong", frame("pong", struct.pack(">Q", 0xfedcba9876543210)),
       {"type": "pong", "version": 1, "flags": 0, "nonce": str(0xfedcba9876543210)})
 valid("bye", frame("bye"), {"type": "bye", "version": 1, "flags": 0})
+valid("hello announcing connection contexts (capability bit 3)", frame("hello", hello(PID_A, 15, 51234, 0x0123456789abcdef, "alice", "chat")),
+      h(PID_A, 15, 51234, 0x0123456789abcdef, "alice", "chat"))
+valid("context", frame("context", "table 4, please".encode()), {"type": "context", "version": 1, "flags": 0, "payload": "table 4, please".encode().hex()})
+valid("context empty (no context)", frame("context"), {"type": "context", "version": 1, "flags": 0, "payload": ""})
+valid("context at its largest, 1024 bytes", frame("context", b"\xc3" * 1024), {"type": "context", "version": 1, "flags": 0, "payload": "c3" * 1024})
 valid("data", frame("data", bytes([0, 1, 2, 0xfe, 0xff])), {"type": "data", "version": 1, "flags": 0, "payload": "000102feff"})
 valid("data empty", frame("data"), {"type": "data", "version": 1, "flags": 0, "payload": ""})
 valid("data reserved flag bits are kept", frame("data", b"\x2a", flags=0x8000),
@@ -135,6 +140,7 @@ invalid("hello with a 33-byte datagram key", frame("hello", hello(PID_A, 7, 1, 1
 invalid("hello datagram key cut short", frame("hello", hello(PID_A, 7, 1, 1, "", "", bytes(2), key_length=32)[:-4]), "malformedPayload")
 invalid("welcome with a payload", frame("welcome", b"\x00"), "malformedPayload")
 invalid("bye with a payload", frame("bye", b"\x00"), "malformedPayload")
+invalid("context of 1025 bytes", frame("context", b"\x00" * 1025), "malformedPayload")
 invalid("ping with a 7-byte nonce", frame("ping", b"\x00" * 7), "malformedPayload")
 invalid("pong with a 9-byte nonce", frame("pong", b"\x00" * 9), "malformedPayload")
 invalid("error reason of 1025 bytes", frame("error", error(1, "r" * 1025)), "malformedPayload")

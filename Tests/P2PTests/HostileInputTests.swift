@@ -7,10 +7,10 @@ import Testing
 /// Regressions for bugs found by the fuzz targets (Fuzz/P2PFuzz) and the malformed-input catalogue
 /// (PROTOCOL.md §12.1, Tests/e2e/malformed.sh), and the message catalog of protocol version 1.
 @Suite struct MessageCatalogTests {
-    /// The standard catalog is PROTOCOL.md §5's table: the thirteen types, with the spec's names.
-    @Test func theStandardCatalogListsTheThirteenTypesOfTheSpec() {
+    /// The standard catalog is PROTOCOL.md §5's table: the fourteen types, with the spec's names.
+    @Test func theStandardCatalogListsTheFourteenTypesOfTheSpec() {
         let listed = MessageCatalog.standard.types.map { "\($0.rawValue):\($0.name)" }
-        #expect(listed == ["1:HELLO", "2:WELCOME", "3:ERROR", "4:PING", "5:PONG", "6:BYE", "16:DATA", "17:TEXT",
+        #expect(listed == ["1:HELLO", "2:WELCOME", "3:ERROR", "4:PING", "5:PONG", "6:BYE", "7:CONTEXT", "16:DATA", "17:TEXT",
                            "18:TEXT_ACK", "32:PAIR", "48:GAME", "64:RECORDS", "80:TRANSFER"])
         #expect(MessageCatalog.standard.types.filter { MessageCatalog.standard.travelsAsDatagram($0) } == [.data, .text])
     }

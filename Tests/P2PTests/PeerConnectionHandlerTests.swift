@@ -1,3 +1,4 @@
+import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
@@ -14,6 +15,7 @@ import Testing
             var closed = 0
             var failures: [SessionError] = []
             var delivered: [Frame] = []
+            var requests: [ConnectionRequest] = []
         }
         let log = NIOLockedValueBox(Log())
         let verdict: NIOLockedValueBox<EventLoopPromise<HelloVerdict>?> = NIOLockedValueBox(nil)
@@ -41,6 +43,7 @@ import Testing
             return promise.futureResult
         }
         func decide(_ request: ConnectionRequest, on loop: any EventLoop) -> EventLoopFuture<Bool> {
+            log.withLockedValue { $0.requests.append(request) }
             let promise = loop.makePromise(of: Bool.self)
             decision.withLockedValue { $0 = promise }
             return promise.futureResult
@@ -82,9 +85,11 @@ import Testing
         return frames
     }
 
-    var bobsHello: Frame {
-        Hello(peerID: Self.bob, capabilities: .all, datagramPort: 0, datagramToken: 2, displayName: "bob", sessionID: "test").frame()
+    /// Bob's HELLO; by default a first version 1 peer's, which sends no CONTEXT.
+    func hello(of capabilities: Capabilities) -> Frame {
+        Hello(peerID: Self.bob, capabilities: capabilities, datagramPort: 0, datagramToken: 2, displayName: "bob", sessionID: "test").frame()
     }
+    var bobsHello: Frame { hello(of: .original) }
 
     @Test func aWelcomeThatArrivesWhileTheHelloIsCheckedIsHandledAfterTheCheck() throws {
         let delegate = RecordingDelegate()
@@ -196,6 +201,85 @@ import Testing
         #expect(try delegate.log.withLockedValue { $0.delivered }.map { try TextMessage(frame: $0).text } == ["one", "two", "three"])
         try channel.writeInbound(Bye().frame())
         #expect(delegate.log.withLockedValue { $0.failures } == [.peerLeft])
+        #expect(!channel.isActive)
+    }
+
+    // MARK: CONTEXT (PROTOCOL.md §7): the initiator's second frame when both HELLOs carry the capability.
+
+    @Test func anAcceptorAsksOnlyOnceTheContextArrivedAndShowsIt() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        try channel.writeInbound(hello(of: .all))
+        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        #expect(delegate.log.withLockedValue { $0.requests }.isEmpty, "nothing to ask before the CONTEXT")
+        try channel.writeInbound(ConnectionContext(bytes: Array("table 4".utf8)).frame())
+        #expect(delegate.log.withLockedValue { $0.requests }.map(\.context) == [Data("table 4".utf8)])
+        delegate.decision.withLockedValue { $0 }!.succeed(true)
+        #expect(try written(channel).map(\.type).suffix(1) == [.welcome])
+    }
+
+    @Test func anEmptyContextIsNoContext() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        try channel.writeInbound(hello(of: .all))
+        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        try channel.writeInbound(ConnectionContext(bytes: []).frame())
+        #expect(delegate.log.withLockedValue { $0.requests }.map(\.context) == [nil])
+    }
+
+    @Test func anotherFrameWhereTheContextBelongsIsAProtocolViolation() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        try channel.writeInbound(hello(of: .all))
+        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        try channel.writeInbound(TextMessage(text: "hi").frame())
+        #expect(try written(channel).compactMap { $0.type == .error ? try ErrorMessage(frame: $0).code : nil } == [.protocolViolation])
+        #expect(delegate.log.withLockedValue { $0.requests }.isEmpty)
+        #expect(!channel.isActive)
+    }
+
+    @Test func aContextArrivingWhileTheHelloIsCheckedWaitsForTheCheck() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        try channel.writeInbound(hello(of: .all))
+        try channel.writeInbound(ConnectionContext(bytes: [1, 2, 3]).frame())
+        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        #expect(delegate.log.withLockedValue { $0.requests }.map(\.context) == [Data([1, 2, 3])])
+    }
+
+    @Test func aPeerWithoutTheCapabilityIsAskedAtOnce() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        try channel.writeInbound(hello(of: .original))
+        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        #expect(delegate.log.withLockedValue { $0.requests }.map(\.context) == [nil])
+    }
+
+    @Test func anInitiatorSendsItsContextOnceTheAcceptorsHelloPassed() throws {
+        let delegate = RecordingDelegate()
+        let channel = EmbeddedChannel()
+        let link = PeerLink(channel: channel, direction: .outbound, secure: false, requestContext: Array("hi".utf8))
+        try channel.pipeline.syncOperations.addHandler(FrameWriteBatcher())
+        try channel.pipeline.syncOperations.addHandler(PeerConnectionHandler(delegate: delegate, link: link))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 4000)).wait()
+        try channel.writeInbound(hello(of: .all))
+        delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
+        let frames = try written(channel)
+        #expect(frames.map(\.type) == [.hello, .context])
+        #expect(try ConnectionContext(frame: frames[1]).bytes == Array("hi".utf8))
+    }
+
+    @Test func aContextForAnAcceptorThatCannotReadItEndsTheAttempt() throws {
+        let delegate = RecordingDelegate()
+        let channel = EmbeddedChannel()
+        let link = PeerLink(channel: channel, direction: .outbound, secure: false, requestContext: Array("hi".utf8))
+        try channel.pipeline.syncOperations.addHandler(FrameWriteBatcher())
+        try channel.pipeline.syncOperations.addHandler(PeerConnectionHandler(delegate: delegate, link: link))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 4000)).wait()
+        try channel.writeInbound(hello(of: .original))
+        delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
+        #expect(try written(channel).map(\.type) == [.hello, .bye])
+        #expect(delegate.log.withLockedValue { $0.failures } == [.contextNotSupported(by: "bob")])
         #expect(!channel.isActive)
     }
 

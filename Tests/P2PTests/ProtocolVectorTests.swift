@@ -24,7 +24,7 @@ struct ProtocolVectorTests {
         #expect(vectors.count == Self.frameVectors.count)
         #expect(Set(vectors.map(\.name)).count == vectors.count, "vector names are unique")
         let validTypes = Set(vectors.filter { $0.expect.error == nil && $0.datagram != true }.compactMap(\.expect.type))
-        #expect(validTypes == ["hello", "welcome", "error", "ping", "pong", "bye", "data", "text", "text_ack", "pair"])
+        #expect(validTypes == ["hello", "welcome", "error", "ping", "pong", "bye", "context", "data", "text", "text_ack", "pair"])
         let errors = Set(vectors.filter { $0.datagram != true }.compactMap(\.expect.error))
         #expect(errors == ["badMagic", "unsupportedVersion", "unknownMessageType", "frameTooLarge", "needMoreData", "malformedPayload"])
         #expect(vectors.contains { $0.expect.type == "error" && $0.expect.version == 2 })
@@ -116,11 +116,11 @@ struct ProtocolVectorTests {
         let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard).parse(&buffer))
         let delegate = PeerConnectionHandlerTests.RecordingDelegate(decodesDeliveries: true)
         let handlerTests = PeerConnectionHandlerTests()
-        // HELLO is allowed only before the handshake, WELCOME only to an initiator awaiting it, every
-        // other type once connected.
+        // HELLO is allowed only before the handshake, WELCOME only to an initiator awaiting it, CONTEXT
+        // only from an initiator announcing it, every other type once connected.
         let (channel, _) = try handlerTests.connection(frame.type == .welcome ? .outbound : .inbound, delegate: delegate, heartbeat: true)
         if frame.type != .hello {
-            try channel.writeInbound(handlerTests.bobsHello)
+            try channel.writeInbound(frame.type == .context ? handlerTests.hello(of: .all) : handlerTests.bobsHello)
             delegate.verdict.withLockedValue { $0 }!.succeed(frame.type == .welcome ? .awaitWelcome : .accept)
         }
         _ = try handlerTests.written(channel)
@@ -204,6 +204,10 @@ struct ProtocolVectorTests {
             payload = heartbeat.frame(frame.type).payload
         case .bye:
             try Bye(frame: frame).encode(into: &payload)
+        case .context:
+            let context = try ConnectionContext(frame: frame)
+            e.payload = context.bytes.hexString
+            context.encode(into: &payload)
         case .data:
             e.payload = Array(frame.payload.readableBytesView).hexString
             payload = ByteBuffer(bytes: Array(frame.payload.readableBytesView))

@@ -54,6 +54,53 @@ struct SessionTests {
         await alice.close(); await bob.close()
     }
 
+    /// MultipeerConnectivity's invitation context: bytes attached to the request, shown to the handler.
+    @Test func aConnectionContextReachesTheRequestHandler() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        let seen = NIOLockedValueBoxWrapper<[Data?]>([])
+        bob.setConnectionRequestHandler { request in
+            seen.mutate { $0.append(request.context) }
+            return request.context != Data("wrong".utf8)
+        }
+        try await alice.connect(to: bob.endpoint, context: Data("game 7, seat 2".utf8))
+        #expect(seen.value == [Data("game 7, seat 2".utf8)])
+        await alice.disconnectAll()
+        try await waitUntil("bob to see alice gone") { bob.connectedPeers.isEmpty }
+        try await alice.connect(to: bob.endpoint)
+        #expect(seen.value == [Data("game 7, seat 2".utf8), nil])
+        await alice.close(); await bob.close()
+    }
+
+    @Test func aContextOverTheLimitIsRefusedBeforeConnecting() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        let tooLarge = Data(count: ConnectionRequest.maxContextBytes + 1)
+        await #expect(throws: SessionError.contextTooLarge(size: 1025, limit: 1024)) {
+            try await alice.connect(to: bob.endpoint, context: tooLarge)
+        }
+        await alice.close(); await bob.close()
+    }
+
+    /// A first version 1 peer (no CONTEXT capability) is still connected to without a context; with one,
+    /// the connect fails saying why instead of dropping it.
+    @Test func aPeerWithoutContextsGetsNoneAndAContextForItFailsClearly() async throws {
+        let alice = try await makeSession("alice")
+        let old = try await makeSession("old") { $0.capabilities = .original }
+        let seen = NIOLockedValueBoxWrapper<[Data?]>([])
+        old.setConnectionRequestHandler { request in
+            seen.mutate { $0.append(request.context) }
+            return true
+        }
+        await #expect(throws: SessionError.contextNotSupported(by: "old")) {
+            try await alice.connect(to: old.endpoint, context: Data("hi".utf8))
+        }
+        try await alice.connect(to: old.endpoint)
+        // An old acceptor asks its user at once, so it may have asked for the attempt that gave up too.
+        #expect(!seen.value.isEmpty && seen.value.allSatisfy { $0 == nil })
+        await alice.close(); await old.close()
+    }
+
     @Test func unansweredRequestTimesOut() async throws {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")

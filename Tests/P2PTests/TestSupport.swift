@@ -224,9 +224,10 @@ final class RawPeer: Sendable {
         try await channel.writeAndFlush(buffer).get()
     }
 
-    /// A HELLO naming this peer's own identity, unless `claiming` another ID.
-    func hello(sessionID: String = "test", name: String = "raw", claiming: PeerID? = nil) -> Hello {
-        Hello(peerID: claiming ?? identity.peerID, capabilities: .all, datagramPort: 0, datagramToken: 1,
+    /// A HELLO naming this peer's own identity, unless `claiming` another ID. Without connection contexts
+    /// unless `capabilities` says otherwise: a raw peer plays a first version 1 peer, which sends no CONTEXT.
+    func hello(sessionID: String = "test", name: String = "raw", claiming: PeerID? = nil, capabilities: Capabilities = .original) -> Hello {
+        Hello(peerID: claiming ?? identity.peerID, capabilities: capabilities, datagramPort: 0, datagramToken: 1,
               datagramKey: Array(repeating: 7, count: 32), displayName: name, sessionID: sessionID)
     }
 

@@ -201,7 +201,7 @@ struct WireCodecTests {
         #expect(try channel.finish().isClean)
     }
 
-    @Test(arguments: [UInt8(0x00), 0x07, 0x0f, 0x13, 0x7f, 0xff])
+    @Test(arguments: [UInt8(0x00), 0x08, 0x0f, 0x13, 0x7f, 0xff])
     func unknownTypeIsRefusedOnTheHeader(_ type: UInt8) throws {
         let channel = try Self.makeChannel()
         #expect(throws: WireError.unknownMessageType(type)) {

@@ -220,15 +220,16 @@ public final class Session: Sendable {
 
     // MARK: - Connecting
 
-    /// Connects to a discovered peer of this session.
+    /// Connects to a discovered peer of this session. `context` (at most `ConnectionRequest.maxContextBytes`)
+    /// reaches the peer's request handler as `ConnectionRequest.context`.
     @discardableResult
-    public func connect(to peer: PeerID, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
+    public func connect(to peer: PeerID, context: Data? = nil, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         if let connected = connections.connectedPeer(peer) { return connected }
         guard let found = discovery.discovered(peer), let address = found.addresses.first, let port = found.port else {
             throw .unknownPeer(peer.short)
         }
         do {
-            return try await connect(to: Endpoint(host: address, port: port), expecting: peer, timeout: timeout)
+            return try await connect(to: Endpoint(host: address, port: port), expecting: peer, context: context, timeout: timeout)
         } catch .connectFailed(let endpoint, let reason) {
             // Its address may be stale (restarted on a new port under the same name: no browse event, only
             // a new SRV record). Ask DNS-SD again, so a retry finds the current port.
@@ -237,17 +238,19 @@ public final class Session: Sendable {
         }
     }
 
-    /// Connects to a peer at a known address, without discovery (`--connect HOST:PORT`).
+    /// Connects to a peer at a known address, without discovery (`--connect HOST:PORT`), with an optional
+    /// `context` for its request handler.
     @discardableResult
-    public func connect(to endpoint: Endpoint, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
-        try await connect(to: endpoint, expecting: nil, timeout: timeout)
+    public func connect(to endpoint: Endpoint, context: Data? = nil, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
+        try await connect(to: endpoint, expecting: nil, context: context, timeout: timeout)
     }
 
     /// Connects to a peer at a known address and insists it proves `expected` (nil: whoever answers).
     @discardableResult
-    public func connect(to endpoint: Endpoint, expecting expected: PeerID?, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
+    public func connect(to endpoint: Endpoint, expecting expected: PeerID?, context: Data? = nil,
+                        timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         guard lifecycle.withLockedValue({ $0.started && !$0.closed }) else { throw .notStarted }
-        return try await connections.connect(to: endpoint, expecting: expected, timeout: timeout, group: group)
+        return try await connections.connect(to: endpoint, expecting: expected, context: context, timeout: timeout, group: group)
     }
 
     /// Leaves one peer politely: BYE, then close.

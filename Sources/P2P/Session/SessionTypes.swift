@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 
@@ -86,8 +87,14 @@ public enum SessionEvent: Sendable {
 
 /// A peer asking to connect. Answer `true` to accept.
 public struct ConnectionRequest: Sendable {
+    /// The most bytes a context may have (`ConnectionContext.maxBytes`).
+    public static let maxContextBytes = ConnectionContext.maxBytes
+
     /// Who asks; with TLS its ID is proven by its certificate.
     public let peer: PeerInfo
+    /// What the peer attached to its request (`Session.connect(to:context:timeout:)`, MultipeerConnectivity's
+    /// invitation context); `nil` when it attached nothing. From the peer, so untrusted like any peer data.
+    public internal(set) var context: Data?
     /// `.unknown` at first contact: show the fingerprint before saying yes (trust on first use).
     public var trust: TrustVerdict { peer.trust }
 }
@@ -155,6 +162,8 @@ public struct SessionConfiguration: Sendable {
     /// `notice`, peers that break the protocol at `warning`, discovery trouble at `warning`. Silent by
     /// default, since a library should not write to its app's output unasked.
     public var logger = Logger(label: "p2p", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// What HELLO announces; tests play older peers with less.
+    var capabilities: Capabilities = .all
 
     /// The defaults, which suit a LAN.
     public init() {}
@@ -238,6 +247,11 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case limitExceeded(String)
     /// The peer refused us because our name is pinned to another key over there.
     case refusedAsUntrusted(String)
+    /// A connection request's context over `ConnectionRequest.maxContextBytes`.
+    case contextTooLarge(size: Int, limit: Int)
+    /// The peer's p2p predates connection contexts (its HELLO lacks the capability), so the request with
+    /// a context was not sent: connect without one, or update p2p over there.
+    case contextNotSupported(by: String)
 
     /// A sentence for people, with what to do where there is something to do.
     public var description: String {
@@ -268,6 +282,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
             "WARNING: \"\(name)\" is pinned to key \(pinned.fingerprint) but this peer has key \(presented.fingerprint). "
                 + "Refused. If \(name) really has a new key, run `p2p trust remove \(pinned.short)` or pair again with `p2p pair`."
         case .refusedAsUntrusted(let reason): "the peer refused us: \(reason)"
+        case .contextTooLarge(let size, let limit): "a connection context of \(size) bytes is too large (limit \(limit))"
+        case .contextNotSupported(let name):
+            "\(name) runs a p2p too old for connection contexts (its HELLO lacks the capability); connect without one, or update p2p there"
         case .limitExceeded(let what): "limit exceeded: \(what)"
         case .identityMismatch(let claimed, let proven):
             "IMPERSONATION REFUSED: the peer claims ID \(claimed.fingerprint) but its key proves \(proven?.fingerprint ?? "no identity")"

@@ -14,8 +14,14 @@ public struct Capabilities: OptionSet, Hashable, Sendable {
     /// The peer receives UDP datagrams.
     public static let unreliableDatagrams = Capabilities(rawValue: 1 << 2)
 
-    /// Every capability: what version 1 peers announce. Informational; nothing is refused on it.
-    public static let all: Capabilities = [.text, .data, .unreliableDatagrams]
+    /// Understands CONTEXT (PROTOCOL.md §7): when both HELLOs carry it, the initiator's second frame is a
+    /// CONTEXT. The one capability that changes the handshake; a peer without it never gets a CONTEXT.
+    public static let connectionContext = Capabilities(rawValue: 1 << 3)
+
+    /// What the first version 1 peers announce: no CONTEXT.
+    public static let original: Capabilities = [.text, .data, .unreliableDatagrams]
+    /// Every capability: what this implementation announces.
+    public static let all: Capabilities = [.text, .data, .unreliableDatagrams, .connectionContext]
 }
 
 /// The first frame each side sends: who it is and what it wants to talk about.
@@ -162,4 +168,31 @@ public struct Bye: WireMessage, Equatable {
     public init(payload: inout ByteBuffer) throws(WireError) {}
     /// Writes nothing: the payload is empty.
     public func encode(into buffer: inout ByteBuffer) {}
+}
+
+/// CONTEXT (`0x07`): the bytes an initiator attaches to its connection request (MultipeerConnectivity's
+/// invitation context), shown to the acceptor's request handler. Sent only when both HELLOs carry
+/// `Capabilities.connectionContext`, then always, as the initiator's second frame (empty: no context).
+public struct ConnectionContext: WireMessage, Equatable {
+    /// CONTEXT (`0x07`).
+    public static let messageType = MessageType.context
+    /// Enough for a token or a short greeting; a request is not the place for a payload.
+    public static let maxBytes = 1024
+
+    /// The context; empty when the initiator gave none.
+    public var bytes: [UInt8]
+
+    /// A context of `bytes` (at most `maxBytes`).
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Reads the whole payload; more than `maxBytes` is `malformedPayload`.
+    public init(payload: inout ByteBuffer) throws(WireError) {
+        guard payload.readableBytes <= Self.maxBytes else {
+            throw .malformedPayload(.context, "\(payload.readableBytes) bytes, at most \(Self.maxBytes)")
+        }
+        bytes = payload.readBytes(length: payload.readableBytes) ?? []
+    }
+
+    /// Writes the bytes as they are.
+    public func encode(into buffer: inout ByteBuffer) { buffer.writeBytes(bytes) }
 }

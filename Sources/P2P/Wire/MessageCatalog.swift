@@ -17,7 +17,7 @@ public struct MessageCatalog: Sendable {
 
     private var entries: [UInt8: Entry] = [:]
 
-    /// HELLO, WELCOME, ERROR, PING, PONG, BYE and DATA: what every session speaks.
+    /// HELLO, WELCOME, ERROR, PING, PONG, BYE, CONTEXT and DATA: what every session speaks.
     public static let core = MessageCatalog()
         .registering(Hello.self)
         .registering(Welcome.self)
@@ -25,6 +25,7 @@ public struct MessageCatalog: Sendable {
         .registering(.ping) { try Heartbeat(frame: $0) }
         .registering(.pong) { try Heartbeat(frame: $0) }
         .registering(Bye.self)
+        .registering(ConnectionContext.self)
         .registering(.data, travelsAsDatagram: true) { $0.payload }
 
     private init() {}

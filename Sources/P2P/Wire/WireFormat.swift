@@ -48,11 +48,13 @@ public struct MessageType: Hashable, Sendable, CustomStringConvertible {
     public static let pong = MessageType(rawValue: 0x05, name: "PONG")
     /// BYE (`0x06`): a graceful goodbye.
     public static let bye = MessageType(rawValue: 0x06, name: "BYE")
+    /// CONTEXT (`0x07`): what the initiator attaches to its connection request.
+    public static let context = MessageType(rawValue: 0x07, name: "CONTEXT")
     /// Opaque application bytes: GameKit's `sendData`.
     public static let data = MessageType(rawValue: 0x10, name: "DATA")
 
     /// Types that belong to the connection itself, never delivered to the application.
-    public var isControl: Bool { (0x01...0x06).contains(rawValue) }
+    public var isControl: Bool { (0x01...0x07).contains(rawValue) }
 
     /// The type's name.
     public var description: String { name }

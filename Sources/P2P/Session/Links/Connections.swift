@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -78,7 +79,12 @@ final class Connections: LinkDelegate {
     }
 
     /// Connects to `endpoint` and waits until the handshake settles who answered.
-    func connect(to endpoint: Endpoint, expecting expected: PeerID?, timeout: TimeAmount, group: any EventLoopGroup) async throws(SessionError) -> PeerInfo {
+    func connect(to endpoint: Endpoint, expecting expected: PeerID?, context: Data?, timeout: TimeAmount,
+                 group: any EventLoopGroup) async throws(SessionError) -> PeerInfo {
+        let contextBytes = context.map { [UInt8]($0) } ?? []
+        guard contextBytes.count <= ConnectionRequest.maxContextBytes else {
+            throw .contextTooLarge(size: contextBytes.count, limit: ConnectionRequest.maxContextBytes)
+        }
         log.debug("connecting to \(endpoint)")
         let loop = group.next()
         let completion = loop.makePromise(of: PeerID.self)
@@ -97,7 +103,8 @@ final class Connections: LinkDelegate {
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected, completion: completion)
+                        let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected,
+                                            completion: completion, requestContext: contextBytes)
                         try self.configurePipeline(channel, link: link)
                         opened.withLockedValue { $0 = channel }
                     }
@@ -210,7 +217,7 @@ final class Connections: LinkDelegate {
     func hello(for link: PeerLink) -> Hello {
         let port = transport.withLockedValue { $0.datagrams?.localPort } ?? 0
         return Hello(
-            peerID: ownID, capabilities: .all, datagramPort: UInt16(port), datagramToken: link.localDatagramToken,
+            peerID: ownID, capabilities: configuration.capabilities, datagramPort: UInt16(port), datagramToken: link.localDatagramToken,
             datagramKey: link.localDatagramKey.map { $0.withUnsafeBytes { Array($0) } } ?? [],
             displayName: displayName, sessionID: policy.sessionID)
     }

@@ -28,10 +28,14 @@ final class PeerLink: Sendable {
     let expectedPeer: PeerID?
     /// Completed when an outbound connect is settled.
     let completion: EventLoopPromise<PeerID>?
+    /// What an outbound connect attaches to its request (CONTEXT); empty for none.
+    let requestContext: [UInt8]
 
     private let outbound: OutboundQueue
 
-    init(channel: Channel, direction: Direction, secure: Bool, expectedPeer: PeerID? = nil, completion: EventLoopPromise<PeerID>? = nil) {
+    init(channel: Channel, direction: Direction, secure: Bool, expectedPeer: PeerID? = nil,
+         completion: EventLoopPromise<PeerID>? = nil, requestContext: [UInt8] = []) {
+        self.requestContext = requestContext
         self.channel = channel
         self.direction = direction
         self.secure = secure

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOSSL
 import NIOTLS
@@ -29,9 +30,12 @@ protocol LinkDelegate: AnyObject, Sendable {
 /// The per-connection state machine: HELLO exchange, accept/deny, then delivery of messages to the session.
 ///
 /// ```
-/// awaitingHello ──HELLO──▶ checkingHello ──▶ awaitingDecision (inbound) ──accept──▶ connected
-///                                       └──▶ awaitingWelcome  (outbound) ─WELCOME─▶ connected
+/// awaitingHello ──HELLO──▶ checkingHello ─┬─▶ awaitingContext ─CONTEXT─▶ awaitingDecision (inbound) ──accept──▶ connected
+///                                        ├─▶ awaitingDecision (inbound, peer without CONTEXT)
+///                                        └─▶ awaitingWelcome  (outbound) ─WELCOME─▶ connected
 /// ```
+/// When both HELLOs carry `Capabilities.connectionContext`, the initiator's second frame is CONTEXT: the
+/// acceptor asks its application only once it arrived (and reads it in any state).
 /// Any frame that does not fit the state, and any malformed frame, ends the connection with an ERROR
 /// frame, checked in PROTOCOL.md §4's order: the state first (ERROR 1), then the payload (ERROR 6). A
 /// frame the state does not allow is refused without being decoded; ERROR, PING, PONG and BYE are
@@ -41,7 +45,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = Frame
 
-    enum Phase { case awaitingHello, checkingHello, awaitingDecision, awaitingWelcome, connected, closing }
+    enum Phase { case awaitingHello, checkingHello, awaitingContext, awaitingDecision, awaitingWelcome, connected, closing }
 
     /// Frames a peer may send while its HELLO is checked before that counts as flooding.
     static let maxFramesWhileChecking = 64
@@ -59,6 +63,14 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     private var heldFrames: [Frame] = []
     /// The TLS handshake completed: from then on an ERROR frame can reach the peer.
     private var tlsDone = false
+    /// The peer's HELLO, once it arrived.
+    private var remoteHello: Hello?
+    /// What our HELLO announced (sent before the peer's can arrive: both wait for TLS).
+    private var ownCapabilities: Capabilities = []
+    /// Inbound: the initiator's CONTEXT is still to come (both HELLOs carry the capability).
+    private var awaitsContext = false
+    /// Inbound: the request waiting for its CONTEXT before the application sees it.
+    private var pendingRequest: ConnectionRequest?
 
     init(delegate: any LinkDelegate, link: PeerLink) {
         self.delegate = delegate
@@ -114,7 +126,9 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     }
 
     private func sendHello(context: ChannelHandlerContext) {
-        context.writeAndFlush(wrapOutboundOut(delegate.hello(for: link).frame()), promise: nil)
+        let hello = delegate.hello(for: link)
+        ownCapabilities = hello.capabilities
+        context.writeAndFlush(wrapOutboundOut(hello.frame()), promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -173,6 +187,9 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         case (.awaitingHello, .hello):
             handshakeTimer?.cancel()
             let hello = try Hello(frame: frame)
+            remoteHello = hello
+            awaitsContext = link.direction == .inbound && hello.capabilities.contains(.connectionContext)
+                && ownCapabilities.contains(.connectionContext)
             phase = .checkingHello
             context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
             let verdict = delegate.link(link, receivedHello: hello, from: context.channel.remoteAddress)
@@ -184,6 +201,14 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         case (.awaitingWelcome, .welcome):
             _ = try Welcome(frame: frame)
             becomeConnected(context: context)
+        case (_, .context) where awaitsContext:
+            let received = try ConnectionContext(frame: frame)
+            awaitsContext = false
+            guard phase == .awaitingContext, var request = pendingRequest else { return }  // accepted without asking
+            handshakeTimer?.cancel()
+            pendingRequest = nil
+            request.context = received.bytes.isEmpty ? nil : Data(received.bytes)
+            ask(request, context: context)
         case (.connected, let type) where !type.isControl:
             try delegate.link(link, deliver: frame)
         default:
@@ -201,15 +226,20 @@ final class PeerConnectionHandler: ChannelInboundHandler {
             fail(context: context, code: rejection.code, reason: rejection.reason, failure: rejection.failure)
         case .success(.awaitWelcome):
             phase = .awaitingWelcome
+            sendContext(context: context)
         case .success(.accept):
             accept(context: context)
-        case .success(.ask(let request)):
-            phase = .awaitingDecision
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            delegate.decide(request, on: context.eventLoop).hop(to: context.eventLoop).whenComplete { result in
-                let (handler, context) = loopBound.value
-                handler.decided((try? result.get()) ?? false, context: context)
+        case .success(.ask(let request)) where awaitsContext:
+            phase = .awaitingContext
+            pendingRequest = request
+            let timeout = delegate.handshakeTimeout
+            handshakeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+                guard self.phase == .awaitingContext else { return }
+                self.fail(context: context, code: .handshakeTimeout, reason: "no CONTEXT within the handshake timeout",
+                          failure: .timedOut(seconds: timeout.seconds))
             }
+        case .success(.ask(let request)):
+            ask(request, context: context)
         }
         let held = heldFrames
         heldFrames = []
@@ -217,10 +247,35 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         if phase != .closing { context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in } }
     }
 
+    /// Initiator, once the acceptor's HELLO passed: a CONTEXT (empty for none) if the acceptor reads
+    /// one; a context the acceptor cannot read ends the attempt rather than vanish unsaid.
+    private func sendContext(context: ChannelHandlerContext) {
+        guard let remoteHello, phase == .awaitingWelcome else { return }
+        if ownCapabilities.contains(.connectionContext) && remoteHello.capabilities.contains(.connectionContext) {
+            context.writeAndFlush(wrapOutboundOut(ConnectionContext(bytes: link.requestContext).frame()), promise: nil)
+        } else if !link.requestContext.isEmpty {
+            delegate.link(link, failed: .contextNotSupported(by: remoteHello.displayName), overwrite: true)
+            phase = .closing
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(Bye().frame())).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    /// Puts the request to the application; its answer comes back on the event loop.
+    private func ask(_ request: ConnectionRequest, context: ChannelHandlerContext) {
+        phase = .awaitingDecision
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        delegate.decide(request, on: context.eventLoop).hop(to: context.eventLoop).whenComplete { result in
+            let (handler, context) = loopBound.value
+            handler.decided((try? result.get()) ?? false, context: context)
+        }
+    }
+
     private var phaseDescription: String {
         switch phase {
         case .awaitingHello: "before HELLO"
         case .checkingHello: "while the HELLO is checked"
+        case .awaitingContext: "before CONTEXT"
         case .awaitingDecision: "while the connection request is pending"
         case .awaitingWelcome: "before WELCOME"
         case .connected: "after the handshake"
