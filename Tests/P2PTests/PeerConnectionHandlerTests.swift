@@ -48,13 +48,16 @@ import Testing
             decision.withLockedValue { $0 = promise }
             return promise.futureResult
         }
-        func linkConnected(_ link: PeerLink) { log.withLockedValue { $0.connected += 1 } }
+        func linkConnected(_ link: PeerLink) -> PeerInfo? {
+            log.withLockedValue { $0.connected += 1 }
+            return PeerInfo(id: PeerConnectionHandlerTests.bob, displayName: "bob", sessionID: "test")
+        }
         func link(_ link: PeerLink, receivedError message: ErrorMessage) {
             log.withLockedValue { $0.failures.append(.remoteError(code: message.rawCode, reason: message.reason)) }
         }
         func link(_ link: PeerLink, failed failure: SessionError, overwrite: Bool) { log.withLockedValue { $0.failures.append(failure) } }
         func linkClosed(_ link: PeerLink) { log.withLockedValue { $0.closed += 1 } }
-        func link(_ link: PeerLink, deliver frame: Frame) throws(WireError) {
+        func link(_ link: PeerLink, deliver frame: Frame, from peer: PeerInfo) throws(WireError) {
             if rejectDeliveries { throw .malformedPayload(frame.type, "refused by the test") }
             if decodesDeliveries { _ = try MessageCatalog.standard.decode(frame) }
             log.withLockedValue { $0.delivered.append(frame) }

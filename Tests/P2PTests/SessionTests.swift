@@ -101,6 +101,16 @@ struct SessionTests {
         await alice.close(); await old.close()
     }
 
+    @Test func connectingBeforeStartOrAfterCloseSaysWhich() async throws {
+        let alice = Session(sessionID: "test", displayName: "alice", identity: .ephemeral())
+        let bob = try await makeSession("bob")
+        await #expect(throws: SessionError.notStarted) { try await alice.connect(to: bob.endpoint) }
+        let carol = try await makeSession("carol")
+        await carol.close()
+        await #expect(throws: SessionError.closed) { try await carol.connect(to: bob.endpoint) }
+        await bob.close()
+    }
+
     @Test func unansweredRequestTimesOut() async throws {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")

@@ -249,7 +249,9 @@ public final class Session: Sendable {
     @discardableResult
     public func connect(to endpoint: Endpoint, expecting expected: PeerID?, context: Data? = nil,
                         timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
-        guard lifecycle.withLockedValue({ $0.started && !$0.closed }) else { throw .notStarted }
+        let (started, closed) = lifecycle.withLockedValue { ($0.started, $0.closed) }
+        guard !closed else { throw .closed }
+        guard started else { throw .notStarted }
         return try await connections.connect(to: endpoint, expecting: expected, context: context, timeout: timeout, group: group)
     }
 

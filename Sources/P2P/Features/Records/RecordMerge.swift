@@ -155,7 +155,7 @@ extension RecordStore {
     }
 
     /// Merges a snapshot received from a peer and returns the answer for it: the outcome, or the
-    /// report of why nothing was merged. Made for `Session.onRecordSnapshot`.
+    /// report of why nothing was merged. Made for `RecordExchange.onSnapshot`.
     public func mergeReceived(_ received: Result<RecordSnapshot, RecordsError>, policy: MergePolicy = .lastWriterWins) -> RecordTransferResult {
         do throws(RecordsError) {
             return RecordTransferResult(try merge(received.get(), policy: policy))

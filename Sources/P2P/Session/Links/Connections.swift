@@ -299,8 +299,10 @@ final class Connections: LinkDelegate {
         return promise.futureResult
     }
 
-    func linkConnected(_ link: PeerLink) {
-        guard let (info, remote, completion, waiters) = table.withLockedValue({ $0.connected(link.id) }) else { return }
+    func linkConnected(_ link: PeerLink) -> PeerInfo? {
+        guard let (info, remote, completion, waiters) = table.withLockedValue({ $0.connected(link.id) }) else {
+            return table.withLockedValue { $0[link.id]?.info }
+        }
         if let remote {
             transport.withLockedValue { $0.datagrams }?.addRoute(link: link, remote: remote, remoteIP: link.channel.remoteAddress?.ipAddress)
         }
@@ -320,6 +322,7 @@ final class Connections: LinkDelegate {
         }
         log.info("connected to \(info.displayName) (\(info.id.fingerprint)), \(link.direction), \(link.channel.remoteAddress?.description ?? "")")
         reporter.report(info, .connected)
+        return info
     }
 
     func link(_ link: PeerLink, receivedError message: ErrorMessage) {
@@ -355,8 +358,7 @@ final class Connections: LinkDelegate {
         }
     }
 
-    func link(_ link: PeerLink, deliver frame: Frame) throws(WireError) {
-        guard let info = table.withLockedValue({ $0[link.id]?.info }) else { return }
-        try router.route(frame, from: info)
+    func link(_ link: PeerLink, deliver frame: Frame, from peer: PeerInfo) throws(WireError) {
+        try router.route(frame, from: peer)
     }
 }

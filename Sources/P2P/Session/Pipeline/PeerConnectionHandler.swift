@@ -18,13 +18,15 @@ protocol LinkDelegate: AnyObject, Sendable {
     func link(_ link: PeerLink, receivedHello hello: Hello, from address: SocketAddress?) -> EventLoopFuture<HelloVerdict>
     /// The application's answer to a connection request.
     func decide(_ request: ConnectionRequest, on loop: any EventLoop) -> EventLoopFuture<Bool>
-    func linkConnected(_ link: PeerLink)
+    /// The handshake is done; returns the peer as the session knows it (nil: the link no longer counts),
+    /// which the handler keeps for every frame it delivers.
+    func linkConnected(_ link: PeerLink) -> PeerInfo?
     func link(_ link: PeerLink, receivedError message: ErrorMessage)
     /// Why the link is ending; without `overwrite`, only if no reason is known yet.
     func link(_ link: PeerLink, failed failure: SessionError, overwrite: Bool)
     func linkClosed(_ link: PeerLink)
     /// An application frame of a connected link. A payload that does not decode ends the connection.
-    func link(_ link: PeerLink, deliver frame: Frame) throws(WireError)
+    func link(_ link: PeerLink, deliver frame: Frame, from peer: PeerInfo) throws(WireError)
 }
 
 /// The per-connection state machine: HELLO exchange, accept/deny, then delivery of messages to the session.
@@ -63,6 +65,8 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     private var heldFrames: [Frame] = []
     /// The TLS handshake completed: from then on an ERROR frame can reach the peer.
     private var tlsDone = false
+    /// Who the connected peer is, as the session knows it: looked up once, not for every frame.
+    private var peer: PeerInfo?
     /// The peer's HELLO, once it arrived.
     private var remoteHello: Hello?
     /// What our HELLO announced (sent before the peer's can arrive: both wait for TLS).
@@ -210,7 +214,9 @@ final class PeerConnectionHandler: ChannelInboundHandler {
             request.context = received.bytes.isEmpty ? nil : Data(received.bytes)
             ask(request, context: context)
         case (.connected, let type) where !type.isControl:
-            try delegate.link(link, deliver: frame)
+            // A link that lost its peer to another link delivers nothing.
+            guard let peer else { return }
+            try delegate.link(link, deliver: frame, from: peer)
         default:
             throw .unexpectedMessage(frame.type, phaseDescription)
         }
@@ -311,7 +317,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
                 LoopClockIdleStateHandler(readTimeout: delegate.heartbeatTimeout, writeTimeout: delegate.heartbeatInterval),
                 position: .before(batcher))
         }
-        delegate.linkConnected(link)
+        peer = delegate.linkConnected(link)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
