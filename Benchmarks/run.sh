@@ -15,18 +15,22 @@
 #                 fewer messages); the figures are then only indicative
 #   --runs N      transfer runs per tool (default 3); --size-mib N (default 1024); --rss-sizes (default "256 4096")
 #   --out DIR     where the raw outputs go (default: a new /tmp/p2p-bench-run.XXXXXX)
+#   --wait-quiet S  wait up to S seconds (default 300) for the 1-minute load average to fall below 1
+#   --allow-load  run even if it does not (the table is then marked as taken under load)
+# A figure taken under load understates p2p (other work takes its CPU), so the run refuses to start
+# while the 1-minute load average is 1 or more, and flags the table if it was 1 or more at the end.
 # env:   P2P_BIN (default .build-release/release/p2p, else .build/release/p2p), BENCH_TMPFS (default /dev/shm)
 # needs: a release build (swift build -c release --scratch-path .build-release), an mDNS daemon for the
 #        discovery and mesh rows (scripts/mdns-loopback.sh start), socat, python3, /usr/bin/time, and for
 #        their rows iperf3, netcat-openbsd and magic-wormhole in a venv: `scripts/setup.sh --bench`
 #        installs them all. This script installs nothing; a missing optional tool's row says "skipped".
-# Exit status 0 whether or not targets are met; 1 if a benchmark failed to run.
+# Exit status 0 whether or not targets are met; 1 if a benchmark failed to run; 3 if the machine was not quiet.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ -n "${P2P_BIN:-}" ]; then P2P=$P2P_BIN; [[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
 elif [ -x "$ROOT/.build-release/release/p2p" ]; then P2P=$ROOT/.build-release/release/p2p
 else P2P=$ROOT/.build/release/p2p; fi
-RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" OUT= QUICK=0 TRANSFER_ARGS=()
+RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" OUT= QUICK=0 TRANSFER_ARGS=() WAIT_QUIET=300 ALLOW_LOAD=0
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 RUNS=1 SIZE_MIB=256 RSS_SIZES="64 256"; shift ;;
@@ -35,7 +39,9 @@ while [ $# -gt 0 ]; do
     --rss-sizes) RSS_SIZES=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-wormhole) TRANSFER_ARGS+=(--no-wormhole); shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --wait-quiet) WAIT_QUIET=$2; shift 2 ;;
+    --allow-load) ALLOW_LOAD=1; shift ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +66,21 @@ else
   MESH_ARGS=(--peers 32 --burst 10000 --per-peer 300)
 fi
 
+load1() { cut -d' ' -f1 /proc/loadavg; }
+quiet() { python3 -c "import sys; sys.exit(0 if float('$(load1)') < 1.0 else 1)"; }
+waited=0
+until quiet || [ "$waited" -ge "$WAIT_QUIET" ]; do
+  [ $((waited % 30)) = 0 ] && say "load average $(load1) (1 min); waiting for it to fall below 1 (up to ${WAIT_QUIET} s)…"
+  sleep 5; waited=$((waited + 5))
+done
+if ! quiet; then
+  if [ "$ALLOW_LOAD" = 1 ]; then
+    say "WARNING: load average $(load1) ≥ 1 at start; the table will be marked as taken under load"
+  else
+    say "refused: load average $(load1) ≥ 1 after ${WAIT_QUIET} s; stop other work (builds, tests) or pass --allow-load"
+    exit 3
+  fi
+fi
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 STARTED=$(date -u '+%Y-%m-%d %H:%M UTC')
 say "raw outputs in $OUT; load average at start: $LOAD_START"
@@ -182,6 +203,10 @@ nproc = os.cpu_count()
 print(f"## One-command table (`Benchmarks/run.sh{' --quick' if quick else ''}`)\n")
 print(f"Run {started}, p2p {commit} ({p2p}). Machine: {cpu_model()}, {nproc} cores, {mem_gib:.0f} GiB RAM, "
       f"kernel {platform.release()}; load average (1/5/15 min) at start {load_start}, at end {load_end}.\n")
+busy = [when for when, load in (("start", load_start), ("end", load_end)) if float(load.split()[0]) >= 1.0]
+if busy:
+    print(f"**FLAGGED: the 1-minute load average was 1 or more at the {' and the '.join(busy)}: other work shared the "
+          "CPUs, so every p2p figure below understates it.**\n")
 print("| figure | p2p | baseline | ratio | target | result |")
 print("|---|---|---|---|---|---|")
 for r_ in rows: print("| " + " | ".join(x if x else "" for x in r_) + " |")
