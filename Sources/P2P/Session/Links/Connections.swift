@@ -50,8 +50,6 @@ final class Connections: LinkDelegate {
 
     var isSecure: Bool { configuration.transportSecurity == .tls }
     private var log: Logger { configuration.logger }
-
-    private static func describe(_ hello: Hello) -> String { "\(hello.displayName) (\(hello.peerID.fingerprint))" }
     var connectedPeers: [PeerInfo] { table.withLockedValue { $0.connectedPeers } }
     var knownPeers: [PeerInfo] { table.withLockedValue { $0.knownPeers } }
     /// Links open now, whether they count for a peer or not (one that lost a tie-break, until it closes).
@@ -74,7 +72,7 @@ final class Connections: LinkDelegate {
                 throw error
             }
         }
-        log.debug("connection from \(channel.remoteAddress?.description ?? "an unknown address")")
+        log.debug("connection from \(Self.describe(channel.remoteAddress))")
         try configurePipeline(channel, link: PeerLink(channel: channel, direction: .inbound, secure: isSecure))
     }
 
@@ -320,7 +318,7 @@ final class Connections: LinkDelegate {
         } else {
             settleConnectCalls()
         }
-        log.info("connected to \(info.displayName) (\(info.id.fingerprint)), \(link.direction), \(link.channel.remoteAddress?.description ?? "")")
+        log.info("connected to \(info.displayName) (\(info.id.fingerprint)), \(link.direction), \(Self.describe(link.channel.remoteAddress))")
         reporter.report(info, .connected)
         return info
     }
@@ -340,7 +338,7 @@ final class Connections: LinkDelegate {
 
     func link(_ link: PeerLink, failed failure: SessionError, overwrite: Bool) {
         if case .protocolViolation(let what) = failure {
-            log.warning("closing the connection from \(link.channel.remoteAddress?.description ?? "?"): protocol violation: \(what)")
+            log.warning("closing the connection from \(Self.describe(link.channel.remoteAddress)): protocol violation: \(what)")
         }
         table.withLockedValue { $0.setFailure(failure, on: link.id, overwrite: overwrite) }
     }
@@ -354,11 +352,22 @@ final class Connections: LinkDelegate {
             log.info("disconnected from \(peer.displayName) (\(peer.id.fingerprint)): \(failure)")
             reporter.report(peer, .disconnected, reason: failure)
         } else {
-            log.debug("connection from \(link.channel.remoteAddress?.description ?? "?") ended: \(failure)")
+            log.debug("connection from \(Self.describe(link.channel.remoteAddress)) ended: \(failure)")
         }
     }
 
     func link(_ link: PeerLink, deliver frame: Frame, from peer: PeerInfo) throws(WireError) {
         try router.route(frame, from: peer)
+    }
+
+    // MARK: - Log lines
+
+    private static func describe(_ hello: Hello) -> String { "\(hello.displayName) (\(hello.peerID.fingerprint))" }
+
+    /// "IP:port" as people write it, or "?" for a channel without an address.
+    private static func describe(_ address: SocketAddress?) -> String {
+        guard let address, let ip = address.ipAddress else { return "?" }
+        let port = address.port.map { ":\($0)" } ?? ""
+        return ip.contains(":") ? "[\(ip)]\(port)" : "\(ip)\(port)"
     }
 }

@@ -41,8 +41,9 @@ protocol LinkDelegate: AnyObject, Sendable {
 /// Any frame that does not fit the state, and any malformed frame, ends the connection with an ERROR
 /// frame, checked in PROTOCOL.md §4's order: the state first (ERROR 1), then the payload (ERROR 6). A
 /// frame the state does not allow is refused without being decoded; ERROR, PING, PONG and BYE are
-/// allowed in every state, so they are always decoded. While the HELLO is being checked (the trust store is read off the event loop) reading
-/// pauses and frames that already arrived wait, to be handled in the state the check leads to.
+/// allowed in every state, so they are always decoded. While the HELLO is being checked (the trust
+/// store is read off the event loop) reading pauses and frames that already arrived wait, to be handled
+/// in the state the check leads to.
 final class PeerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = Frame
