@@ -105,7 +105,7 @@ struct FaultRecoveryTests {
         let events = EventRecorder(bob)
         // It answers PINGs while it reads, so however slow the machine (ThreadSanitizer), the link is alive
         // until the test makes it go silent.
-        let raw = try await RawPeer.connect(to: bob.endpoint, answeringPings: true)
+        let raw = try await RawPeer.connect(to: bob.endpoint)
         let hello = raw.hello()
         try await raw.send(hello.frame())
         _ = try await raw.waitFor(.welcome)

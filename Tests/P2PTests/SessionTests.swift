@@ -152,7 +152,7 @@ struct SessionTests {
             $0.heartbeatTimeout = .milliseconds(600)
         }
         let events = EventRecorder(bob)
-        let raw = try await RawPeer.connect(to: bob.endpoint)
+        let raw = try await RawPeer.connect(to: bob.endpoint, answeringPings: false)
         let hello = raw.hello()
         try await raw.send(hello.frame())
         _ = try await raw.waitFor(.welcome)
@@ -175,7 +175,7 @@ struct SessionTests {
         try await alice.connect(to: bob.endpoint)
         // Time is counted in bob's own heartbeats, seen by a raw peer that answers them: 20 PINGs,
         // 100 ms apart at least, are over three timeouts of silence from the application.
-        let witness = try await RawPeer.connect(to: bob.endpoint, answeringPings: true)
+        let witness = try await RawPeer.connect(to: bob.endpoint)
         try await witness.send(witness.hello().frame())
         _ = try await witness.waitFor(.welcome)
         try await witness.waitFor(20, .ping, seconds: 10)

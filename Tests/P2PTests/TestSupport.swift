@@ -183,8 +183,9 @@ final class RawPeer: Sendable {
     private let isClosed = NIOLockedValueBoxWrapper(false)
 
     /// Connects over TLS with `identity`'s certificate (or in plaintext when `tls` is false).
-    /// With `answeringPings` it answers every PING with its PONG, as a live peer does; otherwise it looks dead.
-    static func connect(to endpoint: Endpoint, tls: Bool = true, identity: Identity = .ephemeral(), answeringPings: Bool = false) async throws -> RawPeer {
+    /// It answers every PING with its PONG, as a live peer does, so however slow the machine (ThreadSanitizer)
+    /// the session's heartbeat does not drop it mid-test; `answeringPings: false` makes it look dead.
+    static func connect(to endpoint: Endpoint, tls: Bool = true, identity: Identity = .ephemeral(), answeringPings: Bool = true) async throws -> RawPeer {
         let received = NIOLockedValueBoxWrapper<[Frame]>([])
         let contexts = try TLSContexts(identity: identity)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
