@@ -5,8 +5,13 @@ public struct PairingMessage: WireMessage, Equatable {
     /// PAIR (`0x20`).
     public static let messageType = MessageType.pair
 
-    /// Which step a message is: `share` (1) carries a CPace public share, `confirm` (2) a key-confirmation tag.
-    public enum Kind: UInt8, Sendable { case share = 1, confirm = 2 }
+    /// Which step a message is.
+    public enum Kind: UInt8, Sendable {
+        /// 1: carries a CPace public share.
+        case share = 1
+        /// 2: carries a key-confirmation tag.
+        case confirm = 2
+    }
     /// Which step this is.
     public var kind: Kind
     /// 32 bytes: the X25519 share, or the first 32 bytes of the HMAC-SHA256 confirmation tag.

@@ -18,7 +18,12 @@ public enum MergePolicy: String, Sendable, CaseIterable {
 /// A record that existed on both sides with different content, and which side was kept.
 public struct MergeConflict: Sendable, Equatable {
     /// The store's side (mine) or the snapshot's (theirs).
-    public enum Winner: String, Sendable { case mine, theirs }
+    public enum Winner: String, Sendable {
+        /// The record as the store had it.
+        case mine
+        /// The record as the snapshot brought it.
+        case theirs
+    }
     /// The record's entity.
     public var entity: String
     /// The record's ID.

@@ -1,7 +1,12 @@
 import Foundation
 
 /// Which way a transfer goes, seen from this peer.
-public enum TransferDirection: String, Sendable { case sending, receiving }
+public enum TransferDirection: String, Sendable {
+    /// This peer offers the file.
+    case sending
+    /// This peer takes the file.
+    case receiving
+}
 
 /// What both sides know about one file in transit.
 public struct TransferInfo: Sendable, Hashable {
