@@ -69,9 +69,10 @@ import Testing
 
     /// A plaintext link in a channel with the production batcher (and, as in production, the heartbeat,
     /// which answers PING and checks PONG) in front of the handler.
-    func connection(_ direction: PeerLink.Direction, delegate: RecordingDelegate, heartbeat: Bool = false) throws -> (EmbeddedChannel, PeerLink) {
+    func connection(_ direction: PeerLink.Direction, delegate: RecordingDelegate, heartbeat: Bool = false,
+                    requestContext: [UInt8] = []) throws -> (EmbeddedChannel, PeerLink) {
         let channel = EmbeddedChannel()
-        let link = PeerLink(channel: channel, direction: direction, secure: false)
+        let link = PeerLink(channel: channel, direction: direction, secure: false, requestContext: requestContext)
         try channel.pipeline.syncOperations.addHandler(FrameWriteBatcher())
         if heartbeat { try channel.pipeline.syncOperations.addHandler(HeartbeatHandler()) }
         try channel.pipeline.syncOperations.addHandler(PeerConnectionHandler(delegate: delegate, link: link))
@@ -209,11 +210,17 @@ import Testing
 
     // MARK: CONTEXT (PROTOCOL.md §7): the initiator's second frame when both HELLOs carry the capability.
 
-    @Test func anAcceptorAsksOnlyOnceTheContextArrivedAndShowsIt() throws {
+    /// An acceptor whose HELLO check said "ask", facing an initiator that announced `capabilities`.
+    func acceptorAsked(by capabilities: Capabilities) throws -> (EmbeddedChannel, RecordingDelegate) {
         let delegate = RecordingDelegate()
         let (channel, _) = try connection(.inbound, delegate: delegate)
-        try channel.writeInbound(hello(of: .all))
+        try channel.writeInbound(hello(of: capabilities))
         delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        return (channel, delegate)
+    }
+
+    @Test func anAcceptorAsksOnlyOnceTheContextArrivedAndShowsIt() throws {
+        let (channel, delegate) = try acceptorAsked(by: .all)
         #expect(delegate.log.withLockedValue { $0.requests }.isEmpty, "nothing to ask before the CONTEXT")
         try channel.writeInbound(ConnectionContext(bytes: Array("table 4".utf8)).frame())
         #expect(delegate.log.withLockedValue { $0.requests }.map(\.context) == [Data("table 4".utf8)])
@@ -222,19 +229,13 @@ import Testing
     }
 
     @Test func anEmptyContextIsNoContext() throws {
-        let delegate = RecordingDelegate()
-        let (channel, _) = try connection(.inbound, delegate: delegate)
-        try channel.writeInbound(hello(of: .all))
-        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        let (channel, delegate) = try acceptorAsked(by: .all)
         try channel.writeInbound(ConnectionContext(bytes: []).frame())
         #expect(delegate.log.withLockedValue { $0.requests }.map(\.context) == [nil])
     }
 
     @Test func anotherFrameWhereTheContextBelongsIsAProtocolViolation() throws {
-        let delegate = RecordingDelegate()
-        let (channel, _) = try connection(.inbound, delegate: delegate)
-        try channel.writeInbound(hello(of: .all))
-        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        let (channel, delegate) = try acceptorAsked(by: .all)
         try channel.writeInbound(TextMessage(text: "hi").frame())
         #expect(try written(channel).compactMap { $0.type == .error ? try ErrorMessage(frame: $0).code : nil } == [.protocolViolation])
         #expect(delegate.log.withLockedValue { $0.requests }.isEmpty)
@@ -251,20 +252,13 @@ import Testing
     }
 
     @Test func aPeerWithoutTheCapabilityIsAskedAtOnce() throws {
-        let delegate = RecordingDelegate()
-        let (channel, _) = try connection(.inbound, delegate: delegate)
-        try channel.writeInbound(hello(of: .original))
-        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))))
+        let (_, delegate) = try acceptorAsked(by: .original)
         #expect(delegate.log.withLockedValue { $0.requests }.map(\.context) == [nil])
     }
 
     @Test func anInitiatorSendsItsContextOnceTheAcceptorsHelloPassed() throws {
         let delegate = RecordingDelegate()
-        let channel = EmbeddedChannel()
-        let link = PeerLink(channel: channel, direction: .outbound, secure: false, requestContext: Array("hi".utf8))
-        try channel.pipeline.syncOperations.addHandler(FrameWriteBatcher())
-        try channel.pipeline.syncOperations.addHandler(PeerConnectionHandler(delegate: delegate, link: link))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 4000)).wait()
+        let (channel, _) = try connection(.outbound, delegate: delegate, requestContext: Array("hi".utf8))
         try channel.writeInbound(hello(of: .all))
         delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
         let frames = try written(channel)
@@ -274,11 +268,7 @@ import Testing
 
     @Test func aContextForAnAcceptorThatCannotReadItEndsTheAttempt() throws {
         let delegate = RecordingDelegate()
-        let channel = EmbeddedChannel()
-        let link = PeerLink(channel: channel, direction: .outbound, secure: false, requestContext: Array("hi".utf8))
-        try channel.pipeline.syncOperations.addHandler(FrameWriteBatcher())
-        try channel.pipeline.syncOperations.addHandler(PeerConnectionHandler(delegate: delegate, link: link))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 4000)).wait()
+        let (channel, _) = try connection(.outbound, delegate: delegate, requestContext: Array("hi".utf8))
         try channel.writeInbound(hello(of: .original))
         delegate.verdict.withLockedValue { $0 }!.succeed(.awaitWelcome)
         #expect(try written(channel).map(\.type) == [.hello, .bye])

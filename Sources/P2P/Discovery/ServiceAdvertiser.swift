@@ -15,14 +15,12 @@ final class ServiceAdvertiser: Sendable {
         case lost
     }
 
-    /// What changes. dns_sd callbacks and timers all run on `queue`, so its lock is never contended: the
-    /// lock is there so that the compiler, not a comment, checks the sharing.
-    private struct State {
+    /// What changes; only code on `queue` touches it (see `EventQueueingState`).
+    private struct State: EventQueueingState {
         var operation: DNSServiceOperation?
         var attempt = 1
         var stopped = false
         var recovery: DaemonRecovery
-        /// Events to report once the lock is released.
         var outbox: [Event] = []
     }
 
@@ -43,15 +41,9 @@ final class ServiceAdvertiser: Sendable {
         self.onEvent = onEvent
     }
 
-    /// Runs `body` on the state, then reports the events it queued, outside the lock. Called on `queue`.
+    /// Runs `body` on the state, then reports the events it queued. Called on `queue`.
     private func update<Result>(_ body: (inout State) -> Result) -> Result {
-        let (result, events) = state.withLockedValue { state in
-            let result = body(&state)
-            defer { state.outbox = [] }
-            return (result, state.outbox)
-        }
-        events.forEach(onEvent)
-        return result
+        state.update(reporting: onEvent, body)
     }
 
     /// Starts registering; a failure the daemon reports at once is thrown, later ones arrive as events.

@@ -37,9 +37,8 @@ public final class ServiceBrowser: Sendable {
         var interfaceIndex: UInt32
     }
 
-    /// What the browser knows and has under way. dns_sd callbacks and timers all run on `queue`, so its
-    /// lock is never contended: the lock is there so that the compiler, not a comment, checks the sharing.
-    private struct State {
+    /// What the browser knows and has under way; only code on `queue` touches it (see `EventQueueingState`).
+    private struct State: EventQueueingState {
         var browse: DNSServiceOperation?
         /// Resolve or address queries in flight, by instance.
         var lookups: [InstanceKey: DNSServiceOperation] = [:]
@@ -53,7 +52,6 @@ public final class ServiceBrowser: Sendable {
         var queuedLookups: [(key: InstanceKey, type: String, domain: String)] = []
         /// Failed lookups per instance since it was last resolved.
         var lookupFailures: [InstanceKey: Int] = [:]
-        /// Events to report once the lock is released (a handler may call back into the browser).
         var outbox: [Event] = []
     }
 
@@ -79,15 +77,9 @@ public final class ServiceBrowser: Sendable {
         self.onEvent = onEvent
     }
 
-    /// Runs `body` on the state, then reports the events it queued, outside the lock. Called on `queue`.
+    /// Runs `body` on the state, then reports the events it queued. Called on `queue`.
     private func update<Result>(_ body: (inout State) -> Result) -> Result {
-        let (result, events) = state.withLockedValue { state in
-            let result = body(&state)
-            defer { state.outbox = [] }
-            return (result, state.outbox)
-        }
-        events.forEach(onEvent)
-        return result
+        state.update(reporting: onEvent, body)
     }
 
     /// Starts browsing for every `_p2p._tcp` instance, of every session. An error the daemon reports at
