@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A key pressed on an interactive terminal.
 enum Key: Sendable, Equatable {
@@ -9,12 +10,13 @@ enum Key: Sendable, Equatable {
 /// Puts the terminal in non-canonical, no-echo mode so single keys (arrows) arrive at once,
 /// and restores it on exit. Ctrl-C still raises SIGINT (ISIG stays on).
 enum RawTerminal {
-    nonisolated(unsafe) private static var saved: termios?
+    /// The terminal's settings before `enable()`, to restore at exit.
+    private static let saved = NIOLockedValueBox<termios?>(nil)
 
     static func enable() {
         var attributes = termios()
         guard tcgetattr(STDIN_FILENO, &attributes) == 0 else { return }
-        saved = attributes
+        saved.withLockedValue { $0 = attributes }
         attributes.c_lflag &= ~tcflag_t(ICANON | ECHO)
         withUnsafeMutableBytes(of: &attributes.c_cc) { cc in
             cc[Int(VMIN)] = 1
@@ -25,9 +27,8 @@ enum RawTerminal {
     }
 
     static func restore() {
-        guard var attributes = saved else { return }
+        guard var attributes = saved.withLockedValue({ saved in defer { saved = nil }; return saved }) else { return }
         tcsetattr(STDIN_FILENO, TCSANOW, &attributes)
-        saved = nil
     }
 
     /// Keys from stdin, decoded on their own thread.

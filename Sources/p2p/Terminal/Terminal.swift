@@ -1,4 +1,8 @@
+// Dispatch sources are thread-safe objects (Darwin's overlay marks them Sendable); Linux's corelibs
+// do not say so yet.
+@preconcurrency import Dispatch
 import Foundation
+import NIOConcurrencyHelpers
 
 /// What the terminal we run in can do, and text made safe to print on it.
 enum Terminal {
@@ -35,11 +39,11 @@ enum Terminal {
 /// Each call is one write(2) on the descriptor (FileHandle keeps no buffer, and nothing here goes
 /// through C stdio's): a line is in the pipe when the call returns, so an exit right after loses none.
 enum Output {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var inputLine: String?
+    /// The input line shown at the bottom (nil: none); its lock also keeps writes whole.
+    private static let inputLine = NIOLockedValueBox<String?>(nil)
 
     static func line(_ text: String) {
-        lock.withLock {
+        inputLine.withLockedValue { inputLine in
             if let inputLine {
                 write("\r\u{1B}[K" + text + "\n" + inputLine)
             } else {
@@ -50,7 +54,7 @@ enum Output {
 
     /// Shows `text` as the input line at the bottom (nil: no input line).
     static func setInputLine(_ text: String?) {
-        lock.withLock {
+        inputLine.withLockedValue { inputLine in
             inputLine = text
             write("\r\u{1B}[K" + (text ?? ""))
         }
@@ -58,7 +62,7 @@ enum Output {
 
     /// Writes `text` as is (a full-screen view drawing itself).
     static func raw(_ text: String) {
-        lock.withLock { write(text) }
+        inputLine.withLockedValue { _ in write(text) }
     }
 
     private static func write(_ text: String) {
@@ -66,7 +70,7 @@ enum Output {
     }
 
     static func error(_ text: String) {
-        lock.withLock {
+        inputLine.withLockedValue { _ in
             FileHandle.standardError.write(Data((text + "\n").utf8))
         }
     }
@@ -93,7 +97,8 @@ enum StandardInput {
 
 /// Runs `handler` once on SIGINT/SIGTERM instead of dying mid-write.
 enum Signals {
-    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+    /// Kept alive for the life of the process.
+    private static let sources = NIOLockedValueBox<[any DispatchSourceSignal]>([])
 
     static func onInterrupt(_ handler: @escaping @Sendable () -> Void) {
         for signalNumber in [SIGINT, SIGTERM] {
@@ -101,19 +106,15 @@ enum Signals {
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler(handler: handler)
             source.resume()
-            sources.append(source)
+            sources.withLockedValue { $0.append(source) }
         }
     }
 }
 
 extension Date {
-    var iso8601: String { ISO8601DateFormatter.p2p.string(from: self) }
-}
+    /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-24T02:40:11.123Z`.
+    var iso8601: String { formatted(Self.p2pFormat) }
 
-extension ISO8601DateFormatter {
-    nonisolated(unsafe) static let p2p: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
+    /// A value type, so every thread may use it.
+    private static let p2pFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }
