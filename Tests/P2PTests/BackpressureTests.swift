@@ -58,10 +58,9 @@ struct BackpressureTests {
         }
         try await stalled.wait(for: "bob to stall on the first message") { $0 }
         try await sent.wait(for: "the sender to get going") { $0 > 0 }
-        // "Waits" is a claim about a stretch of stall, so the test looks at one: a sender that did not
-        // wait would queue the whole burst within it (`send` does, below, in milliseconds). Its length
-        // cannot fail a correct build: the bound below is well over what socket buffers hold.
-        try await Task.sleep(for: .seconds(1))
+        // The event that shows it waits: the sender is suspended for room on the link (a sender that did
+        // not wait never is, and this wait fails). Bob reads nothing until released, so it stays there.
+        try await waitUntil("the sender to wait for room") { alice.connections.roomWaiterCount(to: target) > 0 }
         let sentWhileStalled = sent.value
         // Bounded by the socket buffers plus ~64 KiB per queue, far below the whole burst.
         #expect(sentWhileStalled < Self.messageCount / 2, "sent \(sentWhileStalled) of \(Self.messageCount) to a peer that reads nothing")

@@ -40,7 +40,8 @@ public final class Session: Sendable {
     private let reporter: PeerStateReporter
     private let router: MessageRouter
     private let discovery: DiscoveryCoordinator
-    private let connections: Connections
+    /// Internal rather than private for tests, which look at links the facade does not show.
+    let connections: Connections
 
     private struct Lifecycle {
         var started = false
@@ -95,9 +96,6 @@ public final class Session: Sendable {
 
     /// The peers with a connection that finished its handshake, in no particular order.
     public var connectedPeers: [PeerInfo] { connections.connectedPeers }
-
-    /// Connections open now, counting one that lost the simultaneous-connect tie-break until it closes.
-    var openLinkCount: Int { connections.openLinkCount }
 
     /// Peers of this session found by DNS-SD.
     public var availablePeers: [PeerInfo] { discovery.discovered }

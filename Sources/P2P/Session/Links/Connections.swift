@@ -54,6 +54,8 @@ final class Connections: LinkDelegate {
     var knownPeers: [PeerInfo] { table.withLockedValue { $0.knownPeers } }
     /// Links open now, whether they count for a peer or not (one that lost a tie-break, until it closes).
     var openLinkCount: Int { table.withLockedValue { $0.records.count } }
+    /// Senders waiting for room on the link to `peer` (`Session.sendWhenWritable`).
+    func roomWaiterCount(to peer: PeerID) -> Int { table.withLockedValue { $0.winner(for: peer)?.link }?.roomWaiterCount ?? 0 }
     func connectedPeer(_ peer: PeerID) -> PeerInfo? {
         table.withLockedValue { $0.winner(for: peer) }.flatMap { $0.isConnected ? $0.info : nil }
     }

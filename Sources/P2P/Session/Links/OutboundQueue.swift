@@ -64,6 +64,9 @@ final class OutboundQueue: Sendable {
         state.isClosed || (state.pendingBytes < Self.pendingLimit && channel.isWritable)
     }
 
+    /// Callers suspended in `waitForRoom` now.
+    var roomWaiterCount: Int { state.withLockedValue { $0.roomWaiters.count } }
+
     func waitForRoom() async {
         guard !state.withLockedValue({ hasRoom($0) }) else { return }
         await withCheckedContinuation { continuation in

@@ -52,6 +52,9 @@ final class PeerLink: Sendable {
     /// (NIO's write buffer is under its high-water mark), or the link is closed.
     func waitForRoom() async { await outbound.waitForRoom() }
 
+    /// Callers waiting for room on this link now.
+    var roomWaiterCount: Int { outbound.roomWaiterCount }
+
     /// Called on the event loop when the channel's writability changed.
     func writabilityChanged() { outbound.wakeWaitersIfRoom() }
 
