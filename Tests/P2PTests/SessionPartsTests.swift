@@ -202,6 +202,24 @@ extension LinkTable.Closing {
         #expect(read == ["event 1", "event 2", "event 3", "dropped 7", "event 11"])
     }
 
+    /// A consumer cancelled while a network thread emits: cancelling ends the stream under the Swift
+    /// runtime's task lock, and an emit yields under the hub's lock; ending a stream must not take the
+    /// hub's lock, or the two deadlock (seen: `p2p receive` hung at exit, 1 run in 40). With that bug
+    /// this test hangs (checked: it never finished), since the deadlock takes the concurrency pool.
+    @Test(.timeLimit(.minutes(1))) func cancellingAConsumerWhileEventsFlowNeverDeadlocks() async {
+        let hub = EventHub<Int>(limit: 64) { -$0 }
+        for _ in 0..<200 {
+            let stream = hub.stream()
+            let consumer = Task { for await _ in stream {} }
+            let producer = Thread { for event in 0..<2000 { hub.emit(event) } }
+            producer.start()
+            consumer.cancel()
+            await consumer.value
+        }
+        hub.emit(0)  // every ended stream is dropped by the next emit
+        #expect(hub.streamCount == 0)
+    }
+
     @Test func finishingEndsEveryStreamAfterWhatItHolds() async {
         let hub = EventHub<Int>(limit: 16) { -$0 }
         let early = hub.stream()

@@ -16,16 +16,23 @@ final class EventHub<Event: Sendable>: Sendable {
         /// Events dropped since this subscriber last had room.
         var dropped = 0
 
-        mutating func yield(_ event: Event, dropped makeNotice: (Int) -> Event) {
+        /// Returns false once the stream has ended (its consumer went away).
+        mutating func yield(_ event: Event, dropped makeNotice: (Int) -> Event) -> Bool {
             if dropped > 0 {
                 // The notice goes first, so the consumer learns of the gap where it is.
-                guard case .enqueued = continuation.yield(makeNotice(dropped)) else {
-                    dropped += 1
-                    return
+                switch continuation.yield(makeNotice(dropped)) {
+                case .enqueued: dropped = 0
+                case .dropped: dropped += 1; return true
+                case .terminated: return false
+                @unknown default: return false
                 }
-                dropped = 0
             }
-            if case .dropped = continuation.yield(event) { dropped += 1 }
+            switch continuation.yield(event) {
+            case .enqueued: return true
+            case .dropped: dropped += 1; return true
+            case .terminated: return false
+            @unknown default: return false
+            }
         }
     }
 
@@ -51,24 +58,25 @@ final class EventHub<Event: Sendable>: Sendable {
             subscribers![id] = Subscriber(continuation: continuation)
             return true
         }
-        guard added else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLockedValue { $0?.removeValue(forKey: id) }
-        }
+        if !added { continuation.finish() }
+        // No `onTermination` that takes the lock: Swift runs it while holding the consuming task's
+        // status lock (when that task is cancelled), and `emit` holds our lock while a yield takes that
+        // task's status lock — the two orders deadlocked `p2p receive` at exit. An ended stream is
+        // dropped instead at the next `emit`, when its yield reports it terminated.
         return stream
     }
 
     func emit(_ event: Event) {
         subscribers.withLockedValue { subscribers in
             guard let ids = subscribers?.keys else { return }
-            for id in ids {
-                subscribers![id]!.yield(event, dropped: dropped)
+            for id in ids where !subscribers![id]!.yield(event, dropped: dropped) {
+                subscribers![id] = nil
             }
         }
     }
+
+    /// Streams still fed: an ended one counts until the next `emit` notices.
+    var streamCount: Int { subscribers.withLockedValue { $0?.count ?? 0 } }
 
     /// Ends every stream (after the events they hold); later streams end at once.
     func finish() {
