@@ -56,6 +56,28 @@ import Testing
         #expect(table.winner(for: peer)?.link == "new")
     }
 
+    /// Sends go over the connected winning link only: none while connecting, none after a stale link
+    /// was replaced (until its successor is connected), none once it closed.
+    @Test func theLinkThatCarriesMessagesIsTheConnectedWinner() {
+        var table = Table()
+        let old = LinkID.next(), new = LinkID.next()
+        table.open(old, link: "old", direction: .inbound, completion: nil, remoteIP: nil)
+        _ = table.claim(old, hello: hello(from: peer), info: info(peer), ownID: me)
+        #expect(table.connectedLink(to: peer) == nil, "not while the handshake runs")
+        _ = table.connected(old)
+        #expect(table.connectedLink(to: peer) == "old")
+        #expect(table.isConnected(peer))
+        table.open(new, link: "new", direction: .inbound, completion: nil, remoteIP: nil)
+        _ = table.claim(new, hello: hello(from: peer), info: info(peer), ownID: me)
+        #expect(table.connectedLink(to: peer) == nil, "the stale link is replaced; the new one is not connected yet")
+        _ = table.close(old)
+        _ = table.connected(new)
+        #expect(table.connectedLink(to: peer) == "new")
+        _ = table.close(new)
+        #expect(table.connectedLink(to: peer) == nil)
+        #expect(!table.isConnected(peer))
+    }
+
     @Test func theEndOfTheWinningLinkIsReportedWithItsReasonOnce() {
         var table = Table()
         let id = LinkID.next()

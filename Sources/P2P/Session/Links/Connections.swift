@@ -172,16 +172,25 @@ final class Connections: LinkDelegate {
 
     /// The connected links to `peers`, in order; throws `notConnected` for the first that is not.
     func connectedLinks(_ peers: [PeerID]) throws(SessionError) -> [PeerLink] {
-        let links = table.withLockedValue { table in peers.map { table.winner(for: $0) } }
+        let links = table.withLockedValue { table in peers.map { table.connectedLink(to: $0) } }
         var connected: [PeerLink] = []
-        for (peer, record) in zip(peers, links) {
-            guard let record, record.isConnected else { throw .notConnected(peer) }
-            connected.append(record.link)
+        connected.reserveCapacity(peers.count)
+        for (peer, link) in zip(peers, links) {
+            guard let link else { throw .notConnected(peer) }
+            connected.append(link)
         }
         return connected
     }
 
     func send(_ frame: Frame, to peers: [PeerID], mode: SendMode) throws(SessionError) {
+        if mode == .reliable, peers.count == 1 {
+            // The common case, per message: no arrays to build.
+            guard let link = table.withLockedValue({ $0.connectedLink(to: peers[0]) }) else { throw .notConnected(peers[0]) }
+            guard frame.payload.readableBytes <= configuration.maxPayload else {
+                throw .frameTooLarge(size: frame.payload.readableBytes, limit: configuration.maxPayload)
+            }
+            return link.send(frame)
+        }
         let links = try connectedLinks(peers)
         switch mode {
         case .reliable:

@@ -47,6 +47,9 @@ struct LinkTable<Link, Waiter> {
     private var winners: [PeerID: LinkID] = [:]
     /// Connect calls waiting for a peer whose winning link is another one.
     private var waiters: [PeerID: [Waiter]] = [:]
+    /// The connected winning link of each peer, kept apart so a send finds it without copying a `Record`
+    /// (its peer info and HELLO): a send is per message, and those copies were most of its cost.
+    private var connectedLinks: [PeerID: Link] = [:]
 
     mutating func open(_ id: LinkID, link: Link, direction: PeerLink.Direction, completion: Waiter?, remoteIP: String?) {
         records[id] = Record(link: link, direction: direction, completion: completion, remoteIP: remoteIP)
@@ -59,7 +62,10 @@ struct LinkTable<Link, Waiter> {
     /// The link that counts for `peer`.
     func winner(for peer: PeerID) -> Record? { winners[peer].flatMap { records[$0] } }
 
-    func isConnected(_ peer: PeerID) -> Bool { winner(for: peer)?.isConnected == true }
+    func isConnected(_ peer: PeerID) -> Bool { connectedLinks[peer] != nil }
+
+    /// The link that carries messages to `peer` now, if it is connected.
+    func connectedLink(to peer: PeerID) -> Link? { connectedLinks[peer] }
 
     var connectedPeers: [PeerInfo] {
         winners.values.compactMap { records[$0] }.filter(\.isConnected).compactMap(\.info)
@@ -95,6 +101,7 @@ struct LinkTable<Link, Waiter> {
             records[existingID] = existing
             winners[peer] = id
             if let completion = existing.completion { waiters[peer, default: []].append(completion) }
+            connectedLinks[peer] = nil  // until the new link is connected
             record.announced = true
             return .won(dialing: dialing, loser: existing.link)
         }
@@ -111,6 +118,7 @@ struct LinkTable<Link, Waiter> {
         guard var record = records[id], let info = record.info, winners[info.id] == id else { return nil }
         record.isConnected = true
         records[id] = record
+        connectedLinks[info.id] = record.link
         return (info, record.remote, record.completion, waiters.removeValue(forKey: info.id) ?? [])
     }
 
@@ -129,6 +137,7 @@ struct LinkTable<Link, Waiter> {
         }
         guard winners[info.id] == id else { return .silent }  // replaced by the winning link
         winners[info.id] = nil
+        connectedLinks[info.id] = nil
         if failure == .duplicateConnection {
             // The peer kept its own connection to us; wait for that one instead.
             if let completion = record.completion { waiters[info.id, default: []].append(completion) }
