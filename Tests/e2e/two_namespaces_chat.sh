@@ -2,7 +2,8 @@
 # Two hosts (lab namespaces A 10.213.7.1 and B 10.213.7.2, each with its own avahi-daemon): chats
 # started independently find each other by DNS-SD alone, connect, exchange lines both ways
 # (including non-ASCII), and EOF on one side ends it cleanly for both. A chat with another
-# session ID is visible in DNS-SD but never connected. Needs root (lab.sh up).
+# session ID is visible in DNS-SD, with the key/value pairs it advertises (--info), but never
+# connected. A connection request carries its note (--context) to the other side. Needs root (lab.sh up).
 . "$(dirname "$0")/lib.sh"
 need ip python3
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
@@ -22,7 +23,7 @@ chat_in() { # chat_in HOST NAME ARGS...: a piped JSON chat in lab host HOST
 }
 chat_in A alice
 chat_in B bob
-chat_in A gamer --session-id game
+chat_in A gamer --session-id game --info color=blue --info level=3
 
 for p in alice bob gamer; do expect_json 20 "$p" "$p listens" event=listening name="$p"; done
 ALICE_ID=$(get_json alice id event=listening); BOB_ID=$(get_json bob id event=listening)
@@ -50,8 +51,8 @@ if wait_until 30 peers_b name=alice id="$ALICE_ID" session=chat port="$ALICE_POR
 else
   fail "p2p peers in B does not list alice at $ADDR_A" "$E2E_TMP/peers.out" "$E2E_TMP/peers.err"
 fi
-if wait_until 30 peers_b name=gamer id="$GAMER_ID" session=game addresses~"$ADDR_A"; then
-  pass "p2p peers in B lists gamer (session game) at $ADDR_A"
+if wait_until 30 peers_b name=gamer id="$GAMER_ID" session=game addresses~"$ADDR_A" 'info={"color": "blue", "level": "3"}'; then
+  pass "p2p peers in B lists gamer (session game) at $ADDR_A, with what it advertises (--info color=blue --info level=3)"
 else
   fail "p2p peers in B does not list gamer" "$E2E_TMP/peers.out"
 fi
@@ -81,6 +82,18 @@ expect_no_json bob "bob never connected to gamer" event=connected peer=gamer
 expect_no_json bob "gamer was never offered to bob" peer=gamer
 expect_no_json alice "alice never connected to gamer (same host, other session)" event=connected peer=gamer
 expect_no_json gamer "gamer was never offered alice or bob" event=peer-available
+
+# ---- a connection request's note (--context) reaches the side that accepts it
+chat_in A dealer --session-id cards
+expect_json 20 dealer "dealer listens" event=listening name=dealer
+DEALER_PORT=$(get_json dealer port event=listening)
+chat_in B player --session-id cards --context "seat 2, table 4 ✓" --connect "$ADDR_A:$DEALER_PORT"
+expect_json 20 dealer "dealer sees the player's request with its note" event=connection-request peer=player "context=seat 2, table 4 ✓"
+expect_json 20 player "player connects to dealer" event=connected peer=dealer
+for p in player dealer; do
+  close_stdin "$p"
+  if wait_exit "$p" 15; then check "$p exits 0 after EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "$p did not exit within 15 s of EOF" "$p"; fi
+done
 
 for p in bob gamer; do
   close_stdin "$p"

@@ -27,6 +27,11 @@ struct ChatCommand: AsyncParsableCommand {
     @Option(help: "Connect directly to HOST:PORT, without discovery.")
     var connect: String?
 
+    @Option(help: ArgumentHelp("A note sent with this chat's connection requests; the other side sees it before it accepts.",
+                               discussion: "At most 1024 bytes of UTF-8. A peer whose p2p predates it refuses a request that carries one.",
+                               valueName: "text"))
+    var context: String?
+
     @Flag(help: "Accept connection requests without asking.")
     var yes = false
 
@@ -47,6 +52,9 @@ struct ChatCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
+        if let context, context.utf8.count > ConnectionRequest.maxContextBytes {
+            throw ValidationError("--context is \(context.utf8.count) bytes; at most \(ConnectionRequest.maxContextBytes)")
+        }
     }
 
     func run() async throws {

@@ -79,7 +79,9 @@ final class ChatLoop {
         let feed = self.feed
         let view = self.view
         let accept = options.yes
+        let json = options.json
         session.setConnectionRequestHandler { request in
+            if let context = request.context { Self.showContext(context, of: request.peer, json: json) }
             if accept { return true }
             return await withCheckedContinuation { feed.yield(.request(request, $0)) }
         }
@@ -124,7 +126,8 @@ final class ChatLoop {
             if options.connect == nil { return await finish(ExitStatus.noDaemon, outbox: false) }
         }
         if let endpoint = options.connect.flatMap(Endpoint.init) {
-            dial(endpoint.description) { try await $0.connect(to: endpoint) }
+            let context = requestContext
+            dial(endpoint.description) { try await $0.connect(to: endpoint, context: context) }
         } else if let target = options.to {
             view.note("Waiting for \(target)…")
             let seconds = options.timeout
@@ -299,7 +302,8 @@ final class ChatLoop {
 
     private func dial(_ peer: PeerInfo, unasked: Bool = false) {
         guard connected[peer.id] == nil, dialing.insert(peer.id).inserted else { return }
-        dial(peer.displayName, unasked: unasked ? peer.id : nil) { try await $0.connect(to: peer.id) }
+        let context = requestContext
+        dial(peer.displayName, unasked: unasked ? peer.id : nil) { try await $0.connect(to: peer.id, context: context) }
     }
 
     private func dial(_ target: String, unasked: PeerID? = nil, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
@@ -359,6 +363,19 @@ final class ChatLoop {
         }
         for (peer, waiting) in counts.sorted(by: { $0.value.name < $1.value.name }) {
             view.outbox(count: waiting.count, for: peer, named: waiting.name)
+        }
+    }
+
+    /// `--context`, as the bytes a connection request carries.
+    private var requestContext: Data? { options.context.map { Data($0.utf8) } }
+
+    /// What a peer attached to its request, shown before any question about it.
+    private static func showContext(_ context: Data, of peer: PeerInfo, json: Bool) {
+        let text = String(decoding: context, as: UTF8.self)
+        if json {
+            Output.json(["event": "connection-request", "peer": peer.displayName, "id": peer.id.hex, "context": text])
+        } else {
+            Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName))'s request says: \(Terminal.sanitize(text))", .dim))
         }
     }
 

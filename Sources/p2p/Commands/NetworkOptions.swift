@@ -21,8 +21,29 @@ struct NetworkOptions: ParsableArguments {
     @Flag(help: "DEBUGGING ONLY: no TLS, no encryption, no authentication. Both peers must use it.")
     var insecure = false
 
+    @Option(name: .customLong("info"), help: ArgumentHelp(
+        "Advertise KEY=VALUE beside p2p's own DNS-SD keys; repeatable. `p2p peers` shows it.",
+        discussion: "Keys: 1-9 printable ASCII characters, no '='; the whole record at most 400 bytes (RFC 6763).",
+        valueName: "key=value"))
+    var info: [String] = []
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        do throws(DiscoveryError) {
+            try ServiceAnnouncement.validate(discoveryInfo: try discoveryInfo())
+        } catch {
+            throw ValidationError("--info: \(error)")
+        }
+    }
+
+    /// `--info` as the session's discovery info.
+    func discoveryInfo() throws(DiscoveryError) -> [String: String] {
+        var pairs: [String: String] = [:]
+        for item in info {
+            guard let equals = item.firstIndex(of: "=") else { throw .invalidDiscoveryInfo("\"\(item)\" is not KEY=VALUE") }
+            pairs[String(item[..<equals])] = String(item[item.index(after: equals)...])
+        }
+        return pairs
     }
 
     var displayName: String { name ?? Self.defaultDisplayName }
@@ -46,6 +67,7 @@ struct NetworkOptions: ParsableArguments {
         var configuration = SessionConfiguration()
         configuration.port = port
         if verbose { configuration.logger = Self.stderrLogger }
+        configuration.discoveryInfo = (try? discoveryInfo()) ?? [:]  // checked by validate()
         if insecure {
             configuration.transportSecurity = .insecure
             Output.error(Terminal.paint("p2p: WARNING: --insecure: this session is NOT encrypted and peers are NOT authenticated. Debugging only.", .red))

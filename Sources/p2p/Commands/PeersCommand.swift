@@ -9,8 +9,8 @@ struct PeersCommand: AsyncParsableCommand {
         abstract: "List p2p peers on the local network.",
         discussion: """
             Browses DNS-SD for the given time and prints each peer as it is found: name, short ID, \
-            session, host, port and addresses. With --json, one object per line: \
-            {"event":"peer-found","name":…,"id":…,"session":…,"host":…,"port":…,"addresses":[…]} \
+            session, host, port, addresses and what it advertises with --info. With --json, one object \
+            per line: {"event":"peer-found","name":…,"id":…,"session":…,"host":…,"port":…,"addresses":[…],"info":{…}} \
             and {"event":"peer-lost","name":…}.
             """
     )
@@ -75,13 +75,16 @@ struct PeersCommand: AsyncParsableCommand {
                 "fingerprint": service.peerID?.fingerprint ?? NSNull(),
                 "session": service.sessionID ?? NSNull(), "host": service.host, "port": Int(service.port),
                 "addresses": service.addresses, "protocol": service.protocolVersion ?? NSNull(),
+                "info": service.discoveryInfo,
             ])
         } else {
             // Announced, not yet proven: TLS checks this fingerprint when connecting.
             let id = service.peerID?.fingerprint ?? "(no id)"
             let session = Terminal.sanitize(service.sessionID ?? "?")
+            let info = service.discoveryInfo.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  \(id)  session=\(session)  "
-                + "\(Terminal.sanitize(service.host)):\(service.port)  \(service.addresses.joined(separator: ","))")
+                + "\(Terminal.sanitize(service.host)):\(service.port)  \(service.addresses.joined(separator: ","))"
+                + (info.isEmpty ? "" : "  " + Terminal.sanitize(info)))
         }
     }
 
