@@ -60,7 +60,9 @@ struct BackpressureTests {
         try await sent.wait(for: "the sender to get going") { $0 > 0 }
         // The event that shows it waits: the sender is suspended for room on the link (a sender that did
         // not wait never is, and this wait fails). Bob reads nothing until released, so it stays there.
-        try await waitUntil("the sender to wait for room") { alice.connections.roomWaiterCount(to: target) > 0 }
+        // Filling the socket buffers takes a debug build under ThreadSanitizer on a busy machine far more
+        // than 5 s; the deadline only fails a sender that never waits.
+        try await waitUntil("the sender to wait for room", seconds: 90) { alice.connections.roomWaiterCount(to: target) > 0 }
         let sentWhileStalled = sent.value
         // Bounded by the socket buffers plus ~64 KiB per queue, far below the whole burst.
         #expect(sentWhileStalled < Self.messageCount / 2, "sent \(sentWhileStalled) of \(Self.messageCount) to a peer that reads nothing")

@@ -136,7 +136,7 @@ struct SessionTests {
         #expect(b.id == alice.peerID)
         // Both sides agree on the surviving link: once the losing links are closed, exactly one connection
         // each, still connected (had they chosen differently, each would have closed the other's choice).
-        try await waitUntil("the losing links to close") { alice.connections.openLinkCount == 1 && bob.connections.openLinkCount == 1 }
+        try await waitUntil("the losing links to close", seconds: 30) { alice.connections.openLinkCount == 1 && bob.connections.openLinkCount == 1 }
         #expect(alice.connectedPeers.map(\.id) == [bob.peerID])
         #expect(bob.connectedPeers.map(\.id) == [alice.peerID])
         let inbox = Inbox<TextMessage>()
