@@ -101,6 +101,16 @@ class Peer:
                 return rnd, payload[5:]
 
 
+def open_round(p, number, committed, revealed):
+    """NEW_ROUND and COMMIT to `committed`, wait for the opponent's REVEAL, then REVEAL `revealed`
+    (a cheat when the two differ)."""
+    nonce = os.urandom(32)
+    p.send(game(NEW_ROUND, number) + game(COMMIT, number, commitment(committed, nonce)))
+    if p.game_message(REVEAL) is None:
+        raise RuntimeError(f"round {number}: no REVEAL")
+    p.send(game(REVEAL, number, struct.pack(">I", revealed) + nonce))
+
+
 def main():
     args = sys.argv[1:]
     session, timeout = "game", 30.0
@@ -122,28 +132,16 @@ def main():
             raise RuntimeError("no WELCOME (got %s)" % ftype)
 
         # Round 1: commit to 10, see the opponent's roll, claim 999999.
-        nonce = os.urandom(32)
-        p.send(game(NEW_ROUND, 1) + game(COMMIT, 1, commitment(10, nonce)))
-        if p.game_message(REVEAL) is None:
-            raise RuntimeError("round 1: no REVEAL")
-        p.send(game(REVEAL, 1, struct.pack(">I", 999999) + nonce))
+        open_round(p, 1, committed=10, revealed=999999)
         p.game_message(REFUSE)
 
         # Round 2: an honest roll of 0 makes the opponent X; move anyway.
-        nonce = os.urandom(32)
-        p.send(game(NEW_ROUND, 2) + game(COMMIT, 2, commitment(0, nonce)))
-        if p.game_message(REVEAL) is None:
-            raise RuntimeError("round 2: no REVEAL")
-        p.send(game(REVEAL, 2, struct.pack(">I", 0) + nonce))
+        open_round(p, 2, committed=0, revealed=0)
         p.send(game(MOVE, 2, bytes([1, 5]) + board_hash([0, 0, 0, 0, 2, 0, 0, 0, 0])))
         p.game_message(REFUSE)
 
         # Round 3: an honest 999999 makes us X; play 5, let the opponent move, play 5 again.
-        nonce = os.urandom(32)
-        p.send(game(NEW_ROUND, 3) + game(COMMIT, 3, commitment(999999, nonce)))
-        if p.game_message(REVEAL) is None:
-            raise RuntimeError("round 3: no REVEAL")
-        p.send(game(REVEAL, 3, struct.pack(">I", 999999) + nonce))
+        open_round(p, 3, committed=999999, revealed=999999)
         p.send(game(MOVE, 3, bytes([1, 5]) + board_hash([0, 0, 0, 0, 1, 0, 0, 0, 0])))
         if p.game_message(MOVE) is None:
             raise RuntimeError("round 3: the opponent did not move")
@@ -151,11 +149,7 @@ def main():
         p.game_message(REFUSE)
 
         # Round 4: X again; a legal first move on 5 whose board hash is wrong (refused: no move shown).
-        nonce = os.urandom(32)
-        p.send(game(NEW_ROUND, 4) + game(COMMIT, 4, commitment(999999, nonce)))
-        if p.game_message(REVEAL) is None:
-            raise RuntimeError("round 4: no REVEAL")
-        p.send(game(REVEAL, 4, struct.pack(">I", 999999) + nonce))
+        open_round(p, 4, committed=999999, revealed=999999)
         p.send(game(MOVE, 4, bytes([1, 5]) + board_hash([0, 0, 0, 0, 2, 0, 0, 0, 0])))
         p.game_message(REFUSE)
         p.send(game(LEAVE, 4) + frame(BYE))
