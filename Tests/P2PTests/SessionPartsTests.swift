@@ -41,6 +41,29 @@ import Testing
         }
     }
 
+    /// Our link connected and its connect call was told so, but the peer's simultaneous link (the winner
+    /// when the peer has the lower ID) supersedes it before the call looked: the call waits for that link
+    /// instead of failing with "connection lost" (the race CI caught in `simultaneousConnects…`).
+    @Test func aConnectCallWhoseLinkWasSupersededAfterConnectingWaitsForTheWinner() {
+        let (low, high) = me < peer ? (me, peer) : (peer, me)
+        var table = Table()
+        let ours = LinkID.next(), theirs = LinkID.next()
+        table.open(ours, link: "ours", direction: .outbound, completion: "connect call", remoteIP: nil)
+        _ = table.claim(ours, hello: hello(from: low), info: info(low), ownID: high)
+        #expect(table.connected(ours)?.completion == "connect call")
+        guard case .connected(let connected) = table.settle(low, waiter: "first look") else { Issue.record("not connected"); return }
+        #expect(connected.id == low)
+        table.open(theirs, link: "theirs", direction: .inbound, completion: nil, remoteIP: nil)
+        guard case .won(dialing: true, loser: "ours") = table.claim(theirs, hello: hello(from: low), info: info(low), ownID: high) else {
+            Issue.record("the lower ID's link must win"); return
+        }
+        guard case .waiting = table.settle(low, waiter: "second look") else { Issue.record("must wait for the winner"); return }
+        #expect(table.close(ours).isSilent)
+        #expect(table.connected(theirs)?.waiters.contains("second look") == true)
+        _ = table.close(theirs)
+        guard case .gone = table.settle(low, waiter: "too late") else { Issue.record("no link is left"); return }
+    }
+
     @Test func aNewLinkFromTheSameOpenerReplacesAStaleOne() {
         var table = Table()
         let old = LinkID.next(), new = LinkID.next()

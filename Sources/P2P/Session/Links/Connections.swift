@@ -88,14 +88,20 @@ final class Connections: LinkDelegate {
         log.debug("connecting to \(endpoint)")
         let loop = group.next()
         let completion = loop.makePromise(of: PeerID.self)
+        // What the call waits on when the peer's simultaneous link supersedes ours after ours connected.
+        let successor = loop.makePromise(of: PeerID.self)
         let opened = NIOLockedValueBox<Channel?>(nil)
         let timer = loop.scheduleTask(in: timeout) {
             // Give up through the link's handler (on this loop, before the close below), so an acceptor
             // that never answered hears ERROR 10 instead of a bare close (PROTOCOL.md §9).
             opened.withLockedValue { $0 }?.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: timeout))
             completion.fail(SessionError.timedOut(seconds: timeout.seconds))
+            successor.fail(SessionError.timedOut(seconds: timeout.seconds))
         }
-        defer { timer.cancel() }
+        defer {
+            timer.cancel()
+            successor.fail(SessionError.connectionLost)  // no-op when it was completed
+        }
         let channel: Channel
         do {
             channel = try await ClientBootstrap(group: loop)
@@ -117,8 +123,13 @@ final class Connections: LinkDelegate {
         }
         do {
             let id = try await completion.futureResult.get()
-            if let info = connectedPeer(id) { return info }
-            throw SessionError.connectionLost
+            switch table.withLockedValue({ $0.settle(id, waiter: successor) }) {
+            case .connected(let info): return info
+            case .gone: throw SessionError.connectionLost
+            case .waiting:
+                if let info = connectedPeer(try await successor.futureResult.get()) { return info }
+                throw SessionError.connectionLost
+            }
         } catch {
             channel.close(promise: nil)
             throw error as? SessionError ?? .connectFailed(endpoint, reason: "\(error)")

@@ -122,6 +122,24 @@ struct LinkTable<Link, Waiter> {
         return (info, record.remote, record.completion, waiters.removeValue(forKey: info.id) ?? [])
     }
 
+    /// Where a connect call stands once its link connected to `peer`.
+    enum Settling {
+        case connected(PeerInfo)
+        /// The peer's simultaneous link superseded ours right after it connected (PROTOCOL.md §8) and is
+        /// still handshaking: the call's `waiter` waits for it now.
+        case waiting
+        /// The peer has no link any more.
+        case gone
+    }
+
+    /// Settles a connect call whose link connected to `peer`; `waiter` is kept only for `.waiting`.
+    mutating func settle(_ peer: PeerID, waiter: Waiter) -> Settling {
+        guard let record = winner(for: peer), let info = record.info else { return .gone }
+        if record.isConnected { return .connected(info) }
+        waiters[peer, default: []].append(waiter)
+        return .waiting
+    }
+
     /// Records why the link ended; without `overwrite`, only if no reason is known yet.
     mutating func setFailure(_ failure: SessionError, on id: LinkID, overwrite: Bool = true) {
         guard records[id] != nil, overwrite || records[id]?.failure == nil else { return }
