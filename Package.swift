@@ -78,6 +78,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The command-line layer's pure parts (input loop states, prompt queue, line editor, peer
+        // matching), fed keys and events without a terminal.
+        .testTarget(
+            name: "CommandLineTests",
+            dependencies: ["p2p", "P2P"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
