@@ -42,9 +42,9 @@ import Testing
             verdict.withLockedValue { $0 = promise }
             return promise.futureResult
         }
-        func decide(_ request: ConnectionRequest, on loop: any EventLoop) -> EventLoopFuture<Bool> {
+        func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool> {
             log.withLockedValue { $0.requests.append(request) }
-            let promise = loop.makePromise(of: Bool.self)
+            let promise = link.channel.eventLoop.makePromise(of: Bool.self)
             decision.withLockedValue { $0 = promise }
             return promise.futureResult
         }

@@ -109,7 +109,9 @@ public final class Session: Sendable {
     public func events() -> AsyncStream<SessionEvent> { reporter.hub.stream() }
 
     /// Decides on incoming connection requests; without one, `configuration.acceptsConnectionsByDefault` does.
-    /// It runs in a task of its own and may take as long as a person needs.
+    /// It runs in a task of its own and may take as long as a person needs. A request that goes away
+    /// before the answer (the peer gave up or left) cancels that task: a handler that asks a person can
+    /// withdraw the question (`withTaskCancellationHandler`); its answer is then ignored.
     public func setConnectionRequestHandler(_ handler: (@Sendable (ConnectionRequest) async -> Bool)?) {
         connections.setConnectionRequestHandler(handler)
     }

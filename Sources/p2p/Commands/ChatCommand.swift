@@ -9,12 +9,15 @@ struct ChatCommand: AsyncParsableCommand {
         commandName: "chat",
         abstract: "Chat with peers on the local network.",
         discussion: """
-            On a terminal without --to: pick a discovered peer by number, or wait for a request and answer y/n. \
-            Type lines to send them; /peers, /help, /quit. Several peers at once make a group chat. \
-            Every line is kept in the history (p2p history); a line for a peer that is away waits in the outbox \
-            and goes out, once and in order, when that peer is back (reconnecting is automatic).
-            From a pipe: every line of stdin is sent (held until a peer is connected); EOF leaves and tells peers. \
-            Without --to or --connect, a piped chat connects to every peer of its session it finds.
+            A chat is a room: everyone running `p2p chat` with the same --room (default "chat") is connected by itself, \
+            so three people chat as a group without picking anyone. A peer whose key is pinned or paired is accepted \
+            without asking (--ask: always ask); a new key is asked about once per run. --to or --connect talks to one peer instead.
+            Type lines to send them to everyone; /msg NAME text to one person, /me text, /image PATH, /peers, /help, /quit; \
+            //text sends a line starting with /. The input line edits like a shell's (arrows, Up/Down history, Ctrl-A/E/W/U/K, Ctrl-L).
+            Every line is kept in the history (p2p history); a line for a peer that is away waits in the outbox and goes out, \
+            once and in order, when that peer is back (reconnecting is automatic); a line typed while nobody is here goes to \
+            whoever joins.
+            From a pipe: every line of stdin is sent (held until a peer is connected); EOF leaves and tells peers.
             --json prints one object per event per line (see README: "JSON events").
             """
     )
@@ -32,8 +35,14 @@ struct ChatCommand: AsyncParsableCommand {
                                valueName: "text"))
     var context: String?
 
-    @Flag(help: "Accept connection requests without asking.")
+    @Option(help: ArgumentHelp("The room to join (the same as --session-id).", valueName: "name"))
+    var room: String?
+
+    @Flag(help: "Accept connection requests (and images) without asking.")
     var yes = false
+
+    @Flag(help: "Ask about every connection request, also from pinned or paired peers.")
+    var ask = false
 
     @Flag(help: "One JSON object per event per line.")
     var json = false
@@ -51,6 +60,10 @@ struct ChatCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if let room, let sessionID = network.sessionID, room != sessionID {
+            throw ValidationError("--room and --session-id name the same thing; give one (got \"\(room)\" and \"\(sessionID)\")")
+        }
+        if yes && ask { throw ValidationError("--yes and --ask contradict each other") }
         if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
         if let context, context.utf8.count > ConnectionRequest.maxContextBytes {
             throw ValidationError("--context is \(context.utf8.count) bytes; at most \(ConnectionRequest.maxContextBytes)")
@@ -58,7 +71,7 @@ struct ChatCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let session = try network.makeSession(defaultSessionID: "chat")
+        let session = try network.makeSession(defaultSessionID: room ?? "chat")
         let view = ChatView(json: json, verbose: network.verbose)
         let chat = ChatLoop(session: session, view: view, options: self)
         let status = await chat.run()
@@ -85,9 +98,29 @@ struct ChatView: Sendable {
             Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": entry.text,
                          "time": entry.sentAt.iso8601, "message": String(entry.messageID)])
         } else {
-            let time = DateFormatter.localizedString(from: entry.sentAt, dateStyle: .none, timeStyle: .short)
-            Output.line("\(Terminal.paint("[\(time)]", .dim)) \(Terminal.paint(Terminal.sanitize(peer.displayName), .cyan))> \(Terminal.sanitize(entry.text))")
+            Output.line(Self.format(entry.text, by: Terminal.paint(Terminal.sanitize(peer.displayName), .cyan), at: entry.sentAt))
         }
+    }
+
+    /// What the person typed, as the others will see it (`to`: a /msg; `held`: nobody gets it yet).
+    func ownLine(_ text: String, to peer: PeerInfo?, held: Bool) {
+        guard !json else { return }
+        let me = Terminal.paint("me", .green) + (peer.map { " → " + Terminal.sanitize($0.displayName) } ?? "")
+        Output.line(Self.format(text, by: me, at: Date()) + (held ? Terminal.paint(" (queued)", .dim) : ""))
+    }
+
+    /// A line from the history shown when the chat starts, dimmed.
+    func recent(_ entry: ChatEntry) {
+        let who = entry.direction == .received ? Terminal.sanitize(entry.peerName) : "me"
+        let line = Self.format(entry.text, by: who, at: entry.sentAt, dateStyle: .short)
+        Output.line(Terminal.paint(line, .dim))
+    }
+
+    /// "[time] name> text", or "[time] * name waves" for a `/me` line.
+    static func format(_ text: String, by name: String, at time: Date, dateStyle: DateFormatter.Style = .none) -> String {
+        let stamp = Terminal.paint("[\(DateFormatter.localizedString(from: time, dateStyle: dateStyle, timeStyle: .short))]", .dim)
+        if text.hasPrefix("/me ") { return "\(stamp) * \(name) \(Terminal.sanitize(String(text.dropFirst(4))))" }
+        return "\(stamp) \(name)> \(Terminal.sanitize(text))"
     }
 
     /// A line for a peer that is away: it waits in the outbox.
@@ -132,9 +165,10 @@ struct ChatView: Sendable {
         switch state {
         case .connected:
             note("\(name) connected — \(Self.trustNote(peer.trust, fingerprint: peer.fingerprint)).")
+        case .disconnected where reason == .peerLeft: note("\(name) left.")
         case .disconnected: note("\(name) disconnected\(reason.map { ": \($0)" } ?? ".")")
         case .connecting: if verbose { note("connecting to \(name)…") }
-        case .available, .unavailable: break  // The picker shows these.
+        case .available, .unavailable: break  // /peers shows these.
         }
     }
 

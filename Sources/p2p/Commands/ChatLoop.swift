@@ -3,25 +3,50 @@ import Foundation
 import NIOCore
 import P2P
 
-/// The chat's one loop: session events, typed lines and connection requests are handled in
-/// arrival order, so no state is shared between threads.
+/// The chat's one loop: session events, keys (or piped lines), connection requests and image offers
+/// are handled in arrival order, so no state is shared between threads. Questions to the person are
+/// states of this loop (`PromptQueue`), never reads blocked on the side.
 final class ChatLoop {
     private enum Input: Sendable {
         case event(SessionEvent)
         case line(String)
-        case key(Key)
+        case keys([Key])
         case endOfInput
-        case request(ConnectionRequest, CheckedContinuation<Bool, Never>)
-        case imageOffer(IncomingOffer, CheckedContinuation<Bool, Never>)
+        /// A question for the person; `token` names it for `withdrawn`.
+        case question(Question, token: UInt64, CheckedContinuation<Bool, Never>)
+        /// The asker went away before the answer (the peer gave up or left).
+        case withdrawn(token: UInt64)
         case transfer(TransferEvent)
         case conversation(ConversationEvent)
-        /// `unasked`: a dial nobody asked for by name (a member coming back, a peer a piped group chat
-        /// found), which reports nothing unless --verbose: a stale DNS-SD record is not the user's error.
+        /// `unasked`: a dial nobody asked for by name (a member coming back, a peer of the room), which
+        /// reports nothing unless --verbose: a stale DNS-SD record is not the user's error.
         case connectFailed(String, any Error, unasked: PeerID?)
+        /// A dial that is still waiting a moment after it began: the other side is being asked.
+        case dialSlow(PeerID, name: String)
         case waitForPeerExpired
         case reconnectTick
         case acknowledgementsOverdue
         case interrupt
+    }
+
+    /// What a question is about.
+    enum Question: Sendable {
+        case connection(ConnectionRequest)
+        case image(IncomingOffer)
+
+        var peer: PeerInfo {
+            switch self {
+            case .connection(let request): request.peer
+            case .image(let offer): offer.info.peer
+            }
+        }
+    }
+
+    /// Who waits for the answer to a question.
+    private struct Asker {
+        let token: UInt64
+        let question: Question
+        let answer: CheckedContinuation<Bool, Never>
     }
 
     /// A line sent to one peer.
@@ -51,39 +76,36 @@ final class ChatLoop {
     /// Set 10 s after piped input ended: stop waiting for connected peers to acknowledge what was sent.
     private var acknowledgementsOverdue = false
     private var conversation: Conversation!
-    /// Discovered peers in the order they were numbered for the picker.
-    private var pickList: [PeerInfo] = []
-    /// A y/n question on the input line: its prompt and who waits for the answer.
-    private var pendingQuestion: (prompt: String, answer: CheckedContinuation<Bool, Never>)?
+    private var prompts = PromptQueue<Asker>()
+    /// Questions withdrawn before they reached the loop (their asker gave up at once).
+    private var withdrawnEarly: Set<UInt64> = []
+    private var policy: RequestPolicy
     private var transfers: FileTransfers!
     /// The library's event streams, moved into `inputs`: drained before the chat returns.
     private var pumps: (session: EventPump, features: [EventPump])!
     private var dialing: Set<PeerID> = []
-    /// What is typed on the input line (interactive only).
-    private var typed = ""
-    /// The pick-list entry that Enter on an empty line connects to.
-    private var selection = 0
+    private var editor = LineEditor()
+    /// Images being received (started, not ended).
+    private var receivingImages: Set<UInt64> = []
 
     init(session: Session, view: ChatView, options: ChatCommand) {
         self.session = session
         self.view = view
         self.options = options
         interactive = Terminal.stdinIsTTY && !options.json
+        policy = RequestPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
         (inputs, feed) = AsyncStream.makeStream(of: Input.self)
     }
 
-    /// Whether this chat dials every peer it discovers (a scripted group chat).
-    private var dialsEveryone: Bool { !interactive && options.to == nil && options.connect == nil }
+    /// Whether this chat is a room: it connects to the peers of its session by itself.
+    private var isRoom: Bool { options.to == nil && options.connect == nil }
 
     func run() async -> ExitCode {
         let feed = self.feed
-        let view = self.view
-        let accept = options.yes
         let json = options.json
         session.setConnectionRequestHandler { request in
             if let context = request.context { Self.showContext(context, of: request.peer, json: json) }
-            if accept { return true }
-            return await withCheckedContinuation { feed.yield(.request(request, $0)) }
+            return await Self.ask(.connection(request), through: feed)
         }
         do {
             conversation = Conversation(session: session, history: try ChatHistory())
@@ -92,18 +114,20 @@ final class ChatLoop {
             return ExitStatus.failure
         }
         let conversationPump = EventPump(conversation.events()) { feed.yield(.conversation($0)) }
+        showRecentLines()
         showOutbox()
         var transferOptions = FileTransfers.Configuration()
         // A chat shows what it receives as images: one that is not the image it was offered as is
         // refused before it is kept, and the sender is told (it would otherwise read as delivered).
         transferOptions.checksImageSignatures = true
         transfers = FileTransfers(session: session, directory: options.downloadsDirectory, configuration: transferOptions)
+        let acceptsImages = options.yes
         transfers.setOfferHandler { offer in
             // Chat takes images only, of the types whose signature it checks; files go through
             // `p2p send` / `p2p receive`.
             guard MediaType.images.contains(offer.info.mediaType) else { return false }
-            if accept { return true }
-            return await withCheckedContinuation { feed.yield(.imageOffer(offer, $0)) }
+            if acceptsImages { return true }
+            return await Self.ask(.image(offer), through: feed)
         }
         let transferPump = EventPump(transfers.events()) { feed.yield(.transfer($0)) }
         let sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
@@ -127,20 +151,21 @@ final class ChatLoop {
         }
         if let endpoint = options.connect.flatMap(Endpoint.init) {
             let context = requestContext
+            view.note("connecting to \(endpoint)…")
             dial(endpoint.description) { try await $0.connect(to: endpoint, context: context) }
         } else if let target = options.to {
-            view.note("Waiting for \(target)…")
+            view.note("waiting for \(target) to appear…")
             let seconds = options.timeout
             Task {
                 try? await Task.sleep(for: .seconds(seconds))
                 feed.yield(.waitForPeerExpired)
             }
         } else if interactive {
-            view.note("Looking for peers. Type a number to connect, or wait for someone to connect to you. /help for commands.")
+            view.note("Room \"\(session.sessionID)\": everyone who joins it is connected by itself. /help for commands.")
         }
         if interactive {
             RawTerminal.enable()
-            Task { for await key in RawTerminal.keys() { feed.yield(.key(key)) } }
+            Task { for await keys in RawTerminal.keys() { feed.yield(.keys(keys)) } }
             render()
         } else {
             Task {
@@ -164,20 +189,20 @@ final class ChatLoop {
                 handle(event)
             case .line(let line):
                 if let stop = handle(line: line) { status = stop; break loop }
-            case .key(let key):
-                if let stop = handle(key) { status = stop; break loop }
+            case .keys(let keys):
+                for key in keys {
+                    if let stop = handle(key) { status = stop; break loop }
+                }
             case .endOfInput:
                 inputEnded = true
                 Task {
                     try? await Task.sleep(for: .seconds(10))
                     feed.yield(.acknowledgementsOverdue)
                 }
-            case .request(let request, let answer):
-                ask(request, answer)
-            case .imageOffer(let offer, let answer):
-                let info = offer.info
-                ask("\(Terminal.sanitize(info.peer.displayName)) sends the image \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?",
-                    answer, denied: "declined an image from \(Terminal.sanitize(info.peer.displayName)); use --yes to accept")
+            case .question(let question, let token, let answer):
+                queue(Asker(token: token, question: question, answer: answer))
+            case .withdrawn(let token):
+                withdraw(token)
             case .transfer(let event):
                 transferred(event)
             case .conversation(let event):
@@ -187,15 +212,16 @@ final class ChatLoop {
                 if let unasked {
                     dialing.remove(unasked)
                     if denied { noRedial.insert(unasked) }
-                    if options.network.verbose { view.note("connecting to \(Terminal.sanitize(target)) failed: \(error)") }
+                    if options.network.verbose || denied { view.note("connecting to \(Terminal.sanitize(target)) failed: \(error)") }
                     break
                 }
-                let message = if case .connectFailed? = error as? SessionError { "\(error)" } else { "cannot connect to \(target): \(error)" }
-                view.error(denied ? "denied" : "connect", message)
+                view.error(denied ? "denied" : "connect", Self.dialFailure(target, error))
                 if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
+            case .dialSlow(let peer, let name):
+                if dialing.contains(peer) && connected[peer] == nil { view.note("waiting for \(Terminal.sanitize(name)) to accept…") }
             case .waitForPeerExpired:
                 if connected.isEmpty && dialing.isEmpty {
-                    view.error("not-found", "no peer called \(options.to ?? "") appeared within \(options.timeout) s")
+                    view.error("not-found", Self.notFound(options.to ?? "", within: options.timeout, seen: session.availablePeers))
                     status = ExitStatus.peerNotFound
                     break loop
                 }
@@ -214,6 +240,17 @@ final class ChatLoop {
         return await finish(status)
     }
 
+    /// Puts a question to the chat's loop and waits for the answer; a question whose asker gives up
+    /// (the task is cancelled: the peer gave up or left) is withdrawn.
+    private static func ask(_ question: Question, through feed: AsyncStream<Input>.Continuation) async -> Bool {
+        let token = UInt64.random(in: 1 ... .max)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { feed.yield(.question(question, token: token, $0)) }
+        } onCancel: {
+            feed.yield(.withdrawn(token: token))
+        }
+    }
+
     /// Leaves the chat: closes the session, shows what its streams still hold, then (`outbox`, when the
     /// chat got going) what waits in the outbox.
     private func finish(_ status: ExitCode, outbox: Bool = true) async -> ExitCode {
@@ -221,8 +258,7 @@ final class ChatLoop {
             Output.setInputLine(nil)
             RawTerminal.restore()
         }
-        pendingQuestion?.answer.resume(returning: false)
-        pendingQuestion = nil
+        for asker in prompts.removeAll() { asker.asker.answer.resume(returning: false) }
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). Lines and images are shown up to the close: a line that
         // arrived (and was acknowledged, so its sender counts it delivered) is never left unshown.
@@ -231,6 +267,10 @@ final class ChatLoop {
         for pump in pumps.features { await pump.drain() }
         feed.finish()
         for await input in inputs { showLeftover(input) }
+        if !heldLines.isEmpty {
+            view.warning("unsent", "\(heldLines.count) line\(heldLines.count == 1 ? "" : "s") typed while nobody was here \(heldLines.count == 1 ? "was" : "were") never sent: "
+                + heldLines.map { "\"\(Terminal.sanitize($0))\"" }.joined(separator: ", "))
+        }
         if outbox { showOutbox() }
         return status
     }
@@ -247,9 +287,10 @@ final class ChatLoop {
             handle(event)
         case .transfer(let event):
             transferred(event)
-        case .request(_, let answer), .imageOffer(_, let answer):
+        case .question(_, _, let answer):
             answer.resume(returning: false)
-        case .line, .key, .endOfInput, .connectFailed, .waitForPeerExpired, .reconnectTick, .acknowledgementsOverdue, .interrupt:
+        case .line, .keys, .endOfInput, .withdrawn, .connectFailed, .dialSlow, .waitForPeerExpired, .reconnectTick,
+             .acknowledgementsOverdue, .interrupt:
             // Typing, dialling and timers of a chat that is over (a dial fails because the session closed).
             break
         }
@@ -262,18 +303,17 @@ final class ChatLoop {
             switch state {
             case .available:
                 peerAvailable(peer)
-            case .unavailable:
-                pickList.removeAll { $0.id == peer.id }
             case .connected:
                 dialing.remove(peer.id)
                 connected[peer.id] = peer
                 members[peer.id] = peer
                 noRedial.remove(peer.id)
+                policy.accepted(peer.id)
                 sendHeldLines()
             case .disconnected:
                 dialing.remove(peer.id)
                 connected[peer.id] = nil
-            case .connecting:
+            case .connecting, .unavailable:
                 break
             }
         case .advertising(let name):
@@ -292,17 +332,22 @@ final class ChatLoop {
             redial(peer)
         } else if let target = options.to {
             if connected.isEmpty, session.peer(matching: target)?.id == peer.id { dial(peer) }
-        } else if dialsEveryone {
+        } else if isRoom, session.peerID < peer.id {
+            // One side of each pair dials (the lower ID), so the other side's person is asked about a
+            // new key instead of both dials meeting and accepting each other unasked.
             dial(peer, unasked: true)
-        } else if interactive, !pickList.contains(where: { $0.id == peer.id }) {
-            pickList.append(peer)
-            view.note("[\(pickList.count)] \(Terminal.sanitize(peer.displayName)) (\(peer.id.short)) on \(peer.addresses.first ?? "?")")
         }
     }
 
     private func dial(_ peer: PeerInfo, unasked: Bool = false) {
         guard connected[peer.id] == nil, dialing.insert(peer.id).inserted else { return }
         let context = requestContext
+        if !unasked || !members.keys.contains(peer.id) { view.note("connecting to \(Terminal.sanitize(peer.displayName))…") }
+        let feed = self.feed
+        Task {
+            try? await Task.sleep(for: .seconds(1.5))
+            feed.yield(.dialSlow(peer.id, name: peer.displayName))
+        }
         dial(peer.displayName, unasked: unasked ? peer.id : nil) { try await $0.connect(to: peer.id, context: context) }
     }
 
@@ -316,6 +361,32 @@ final class ChatLoop {
                 feed.yield(.connectFailed(target, error, unasked: unasked))
             }
         }
+    }
+
+    /// What a failed dial says: a timeout names who did not answer.
+    private static func dialFailure(_ target: String, _ error: any Error) -> String {
+        switch error as? SessionError {
+        case .timedOut(let seconds)?: "\(Terminal.sanitize(target)) did not answer within \(seconds.formatted()) s"
+        case .connectFailed?: "\(error)"
+        default: "cannot connect to \(Terminal.sanitize(target)): \(error)"
+        }
+    }
+
+    /// `--to NAME` found nobody: says so, with the peers that were seen.
+    private static func notFound(_ name: String, within seconds: Double, seen: [PeerInfo]) -> String {
+        let names = seen.map { "\(Terminal.sanitize($0.displayName)) (\($0.fingerprint))" }.sorted()
+        return "no peer called \(Terminal.sanitize(name)) appeared within \(seconds.formatted()) s; "
+            + (names.isEmpty ? "no peer of this session was seen" : "seen: " + names.joined(separator: ", "))
+    }
+
+    /// Whether `name` (as typed after /msg) names `peer`: its display name ignoring case, or a prefix of
+    /// its fingerprint (dashes optional) or ID of at least four characters.
+    private static func matches(_ peer: PeerInfo, _ name: String) -> Bool {
+        let needle = name.lowercased()
+        if peer.displayName.lowercased() == needle { return true }
+        let bare = needle.replacingOccurrences(of: "-", with: "")
+        guard bare.count >= 4 else { return false }
+        return peer.id.hex.hasPrefix(bare) || peer.fingerprint.replacingOccurrences(of: "-", with: "").hasPrefix(bare)
     }
 
     /// Dials a member that is away, unless it refused us.
@@ -350,6 +421,17 @@ final class ChatLoop {
         return pending.contains { connected[$0.peer] != nil }
     }
 
+    /// The last lines of the conversation, dimmed, so a chat starts where the last one ended.
+    private func showRecentLines() {
+        guard !options.json, let entries = try? conversation.history.entries(limit: 30) else { return }
+        // A line sent to several peers is one entry per peer: shown once.
+        var seen: Set<UInt64> = []
+        let lines = entries.filter { $0.direction == .received || seen.insert($0.messageID).inserted }.suffix(8)
+        guard !lines.isEmpty else { return }
+        for entry in lines { view.recent(entry) }
+        view.note("— earlier lines above; p2p history shows them all —")
+    }
+
     /// Lines in the outbox, per peer; at start-up their peers become members, so they are dialled when seen.
     private func showOutbox() {
         guard let pending = try? conversation.pending(), !pending.isEmpty else { return }
@@ -379,30 +461,71 @@ final class ChatLoop {
         }
     }
 
-    private func ask(_ request: ConnectionRequest, _ answer: CheckedContinuation<Bool, Never>) {
-        let name = Terminal.sanitize(request.peer.displayName)
-        let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
-            .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-        ask("\(name) wants to chat — \(trust). Accept?", answer,
-            denied: "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
-    }
+    // MARK: - Questions
 
-    /// Puts a y/n question on the input line; without a terminal (or with one pending) the answer is no.
-    private func ask(_ prompt: String, _ answer: CheckedContinuation<Bool, Never>, denied: String) {
-        guard interactive, pendingQuestion == nil else {
-            answer.resume(returning: false)
-            view.error("denied", denied)
+    /// Decides a question by the policy, or queues it for the person.
+    private func queue(_ asker: Asker) {
+        if withdrawnEarly.remove(asker.token) != nil {
+            asker.answer.resume(returning: false)
             return
         }
-        pendingQuestion = (prompt, answer)
-        Output.line(Terminal.paint(prompt, .yellow))
+        let name = Terminal.sanitize(asker.question.peer.displayName)
+        switch asker.question {
+        case .connection(let request):
+            switch policy.decide(request.peer.id, trust: request.trust) {
+            case .accept:
+                asker.answer.resume(returning: true)
+            case .deny:
+                asker.answer.resume(returning: false)
+                view.error("denied", "declined a connection request from \(name) (\(request.peer.fingerprint)); use --yes to accept requests")
+            case .ask:
+                let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+                    .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
+                _ = prompts.ask("\(name) wants to chat — \(trust). Accept?", asker: asker)
+            }
+        case .image(let offer):
+            guard policy.canAsk else {
+                asker.answer.resume(returning: false)
+                view.error("denied", "declined an image from \(name); use --yes to accept")
+                return
+            }
+            let info = offer.info
+            _ = prompts.ask("\(name) sends the image \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
+        }
     }
+
+    private func withdraw(_ token: UInt64) {
+        guard let index = prompts.waiting.firstIndex(where: { $0.asker.token == token }),
+              let (prompt, wasShown) = prompts.withdraw(prompts.waiting[index].id)
+        else {
+            withdrawnEarly.insert(token)
+            return
+        }
+        prompt.asker.answer.resume(returning: false)
+        let name = Terminal.sanitize(prompt.asker.question.peer.displayName)
+        switch prompt.asker.question {
+        case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
+        case .image(let offer): view.note("\(name) withdrew the image \(Terminal.sanitize(offer.info.name)).")
+        }
+    }
+
+    private func answerShown(_ answer: PromptQueue<Asker>.Answer) {
+        for prompt in prompts.answerShown(answer) {
+            let yes = answer != .no
+            Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow))
+            if yes, case .connection(let request) = prompt.asker.question { policy.accepted(request.peer.id) }
+            prompt.asker.answer.resume(returning: yes)
+        }
+    }
+
+    // MARK: - Images
 
     /// Images arriving or leaving. `FileTransfers` has already checked that a received file really is
     /// the image type it was offered as (`checksImageSignatures`) and refused it otherwise.
     private func transferred(_ event: TransferEvent) {
         switch event {
         case .finished(let info, let delivery) where info.direction == .receiving:
+            receivingImages.remove(info.id)
             guard let url = delivery.url, let image = ImageInfo(contentsOf: url) else { return }
             view.image(image, at: url, from: info.peer)
         case .failed(let info, .notTheOfferedType(_, let offered, let found)):
@@ -410,7 +533,17 @@ final class ChatLoop {
             view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): offered as \(offered), but its signature says \(actual); the sender was told")
         case .finished(let info, _):
             view.note("sent the image \(Terminal.sanitize(info.name)) to \(Terminal.sanitize(info.peer.displayName)).")
+        case .started(let info, _) where info.direction == .receiving:
+            receivingImages.insert(info.id)
+        case .failed(let info, let error) where info.direction == .receiving && !receivingImages.contains(info.id):
+            // An offer that never started: declined (said when it was), or withdrawn (its question was
+            // taken off the screen with a note); only a refusal of the offer itself is worth a line.
+            if case .denied = error { break }
+            if case .cancelledByPeer = error { break }
+            if case .peerDisconnected = error { break }
+            view.error("transfer", "\(Terminal.sanitize(info.name)): \(error)")
         case .failed(let info, let error):
+            receivingImages.remove(info.id)
             view.error("transfer", "\(Terminal.sanitize(info.name)): \(error)")
         default:
             break
@@ -420,12 +553,16 @@ final class ChatLoop {
     /// `/image PATH`: checks the file really is an image, then offers it to every connected peer.
     private func sendImage(_ path: String) {
         let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            view.error("image", "no such file: \(path)")
+            return
+        }
         guard let image = ImageInfo(contentsOf: url) else {
             view.error("image", "\(path) is not a PNG, JPEG, GIF or WebP image")
             return
         }
         guard !connected.isEmpty else {
-            view.note("No peer connected.")
+            view.note("Nobody is connected: the image was not sent.")
             return
         }
         let transfers = self.transfers!
@@ -434,90 +571,98 @@ final class ChatLoop {
         }
     }
 
-    /// One key on the interactive input line; returns an exit status when it ends the chat.
+    // MARK: - Typing
+
+    /// Keys on the interactive input line; returns an exit status when one ends the chat.
     private func handle(_ key: Key) -> ExitCode? {
-        switch key {
-        case .character(let character) where pendingQuestion != nil:
-            if "yYnN".contains(character) { return handle(line: String(character)) }
-        case .character(let character):
-            typed.append(character)
-        case .backspace:
-            if !typed.isEmpty { typed.removeLast() }
-        case .clearLine:
-            typed = ""
-        case .left, .right:
-            break  // The input line has no cursor to move.
-        case .up, .down:
-            guard !pickList.isEmpty else { break }
-            selection = (selection + (key == .up ? pickList.count - 1 : 1)) % pickList.count
-        case .enter:
-            let line = typed
-            typed = ""
-            if line.isEmpty {
-                if connected.isEmpty, pickList.indices.contains(selection) { dial(pickList[selection]) }
-                return nil
-            }
-            if !line.hasPrefix("/"), Int(line) == nil, !members.isEmpty {
-                let time = DateFormatter.localizedString(from: Date(), dateStyle: .none, timeStyle: .short)
-                Output.line("\(Terminal.paint("[\(time)]", .dim)) \(Terminal.paint("me", .green))> \(Terminal.sanitize(line))")
-            }
-            return handle(line: line)
-        case .endOfInput:
-            if typed.isEmpty { return .success }
+        if prompts.shown != nil {
+            // Keys go to the question shown: y/n (a), nothing else, so a stray key cannot answer it.
+            if case .character(let character) = key, let answer = prompts.answer(for: character) { answerShown(answer) }
+            if key == .redraw { Output.clearScreen() }
+            return nil
         }
-        return nil
+        switch editor.apply(key) {
+        case .edited:
+            return nil
+        case .redraw:
+            Output.clearScreen()
+            return nil
+        case .endOfInput:
+            return .success
+        case .submitted(let line):
+            return handle(line: line)
+        }
     }
 
-    /// Redraws the input line: a y/n question, the peer picker, or the text being typed.
+    /// Draws the input line: the question shown, or the text being typed.
     private func render() {
-        let line: String
-        if let (prompt, _) = pendingQuestion {
-            line = Terminal.paint("\(prompt.suffix(60)) [y/n] ", .yellow)
-        } else if connected.isEmpty && typed.isEmpty && !pickList.isEmpty {
-            selection = min(selection, pickList.count - 1)
-            let peer = pickList[selection]
-            line = Terminal.paint("↑/↓ Enter: connect to [\(selection + 1)] \(Terminal.sanitize(peer.displayName)) (\(peer.id.short))", .bold)
+        if let shown = prompts.shown {
+            let more = prompts.waiting.count > 1 ? " (\(prompts.waiting.count - 1) more waiting)" : ""
+            Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) [y/n]\(more) ", .yellow)))
         } else {
-            line = (connected.isEmpty ? Terminal.paint("(no peer yet) ", .dim) : "") + "> " + typed
+            let prompt = (connected.isEmpty ? Terminal.paint("(nobody here yet) ", .dim) : "") + "> "
+            Output.setInputLine(InputLine(prompt: prompt, editor: editor))
         }
-        Output.setInputLine(line)
     }
 
     /// Returns an exit status when the line ends the chat.
     private func handle(line: String) -> ExitCode? {
-        if let (_, answer) = pendingQuestion {
-            pendingQuestion = nil
-            answer.resume(returning: line.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y"))
-            return nil
-        }
-        switch line.trimmingCharacters(in: .whitespaces) {
-        case "/quit", "/exit":
+        switch ChatInput.parse(line) {
+        case .quit:
             return .success
-        case "/help":
-            view.note("Type a line to send it to every connected peer. /image PATH sends a picture. /peers lists peers, /quit leaves. A number connects to that peer.")
-            return nil
-        case let command where command.hasPrefix("/image "):
-            sendImage(String(command.dropFirst("/image ".count)).trimmingCharacters(in: .whitespaces))
-            return nil
-        case "/peers":
+        case .help:
+            view.note(ChatInput.commands)
+        case .image(let path):
+            sendImage(path)
+        case .peers:
             listPeers()
-            return nil
-        case let text where interactive && Int(text) != nil:
-            let index = Int(text)! - 1
-            if pickList.indices.contains(index) { dial(pickList[index]) } else { view.note("No peer number \(text).") }
-            return nil
-        default:
-            heldLines.append(line)
-            sendHeldLines()
-            return nil
+        case .nothing:
+            break
+        case .mistake(let message):
+            view.error("command", message)
+        case .privateMessage(let name, let text):
+            sendPrivately(text, to: name)
+        case .action(let text):
+            say("/me " + text)
+        case .text(let text):
+            say(text)
         }
+        return nil
+    }
+
+    /// A line for every member: echoed, then sent (or held until someone is here).
+    private func say(_ text: String) {
+        if interactive { view.ownLine(text, to: nil, held: members.isEmpty) }
+        heldLines.append(text)
+        if members.isEmpty {
+            view.note("nobody is here yet: the line goes to whoever joins.")
+            return
+        }
+        sendHeldLines()
+    }
+
+    private func sendPrivately(_ text: String, to name: String) {
+        let candidates = members.values.filter { Self.matches($0, name) }
+        guard candidates.count == 1, let peer = candidates.first else {
+            let known = members.values.map { "\(Terminal.sanitize($0.displayName)) (\($0.fingerprint))" }.sorted()
+            view.error("command", candidates.isEmpty
+                ? "nobody called \(name) is in this chat\(known.isEmpty ? "" : "; members: " + known.joined(separator: ", ")); nothing was sent"
+                : "\(name) could be \(candidates.map { "\(Terminal.sanitize($0.displayName)) (\($0.fingerprint))" }.joined(separator: " or ")): say which; nothing was sent")
+            return
+        }
+        if interactive { view.ownLine(text, to: peer, held: connected[peer.id] == nil) }
+        send([text], to: [peer])
     }
 
     /// Sends what was typed to every member; members that are away get it from the outbox later.
     private func sendHeldLines() {
         guard !members.isEmpty, !heldLines.isEmpty else { return }
-        let peers = Array(members.values)
-        for line in heldLines {
+        send(heldLines, to: Array(members.values))
+        heldLines.removeAll()
+    }
+
+    private func send(_ lines: [String], to peers: [PeerInfo]) {
+        for line in lines {
             do {
                 for entry in try conversation.send(line, to: peers) where connected[entry.peer] == nil {
                     queued.insert(SentLine(peer: entry.peer, messageID: entry.messageID))
@@ -527,14 +672,54 @@ final class ChatLoop {
                 view.error("history", error.description)
             }
         }
-        heldLines.removeAll()
     }
 
+    /// `/peers`: who is here, who is away, who could be: name, fingerprint and state.
     private func listPeers() {
-        if connected.isEmpty { view.note("No peer connected.") }
-        for peer in connected.values { view.note("connected: \(Terminal.sanitize(peer.displayName)) (\(peer.id.short))") }
-        for (number, peer) in pickList.enumerated() where connected[peer.id] == nil {
-            view.note("[\(number + 1)] \(Terminal.sanitize(peer.displayName)) (\(peer.id.short))")
+        var rows: [(name: String, line: String)] = []
+        for peer in connected.values {
+            rows.append((peer.displayName, "connected  \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint))"))
         }
+        for peer in members.values where connected[peer.id] == nil {
+            rows.append((peer.displayName, "away       \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): lines for them wait in the outbox"))
+        }
+        for peer in session.availablePeers where members[peer.id] == nil {
+            let state = dialing.contains(peer.id) ? "connecting" : "available "
+            rows.append((peer.displayName, "\(state) \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint))"))
+        }
+        if rows.isEmpty { view.note("Nobody else is in room \"\(session.sessionID)\" yet.") }
+        for row in rows.sorted(by: { $0.name < $1.name }) { view.note(row.line) }
     }
+}
+
+/// Whether a connection request is accepted, asked about, or declined: `--yes` accepts everyone; a
+/// pinned or paired key, or one accepted earlier in this run, is accepted without asking unless `--ask`;
+/// any other key is asked about once (or declined when nobody can be asked).
+struct RequestPolicy {
+    enum Decision: Equatable { case accept, ask, deny }
+
+    let acceptsEveryone: Bool
+    let asksAlways: Bool
+    /// A person is at a terminal to answer.
+    let canAsk: Bool
+    private var acceptedThisRun: Set<PeerID> = []
+
+    init(acceptsEveryone: Bool, asksAlways: Bool, canAsk: Bool) {
+        self.acceptsEveryone = acceptsEveryone
+        self.asksAlways = asksAlways
+        self.canAsk = canAsk
+    }
+
+    func decide(_ peer: PeerID, trust: TrustVerdict) -> Decision {
+        if acceptsEveryone { return .accept }
+        if case .conflict = trust { return canAsk ? .ask : .deny }
+        if !asksAlways {
+            if acceptedThisRun.contains(peer) { return .accept }
+            if case .known = trust { return .accept }
+        }
+        return canAsk ? .ask : .deny
+    }
+
+    /// The peer was accepted (or connected): it is not asked about again in this run.
+    mutating func accepted(_ peer: PeerID) { acceptedThisRun.insert(peer) }
 }

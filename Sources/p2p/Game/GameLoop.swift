@@ -80,7 +80,7 @@ final class GameLoop {
         if interactive {
             RawTerminal.enable()
             GameScreen.enter()
-            Task { for await key in RawTerminal.keys() { feed.yield(.key(key)) } }
+            Task { for await keys in RawTerminal.keys() { for key in keys { feed.yield(.key(key)) } } }
         } else {
             Task {
                 for await line in StandardInput.lines() { feed.yield(.line(line)) }

@@ -35,43 +35,79 @@ enum Terminal {
 }
 
 /// Serialises everything written to stdout and stderr, flushing each line so pipes see it at once.
-/// On an interactive terminal the bottom line is the input line; output is printed above it.
+/// On an interactive terminal the bottom of the screen is the input line; output is printed above it
+/// (the input line is erased, the output written, the input line drawn again), so neither breaks the other.
 /// Each call is one write(2) on the descriptor (FileHandle keeps no buffer, and nothing here goes
 /// through C stdio's): a line is in the pipe when the call returns, so an exit right after loses none.
 enum Output {
+    private struct Screen {
+        var input: InputLine?
+        /// The row of the drawn input line the cursor is on, to erase it from.
+        var cursorRow = 0
+    }
+
     /// The input line shown at the bottom (nil: none); its lock also keeps writes whole.
-    private static let inputLine = NIOLockedValueBox<String?>(nil)
+    private static let screen = NIOLockedValueBox(Screen())
 
     static func line(_ text: String) {
-        inputLine.withLockedValue { inputLine in
-            if let inputLine {
-                write("\r\u{1B}[K" + text + "\n" + inputLine)
+        screen.withLockedValue { screen in
+            if let input = screen.input {
+                let (drawn, row) = input.draw(columns: columns)
+                write(InputLine.erase(cursorRow: screen.cursorRow) + text + "\n" + drawn)
+                screen.cursorRow = row
             } else {
                 write(text + "\n")
             }
         }
     }
 
-    /// Shows `text` as the input line at the bottom (nil: no input line).
-    static func setInputLine(_ text: String?) {
-        inputLine.withLockedValue { inputLine in
-            inputLine = text
-            write("\r\u{1B}[K" + (text ?? ""))
+    /// Shows `input` as the input line at the bottom (nil: none; the cursor is left where it began).
+    static func setInputLine(_ input: InputLine?) {
+        screen.withLockedValue { screen in
+            let (drawn, row) = input?.draw(columns: columns) ?? ("", 0)
+            write(InputLine.erase(cursorRow: screen.cursorRow) + drawn)
+            screen.input = input
+            screen.cursorRow = row
         }
+    }
+
+    /// Ctrl-L: clears the screen and draws the input line at the top.
+    static func clearScreen() {
+        screen.withLockedValue { screen in
+            let (drawn, row) = screen.input?.draw(columns: columns) ?? ("", 0)
+            write("\u{1B}[H\u{1B}[2J" + drawn)
+            screen.cursorRow = row
+        }
+    }
+
+    /// The terminal's width (80 when it does not say).
+    private static var columns: Int {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
     }
 
     /// Writes `text` as is (a full-screen view drawing itself).
     static func raw(_ text: String) {
-        inputLine.withLockedValue { _ in write(text) }
+        screen.withLockedValue { _ in write(text) }
     }
 
     private static func write(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 
+    /// A line on stderr; on a terminal, above the input line like any other.
     static func error(_ text: String) {
-        inputLine.withLockedValue { _ in
+        screen.withLockedValue { screen in
+            guard let input = screen.input else {
+                FileHandle.standardError.write(Data((text + "\n").utf8))
+                return
+            }
+            write(InputLine.erase(cursorRow: screen.cursorRow))
             FileHandle.standardError.write(Data((text + "\n").utf8))
+            let (drawn, row) = input.draw(columns: columns)
+            write(drawn)
+            screen.cursorRow = row
         }
     }
 

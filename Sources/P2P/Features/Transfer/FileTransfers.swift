@@ -49,6 +49,13 @@ public final class FileTransfers: Sendable {
         var outgoing: [UInt64: Mailbox] = [:]
         var incoming: [UInt64: IncomingFile] = [:]
         var offerHandler: (@Sendable (IncomingOffer) async -> Bool)?
+        /// Offers the handler has not answered yet, with the task asking it.
+        var undecided: [UInt64: UndecidedOffer] = [:]
+    }
+
+    private struct UndecidedOffer {
+        let info: TransferInfo
+        var decision: Task<Void, Never>?
     }
 
     /// Takes over the session's TRANSFER messages. Files arrive in `directory`.
@@ -69,7 +76,9 @@ public final class FileTransfers: Sendable {
         }
     }
 
-    /// Decides on each offer; without a handler every offer is denied (consent first).
+    /// Decides on each offer; without a handler every offer is denied (consent first). An offer that
+    /// goes away before the answer (the sender cancelled it or left) cancels the handler's task, so a
+    /// question put to a person can be withdrawn; it is reported `.failed` and the answer is ignored.
     public func setOfferHandler(_ handler: (@Sendable (IncomingOffer) async -> Bool)?) {
         state.withLockedValue { $0.offerHandler = handler }
     }
@@ -281,8 +290,14 @@ public final class FileTransfers: Sendable {
         case .offer(let path, let size, let mediaType):
             // The name is checked against the file system: not on the event loop.
             let info = TransferInfo(id: id, peer: peer, name: path, size: size, mediaType: mediaType, direction: .receiving)
+            state.withLockedValue { $0.undecided[id] = UndecidedOffer(info: info) }
             Task { self.offered(info) }
         default:
+            if case .cancel(let reason) = message.body, let withdrawn = withdraw(id, from: peer.id) {
+                // The sender gave up before the answer: the question is withdrawn, nothing is cut off.
+                emit(.failed(withdrawn, .cancelledByPeer(reason)))
+                return
+            }
             guard let file = state.withLockedValue({ $0.incoming[id] }), file.info.peer.id == peer.id else {
                 // A peer cannot push bytes nobody accepted.
                 cutOff(peer.id, id: id, reason: "no accepted transfer \(id)")
@@ -304,14 +319,33 @@ public final class FileTransfers: Sendable {
         let offer = IncomingOffer(info: info, destination: destination)
         emit(.offered(offer))
         let handler = state.withLockedValue { $0.offerHandler }
-        Task {
-            guard let handler, await handler(offer) else {
+        let decision = Task {
+            let accepted = await handler?(offer) ?? false
+            // A withdrawn offer (the sender gave up or left) was already reported: its answer goes nowhere.
+            guard state.withLockedValue({ $0.undecided.removeValue(forKey: info.id) }) != nil else { return }
+            guard accepted else {
                 try? self.send(.deny(reason: "declined by the receiver"), id: info.id, to: info.peer.id)
                 self.emit(.failed(info, .denied("declined by you")))
                 return
             }
             self.accept(offer)
         }
+        let withdrawn = state.withLockedValue { state in
+            state.undecided[info.id]?.decision = decision
+            return state.undecided[info.id] == nil
+        }
+        if withdrawn { decision.cancel() }
+    }
+
+    /// Takes an offer from `peer` off the undecided ones, cancelling the handler's task; nil when there
+    /// is no such offer.
+    private func withdraw(_ id: UInt64, from peer: PeerID) -> TransferInfo? {
+        guard let offer = state.withLockedValue({ state -> UndecidedOffer? in
+            guard state.undecided[id]?.info.peer.id == peer else { return nil }
+            return state.undecided.removeValue(forKey: id)
+        }) else { return nil }
+        offer.decision?.cancel()
+        return offer.info
     }
 
     private func accept(_ offer: IncomingOffer) {
@@ -343,8 +377,12 @@ public final class FileTransfers: Sendable {
     }
 
     private func peerLeft(_ peer: PeerID) {
-        let (outgoing, incoming) = state.withLockedValue { state in
-            (Array(state.outgoing.values), state.incoming.values.filter { $0.info.peer.id == peer })
+        let (outgoing, incoming, undecided) = state.withLockedValue { state in
+            (Array(state.outgoing.values), state.incoming.values.filter { $0.info.peer.id == peer },
+             state.undecided.values.filter { $0.info.peer.id == peer }.map(\.info.id))
+        }
+        for id in undecided {
+            if let withdrawn = withdraw(id, from: peer) { emit(.failed(withdrawn, .peerDisconnected)) }
         }
         for mailbox in outgoing where mailbox.peer == peer { mailbox.close() }
         for file in incoming { file.handle(nil) }

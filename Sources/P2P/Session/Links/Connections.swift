@@ -310,12 +310,17 @@ final class Connections: LinkDelegate {
         }
     }
 
-    func decide(_ request: ConnectionRequest, on loop: any EventLoop) -> EventLoopFuture<Bool> {
+    func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool> {
+        let loop = link.channel.eventLoop
         guard let handler = requestHandler.withLockedValue({ $0 }) else {
             return loop.makeSucceededFuture(configuration.acceptsConnectionsByDefault)
         }
         let promise = loop.makePromise(of: Bool.self)
-        promise.completeWithTask { await handler(request) }
+        let decision = Task { await handler(request) }
+        // A request whose link closes first (the peer gave up or left) is withdrawn: the handler's task
+        // is cancelled, so a question put to a person can be taken off the screen.
+        link.channel.closeFuture.whenComplete { _ in decision.cancel() }
+        promise.completeWithTask { await decision.value }
         return promise.futureResult
     }
 

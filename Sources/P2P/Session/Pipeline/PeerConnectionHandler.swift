@@ -17,7 +17,8 @@ protocol LinkDelegate: AnyObject, Sendable {
     /// Checks the peer's HELLO (PROTOCOL.md §7.1) and settles the tie-break.
     func link(_ link: PeerLink, receivedHello hello: Hello, from address: SocketAddress?) -> EventLoopFuture<HelloVerdict>
     /// The application's answer to a connection request.
-    func decide(_ request: ConnectionRequest, on loop: any EventLoop) -> EventLoopFuture<Bool>
+    /// Its task is cancelled if the link closes before the answer.
+    func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool>
     /// The handshake is done; returns the peer as the session knows it (nil: the link no longer counts),
     /// which the handler keeps for every frame it delivers.
     func linkConnected(_ link: PeerLink) -> PeerInfo?
@@ -272,7 +273,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     private func ask(_ request: ConnectionRequest, context: ChannelHandlerContext) {
         phase = .awaitingDecision
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        delegate.decide(request, on: context.eventLoop).hop(to: context.eventLoop).whenComplete { result in
+        delegate.decide(request, over: link).hop(to: context.eventLoop).whenComplete { result in
             let (handler, context) = loopBound.value
             handler.decided((try? result.get()) ?? false, context: context)
         }

@@ -1,0 +1,47 @@
+import Foundation
+
+/// What a line typed in `p2p chat` asks for. Pure: the chat loop acts on it.
+enum ChatInput: Equatable {
+    /// A line for every member. `//text` gives `/text`: a line may start with a slash.
+    case text(String)
+    /// `/msg NAME text`: a line for one member only.
+    case privateMessage(to: String, text: String)
+    /// `/me waves`: sent as the line `/me waves`, which chats show as "* alice waves".
+    case action(String)
+    /// `/image PATH`
+    case image(path: String)
+    case peers, help, quit
+    /// Nothing to do (an empty line).
+    case nothing
+    /// A command used wrongly or not known: what to tell the user. Nothing is sent.
+    case mistake(String)
+
+    static let commands = """
+        Lines go to everyone in the room. /msg NAME text to one person, /me text for an action, \
+        /image PATH to send a picture, /peers lists who is here, /quit leaves. //text sends a line that starts with /. \
+        Up/Down: earlier lines; Ctrl-A/E, Alt-B/F, Ctrl-W/U/K edit; Ctrl-L redraws.
+        """
+
+    static func parse(_ line: String) -> ChatInput {
+        if line.hasPrefix("//") { return .text(String(line.dropFirst())) }
+        guard line.hasPrefix("/") else { return line.isEmpty ? .nothing : .text(line) }
+        let command = line.prefix { !$0.isWhitespace }
+        let rest = line.dropFirst(command.count).trimmingCharacters(in: .whitespaces)
+        switch command {
+        case "/quit", "/exit": return .quit
+        case "/help", "/?": return .help
+        case "/peers", "/who": return .peers
+        case "/me":
+            return rest.isEmpty ? .mistake("/me wants an action: /me waves") : .action(rest)
+        case "/image":
+            return rest.isEmpty ? .mistake("/image wants a path: /image ~/Pictures/cat.png") : .image(path: rest)
+        case "/msg":
+            let name = rest.prefix { !$0.isWhitespace }
+            let text = rest.dropFirst(name.count).trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, !text.isEmpty else { return .mistake("/msg wants a name and a line: /msg bob see you at 5") }
+            return .privateMessage(to: String(name), text: text)
+        default:
+            return .mistake("unknown command \(command) (nothing was sent); /help lists the commands, //text sends a line starting with /")
+        }
+    }
+}
