@@ -102,7 +102,7 @@ RPORT=$(free_port)
 run_p2p() {
   local src=$1 out=$2 rpid spid t0 t1 rc
   rm -rf "$W/in"; mkdir -p "$W/in"
-  /usr/bin/time -v -o "$W/p2p-recv.time" env P2P_HOME="$W/home-r" "$P2P" receive --yes --json --dir "$W/in" --port "$RPORT" \
+  /usr/bin/time -v -o "$W/p2p-recv.time" env P2P_HOME="$W/home-r" "$P2P" receive --yes --once --json --dir "$W/in" --port "$RPORT" \
     --session-id "$SID" --name "bench-r-$TAG" >"$W/p2p-recv.out" 2>"$W/p2p-recv.err" &
   rpid=$!; OURS+=("$rpid")
   wait_until 20 grep -qs '"event":"listening"' "$W/p2p-recv.out" || { bad "p2p receive did not start"; cat "$W/p2p-recv.err" >&2; }

@@ -40,7 +40,7 @@ if run "$LAB" up >"$E2E_TMP/lab.log" 2>&1; then pass "lab up (A and B resolve ea
 receiver() {
   local p=$1 who=$2 dir=$3; shift 3
   mkdir -p "$dir"
-  start_proc "$p" env P2P_HOME="$(home "$who")" "$LAB" exec B "$P2P" receive --json --yes --name "$who-$TAG" --dir "$dir" "$@"
+  start_proc "$p" env P2P_HOME="$(home "$who")" "$LAB" exec B "$P2P" receive --json --yes --once --name "$who-$TAG" --dir "$dir" "$@"
   expect_json 20 "$p" "$p listens (receive in B)" event=listening name="$who-$TAG"
 }
 . "$E2E_DIR/transfer_helpers.sh"
@@ -261,7 +261,7 @@ PORT=$((46000 + RANDOM % 2000))
 start_bg holder "$LAB" exec B "$PYTHON" -c 'import socket,sys,time; s=socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(); time.sleep(60)' "$PORT"
 sleep 0.5
 mkdir -p "$E2E_TMP/inp"
-start_proc rxp env P2P_HOME="$(home rxp)" "$LAB" exec B "$P2P" receive --json --yes --name "rxp-$TAG" --port "$PORT" --dir "$E2E_TMP/inp"
+start_proc rxp env P2P_HOME="$(home rxp)" "$LAB" exec B "$P2P" receive --json --yes --once --name "rxp-$TAG" --port "$PORT" --dir "$E2E_TMP/inp"
 exits rxp 10 1 "receive --port $PORT (taken) fails"
 check "it says the address is in use and to try another --port" grep -q "cannot listen on 0.0.0.0:$PORT: Address already in use (try another --port)" "$E2E_TMP/rxp.err"
 stop_proc holder

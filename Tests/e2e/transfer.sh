@@ -41,7 +41,7 @@ if run "$LAB" up >"$E2E_TMP/lab.log" 2>&1; then pass "lab up (A and B resolve ea
 receiver() {
   local p=$1 who=$2 dir=$3; shift 3
   mkdir -p "$dir"
-  start_proc "$p" env P2P_HOME="$(home "$who")" "$LAB" exec B "$P2P" receive --json --name "$who-$TAG" --dir "$dir" "$@"
+  start_proc "$p" env P2P_HOME="$(home "$who")" "$LAB" exec B "$P2P" receive --json --once --name "$who-$TAG" --dir "$dir" "$@"
   expect_json 20 "$p" "$p listens (receive in B)" event=listening name="$who-$TAG"
 }
 . "$E2E_DIR/transfer_helpers.sh"
@@ -238,7 +238,7 @@ QPORT=$((51000 + RANDOM % 1000))
 sent=0 received=0
 for i in 1 2 3 4 5 6 7 8; do
   mkdir -p "$E2E_TMP/in12-$i"
-  start_proc "rx12-$i" env P2P_HOME="$(home rx12)" "$LAB" exec B "$P2P" receive --json --yes --name "rx12-$TAG" --port $((QPORT + i)) --dir "$E2E_TMP/in12-$i"
+  start_proc "rx12-$i" env P2P_HOME="$(home rx12)" "$LAB" exec B "$P2P" receive --json --yes --once --name "rx12-$TAG" --port $((QPORT + i)) --dir "$E2E_TMP/in12-$i"
   if ! wait_json 20 "rx12-$i" event=listening >/dev/null; then fail "quick send $i: the receiver did not listen" "rx12-$i"; stop_proc "rx12-$i"; continue; fi
   start_proc "tx12-$i" env P2P_HOME="$(home tx12)" "$LAB" exec B "$P2P" send --json --name "tx12-$TAG" --connect "127.0.0.1:$((QPORT + i))" "$E2E_TMP/secret.txt"
   if wait_exit "tx12-$i" 30 && [ "$EXIT_RC" = 0 ] && [ "$(count_json "tx12-$i" event=file-sent sha256="$SECRET_SHA")" = 1 ]; then

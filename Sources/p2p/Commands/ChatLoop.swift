@@ -299,7 +299,9 @@ final class ChatLoop {
     private func handle(_ event: SessionEvent) {
         switch event {
         case .peerChanged(let peer, let state, let reason):
-            view.peerChanged(peer, state, reason: reason)
+            // A request that never became a connection ended with its own line (declined, gave up, did
+            // not answer): people hear of no "disconnect" of a peer that was never connected.
+            if options.json || state != .disconnected || connected[peer.id] != nil { view.peerChanged(peer, state, reason: reason) }
             switch state {
             case .available:
                 peerAvailable(peer)

@@ -59,9 +59,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
                 return false
             }
-            Output.line(Terminal.paint("\(name) wants to send records — \(ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)). Accept? [y/n]", .yellow))
-            let answer = await Task.detached { readLine() }.value ?? ""
-            return answer.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y")
+            return await PromptDesk.shared.confirm("\(name) wants to send records — \(ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)). Accept?")
         }
         var options = RecordReceiveOptions()
         options.maxSnapshotBytes = maxBytes

@@ -70,3 +70,6 @@ struct PromptQueue<Asker> {
         return waiting
     }
 }
+
+extension PromptQueue: Sendable where Asker: Sendable {}
+extension PromptQueue.Prompt: Sendable where Asker: Sendable {}

@@ -5,12 +5,17 @@ import P2P
 /// Shows transfers to a person (a progress bar on stderr, redrawn in place) or a program (JSON lines).
 final class TransferView: Sendable {
     let json: Bool
+    /// A line per file (and its progress bar) in text mode; off, the command shows its own overall line.
+    let perFile: Bool
     /// When each transfer started and at which offset, for its mean rate.
     private let started = NIOLockedValueBox<[UInt64: (ContinuousClock.Instant, UInt64)]>([:])
     /// When each transfer last printed a JSON progress event.
     private let lastJSON = NIOLockedValueBox<[UInt64: ContinuousClock.Instant]>([:])
 
-    init(json: Bool) { self.json = json }
+    init(json: Bool, perFile: Bool = true) {
+        self.json = json
+        self.perFile = perFile
+    }
 
     func handle(_ event: TransferEvent) {
         switch event {
@@ -34,7 +39,7 @@ final class TransferView: Sendable {
                 if let url = delivery.url { object["path"] = url.path }
                 if info.direction == .sending { object["resumed-from"] = delivery.resumedFrom }
                 Output.json(object)
-            } else {
+            } else if perFile {
                 clearBar()
                 let verb = info.direction == .receiving ? "Received" : "Sent"
                 let place = delivery.url.map { " → \(Terminal.sanitize($0.path))" } ?? ""
@@ -75,7 +80,7 @@ final class TransferView: Sendable {
             }
             return
         }
-        guard Terminal.stderrIsTTY else { return }
+        guard Terminal.stderrIsTTY, perFile else { return }
         let eta = rate > 0 ? Int(Double(info.size - min(done, info.size)) / rate) : 0
         let width = 24
         let filled = min(width, percent * width / 100)

@@ -1,0 +1,413 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// `p2p receive`'s one loop: transfer and session events, keys, and the questions connection requests
+/// and offers raise, handled in arrival order. It stays up for any number of senders (`--once`: until
+/// the first one leaves), asks about a folder once, and shows one progress line and one summary per sender.
+final class ReceiveLoop {
+    private enum Input: Sendable {
+        case transfer(TransferEvent)
+        case session(SessionEvent)
+        case keys([Key])
+        case question(Question, token: UInt64, CheckedContinuation<Bool, Never>)
+        case withdrawn(token: UInt64)
+        case interrupt
+        /// A second after Ctrl-C: stop waiting for the cancelled transfers to report their end.
+        case cancellationsOverdue
+    }
+
+    enum Question: Sendable {
+        case connection(ConnectionRequest)
+        case offer(IncomingOffer)
+
+        var peer: PeerInfo {
+            switch self {
+            case .connection(let request): request.peer
+            case .offer(let offer): offer.info.peer
+            }
+        }
+    }
+
+    private struct Asker {
+        let token: UInt64
+        let question: Question
+        let answer: CheckedContinuation<Bool, Never>
+    }
+
+    /// What one sender sent since it connected: its progress line and its summary.
+    private struct Batch {
+        let name: String
+        let began = ContinuousClock.now
+        var files = 0, failed = 0
+        var bytes: UInt64 = 0
+        var lastFile: (name: String, path: String?, sha256: String)?
+        var current: (name: String, done: UInt64, size: UInt64)?
+        var lastDrawn = ContinuousClock.now - .seconds(1)
+    }
+
+    /// What came of the offers so far, counted from the transfer events.
+    private struct Tally {
+        var received = 0, failed = 0, denied = 0, active = 0
+        var cancelled = false
+        /// Ctrl-C was pressed here: only the transfers in flight are waited for, to report their end.
+        var leaving = false
+        /// Files whose sender vanished mid-way (peer ID and name): kept waiting for, since the same send
+        /// run again resumes them; a later success under the same key is not a failure.
+        var interrupted: Set<String> = []
+
+        /// Offers decided one way or the other.
+        var decided: Int { received + failed + denied }
+        /// Nothing in flight and nothing to wait for.
+        var settled: Bool { active == 0 && interrupted.isEmpty }
+    }
+
+    private let session: Session
+    private let transfers: FileTransfers
+    private let options: ReceiveCommand
+    private let directory: URL
+    private let view: TransferView
+    private let interactive: Bool
+    private let inputs: AsyncStream<Input>
+    private let feed: AsyncStream<Input>.Continuation
+    private var tally = Tally()
+    private var batches: [PeerID: Batch] = [:]
+    private var prompts = PromptQueue<Asker>()
+    private var withdrawnEarly: Set<UInt64> = []
+    private var policy: RequestPolicy
+    /// Answers that stand for later offers: a folder's (key: sender and folder), or "a" for a sender's
+    /// loose files (key: sender). Forgotten when the sender leaves.
+    private var standing: [String: Bool] = [:]
+    /// Transfers that started and have not ended.
+    private var started: Set<UInt64> = []
+
+    init(session: Session, transfers: FileTransfers, options: ReceiveCommand, directory: URL) {
+        self.session = session
+        self.transfers = transfers
+        self.options = options
+        self.directory = directory
+        interactive = Terminal.stdinIsTTY && !options.json
+        view = TransferView(json: options.json, perFile: options.network.verbose)
+        policy = RequestPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
+        (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+    }
+
+    /// Runs until Ctrl-C (or, with `--once`, until the first sender left); throws the exit status.
+    func run(listen: () async throws -> Void) async throws {
+        let feed = self.feed
+        let trusted = Self.trusted(everyone: options.yes, from: options.from)
+        session.setConnectionRequestHandler { request in
+            if trusted(request.peer) { return true }
+            return await Self.ask(.connection(request), through: feed)
+        }
+        transfers.setOfferHandler { offer in
+            if trusted(offer.info.peer) { return true }
+            return await Self.ask(.offer(offer), through: feed)
+        }
+        let transferPump = EventPump(transfers.events()) { feed.yield(.transfer($0)) }
+        let sessionPump = EventPump(session.events()) { feed.yield(.session($0)) }
+        Signals.onInterrupt { feed.yield(.interrupt) }
+        if interactive {
+            RawTerminal.enable()
+            Task { for await keys in RawTerminal.keys() { feed.yield(.keys(keys)) } }
+        }
+
+        var failure: (any Error)?
+        do {
+            try await listen()
+            loop: for await input in inputs {
+                switch input {
+                case .transfer(let event):
+                    show(event)
+                    guard event.isEnd, options.once || tally.leaving else { break }
+                    // Transfer and session events come through separate streams: the sender may have left before
+                    // its last transfer's end reached us. Then this was the last.
+                    if tally.leaving ? tally.active == 0 : tally.settled && session.connectedPeers.isEmpty { break loop }
+                case .session(let event):
+                    show(event)
+                    if options.once, case .peerChanged(_, .disconnected, _) = event, tally.decided > 0, tally.settled,
+                       session.connectedPeers.isEmpty { break loop }
+                case .keys(let keys):
+                    for case .character(let character) in keys {
+                        if let answer = prompts.answer(for: character) { answerShown(answer) }
+                    }
+                case .question(let question, let token, let answer):
+                    queue(Asker(token: token, question: question, answer: answer))
+                case .withdrawn(let token):
+                    withdraw(token)
+                case .interrupt:
+                    if tally.leaving || tally.active == 0 { break loop }  // idle, or a second Ctrl-C: wait no longer
+                    transfers.cancelAll()
+                    tally.cancelled = true
+                    tally.leaving = true
+                    try? await Task.sleep(for: .milliseconds(100))  // let the CANCEL frames go out
+                    if tally.active == 0 { break loop }
+                    // Transfers in flight report their end (after their CANCEL) from their own queues: wait
+                    // a second at most for those events, so that they are shown.
+                    Task {
+                        try? await Task.sleep(for: .seconds(1))
+                        feed.yield(.cancellationsOverdue)
+                    }
+                case .cancellationsOverdue:
+                    break loop
+                }
+                if interactive { render() }
+            }
+        } catch {
+            failure = error
+        }
+        if interactive {
+            Output.setInputLine(nil)
+            RawTerminal.restore()
+        }
+        for prompt in prompts.removeAll() { prompt.asker.answer.resume(returning: false) }
+        // What the session reported before this point is shown, but not the goodbyes of its own closing
+        // (they would say that the peers left). The transfers' events are shown up to the close: a
+        // transfer ended by it or by Ctrl-C reports that before the exit status does.
+        await sessionPump.drain()
+        await session.close()
+        await transferPump.drain()
+        feed.finish()
+        for await input in inputs {
+            switch input {
+            case .transfer(let event): show(event)
+            case .session(let event): show(event)
+            case .question(_, _, let answer): answer.resume(returning: false)
+            case .keys, .withdrawn, .interrupt, .cancellationsOverdue: break
+            }
+        }
+        for peer in Array(batches.keys) { summarize(peer) }
+        if let failure { throw failure }
+        // Ctrl-C while waiting for a vanished sender: those files did not arrive.
+        if !tally.interrupted.isEmpty && !tally.cancelled { tally.failed += tally.interrupted.count }
+        if tally.cancelled { throw CLIError("cancelled", code: ExitStatus.cancelled) }
+        if tally.failed > 0 { throw ExitStatus.transferFailed }
+        if tally.received == 0 && tally.denied > 0 { throw ExitStatus.denied }
+    }
+
+    /// `--yes`, or `--from` naming the peer (display name, or an ID prefix of at least four characters).
+    private static func trusted(everyone: Bool, from: String?) -> @Sendable (PeerInfo) -> Bool {
+        { peer in
+            everyone || from.map { $0 == peer.displayName || ($0.count >= 4 && peer.id.hex.hasPrefix($0.lowercased())) } ?? false
+        }
+    }
+
+    private static func ask(_ question: Question, through feed: AsyncStream<Input>.Continuation) async -> Bool {
+        let token = UInt64.random(in: 1 ... .max)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { feed.yield(.question(question, token: token, $0)) }
+        } onCancel: {
+            feed.yield(.withdrawn(token: token))
+        }
+    }
+
+    // MARK: - Questions
+
+    /// The folder an offered path is in ("many/" for "many/a/b.txt"), nil for a loose file.
+    static func folder(of path: String) -> String? {
+        guard let slash = path.firstIndex(of: "/") else { return nil }
+        return String(path[...slash])
+    }
+
+    private func queue(_ asker: Asker) {
+        if withdrawnEarly.remove(asker.token) != nil {
+            asker.answer.resume(returning: false)
+            return
+        }
+        let peer = asker.question.peer
+        let name = Terminal.sanitize(peer.displayName)
+        switch asker.question {
+        case .connection(let request):
+            switch policy.decide(peer.id, trust: request.trust) {
+            case .accept: asker.answer.resume(returning: true)
+            case .deny:
+                asker.answer.resume(returning: false)
+                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(peer.displayName)")
+            case .ask:
+                let trust = ChatView.trustNote(request.trust, fingerprint: peer.fingerprint)
+                    .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
+                _ = prompts.ask("\(name) wants to send you files — \(trust). Accept?", asker: asker)
+            }
+        case .offer(let offer):
+            let info = offer.info
+            let folder = Self.folder(of: info.name)
+            let key = peer.id.hex + "/" + (folder ?? "")
+            // "a" (all from this sender) covers its folders too.
+            if let answer = standing[key] ?? (standing[peer.id.hex + "/"] == true ? true : nil) {
+                asker.answer.resume(returning: answer)
+                return
+            }
+            guard interactive else {
+                asker.answer.resume(returning: false)
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(peer.displayName)")
+                return
+            }
+            if let folder {
+                // Later offers of the folder wait behind this question and take its answer.
+                if prompts.waiting.contains(where: { $0.key == key }) {
+                    _ = prompts.ask("", key: key, asker: asker)
+                    return
+                }
+                _ = prompts.ask("\(name) offers the folder \(Terminal.sanitize(folder)) (first file \(Terminal.sanitize(info.name)), "
+                                + "\(TransferView.bytes(info.size))) — accept everything in it?", key: key, asker: asker)
+            } else {
+                _ = prompts.ask("\(name) offers \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)), \(Terminal.sanitize(info.mediaType))) — accept? (a: all from \(name))",
+                                key: key, asker: asker)
+            }
+        }
+    }
+
+    private func declined(_ what: String) {
+        if options.json { return }  // The transfer-failed event says it.
+        Output.error(Terminal.paint("p2p: declined \(what)", .yellow))
+    }
+
+    private func answerShown(_ answer: PromptQueue<Asker>.Answer) {
+        guard let shown = prompts.shown else { return }
+        let isFolder: Bool
+        if case .offer(let offer) = shown.asker.question { isFolder = Self.folder(of: offer.info.name) != nil } else { isFolder = false }
+        // A folder's answer covers the whole folder; "a" covers the sender's loose files.
+        let all = answer == .all || isFolder
+        let yes = answer != .no
+        if let key = shown.key, all { standing[key] = yes }
+        for prompt in prompts.answerShown(all ? .all : answer) {
+            if !prompt.question.isEmpty { Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow)) }
+            if yes, case .connection(let request) = prompt.asker.question { policy.accepted(request.peer.id) }
+            prompt.asker.answer.resume(returning: yes)
+        }
+    }
+
+    private func withdraw(_ token: UInt64) {
+        guard let index = prompts.waiting.firstIndex(where: { $0.asker.token == token }),
+              let (prompt, _) = prompts.withdraw(prompts.waiting[index].id)
+        else {
+            withdrawnEarly.insert(token)
+            return
+        }
+        prompt.asker.answer.resume(returning: false)
+        guard !prompt.question.isEmpty, !options.json else { return }
+        let name = Terminal.sanitize(prompt.asker.question.peer.displayName)
+        switch prompt.asker.question {
+        case .connection: Output.line(Terminal.paint("* \(name) gave up waiting for an answer.", .dim))
+        case .offer(let offer): Output.line(Terminal.paint("* \(name) withdrew \(Terminal.sanitize(offer.info.name)).", .dim))
+        }
+    }
+
+    private func render() {
+        guard let shown = prompts.shown else {
+            Output.setInputLine(nil)
+            return
+        }
+        let choices = shown.key.map(Self.isLooseKey) == true ? "[y/n/a]" : "[y/n]"
+        Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) \(choices) ", .yellow)))
+    }
+
+    /// Keys of loose files end right after the sender's ID ("<id>/"); a folder's go on ("<id>/many/").
+    private static func isLooseKey(_ key: String) -> Bool { key.firstIndex(of: "/") == key.index(before: key.endIndex) }
+
+    // MARK: - Events
+
+    private func show(_ event: TransferEvent) {
+        view.handle(event)
+        defer { if event.isEnd, let id = event.info?.id { started.remove(id) } }
+        let key = event.info.map { "\($0.peer.id.hex)/\($0.name)" } ?? ""
+        switch event {
+        case .started(let info, _):
+            started.insert(info.id)
+            tally.active += 1
+            batches[info.peer.id, default: Batch(name: info.peer.displayName)].current = (info.name, 0, info.size)
+        case .progress(let info, let done):
+            batches[info.peer.id]?.current = (info.name, done, info.size)
+            drawProgress(info.peer.id)
+        case .finished(let info, let delivery):
+            tally.active -= 1
+            tally.received += 1
+            tally.interrupted.remove(key)
+            batches[info.peer.id, default: Batch(name: info.peer.displayName)].files += 1
+            batches[info.peer.id]?.bytes += info.size
+            batches[info.peer.id]?.lastFile = (info.name, delivery.url?.path, delivery.sha256)
+            batches[info.peer.id]?.current = nil
+            drawProgress(info.peer.id, force: true)
+        case .failed(let info, let error) where !started.contains(info.id):
+            // An offer that never started: declined, withdrawn before the answer (its question went away
+            // with a note), or refused (a hostile name).
+            switch error {
+            case .denied: tally.denied += 1
+            case .cancelledByPeer, .peerDisconnected: break
+            default: tally.failed += 1
+            }
+        case .failed(let info, .peerDisconnected):
+            tally.active = max(0, tally.active - 1)
+            tally.interrupted.insert(key)
+            batches[info.peer.id]?.current = nil
+            if !options.json && !tally.leaving {
+                Output.line(Terminal.paint("* Waiting for \(Terminal.sanitize(info.peer.displayName)) to resume \(Terminal.sanitize(info.name)) (run the same send again; Ctrl-C to stop).", .dim))
+            }
+        case .failed(let info, let error):
+            tally.active = max(0, tally.active - 1)
+            tally.failed += 1
+            batches[info.peer.id]?.failed += 1
+            batches[info.peer.id]?.current = nil
+            if case .cancelledByPeer = error { tally.cancelled = true }
+        case .offered, .eventsDropped:
+            break
+        }
+    }
+
+    private func show(_ event: SessionEvent) {
+        switch event {
+        case .peerChanged(let peer, .connected, _):
+            if !options.json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)) connected.", .dim)) }
+        case .peerChanged(let peer, .disconnected, _):
+            summarize(peer.id)
+            standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }
+            if !options.json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left\(options.once ? "." : "; waiting for the next sender (Ctrl-C to stop).")", .dim)) }
+        case .advertising(let name):
+            // The name DNS-SD registered: "NAME (2)" when NAME was taken.
+            if options.json { Output.json(["event": "advertising", "name": name]) }
+        case .discoveryFailed(let error):
+            DiscoveryNotice.show(error, json: options.json)
+        default:
+            break
+        }
+    }
+
+    /// The one progress line: the sender, files so far, bytes, rate, and the file under way.
+    private func drawProgress(_ peer: PeerID, force: Bool = false) {
+        guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, prompts.shown == nil, var batch = batches[peer] else { return }
+        let now = ContinuousClock.now
+        guard force || now - batch.lastDrawn >= .milliseconds(100) else { return }
+        batch.lastDrawn = now
+        batches[peer] = batch
+        let inFlight = batch.current?.done ?? 0
+        let rate = Self.rate(batch.bytes + inFlight, since: batch.began)
+        var line = "↓ \(Terminal.sanitize(batch.name)): \(batch.files) file\(batch.files == 1 ? "" : "s"), \(TransferView.bytes(batch.bytes + inFlight)), \(TransferView.bytes(UInt64(rate)))/s"
+        if let current = batch.current {
+            let percent = current.size == 0 ? 100 : Int(Double(current.done) * 100 / Double(current.size))
+            line += " · \(Terminal.sanitize(String(current.name.suffix(40)))) \(percent)%"
+        }
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+    }
+
+    /// One line for what a sender sent, when it leaves (or the receiver stops).
+    private func summarize(_ peer: PeerID) {
+        guard let batch = batches.removeValue(forKey: peer), !options.json, batch.files + batch.failed > 0 else { return }
+        if Terminal.stderrIsTTY && !options.network.verbose { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        let seconds = Double((ContinuousClock.now - batch.began).components.seconds) + Double((ContinuousClock.now - batch.began).components.attoseconds) / 1e18
+        let rate = TransferView.bytes(UInt64(Self.rate(batch.bytes, since: batch.began)))
+        let failed = batch.failed > 0 ? "; \(batch.failed) failed" : ""
+        if batch.files == 1, batch.failed == 0, let file = batch.lastFile {
+            Output.line("Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(batch.bytes)), \(rate)/s) from \(Terminal.sanitize(batch.name))"
+                        + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; SHA-256 verified")
+        } else {
+            Output.line("Received \(batch.files) file\(batch.files == 1 ? "" : "s") (\(TransferView.bytes(batch.bytes))) from \(Terminal.sanitize(batch.name)) "
+                        + "in \(String(format: "%.1f", seconds)) s (\(rate)/s) into \(Terminal.sanitize(directory.path)); each verified by SHA-256\(failed)")
+        }
+    }
+
+    private static func rate(_ bytes: UInt64, since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return seconds > 0 ? Double(bytes) / seconds : 0
+    }
+}
