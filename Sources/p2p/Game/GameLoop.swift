@@ -11,7 +11,9 @@ final class GameLoop {
         case line(String)
         case key(Key)
         case endOfInput
-        case request(ConnectionRequest, CheckedContinuation<Bool, Never>)
+        case request(ConnectionRequest, token: UInt64, CheckedContinuation<Bool, Never>)
+        /// The invitation went away before the answer (the peer gave up or left).
+        case withdrawn(token: UInt64)
         case connectFailed(String, any Error)
         case waitForPeerExpired
         case rematchDue(PeerID, UInt32)
@@ -40,7 +42,9 @@ final class GameLoop {
     /// Discovered peers in the order they were numbered for the picker.
     private var pickList: [PeerInfo] = []
     private var selection = 0
-    private var pendingQuestion: (ConnectionRequest, CheckedContinuation<Bool, Never>)?
+    private var pendingQuestion: (request: ConnectionRequest, token: UInt64, answer: CheckedContinuation<Bool, Never>)?
+    /// Invitations withdrawn before they reached the loop.
+    private var withdrawnEarly: Set<UInt64> = []
     private var cursor = 5
     /// Piped moves not played yet: they wait for this player's turn.
     private var heldMoves: [String] = []
@@ -64,7 +68,12 @@ final class GameLoop {
     func run() async -> ExitCode {
         let feed = self.feed
         session.setConnectionRequestHandler { request in
-            await withCheckedContinuation { feed.yield(.request(request, $0)) }
+            let token = UInt64.random(in: 1 ... .max)
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { feed.yield(.request(request, token: token, $0)) }
+            } onCancel: {
+                feed.yield(.withdrawn(token: token))
+            }
         }
         session.onMessage(GameMessage.self) { message, peer, _ in feed.yield(.message(message, peer)) }
         sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
@@ -130,7 +139,7 @@ final class GameLoop {
             // The screen is gone, and with it the note saying why.
             if status != .success, let error = view.lastError { Output.error(Terminal.paint("p2p: \(error)", .red)) }
         }
-        pendingQuestion?.1.resume(returning: false)
+        pendingQuestion?.answer.resume(returning: false)
         pendingQuestion = nil
         if opponent != nil { send(game.leave()) }
         // What the session reported before this point is shown, but not the goodbyes of its own closing
@@ -149,9 +158,9 @@ final class GameLoop {
             view.peerChanged(peer, state, reason: reason)
         case .event(let event):
             _ = await handle(event)  // Apart from peer changes, session events are only shown.
-        case .request(_, let answer):
+        case .request(_, _, let answer):
             answer.resume(returning: false)
-        case .message, .line, .key, .endOfInput, .connectFailed, .waitForPeerExpired, .rematchDue, .interrupt:
+        case .message, .line, .key, .endOfInput, .withdrawn, .connectFailed, .waitForPeerExpired, .rematchDue, .interrupt:
             // This player has left the game: moves and timers no longer apply, and a dial fails because
             // the session closed.
             break
@@ -178,8 +187,10 @@ final class GameLoop {
         case .endOfInput:
             inputEnded = true
             if awaitingReturn != nil { return ExitStatus.connectionFailed }
-        case .request(let request, let answer):
-            ask(request, answer)
+        case .request(let request, let token, let answer):
+            ask(request, token: token, answer)
+        case .withdrawn(let token):
+            withdraw(token)
         case .connectFailed(let target, let error):
             dialing = nil
             let denied = if case .denied? = error as? SessionError { true } else { false }
@@ -270,9 +281,11 @@ final class GameLoop {
         }
     }
 
-    private func ask(_ request: ConnectionRequest, _ answer: CheckedContinuation<Bool, Never>) {
+    private func ask(_ request: ConnectionRequest, token: UInt64, _ answer: CheckedContinuation<Bool, Never>) {
         let name = Terminal.sanitize(request.peer.displayName)
-        if dialing?.id == request.peer.id {
+        if withdrawnEarly.remove(token) != nil {
+            answer.resume(returning: false)
+        } else if dialing?.id == request.peer.id {
             // Both invited each other at once; the session keeps one of the two connections.
             answer.resume(returning: true)
         } else if opponent == nil, pendingQuestion == nil, request.peer.id == awaitingReturn?.id {
@@ -284,7 +297,7 @@ final class GameLoop {
         } else if options.yes {
             answer.resume(returning: true)
         } else if interactive {
-            pendingQuestion = (request, answer)
+            pendingQuestion = (request, token, answer)
         } else {
             answer.resume(returning: false)
             view.error("denied", "declined an invitation from \(name) (\(request.peer.id.short)); use --yes to accept invitations")
@@ -292,9 +305,20 @@ final class GameLoop {
     }
 
     private func answerQuestion(_ yes: Bool) {
-        guard let (_, answer) = pendingQuestion else { return }
+        guard let (_, _, answer) = pendingQuestion else { return }
         pendingQuestion = nil
         answer.resume(returning: yes)
+    }
+
+    /// An invitation whose inviter gave up leaves the screen, so the next "y" cannot go to it.
+    private func withdraw(_ token: UInt64) {
+        guard let (request, pendingToken, answer) = pendingQuestion, pendingToken == token else {
+            withdrawnEarly.insert(token)
+            return
+        }
+        pendingQuestion = nil
+        answer.resume(returning: false)
+        view.note("\(Terminal.sanitize(request.peer.displayName)) gave up waiting for an answer.")
     }
 
     private func startGame(with peer: PeerInfo) {
@@ -461,7 +485,7 @@ final class GameLoop {
         state.me = "\(Terminal.sanitize(session.displayName)) (\(session.peerID.short))"
         state.sessionID = session.sessionID
         state.notes = view.notes
-        if let (request, _) = pendingQuestion {
+        if let (request, _, _) = pendingQuestion {
             let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
             state.question = [
                 "\(Terminal.sanitize(request.peer.displayName)) (\(request.peer.id.short)) invites you to play. Accept? [y/n]",

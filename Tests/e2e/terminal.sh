@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# What a person sees, tested as a person sees it: `p2p chat` and `p2p receive` run in real terminals
+# (tmux panes) in two lab hosts (namespaces A 10.213.7.1 and B 10.213.7.2, each with its own
+# avahi-daemon); keys are typed with send-keys and the screens read with capture-pane.
+#  - a room: two chats find each other with nobody picked; only one side is asked about the new key;
+#    a line typed while nobody was there is shown queued and reaches the peer who joins;
+#  - chat input: unknown /commands are refused and not sent, a number and //text are lines,
+#    /image without a path or with a missing file says so, /me, Up recalls, Ctrl-L clears;
+#  - a line wider than the terminal is in the scrollback once (not once per keystroke);
+#  - rejoining: the pinned peer connects without a question; the last lines are shown on joining;
+#  - receive: a request left unanswered until its sender gave up leaves the screen, and the next
+#    sender's question gets the next "y"; a folder is one question; one summary line; it stays up
+#    for the next sender and Ctrl-C ends it with 0;
+#  - game: the opponent is picked with a number key, the invitation is answered with y, both screens
+#    show the board, q leaves.
+# Needs root (lab.sh up) and tmux.
+. "$(dirname "$0")/lib.sh"
+need ip tmux python3
+[ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
+
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2ptm}
+ADDR_B=10.213.7.2
+TAG=$$
+ROOM="lab-$TAG"
+TMUX_SOCKET=$E2E_TMP/tmux.sock
+
+on_exit 'run "$LAB" down >>"$E2E_TMP/lab.log" 2>&1'
+# The tmux server (and with it every pane's process) is stopped by its PID.
+on_exit '[ -s "$E2E_TMP/tmux.pid" ] && kill "$(cat "$E2E_TMP/tmux.pid")" 2>/dev/null; true'
+log "lab up ($P2P_LAB_PREFIX)"
+if run "$LAB" up >"$E2E_TMP/lab.log" 2>&1; then pass "lab up"; else fail "lab up failed" "$E2E_TMP/lab.log"; finish; fi
+
+tm() { run tmux -S "$TMUX_SOCKET" "$@"; }
+
+# terminal NAME HOST CMD...: a 100x30 terminal running CMD in lab host HOST; when CMD ends the pane
+# shows "[exited N]" and stays, so its exit status can be read off the screen.
+terminal() {
+  local name=$1 host=$2; shift 2
+  local command
+  command=$(printf '%q ' "$LAB" exec "$host" env P2P_HOME="$(home "$name")" TERM=xterm-256color "$@")
+  tm new-session -d -s "$name" -x 100 -y 30 "$command; echo \"[exited \$?]\"; exec sleep 3600"
+  if [ ! -s "$E2E_TMP/tmux.pid" ]; then
+    tm set-option -g history-limit 5000 >/dev/null
+    tm display-message -p '#{pid}' >"$E2E_TMP/tmux.pid"
+  fi
+}
+# screen NAME: the whole pane, scrollback included, wrapped lines joined.
+screen() { tm capture-pane -p -J -S - -t "$1"; }
+visible() { tm capture-pane -p -J -t "$1"; }
+shows() { screen "$1" | grep -qE -- "$2"; }
+# see SECONDS NAME REGEX DESC: pass once NAME's screen shows REGEX.
+see() {
+  if wait_until "$1" shows "$2" "$3"; then pass "$4"; else fail "$4 (no /$3/ on $2's screen within $1 s)"; screen "$2" | tail -n 25 | sed 's/^/    | /'; fi
+}
+# unseen NAME REGEX DESC: pass when NAME's screen does not show REGEX.
+unseen() { if shows "$1" "$2"; then fail "$3 (/$2/ is on $1's screen)"; screen "$1" | tail -n 25 | sed 's/^/    | /'; else pass "$3"; fi; }
+type_line() { tm send-keys -t "$1" -l -- "$2"; tm send-keys -t "$1" Enter; }
+count_on() { screen "$1" | grep -cE -- "$2"; }
+
+# ---------------------------------------------------------------- a room of two
+terminal alice A "$P2P" chat --room "$ROOM" --name alice
+see 20 alice 'Room "'"$ROOM"'"' "alice's chat starts in its room"
+type_line alice "early bird"
+see 5 alice 'me> early bird \(queued\)' "a line typed with nobody here is shown queued"
+see 5 alice 'nobody is here yet' "and the chat says it goes to whoever joins"
+
+terminal bob B "$P2P" chat --room "$ROOM" --name bob
+# Exactly one side (the one the other dials) is asked about the new key.
+if wait_until 30 bash -c 'tmux -S "$1" capture-pane -p -J -S - -t alice | grep -q "wants to chat" || tmux -S "$1" capture-pane -p -J -S - -t bob | grep -q "wants to chat"' _ "$TMUX_SOCKET"; then
+  if shows alice "wants to chat"; then ASKED=alice OTHER=bob; else ASKED=bob OTHER=alice; fi
+  pass "$ASKED is asked about the new key, nobody picked anyone"
+  tm send-keys -t "$ASKED" y
+else
+  fail "neither chat was asked to accept the other within 30 s"; ASKED=alice OTHER=bob
+fi
+see 15 alice 'bob connected' "alice shows bob connected"
+see 15 bob 'alice connected' "bob shows alice connected"
+unseen "$OTHER" "wants to chat" "$OTHER was not asked as well"
+see 10 bob 'alice> early bird' "the queued line reached bob when he joined"
+
+type_line alice "/foo bar"
+see 5 alice 'unknown command /foo' "an unknown /command is refused with a message"
+type_line alice "42"
+type_line alice "//etc/hosts is a path"
+type_line alice "/me waves"
+see 10 bob 'alice> 42' "a line that is just a number is sent"
+see 10 bob 'alice> /etc/hosts is a path' "//text sends a line starting with /"
+see 10 bob '\* alice waves' "/me is shown as an action"
+unseen bob 'foo bar' "the unknown command never reached bob"
+type_line alice "/image"
+see 5 alice '/image wants a path' "/image without a path says what it wants"
+type_line alice "/image nothere.png"
+see 5 alice 'no such file: nothere.png' "/image of a missing file says it is missing"
+
+# A line wider than the terminal (100 columns): typed key by key, it must be in the scrollback once.
+LONG="LONGSTART-$(printf 'abcdefghij%.0s' $(seq 1 30))-LONGEND"
+tm send-keys -t alice -l -- "$LONG"
+sleep 0.5  # let the keys be drawn one by one
+tm send-keys -t alice Enter
+see 10 bob "alice> $LONG" "bob receives the 320-character line whole"
+see 5 alice "me> $LONG" "alice's echo of it"
+check "the long line is in alice's scrollback once, not once per keystroke (got $(count_on alice LONGSTART))" [ "$(count_on alice LONGSTART)" = 1 ]
+
+type_line alice "recall me"
+tm send-keys -t alice Up
+see 5 alice '^> recall me$' "Up brings back the last line"
+tm send-keys -t alice C-u
+tm send-keys -t alice C-l
+if wait_until 5 bash -c '! tmux -S "$1" capture-pane -p -t alice | grep -q "waves"' _ "$TMUX_SOCKET"; then pass "Ctrl-L clears the screen"; else fail "Ctrl-L left the screen as it was"; fi
+type_line alice "/peers"
+see 5 alice 'connected +bob \([a-z0-9-]+\)' "/peers lists bob with his fingerprint"
+
+type_line bob "/quit"
+see 10 bob '\[exited 0\]' "/quit ends bob's chat with 0"
+see 10 alice 'bob left' "alice is told bob left"
+
+# ---------------------------------------------------------------- rejoining: pinned, no question
+QUESTIONS=$(count_on alice 'wants to chat')
+tm kill-session -t bob
+terminal bob B "$P2P" chat --room "$ROOM" --name bob
+see 20 bob 'alice> early bird' "on joining, bob sees the last lines of the conversation"
+see 20 bob 'alice connected' "bob is connected again"
+see 20 alice 'bob connected.*as pinned' "alice has bob again, as pinned"
+check "nobody was asked a second time" [ "$(count_on alice 'wants to chat')" = "$QUESTIONS" ] && [ "$(count_on bob 'wants to chat')" = 0 ]
+type_line alice "/quit"
+type_line bob "/quit"
+see 10 alice '\[exited 0\]' "alice's chat ends with 0"
+
+# ---------------------------------------------------------------- receive: stale questions, folders
+PORT=$(free_port)
+mkdir -p "$E2E_TMP/inbox" "$E2E_TMP/tree/many"
+for i in $(seq 1 30); do head -c $((1000 + i)) /dev/urandom >"$E2E_TMP/tree/many/f$i.bin"; done
+terminal dave B "$P2P" receive --name dave --port "$PORT" --dir "$E2E_TMP/inbox"
+see 20 dave 'Waiting for files as dave' "receive waits for files"
+
+# carol's request is left unanswered until she gives up (her connect times out after 10 s).
+start_bg carol env P2P_HOME="$(home carol)" "$LAB" exec A "$P2P" send --name carol --connect "$ADDR_B:$PORT" "$E2E_TMP/tree/many/f1.bin"
+see 15 dave 'carol wants to send you files' "dave is asked about carol"
+see 20 dave 'carol gave up waiting' "when carol gives up, her question leaves dave's screen"
+if wait_exit carol 20; then check "carol's send fails (exit $EXIT_RC) and names who did not answer" [ "$EXIT_RC" != 0 ]; else fail "carol's send still running"; fi
+
+start_bg erin bash -c 'cd "$1" && exec "${@:2}"' _ "$E2E_TMP/tree" env P2P_HOME="$(home erin)" "$LAB" exec A "$P2P" send --name erin --connect "$ADDR_B:$PORT" many
+see 15 dave 'erin wants to send you files' "the next sender's question is shown"
+tm send-keys -t dave y
+see 15 dave 'erin offers the folder many/ .*accept everything in it\?' "a folder of 30 files is one question"
+tm send-keys -t dave y
+see 30 dave 'Received 30 files .* from erin' "one summary line for the 30 files"
+check "the 30 files arrived identical" diff -r "$E2E_TMP/tree/many" "$E2E_TMP/inbox/many"
+check "no per-file lines without --verbose" [ "$(count_on dave 'Received f[0-9]+')" = 0 ]
+check "one question for the folder, none per file" [ "$(count_on dave 'offers')" = 1 ]
+if wait_exit erin 20; then check "erin's send exits 0" [ "$EXIT_RC" = 0 ]; else fail "erin's send still running"; fi
+see 10 dave 'waiting for the next sender' "receive stays up after the sender left"
+unseen dave '\[exited' "and is still running"
+tm send-keys -t dave C-c
+see 10 dave '\[exited 0\]' "Ctrl-C ends an idle receive with 0"
+
+# ---------------------------------------------------------------- game
+terminal gina A "$P2P" game --name gina --session-id "game-$TAG"
+terminal hank B "$P2P" game --name hank --session-id "game-$TAG"
+see 30 gina '1  hank' "gina's game lists hank as opponent number 1"
+tm send-keys -t gina 1
+see 15 hank 'gina .* invites you to play\. Accept\? \[y/n\]' "hank is asked about gina's invitation"
+tm send-keys -t hank y
+see 15 gina 'Playing hank' "gina's screen shows the game with hank"
+see 15 hank 'Playing gina' "hank's screen shows the game with gina"
+see 5 gina '─────┼─────┼─────' "the board is drawn"
+tm send-keys -t gina q
+tm send-keys -t gina q
+see 15 gina '\[exited 0\]' "q twice leaves gina's game with 0"
+
+finish
