@@ -57,6 +57,25 @@ struct ChatTests {
         #expect(try reopened.peers().map(\.name) == ["bob"])
     }
 
+    /// "Nothing typed is lost": a line typed while nobody was in the room survives the chat's end and
+    /// waits, per room, until it is released (sent to whoever joined).
+    @Test func linesTypedWhileNobodyWasThereWaitPerRoomAcrossRuns() throws {
+        let path = Self.temporaryPath()
+        do {
+            let history = try ChatHistory(path: path)
+            try history.hold("anyone?", in: "lab")
+            try history.hold("elsewhere", in: "other")
+            try history.hold("still here", in: "lab")
+        }
+        let reopened = try ChatHistory(path: path)
+        let waiting = try reopened.unaddressed(in: "lab")
+        #expect(waiting.map(\.text) == ["anyone?", "still here"])
+        #expect(try reopened.unaddressed().count == 3)
+        try reopened.release([waiting[0]])
+        #expect(try reopened.unaddressed(in: "lab").map(\.text) == ["still here"])
+        #expect(try reopened.pending().isEmpty, "held lines are not addressed to any peer yet")
+    }
+
     @Test func anUnwritableLocationIsAClearError() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-chat-\(UUID().uuidString)")
         try Data().write(to: file)  // A file where the directory should be.

@@ -63,6 +63,15 @@ see 20 alice 'Room "'"$ROOM"'"' "alice's chat starts in its room"
 type_line alice "early bird"
 see 5 alice 'me> early bird \(queued\)' "a line typed with nobody here is shown queued"
 see 5 alice 'nobody is here yet' "and the chat says it goes to whoever joins"
+# Leaving before anyone came loses nothing: the line is kept for the next chat in the room.
+type_line alice "/quit"
+see 10 alice 'typed while nobody was here is kept' "leaving first says the line is kept"
+see 10 alice '\[exited 0\]' "alice's first chat ends with 0"
+run env P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" history --pending >"$E2E_TMP/pending.out" 2>&1
+check "p2p history --pending shows it waiting for whoever joins the room" grep -q "whoever joins room $ROOM: early bird (waiting)" "$E2E_TMP/pending.out"
+tm kill-session -t alice
+terminal alice A "$P2P" chat --room "$ROOM" --name alice
+see 20 alice '1 line typed while nobody was here waits for whoever joins' "the next chat in the room has it waiting"
 
 terminal bob B "$P2P" chat --room "$ROOM" --name bob
 # Exactly one side (the one the other dials) is asked about the new key.

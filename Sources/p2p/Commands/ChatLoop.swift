@@ -70,8 +70,9 @@ final class ChatLoop {
     private var noRedial: Set<PeerID> = []
     /// Lines that waited in the outbox: their delivery is worth telling the user about.
     private var queued: Set<SentLine> = []
-    /// Lines typed before anyone was connected; sent to the first peer that connects.
-    private var heldLines: [String] = []
+    /// Lines typed while nobody was here (kept in the history, also across runs); sent to the first
+    /// peer that connects.
+    private var heldLines: [UnaddressedLine] = []
     private var inputEnded = false
     /// Set 10 s after piped input ended: stop waiting for connected peers to acknowledge what was sent.
     private var acknowledgementsOverdue = false
@@ -116,6 +117,10 @@ final class ChatLoop {
         let conversationPump = EventPump(conversation.events()) { feed.yield(.conversation($0)) }
         showRecentLines()
         showOutbox()
+        heldLines = (try? conversation.history.unaddressed(in: session.sessionID)) ?? []
+        if !heldLines.isEmpty {
+            view.note("\(heldLines.count) line\(heldLines.count == 1 ? "" : "s") typed while nobody was here wait\(heldLines.count == 1 ? "s" : "") for whoever joins.")
+        }
         var transferOptions = FileTransfers.Configuration()
         // A chat shows what it receives as images: one that is not the image it was offered as is
         // refused before it is kept, and the sender is told (it would otherwise read as delivered).
@@ -268,8 +273,8 @@ final class ChatLoop {
         feed.finish()
         for await input in inputs { showLeftover(input) }
         if !heldLines.isEmpty {
-            view.warning("unsent", "\(heldLines.count) line\(heldLines.count == 1 ? "" : "s") typed while nobody was here \(heldLines.count == 1 ? "was" : "were") never sent: "
-                + heldLines.map { "\"\(Terminal.sanitize($0))\"" }.joined(separator: ", "))
+            view.note("\(heldLines.count) line\(heldLines.count == 1 ? "" : "s") typed while nobody was here \(heldLines.count == 1 ? "is" : "are") kept: "
+                + "the next p2p chat in room \"\(session.sessionID)\" sends \(heldLines.count == 1 ? "it" : "them") to whoever joins.")
         }
         if outbox { showOutbox() }
         return status
@@ -635,12 +640,13 @@ final class ChatLoop {
     /// A line for every member: echoed, then sent (or held until someone is here).
     private func say(_ text: String) {
         if interactive { view.ownLine(text, to: nil, held: members.isEmpty) }
-        heldLines.append(text)
-        if members.isEmpty {
-            view.note("nobody is here yet: the line goes to whoever joins.")
-            return
+        guard members.isEmpty else { return send([text], to: Array(members.values)) }
+        do {
+            heldLines.append(try conversation.history.hold(text, in: session.sessionID))
+            if interactive { view.note("nobody is here yet: the line goes to whoever joins.") }
+        } catch {
+            view.error("history", error.description)
         }
-        sendHeldLines()
     }
 
     private func sendPrivately(_ text: String, to name: String) {
@@ -659,7 +665,12 @@ final class ChatLoop {
     /// Sends what was typed to every member; members that are away get it from the outbox later.
     private func sendHeldLines() {
         guard !members.isEmpty, !heldLines.isEmpty else { return }
-        send(heldLines, to: Array(members.values))
+        send(heldLines.map(\.text), to: Array(members.values))
+        do {
+            try conversation.history.release(heldLines)
+        } catch {
+            view.error("history", error.description)
+        }
         heldLines.removeAll()
     }
 

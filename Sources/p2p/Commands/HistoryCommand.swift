@@ -36,7 +36,10 @@ struct HistoryCommand: ParsableCommand {
             var entries = pending ? try history.pending(for: peerID) : try history.entries(with: peerID, limit: limit)
             if pending, let limit { entries = Array(entries.suffix(limit)) }
             for entry in entries { show(entry) }
-            if entries.isEmpty && !json { Output.error(pending ? "Nothing waits in the outbox." : "No chat history yet.") }
+            // Lines typed while nobody was in the room wait for whoever joins: in the outbox too.
+            let unaddressed = pending && peerID == nil ? try history.unaddressed() : []
+            for line in unaddressed { show(line) }
+            if entries.isEmpty && unaddressed.isEmpty && !json { Output.error(pending ? "Nothing waits in the outbox." : "No chat history yet.") }
         } catch let error as ChatHistoryError {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
@@ -53,6 +56,15 @@ struct HistoryCommand: ParsableCommand {
             throw CLIError("\"\(nameOrID)\" matches several peers: \(names); use an ID prefix", code: ExitCode.validationFailure)
         }
         return first.id
+    }
+
+    private func show(_ line: UnaddressedLine) {
+        if json {
+            Output.json(["room": line.room, "state": "waiting", "time": line.typedAt.iso8601, "text": line.text])
+        } else {
+            let time = DateFormatter.localizedString(from: line.typedAt, dateStyle: .short, timeStyle: .short)
+            Output.line("\(Terminal.paint(time, .dim)) → whoever joins room \(Terminal.sanitize(line.room)): \(Terminal.sanitize(line.text)) \(Terminal.paint("(waiting)", .yellow))")
+        }
     }
 
     private func show(_ entry: ChatEntry) {

@@ -37,6 +37,18 @@ public struct ChatEntry: Sendable, Equatable {
 }
 
 /// Why the chat history could not be read or written; carries the file so the user can fix it.
+/// A line typed in a room while nobody was there: it waits for whoever joins, then becomes a sent line.
+public struct UnaddressedLine: Sendable, Equatable {
+    /// Its place in the order lines were typed.
+    public var sequence: Int64
+    /// The room (session ID) it was typed in.
+    public var room: String
+    /// When it was typed.
+    public var typedAt: Date
+    /// The line.
+    public var text: String
+}
+
 public enum ChatHistoryError: Error, Equatable, CustomStringConvertible {
     /// The file cannot be opened or created (no permission, read-only disk, not a database).
     case cannotOpen(path: String, reason: String)
@@ -94,6 +106,12 @@ public final class ChatHistory: Sendable {
                         UNIQUE (peer, direction, messageID)
                     );
                     CREATE INDEX IF NOT EXISTS pendingLine ON line (peer, sequence) WHERE deliveredAt IS NULL;
+                    CREATE TABLE IF NOT EXISTS unaddressed (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        room TEXT NOT NULL,
+                        typedAt INTEGER NOT NULL,
+                        text TEXT NOT NULL
+                    );
                     """)
             }
             // History holds private conversations.
@@ -138,6 +156,32 @@ public final class ChatHistory: Sendable {
                 RETURNING *
                 """, arguments: [ChatEntry.milliseconds(now), peer.hex, Int64(bitPattern: messageID)])
             return row.flatMap(Self.entry)
+        }
+    }
+
+    /// Keeps a line typed in `room` while nobody was there, for whoever joins (`unaddressed(in:)`).
+    @discardableResult
+    public func hold(_ text: String, in room: String, at now: Date = Date()) throws(ChatHistoryError) -> UnaddressedLine {
+        try write { db in
+            try db.execute(sql: "INSERT INTO unaddressed (room, typedAt, text) VALUES (?, ?, ?)",
+                           arguments: [room, ChatEntry.milliseconds(now), text])
+            return UnaddressedLine(sequence: db.lastInsertedRowID, room: room, typedAt: now, text: text)
+        }
+    }
+
+    /// Lines typed in `room` (or in any room) while nobody was there, oldest first.
+    public func unaddressed(in room: String? = nil) throws(ChatHistoryError) -> [UnaddressedLine] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM unaddressed \(room == nil ? "" : "WHERE room = ?") ORDER BY sequence",
+                             arguments: StatementArguments(room.map { [$0] } ?? []))
+                .map { UnaddressedLine(sequence: $0["sequence"], room: $0["room"], typedAt: ChatEntry.date($0["typedAt"]), text: $0["text"]) }
+        }
+    }
+
+    /// Forgets held lines once they were sent (they are in the history as sent lines then).
+    public func release(_ lines: [UnaddressedLine]) throws(ChatHistoryError) {
+        try write { db in
+            for line in lines { try db.execute(sql: "DELETE FROM unaddressed WHERE sequence = ?", arguments: [line.sequence]) }
         }
     }
 
