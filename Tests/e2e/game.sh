@@ -107,7 +107,7 @@ if wait_exit judge 10; then check "judge exits 0 after the opponent left (got $E
 T="tmux -L $TMUX_SOCKET"
 on_exit "$T kill-server 2>/dev/null"
 screen() { $T capture-pane -p -t game; }
-shows() { screen | grep -qE -- "$1"; }
+shows() { screen | grep -E -- "$1" >/dev/null; }  # no -q: see terminal.sh
 no_color() { ! $T capture-pane -p -e -t game | grep -q $'\e\[3[0-9]m'; }
 $T new-session -d -s game -x 80 -y 24 \
   "env NO_COLOR=1 P2P_HOME=$(home erin) $LAB exec A $P2P game --name erin-$$ --session-id $SID; sleep 30"

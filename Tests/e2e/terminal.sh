@@ -25,8 +25,15 @@ ROOM="lab-$TAG"
 TMUX_SOCKET=$E2E_TMP/tmux.sock
 
 on_exit 'run "$LAB" down >>"$E2E_TMP/lab.log" 2>&1'
-# The tmux server (and with it every pane's process) is stopped by its PID.
-on_exit '[ -s "$E2E_TMP/tmux.pid" ] && kill "$(cat "$E2E_TMP/tmux.pid")" 2>/dev/null; true'
+# The tmux server (and with it every pane's process, by SIGHUP) is stopped, then made sure of by its PID.
+stop_tmux() {
+  [ -s "$E2E_TMP/tmux.pid" ] || return 0
+  local pid; pid=$(cat "$E2E_TMP/tmux.pid")
+  run tmux -S "$TMUX_SOCKET" kill-server 2>/dev/null
+  wait_until 5 bash -c '! kill -0 "$1" 2>/dev/null' _ "$pid" || kill -KILL "$pid" 2>/dev/null
+  true
+}
+on_exit stop_tmux
 log "lab up ($P2P_LAB_PREFIX)"
 if run "$LAB" up >"$E2E_TMP/lab.log" 2>&1; then pass "lab up"; else fail "lab up failed" "$E2E_TMP/lab.log"; finish; fi
 
@@ -47,7 +54,8 @@ terminal() {
 # screen NAME: the whole pane, scrollback included, wrapped lines joined.
 screen() { tm capture-pane -p -J -S - -t "$1"; }
 visible() { tm capture-pane -p -J -t "$1"; }
-shows() { screen "$1" | grep -qE -- "$2"; }
+# grep reads the whole screen (no -q): under pipefail an early exit would fail capture-pane with SIGPIPE.
+shows() { screen "$1" | grep -E -- "$2" >/dev/null; }
 # see SECONDS NAME REGEX DESC: pass once NAME's screen shows REGEX.
 see() {
   if wait_until "$1" shows "$2" "$3"; then pass "$4"; else fail "$4 (no /$3/ on $2's screen within $1 s)"; screen "$2" | tail -n 25 | sed 's/^/    | /'; fi

@@ -173,7 +173,9 @@ final class IncomingFile: Sendable {
             state.lastAcknowledged = state.written
             transfers?.reply(.ack(written: state.written), for: self)
         }
-        if ContinuousClock.now - state.lastProgress > .milliseconds(250) {
+        // At most four a second, and always the last bytes: a file received in under 250 ms still
+        // reports its progress once (at 100 %), as the sender's side does.
+        if state.written == info.size || ContinuousClock.now - state.lastProgress > .milliseconds(250) {
             state.lastProgress = .now
             transfers?.progress(self, started: nil, bytes: state.written)
         }
