@@ -8,6 +8,7 @@
 #    /image without a path or with a missing file says so, /me, Up recalls, Ctrl-L clears;
 #  - a line wider than the terminal is in the scrollback once (not once per keystroke);
 #  - rejoining: the pinned peer connects without a question; the last lines are shown on joining;
+#  - a third joins: a group of three with nobody picked; /msg reaches only the one it names;
 #  - receive: a request left unanswered until its sender gave up leaves the screen, and the next
 #    sender's question gets the next "y"; a folder is one question; one summary line; it stays up
 #    for the next sender and Ctrl-C ends it with 0;
@@ -139,6 +140,26 @@ see 20 bob 'alice> early bird' "on joining, bob sees the last lines of the conve
 see 20 bob 'alice connected' "bob is connected again"
 see 20 alice 'bob connected.*as pinned' "alice has bob again, as pinned"
 check "nobody was asked a second time" [ "$(count_on alice 'wants to chat')" = "$QUESTIONS" ] && [ "$(count_on bob 'wants to chat')" = 0 ]
+# ---------------------------------------------------------------- a third joins: a group, nobody picked
+terminal carol A "$P2P" chat --room "$ROOM" --name carol
+# Whoever is asked about carol's new key (or carol about theirs) answers y; nobody picks anyone.
+answer_questions() {
+  local p
+  for p in alice bob carol; do
+    visible "$p" | grep -E 'Accept\? \[y/n\]' >/dev/null && tm send-keys -t "$p" y
+  done
+  shows carol 'alice connected' && shows carol 'bob connected' && shows alice 'carol connected' && shows bob 'carol connected'
+}
+if wait_until 40 answer_questions; then pass "carol joins the room and is connected to alice and bob"; else fail "the three chats did not all connect"; screen carol | tail -n 15 | sed 's/^/    | /'; fi
+type_line alice "hello both"
+see 10 bob 'alice> hello both' "a line from alice reaches bob"
+see 10 carol 'alice> hello both' "and carol: a group chat of three"
+type_line carol "/msg bob just you"
+see 10 bob 'carol> just you' "/msg reaches the one it names"
+check "and nobody else" bash -c '! tmux -S "$1" capture-pane -p -J -S - -t alice | grep -q "just you"' _ "$TMUX_SOCKET"
+type_line carol "/quit"
+see 10 alice 'carol left' "alice is told carol left"
+
 type_line alice "/quit"
 type_line bob "/quit"
 see 10 alice '\[exited 0\]' "alice's chat ends with 0"

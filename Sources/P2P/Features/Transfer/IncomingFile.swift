@@ -83,7 +83,7 @@ final class IncomingFile: Sendable {
                 try? handle.close()
                 state.handle = nil
                 if createdPart { try? fileManager.removeItem(at: partURL) }
-                return fail(.unwritable(partURL.path, "not enough space (\(needed) bytes needed, \(free) free)"), tellPeer: true, &state)
+                return fail(.unwritable(partURL.path, "not enough space: \(ByteCount.describe(needed)) needed, \(ByteCount.describe(free)) free"), tellPeer: true, &state)
             }
             // finalize() leaves the hasher as it is: it goes on over the rest of the file.
             offered.withLockedValue { $0 = state.heldBytes }
