@@ -10,7 +10,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         discussion: """
             Asks y/n per offer unless --yes or --from allows it. Files are written as NAME.part and renamed to NAME \
             only after their SHA-256 matches; an existing NAME gets "NAME (1).ext" unless --overwrite. Names from \
-            the peer are checked: nothing is written outside --dir. Exits when the sender leaves; a sender that             vanished mid-file (crash, lost connection) is waited for instead, so running the same send again             resumes where it stopped (Ctrl-C gives up; the .part file stays).
+            the peer are checked: nothing is written outside --dir. Exits when the sender leaves; a sender that \
+            vanished mid-file (crash, lost connection) is waited for instead, so running the same send again \
+            resumes where it stopped (Ctrl-C gives up; the .part file stays).
             Exit codes: 0 every file verified, 2 no mDNS daemon, 6 nothing accepted, 7 cancelled, 8 a transfer failed.
             """
     )
