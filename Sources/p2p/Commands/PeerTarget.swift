@@ -93,7 +93,9 @@ enum PeerTarget {
         switch error {
         case .denied: .denied(error.description)
         case .timedOut(let seconds): .failed("\(Terminal.sanitize(name)) did not answer within \(duration(seconds))")
-        default: .failed(error.description)
+        // These name the address or the peer themselves (and the key warnings must stay word for word).
+        case .connectFailed, .unknownPeer, .untrustedIdentity, .identityMismatch: .failed(error.description)
+        default: .failed("cannot connect to \(Terminal.sanitize(name)): \(error.description)")
         }
     }
 

@@ -98,6 +98,8 @@ struct RecordsSendCommand: AsyncParsableCommand {
                                     progress: ConnectProgress(json: json))
             peer = try await finder.find(events: session.events())
         } catch {
+            // Ctrl-C closed the session under the search: that is not a failure to report.
+            if Interruption.isQuitting { return ExitStatus.interrupted }
             view.error(error.jsonCode, error.description)
             return error.exitCode(denial: ExitStatus.connectionFailed)
         }
@@ -123,6 +125,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         do {
             result = try await RecordExchange(session: session).send(snapshot, to: peer.id)
         } catch {
+            if Interruption.isQuitting { return ExitStatus.interrupted }
             view.error("send", error.description)
             return ExitStatus.failure
         }
