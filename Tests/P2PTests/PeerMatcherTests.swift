@@ -37,9 +37,20 @@ import Testing
         #expect(both == .ambiguous([bob, twin]))
     }
 
-    @Test func theExactCaseSettlesNamesThatDifferOnlyInCase() {
-        #expect(PeerMatcher("Alice").match(in: [alice, otherAlice]) == .one(otherAlice))
-        #expect(PeerMatcher("ALICE").match(in: [alice, otherAlice]) == .ambiguous([alice, otherAlice]))
+    @Test func namesThatDifferOnlyInCaseAreAmbiguous() {
+        #expect(PeerMatcher("Alice").match(in: [alice, otherAlice]) == .ambiguous([alice, otherAlice]))
+    }
+
+    @Test func aNameRenamedByDNSSDStillFitsTheNameItAskedFor() {
+        var renamed = otherAlice
+        renamed.displayName = "alice (2)"
+        #expect(PeerMatcher("alice").match(in: [alice, renamed]) == .ambiguous([alice, renamed]))
+        #expect(PeerMatcher("Alice (2)").match(in: [alice, renamed]) == .one(renamed))
+        #expect(PeerMatcher("alice").match(in: [bob, renamed]) == .one(renamed))  // the first alice has gone
+        #expect(PeerMatcher.withoutConflictSuffix("bob (12)") == "bob")
+        #expect(PeerMatcher.withoutConflictSuffix("bob (x)") == "bob (x)")
+        #expect(PeerMatcher.withoutConflictSuffix("bob ()") == "bob ()")
+        #expect(PeerMatcher.withoutConflictSuffix("(2)") == "(2)")
     }
 
     @Test func aPrefixSharedByTwoPeersIsAmbiguous() {

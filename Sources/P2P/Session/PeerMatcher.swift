@@ -6,9 +6,11 @@ import Foundation
 /// network.
 ///
 /// A name wins over prefixes: `--to cafe` means the peer called "cafe" even if another peer's ID starts
-/// with `cafe`. Names are compared without case; when several peers share a name in different cases, the
-/// one typed with exactly that case is taken. Prefixes need at least ``minimumPrefixLength`` characters,
-/// so a short name that matches nobody is not read as the start of some peer's ID.
+/// with `cafe`. Names are compared without case, as DNS-SD compares them. DNS-SD renames the second peer
+/// to register a name already taken ("bob" becomes "bob (2)"), so `bob` fits both "bob" and "bob (2)":
+/// nobody can tell from the name alone which one was meant, and guessing could reach the wrong peer
+/// (`bob (2)` in full names one). Prefixes need at least ``minimumPrefixLength`` characters, so a short
+/// name that matches nobody is not read as the start of some peer's ID.
 public struct PeerMatcher: Sendable {
     /// The fewest characters (dashes not counted) a peer-ID or fingerprint prefix needs.
     public static let minimumPrefixLength = 4
@@ -35,16 +37,24 @@ public struct PeerMatcher: Sendable {
         var seen = Set<PeerID>()
         let peers = candidates.filter { seen.insert($0.id).inserted }
         let lowercased = query.lowercased()
-        let byName = peers.filter { $0.displayName.lowercased() == lowercased }
-        if !byName.isEmpty {
-            let exactCase = byName.filter { $0.displayName == query }
-            return exactCase.count == 1 ? exactCase : byName
+        let byName = peers.filter {
+            let name = $0.displayName.lowercased()
+            return name == lowercased || Self.withoutConflictSuffix(name) == lowercased
         }
+        if !byName.isEmpty { return byName }
         let compact = lowercased.replacingOccurrences(of: "-", with: "")
         guard compact.count >= Self.minimumPrefixLength else { return [] }
         return peers.filter {
             $0.id.hex.hasPrefix(compact) || $0.fingerprint.replacingOccurrences(of: "-", with: "").hasPrefix(compact)
         }
+    }
+
+    /// A name as registered before DNS-SD renamed it for a conflict: "bob (2)" → "bob"; other names as they are.
+    static func withoutConflictSuffix(_ name: String) -> String {
+        guard name.hasSuffix(")"), let open = name.range(of: " (", options: .backwards) else { return name }
+        let number = name[open.upperBound..<name.index(before: name.endIndex)]
+        guard !number.isEmpty, number.allSatisfy(\.isASCII), number.allSatisfy(\.isNumber) else { return name }
+        return String(name[..<open.lowerBound])
     }
 
     /// The one peer `query` means, or why there is not exactly one.
