@@ -50,11 +50,13 @@ enum Interruption {
     }
 
     private static func fire() {
-        let action = state.withLockedValue { state -> Action? in
-            guard !state.quitting else { return nil }  // A second Ctrl-C while cleaning up changes nothing.
+        let (action, again) = state.withLockedValue { state -> (Action?, Bool) in
+            if state.quitting { return (nil, true) }
             if case .quit = state.action { state.quitting = true }
-            return state.action
+            return (state.action, false)
         }
+        // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
+        if again { exit(ExitStatus.interrupted.rawValue) }
         switch action {
         case .quit(let message, let cleanup):
             Task {
