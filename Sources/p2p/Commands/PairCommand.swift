@@ -124,7 +124,7 @@ struct PairCommand: AsyncParsableCommand {
     /// What the showing side tells the person to type on the other machine: its name, which may be
     /// shared by another machine (so the fingerprint's start too), and the addresses to dial without mDNS.
     static func instructions(name: String, fingerprint: String, addresses: [String], port: Int) -> String {
-        let direct = (addresses.isEmpty ? ["THIS-MACHINE'S-ADDRESS"] : addresses).map { "--connect \($0):\(port)" }
+        let direct = (addresses.isEmpty ? ["ADDRESS-OF-THIS-MACHINE"] : addresses).map { "--connect \($0):\(port)" }
         return "On the other machine run: p2p pair --to \"\(Terminal.sanitize(name))\"   (or --to \(fingerprint.prefix(9)), "
             + "or without mDNS: \(direct.joined(separator: " or ")))"
     }
