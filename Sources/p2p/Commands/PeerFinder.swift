@@ -47,6 +47,10 @@ struct PeerFinder {
             seen.append(peer)
             var match = peer
             if let to {
+                guard try PeerTarget.resolve(to, among: session.knownPeers) != nil else { continue }
+                // One browse reports peers one by one: a second "bob" (or the "bob (2)" DNS-SD made of it)
+                // may come a moment after the first. Let them arrive before deciding there is only one.
+                try? await Task.sleep(for: Self.settleAfterMatch)
                 guard let named = try PeerTarget.resolve(to, among: session.knownPeers) else { continue }
                 match = named
             }
@@ -99,6 +103,8 @@ struct PeerFinder {
 extension PeerFinder {
     /// Seconds to wait for a fresh announcement after a discovered peer could not be reached.
     static let staleRecordGrace = 10.0
+    /// How long a `--to` match waits for other peers of the same browse that might fit it too.
+    static let settleAfterMatch: Duration = .milliseconds(500)
 }
 
 /// Asks the person at the terminal yes/no questions, one at a time, reading answers from stdin.
