@@ -10,7 +10,7 @@ struct P2PCommand: AsyncParsableCommand {
         abstract: "Peer-to-peer chat and data exchange on the local network.",
         discussion: """
             Peers find each other with DNS-SD (mDNS) and talk over TCP.
-            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found, 4 connection refused or failed, 5 pairing failed, 6 denied, 7 cancelled, 8 transfer failed, 9 records rejected, 64 usage.
+            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found (or several fit --to), 4 connection refused or failed, 5 pairing failed, 6 denied, 7 transfer cancelled, 8 transfer failed, 9 records rejected, 64 usage, 130 interrupted (Ctrl-C).
             """,
         version: "0.1.0",
         subcommands: [PeersCommand.self, ChatCommand.self, SendCommand.self, ReceiveCommand.self, GameCommand.self, RecordsCommand.self,
@@ -21,6 +21,10 @@ struct P2PCommand: AsyncParsableCommand {
     static func main() async {
         // Before any thread exists: avahi's compatibility-layer banner would land in the chat screen.
         setenv("AVAHI_COMPAT_NOWARN", "1", 0)
+        if let typo = CommandSuggestion.typo(in: Array(CommandLine.arguments.dropFirst()), root: Self.self) {
+            Output.error(Terminal.paint("p2p: \(typo.message)", .red))
+            exit(withError: ExitStatus.usage)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -28,10 +32,14 @@ struct P2PCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            // Ctrl-C's cleanup may have ended the command early: the interruption exits, with its own line.
+            await Interruption.waitIfQuitting()
         } catch let error as CLIError {
+            await Interruption.waitIfQuitting()
             Output.error(Terminal.paint("p2p: \(error.description)", .red))
             exit(withError: error.code)
         } catch {
+            await Interruption.waitIfQuitting()
             exit(withError: error)
         }
     }
@@ -49,6 +57,11 @@ enum ExitStatus {
     static let transferFailed = ExitCode(8)
     /// A records snapshot or file was rejected (invalid, incompatible, or conflicting); the store is unchanged.
     static let recordsRejected = ExitCode(9)
+    /// The command line could not be parsed (the argument parser's own code, EX_USAGE).
+    static let usage = ExitCode(64)
+    /// Ctrl-C (SIGINT) or SIGTERM ended the command before it was done: 128 + SIGINT, as shells report
+    /// a process killed by it. (A transfer under way is cancelled on both sides instead: 7.)
+    static let interrupted = ExitCode(130)
 
     /// The exit status for a snapshot's RESULT status, on either side: a snapshot that *failed* (its bytes
     /// did not arrive whole, or the receiver's store could not take it) is a failed transfer (8), not a

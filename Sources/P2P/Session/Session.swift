@@ -303,13 +303,25 @@ public final class Session: Sendable {
     /// A connected peer, or `nil`.
     public func connectedPeer(_ id: PeerID) -> PeerInfo? { connections.connectedPeer(id) }
 
-    /// Finds a discovered or connected peer by display name, full ID or ID prefix (at least 4 digits).
-    public func peer(matching nameOrID: String) -> PeerInfo? {
-        let needle = nameOrID.lowercased()
-        let candidates = discovery.discovered + connections.knownPeers
-        return candidates.first { $0.displayName == nameOrID }
-            ?? candidates.first { $0.displayName.lowercased() == needle }
-            ?? (needle.count >= 4 ? candidates.first { $0.id.hex.hasPrefix(needle) } : nil)
+    /// The one discovered or connected peer `query` means: a display name (any case), a peer-ID prefix or
+    /// a fingerprint prefix (at least 4 characters, dashes optional); the rules are ``PeerMatcher``'s.
+    /// `nil` when no peer fits, and also when several do (two peers called "bob"): a guess could reach
+    /// the wrong peer. ``peers(matching:)`` lists them, to ask which one was meant.
+    public func peer(matching query: String) -> PeerInfo? {
+        if case .one(let peer) = PeerMatcher(query).match(in: knownPeers) { return peer }
+        return nil
+    }
+
+    /// Every discovered or connected peer `query` fits (``PeerMatcher``), once each.
+    public func peers(matching query: String) -> [PeerInfo] {
+        PeerMatcher(query).matches(in: knownPeers)
+    }
+
+    /// Peers discovered now and peers with a link (connected or connecting), once each: a peer both
+    /// discovered and linked as DNS-SD describes it.
+    public var knownPeers: [PeerInfo] {
+        var seen = Set<PeerID>()
+        return (discovery.discovered + connections.knownPeers).filter { seen.insert($0.id).inserted }
     }
 
     /// What DNS-SD found or lost, as observers should hear it: a connected peer stays connected.

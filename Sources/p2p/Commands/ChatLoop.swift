@@ -220,13 +220,14 @@ final class ChatLoop {
                     if options.network.verbose || denied { view.note("connecting to \(Terminal.sanitize(target)) failed: \(error)") }
                     break
                 }
-                view.error(denied ? "denied" : "connect", Self.dialFailure(target, error))
+                let message = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target).description } ?? "cannot connect to \(Terminal.sanitize(target)): \(error)"
+                view.error(denied ? "denied" : "connect", message)
                 if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
             case .dialSlow(let peer, let name):
                 if dialing.contains(peer) && connected[peer] == nil { view.note("waiting for \(Terminal.sanitize(name)) to accept…") }
             case .waitForPeerExpired:
                 if connected.isEmpty && dialing.isEmpty {
-                    view.error("not-found", Self.notFound(options.to ?? "", within: options.timeout, seen: session.availablePeers))
+                    view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout).description)
                     status = ExitStatus.peerNotFound
                     break loop
                 }
@@ -368,32 +369,6 @@ final class ChatLoop {
                 feed.yield(.connectFailed(target, error, unasked: unasked))
             }
         }
-    }
-
-    /// What a failed dial says: a timeout names who did not answer.
-    private static func dialFailure(_ target: String, _ error: any Error) -> String {
-        switch error as? SessionError {
-        case .timedOut(let seconds)?: "\(Terminal.sanitize(target)) did not answer within \(seconds.formatted()) s"
-        case .connectFailed?: "\(error)"
-        default: "cannot connect to \(Terminal.sanitize(target)): \(error)"
-        }
-    }
-
-    /// `--to NAME` found nobody: says so, with the peers that were seen.
-    private static func notFound(_ name: String, within seconds: Double, seen: [PeerInfo]) -> String {
-        let names = seen.map { "\(Terminal.sanitize($0.displayName)) (\($0.fingerprint))" }.sorted()
-        return "no peer called \(Terminal.sanitize(name)) appeared within \(seconds.formatted()) s; "
-            + (names.isEmpty ? "no peer of this session was seen" : "seen: " + names.joined(separator: ", "))
-    }
-
-    /// Whether `name` (as typed after /msg) names `peer`: its display name ignoring case, or a prefix of
-    /// its fingerprint (dashes optional) or ID of at least four characters.
-    private static func matches(_ peer: PeerInfo, _ name: String) -> Bool {
-        let needle = name.lowercased()
-        if peer.displayName.lowercased() == needle { return true }
-        let bare = needle.replacingOccurrences(of: "-", with: "")
-        guard bare.count >= 4 else { return false }
-        return peer.id.hex.hasPrefix(bare) || peer.fingerprint.replacingOccurrences(of: "-", with: "").hasPrefix(bare)
     }
 
     /// Dials a member that is away, unless it refused us.
@@ -650,13 +625,17 @@ final class ChatLoop {
     }
 
     private func sendPrivately(_ text: String, to name: String) {
-        let candidates = members.values.filter { Self.matches($0, name) }
-        guard candidates.count == 1, let peer = candidates.first else {
-            let known = members.values.map { "\(Terminal.sanitize($0.displayName)) (\($0.fingerprint))" }.sorted()
-            view.error("command", candidates.isEmpty
-                ? "nobody called \(name) is in this chat\(known.isEmpty ? "" : "; members: " + known.joined(separator: ", ")); nothing was sent"
-                : "\(name) could be \(candidates.map { "\(Terminal.sanitize($0.displayName)) (\($0.fingerprint))" }.joined(separator: " or ")): say which; nothing was sent")
-            return
+        let peer: PeerInfo
+        switch PeerMatcher(name).match(in: Array(members.values)) {
+        case .one(let one):
+            peer = one
+        case .none:
+            let known = members.values.map(PeerTarget.label).sorted()
+            return view.error("command", "nobody called \(Terminal.sanitize(name)) is in this chat"
+                              + (known.isEmpty ? "" : "; members: " + known.joined(separator: ", ")) + "; nothing was sent")
+        case .ambiguous(let candidates):
+            return view.error("command", "\(Terminal.sanitize(name)) could be \(candidates.map(PeerTarget.label).joined(separator: " or ")): "
+                              + "say which by the start of a fingerprint; nothing was sent")
         }
         if interactive { view.ownLine(text, to: peer, held: connected[peer.id] == nil) }
         send([text], to: [peer])

@@ -15,13 +15,17 @@ struct GameCommand: AsyncParsableCommand {
             of the round. Without --to or --connect, a piped game invites the first opponent it finds. \
             It ends when the opponent leaves (exit 0). When the connection is lost it waits for that opponent \
             to come back and plays on, score kept; it exits 4 if stdin has ended by then.
+            --to takes the opponent's display name (any case), or the start of its peer ID or fingerprint.
             --json prints one object per event per line (see README: "JSON events").
+            Exit codes: 0 left normally, 1 error, 2 no mDNS daemon (and no --connect or --port), 3 the --to peer \
+            did not appear (or several fit it), 4 connection failed, or a piped game lost its opponent after EOF, \
+            130 Ctrl-C.
             """
     )
 
     @OptionGroup var network: NetworkOptions
 
-    @Option(help: "Play this peer (display name or ID prefix) as soon as it is found.")
+    @Option(help: "Play this peer as soon as it is found: display name, or the start of its ID or fingerprint.")
     var to: String?
 
     @Option(help: "Connect directly to HOST:PORT, without discovery.")

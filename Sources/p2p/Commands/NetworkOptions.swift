@@ -6,7 +6,7 @@ import P2P
 
 /// Options every networking command takes.
 struct NetworkOptions: ParsableArguments {
-    @Option(help: "Display name other peers see (default: user@host).")
+    @Option(help: "Display name other peers see (default: user@host-xxxx, xxxx from this installation's fingerprint).")
     var name: String?
 
     @Option(name: .customLong("session-id"), help: "Session ID; only peers with the same one are offered.")
@@ -46,7 +46,8 @@ struct NetworkOptions: ParsableArguments {
         return pairs
     }
 
-    var displayName: String { name ?? Self.defaultDisplayName }
+    /// `--name`, else the default made from this installation's identity (as `makeSession` names the session).
+    var displayName: String { name ?? Self.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID) }
 
     /// The library's log, every level, on stderr (where it cannot mix with a command's JSON output).
     static let stderrLogger = Logger(label: "p2p") { label in
@@ -55,11 +56,20 @@ struct NetworkOptions: ParsableArguments {
         return handler
     }
 
-    static var defaultDisplayName: String {
+    /// `user@host-xxxx`: user and host alone are often the same on two machines (`root@vm` on two
+    /// virtual machines, `pi@raspberrypi`), so the first group of the fingerprint (`p2p id`) keeps them
+    /// apart and ties the name to the key people compare.
+    static func defaultDisplayName(for id: PeerID?) -> String {
         let user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
         var host = ProcessInfo.processInfo.hostName
         if let dot = host.firstIndex(of: ".") { host = String(host[..<dot]) }
-        return "\(user)@\(host)"
+        return defaultDisplayName(user: user, host: host, fingerprint: id?.fingerprint)
+    }
+
+    static func defaultDisplayName(user: String, host: String, fingerprint: String?) -> String {
+        let base = "\(user)@\(host)"
+        guard let group = fingerprint?.prefix(while: { $0 != "-" }), !group.isEmpty else { return base }
+        return "\(base)-\(group)"
     }
 
     /// A session with this installation's identity and, unless `pinning` is false, its trust store.
@@ -87,7 +97,7 @@ struct NetworkOptions: ParsableArguments {
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
-        return Session(sessionID: sessionID ?? defaultSessionID, displayName: displayName, mode: .peer,
+        return Session(sessionID: sessionID ?? defaultSessionID, displayName: name ?? Self.defaultDisplayName(for: identity.peerID), mode: .peer,
                        identity: identity, configuration: configuration)
     }
 }

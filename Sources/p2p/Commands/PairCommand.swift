@@ -12,12 +12,14 @@ struct PairCommand: AsyncParsableCommand {
             (or --connect HOST:PORT) and type the code when asked, or pass it in the environment variable \
             P2P_PAIR_CODE — never as an argument. A wrong code fails and pins nothing; the showing side gives up \
             after 3 wrong attempts.
+            Exit codes: 0 paired, 1 error, 2 no mDNS daemon, 3 peer not found (or several fit --to), \
+            4 connection failed, 5 pairing failed, 130 interrupted (Ctrl-C; nothing is pinned).
             """
     )
 
     @OptionGroup var network: NetworkOptions
 
-    @Option(help: "The peer showing the code (display name or ID prefix).")
+    @Option(help: "The peer showing the code: display name, or the start of its ID or fingerprint.")
     var to: String?
 
     @Option(help: "Connect directly to the peer showing the code, at HOST:PORT.")
@@ -36,6 +38,8 @@ struct PairCommand: AsyncParsableCommand {
         let events = session.events()
         // Before any connection, so a share the peer sends at once is not missed.
         let pairing = Pairing(session: session)
+        // Pinning is the last step: until then Ctrl-C leaves nothing behind.
+        Interruption.quit(saying: { "interrupted; nothing was paired" }, after: { await session.close() })
         do {
             try await session.start()
         } catch {
@@ -73,7 +77,8 @@ struct PairCommand: AsyncParsableCommand {
         }
         let code = PairingCode.random()
         Output.line("Pairing code: \(Terminal.paint(code.description, .bold))")
-        Output.line("On the other machine run: p2p pair --to \"\(session.displayName)\"   (or --connect THIS-HOST:\(session.localPort ?? 0))")
+        Output.line(Self.instructions(name: session.displayName, fingerprint: session.peerID.fingerprint,
+                                      addresses: DiscoveryNotice.localAddresses(), port: session.localPort ?? 0))
         var attempts = 0
         let deadline = Task { [timeout] in
             // Cancelled once pairing is under way: return without closing the session in use.
@@ -94,7 +99,7 @@ struct PairCommand: AsyncParsableCommand {
                 }
             }
         }
-        throw CLIError("nobody paired within \(timeout) s", code: ExitStatus.peerNotFound)
+        throw CLIError("nobody paired within \(PeerTarget.duration(timeout))", code: ExitStatus.peerNotFound)
     }
 
     /// Reads the code, connects to the peer that shows it, and pairs.
@@ -104,14 +109,10 @@ struct PairCommand: AsyncParsableCommand {
         }
         let peer: PeerInfo
         do {
-            if let connect {
-                guard let endpoint = Endpoint(connect) else { throw ValidationError("--connect wants HOST:PORT") }
-                peer = try await session.connect(to: endpoint)
-            } else {
-                peer = try await session.connect(to: try await discover(to!, session, events).id)
-            }
-        } catch let error as SessionError {
-            throw CLIError(error.description, code: ExitStatus.connectionFailed)
+            let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer")
+            peer = try await finder.find(events: events)
+        } catch {
+            throw error.cliError(denial: ExitStatus.connectionFailed)
         }
         do {
             return try await pairing.pair(with: peer.id, code: code)
@@ -120,22 +121,12 @@ struct PairCommand: AsyncParsableCommand {
         }
     }
 
-    private func discover(_ target: String, _ session: Session, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
-        do {
-            try session.setAvailable(true)
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.noDaemon)
-        }
-        let deadline = Task { [timeout] in
-            // Cancelled once pairing is under way: return without closing the session in use.
-            do { try await Task.sleep(for: .seconds(timeout)) } catch { return }
-            await session.close()
-        }
-        defer { deadline.cancel() }
-        for await event in events {
-            if case .peerChanged(_, .available, _) = event, let peer = session.peer(matching: target) { return peer }
-        }
-        throw CLIError("no peer called \(target) is showing a pairing code", code: ExitStatus.peerNotFound)
+    /// What the showing side tells the person to type on the other machine: its name, which may be
+    /// shared by another machine (so the fingerprint's start too), and the addresses to dial without mDNS.
+    static func instructions(name: String, fingerprint: String, addresses: [String], port: Int) -> String {
+        let direct = (addresses.isEmpty ? ["ADDRESS-OF-THIS-MACHINE"] : addresses).map { "--connect \($0):\(port)" }
+        return "On the other machine run: p2p pair --to \"\(Terminal.sanitize(name))\"   (or --to \(fingerprint.prefix(9)), "
+            + "or without mDNS: \(direct.joined(separator: " or ")))"
     }
 
     /// The code from P2P_PAIR_CODE, else a prompt; never from argv, where other users could read it.

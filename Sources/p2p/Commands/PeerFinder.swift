@@ -1,28 +1,35 @@
 import Foundation
 import P2P
 
-/// Finds and connects the one peer a command talks to: `--connect HOST:PORT`, `--to NAME-OR-ID`, or,
-/// with neither, the only peer of the session that shows up.
+/// Finds and connects the one peer a command talks to: `--connect HOST:PORT`, `--to NAME-OR-ID` (a name,
+/// a peer-ID prefix or a fingerprint prefix: `PeerMatcher`), or, with neither, the only peer of the
+/// session that shows up. Says what it is waiting for as it goes (`ConnectProgress`).
 struct PeerFinder {
     let session: Session
     let to: String?
     let connect: String?
     let timeout: Double
+    /// What the command calls the peer it wants, for its lines: "receiver", "peer".
+    var role = "receiver"
+    var progress = ConnectProgress(json: false)
 
-    func find(events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+    func find(events: AsyncStream<SessionEvent>) async throws(ReachError) -> PeerInfo {
         if let connect {
-            guard let endpoint = Endpoint(connect) else { throw CLIError("--connect wants HOST:PORT", code: ExitStatus.failure) }
-            do {
-                return try await session.connect(to: endpoint)
+            guard let endpoint = Endpoint(connect) else { throw .badEndpoint("--connect wants HOST:PORT, got \"\(connect)\"") }
+            do throws(SessionError) {
+                return try await connectShowingProgress(to: connect, expecting: nil) { (session) async throws(SessionError) -> PeerInfo in
+                    try await session.connect(to: endpoint)
+                }
             } catch {
-                throw Self.failure(error)
+                throw PeerTarget.connectFailure(error, to: connect)
             }
         }
         do {
             try session.setAvailable(true)
         } catch {
-            throw CLIError(error.description, code: ExitStatus.noDaemon)
+            throw .noDiscovery(error.description)
         }
+        progress.show(ConnectProgress.waiting(for: role, named: to))
         let session = self.session
         let deadline = Task { [timeout] in
             // Cancelled (the peer was found): return, do not close the session we are about to use.
@@ -33,19 +40,31 @@ struct PeerFinder {
         // A receiver restarted on another port leaves a stale DNS-SD record (its old port) for a while.
         // A refused connection makes the session resolve the name again; so keep trying for a few seconds
         // with whatever address it has by then, browsing afresh now and then, before giving up.
-        var lastFailure: CLIError?
+        var lastFailure: ReachError?
+        var seen: [PeerInfo] = []
         for await event in events {
             guard case .peerChanged(let peer, .available, _) = event else { continue }
-            let match: PeerInfo? = if let to { session.peer(matching: to) } else { peer }
-            guard let match else { continue }
+            seen.append(peer)
+            var match = peer
+            if let to {
+                guard try PeerTarget.resolve(to, among: session.knownPeers) != nil else { continue }
+                // One browse reports peers one by one: a second "bob" (or the "bob (2)" DNS-SD made of it)
+                // may come a moment after the first. Let them arrive before deciding there is only one.
+                try? await Task.sleep(for: Self.settleAfterMatch)
+                guard let named = try PeerTarget.resolve(to, among: session.knownPeers) else { continue }
+                match = named
+            }
             let giveUp = ContinuousClock.now + .seconds(Self.staleRecordGrace)
             var attempt = 0
             while true {
-                do {
-                    return try await session.connect(to: match.id)
+                do throws(SessionError) {
+                    return try await connectShowingProgress(to: match.displayName, expecting: match.id) { (session) async throws(SessionError) -> PeerInfo in
+                        try await session.connect(to: match.id)
+                    }
                 } catch {
-                    if case .denied = error { throw Self.failure(error) }
-                    lastFailure = Self.failure(error)
+                    let failure = PeerTarget.connectFailure(error, to: match.displayName)
+                    if case .denied = failure { throw failure }
+                    lastFailure = failure
                 }
                 attempt += 1
                 guard ContinuousClock.now < giveUp, (try? await Task.sleep(for: .milliseconds(500))) != nil else { break }
@@ -57,20 +76,35 @@ struct PeerFinder {
             break
         }
         if let lastFailure { throw lastFailure }
-        let what = to.map { "no peer called \($0)" } ?? "no receiver"
-        throw CLIError("\(what) appeared within \(Int(timeout)) s (run `p2p receive` on the other machine, or use --connect)", code: ExitStatus.peerNotFound)
+        throw PeerTarget.notFound(to, role: role, seen: seen, within: timeout)
+    }
+
+    /// Connects, saying "connecting to NAME…" now and "waiting for NAME to accept…" once the handshake
+    /// is done and the other side is deciding (the session's `connecting` event marks that moment).
+    private func connectShowingProgress(to name: String, expecting expected: PeerID?,
+                                        _ connect: (Session) async throws(SessionError) -> PeerInfo) async throws(SessionError) -> PeerInfo {
+        progress.show(ConnectProgress.connecting(to: name))
+        // A stream of its own, subscribed before dialing so the moment is not missed; cancelling the
+        // watcher ends only this stream.
+        let watched = session.events()
+        let progress = self.progress
+        let watcher = Task {
+            for await event in watched {
+                guard case .peerChanged(let peer, .connecting, _) = event, expected == nil || peer.id == expected else { continue }
+                progress.show(ConnectProgress.awaitingAnswer(from: peer.displayName))
+                return
+            }
+        }
+        defer { watcher.cancel() }
+        return try await connect(session)
     }
 }
 
 extension PeerFinder {
     /// Seconds to wait for a fresh announcement after a discovered peer could not be reached.
     static let staleRecordGrace = 10.0
-
-    /// A peer that declines the connection is a denial (exit 6), anything else a failed connection (exit 4).
-    static func failure(_ error: SessionError) -> CLIError {
-        if case .denied = error { return CLIError(error.description, code: ExitStatus.denied) }
-        return CLIError(error.description, code: ExitStatus.connectionFailed)
-    }
+    /// How long a `--to` match waits for other peers of the same browse that might fit it too.
+    static let settleAfterMatch: Duration = .milliseconds(500)
 }
 
 /// Asks the person at the terminal yes/no questions, one at a time, reading answers from stdin.

@@ -8,10 +8,11 @@ struct PeersCommand: AsyncParsableCommand {
         commandName: "peers",
         abstract: "List p2p peers on the local network.",
         discussion: """
-            Browses DNS-SD for the given time and prints each peer as it is found: name, short ID, \
-            session, host, port, addresses and what it advertises with --info. With --json, one object \
-            per line: {"event":"peer-found","name":…,"id":…,"session":…,"host":…,"port":…,"addresses":[…],"info":{…}} \
-            and {"event":"peer-lost","name":…}.
+            Browses DNS-SD for the given time and prints each peer as it is found: name, fingerprint, peer ID, \
+            session, host, port, addresses and what it advertises with --info. Any of name, the start of the \
+            fingerprint or the start of the ID names the peer for --to. With --json, one object per line: \
+            {"event":"peer-found","name":…,"id":…,"fingerprint":…,"session":…,"host":…,"port":…,"addresses":[…],"info":{…}} \
+            and {"event":"peer-lost","name":…}. Ctrl-C stops early (exit 130).
             """
     )
 
@@ -37,6 +38,7 @@ struct PeersCommand: AsyncParsableCommand {
             try? await Task.sleep(for: .seconds(timeout))
             continuation.finish()
         }
+        Interruption.quit(saying: { nil })  // What was found is printed already; the exit code says it was cut short.
         var found = 0
         var seen: Set<String> = []
         if !json { Output.error(Terminal.paint("Browsing \(ServiceAnnouncement.serviceType) for \(timeout) s…", .dim)) }
@@ -79,7 +81,7 @@ struct PeersCommand: AsyncParsableCommand {
             ])
         } else {
             // Announced, not yet proven: TLS checks this fingerprint when connecting.
-            let id = service.peerID?.fingerprint ?? "(no id)"
+            let id = service.peerID.map { "\($0.fingerprint)  id=\($0.hex)" } ?? "(no id)"
             let session = Terminal.sanitize(service.sessionID ?? "?")
             let info = service.discoveryInfo.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  \(id)  session=\(session)  "

@@ -16,7 +16,8 @@ struct ReceiveCommand: AsyncParsableCommand {
             SHA-256 matches; an existing NAME gets "NAME (1).ext" unless --overwrite. Names from the peer are checked: \
             nothing is written outside --dir. A sender that vanished mid-file (crash, lost connection) can run the \
             same send again: it resumes where it stopped (the .part file stays).
-            Exit codes: 0 every file verified, 2 no mDNS daemon, 6 nothing accepted, 7 cancelled, 8 a transfer failed.
+            Exit codes: 0 every file verified (also when Ctrl-C ends an idle receive), 2 no mDNS daemon, 6 nothing \
+            accepted, 7 a transfer under way was cancelled (Ctrl-C on either side), 8 a transfer failed.
             """
     )
 
@@ -42,10 +43,7 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let directory = URL(fileURLWithPath: dir, isDirectory: true).standardizedFileURL
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue,
-              FileManager.default.isWritableFile(atPath: directory.path)
-        else { throw CLIError("cannot write into \(directory.path): not a writable directory", code: ExitStatus.transferFailed) }
+        if let problem = WritableDirectory.problem(at: directory.path) { throw CLIError(problem, code: ExitStatus.transferFailed) }
 
         let session = try network.makeSession(defaultSessionID: TransferSession.id)
         var configuration = FileTransfers.Configuration()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p records send`: a snapshot of the store (or a records file) to one peer, and its answer.
@@ -10,7 +11,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         discussion: """
             --since-last sends only the records changed since the last snapshot that peer merged (per entity). \
             --file sends a records file as it is, without a store (the receiver validates it). \
-            Exit status: 0 merged, 9 rejected by the peer (its report is printed), 8 failed on the peer (corrupt bytes, its store failed), 3 peer not found, 4 connection failed, 1 other errors.
+            Exit status: 0 merged, 9 rejected by the peer (its report is printed), 8 failed on the peer (corrupt bytes, its store failed), 3 peer not found (or several fit --to), 4 connection failed or denied, 130 interrupted (Ctrl-C), 1 other errors.
             """
     )
 
@@ -28,7 +29,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
     @Flag(name: .customLong("since-last"), help: "Only records changed since the last snapshot this peer merged.")
     var sinceLast = false
 
-    @Option(help: "The peer (display name or ID prefix), found by DNS-SD.")
+    @Option(help: "The peer, found by DNS-SD: display name, or the start of its ID or fingerprint.")
     var to: String?
 
     @Option(help: "Connect directly to HOST:PORT, without discovery.")
@@ -67,16 +68,40 @@ struct RecordsSendCommand: AsyncParsableCommand {
             view.error("listen", error.description)
             throw ExitStatus.failure
         }
-        let status = await send(session, view: view, store: recordStore, fileSnapshot: fileSnapshot)
+        // Until the snapshot is on its way, Ctrl-C says goodbye and leaves; after that, the peer may still
+        // merge what it received.
+        let phase = NIOLockedValueBox(Phase.finding)
+        Interruption.quit(saying: { phase.withLockedValue { $0 }.interruptedLine }, after: { await session.close() })
+        let status = await send(session, view: view, store: recordStore, fileSnapshot: fileSnapshot, phase: phase)
         await session.close()
         if status != ExitCode.success { throw status }
     }
 
-    private func send(_ session: Session, view: ChatView, store: RecordStore?, fileSnapshot: RecordSnapshot?) async -> ExitCode {
+    /// How far the command got, for the line Ctrl-C prints.
+    private enum Phase {
+        case finding
+        case sending(to: String)
+
+        var interruptedLine: String {
+            switch self {
+            case .finding: "interrupted; nothing was sent"
+            case .sending(let name): "interrupted while \(Terminal.sanitize(name)) had the snapshot; it may have merged it (`p2p records send` again is safe)"
+            }
+        }
+    }
+
+    private func send(_ session: Session, view: ChatView, store: RecordStore?, fileSnapshot: RecordSnapshot?,
+                      phase: NIOLockedValueBox<Phase>) async -> ExitCode {
         let peer: PeerInfo
-        switch await PeerReach.reach(session, to: to, connect: connect, timeout: timeout, view: view) {
-        case .success(let reached): peer = reached
-        case .failure(let status): return status
+        do {
+            let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer",
+                                    progress: ConnectProgress(json: json))
+            peer = try await finder.find(events: session.events())
+        } catch {
+            // Ctrl-C closed the session under the search: that is not a failure to report.
+            if Interruption.isQuitting { return ExitStatus.interrupted }
+            view.error(error.jsonCode, error.description)
+            return error.exitCode(denial: ExitStatus.connectionFailed)
         }
         view.peerChanged(peer, .connected, reason: nil)
         var snapshot: RecordSnapshot
@@ -96,9 +121,11 @@ struct RecordsSendCommand: AsyncParsableCommand {
         snapshot.origin = session.peerID
         if !json { view.note("Sending \(snapshot.records.count) record\(snapshot.records.count == 1 ? "" : "s")\(snapshot.isDelta ? " (changed since the last exchange)" : "") to \(Terminal.sanitize(peer.displayName))…") }
         let result: RecordTransferResult
+        phase.withLockedValue { $0 = .sending(to: peer.displayName) }
         do {
             result = try await RecordExchange(session: session).send(snapshot, to: peer.id)
         } catch {
+            if Interruption.isQuitting { return ExitStatus.interrupted }
             view.error("send", error.description)
             return ExitStatus.failure
         }
@@ -151,56 +178,4 @@ struct RecordsSendCommand: AsyncParsableCommand {
             for problem in result.problems { Output.error("  \(Terminal.sanitize(problem.description))") }
         }
     }
-}
-
-/// Finding and connecting to one peer: by name through DNS-SD (`--to`) or by address (`--connect`).
-enum PeerReach {
-    static func reach(_ session: Session, to: String?, connect: String?, timeout: Double, view: ChatView) async -> Result<PeerInfo, ExitCode> {
-        if let endpoint = connect.flatMap(Endpoint.init) {
-            do {
-                return .success(try await session.connect(to: endpoint))
-            } catch {
-                view.error(error.isDenial ? "denied" : "connect", error.description)
-                return .failure(ExitStatus.connectionFailed)
-            }
-        }
-        guard let to else { return .failure(ExitStatus.failure) }
-        let events = session.events()
-        do {
-            try session.setAvailable(true)
-        } catch {
-            view.error("discovery", error.description)
-            return .failure(ExitStatus.noDaemon)
-        }
-        view.note("Waiting for \(to)…")
-        let found: PeerInfo? = await withTaskGroup(of: PeerInfo?.self) { group in
-            group.addTask {
-                for await event in events {
-                    if case .peerChanged(let peer, .available, _) = event, session.peer(matching: to)?.id == peer.id { return peer }
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(timeout))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        guard let found else {
-            view.error("not-found", "no peer called \(to) appeared within \(timeout) s")
-            return .failure(ExitStatus.peerNotFound)
-        }
-        do {
-            return .success(try await session.connect(to: found.id))
-        } catch {
-            view.error(error.isDenial ? "denied" : "connect", error.description)
-            return .failure(ExitStatus.connectionFailed)
-        }
-    }
-}
-
-extension SessionError {
-    var isDenial: Bool { if case .denied = self { true } else { false } }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p send`: streams files and directories to a peer, verified end to end, resumable.
@@ -10,9 +11,12 @@ struct SendCommand: AsyncParsableCommand {
         discussion: """
             Each file is offered with its name, size and type; directories go recursively with relative paths. \
             Files are streamed in chunks and verified with SHA-256 on arrival. Run the same command again after an \
-            interruption and only the missing part travels. Ctrl-C cancels on both sides.
-            Exit codes: 0 all files delivered and verified, 3 no receiver found, 4 connection failed, \
-            6 denied, 7 cancelled, 8 failed (verification, disconnect, unreadable file).
+            interruption and only the missing part travels. Ctrl-C during a transfer cancels it on both sides (exit 7); \
+            before one starts (while finding or connecting the receiver) it exits 130 and nothing is sent.
+            --to takes the receiver's display name (any case), the start of its peer ID or of its fingerprint \
+            (dashes optional; `p2p peers` shows them).
+            Exit codes: 0 all files delivered and verified, 3 no receiver found (or several fit --to), 4 connection failed, \
+            6 denied, 7 cancelled, 8 failed (verification, disconnect, unreadable file), 130 interrupted before sending.
             """
     )
 
@@ -21,7 +25,7 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: "Files or directories to send.")
     var paths: [String]
 
-    @Option(help: "The receiving peer (display name or ID prefix).")
+    @Option(help: "The receiving peer: display name, or the start of its ID or fingerprint.")
     var to: String?
 
     @Option(help: "Connect directly to the receiver at HOST:PORT.")
@@ -39,6 +43,8 @@ struct SendCommand: AsyncParsableCommand {
             throw CLIError("cannot read \(url.path)", code: ExitStatus.transferFailed)
         }
         let session = try network.makeSession(defaultSessionID: TransferSession.id)
+        // Until the first byte is offered, Ctrl-C says goodbye and leaves: nothing was sent.
+        Interruption.quit(saying: { "interrupted; nothing was sent" }, after: { await session.close() })
         let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory)
         let view = TransferView(json: json)
         let pump = EventPump(transfers.events()) { view.handle($0) }
@@ -67,21 +73,45 @@ struct SendCommand: AsyncParsableCommand {
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
-        let peer = try await PeerFinder(session: session, to: to, connect: connect, timeout: timeout).find(events: events)
+        let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "receiver",
+                                progress: ConnectProgress(json: json))
+        let peer: PeerInfo
+        do {
+            peer = try await finder.find(events: events)
+        } catch {
+            throw error.cliError(denial: ExitStatus.denied)
+        }
+        let delivered = NIOLockedValueBox<[Delivery]>([])
         // A task of its own so that Ctrl-C can cancel it; it is awaited right here.
         let sending = Task { () throws -> [Delivery] in
-            var all: [Delivery] = []
-            for url in urls { all += try await transfers.sendResource(at: url, to: peer.id) }
-            return all
+            for url in urls {
+                let deliveries = try await transfers.sendResource(at: url, to: peer.id)
+                delivered.withLockedValue { $0 += deliveries }
+            }
+            return delivered.withLockedValue { $0 }
         }
-        Signals.onInterrupt { sending.cancel() }
+        // From here Ctrl-C cancels the transfer on both sides and the command ends as cancelled (7).
+        Interruption.handle { sending.cancel() }
         switch await sending.result {
         case .success(let deliveries):
             return (peer, deliveries)
         case .failure(let error):
             let transferError = error as? TransferError ?? .cancelled
-            throw CLIError(transferError.description, code: TransferSession.exitCode(for: transferError))
+            let code = TransferSession.exitCode(for: transferError)
+            guard case .cancelled = transferError else { throw CLIError(transferError.description, code: code) }
+            let done = delivered.withLockedValue { $0 }
+            throw CLIError(Self.interruptedLine(files: done.count, bytes: done.reduce(0) { $0 + $1.size }, to: peer.displayName), code: code)
         }
+    }
+
+    /// What a Ctrl-C in mid-transfer leaves: the files already delivered, and how to send the rest.
+    static func interruptedLine(files: Int, bytes: UInt64, to peer: String) -> String {
+        let name = Terminal.sanitize(peer)
+        guard files > 0 else {
+            return "interrupted; the transfer to \(name) was cancelled (run the same command again to resume it)"
+        }
+        let count = "\(files) file\(files == 1 ? "" : "s")"
+        return "interrupted after \(count) (\(TransferView.bytes(bytes))) reached \(name), verified; run the same command again to send the rest"
     }
 }
 

@@ -39,6 +39,10 @@ final class GameLoop {
     /// Game messages from a peer whose `connected` event has not come through yet.
     private var early: [PeerID: [GameMessage]] = [:]
     private var dialing: PeerInfo?
+    /// The `--connect` address being dialled, until its peer is known or the dial fails.
+    private var dialingAddress: String?
+    /// Every peer discovered so far, for the error when the `--to` peer is not among them.
+    private var seen: [PeerInfo] = []
     /// Discovered peers in the order they were numbered for the picker.
     private var pickList: [PeerInfo] = []
     private var selection = 0
@@ -106,9 +110,10 @@ final class GameLoop {
             if options.connect == nil { return await finish(ExitStatus.noDaemon) }
         }
         if let endpoint = options.connect.flatMap(Endpoint.init) {
+            dialingAddress = endpoint.description
             dial(endpoint.description, nil) { try await $0.connect(to: endpoint) }
         } else if let target = options.to {
-            view.note("Waiting for \(target)…")
+            view.progress(ConnectProgress.waiting(for: "opponent", named: target))
             let seconds = options.timeout
             Task {
                 try? await Task.sleep(for: .seconds(seconds))
@@ -193,20 +198,22 @@ final class GameLoop {
             withdraw(token)
         case .connectFailed(let target, let error):
             dialing = nil
-            let denied = if case .denied? = error as? SessionError { true } else { false }
-            let message = if case .connectFailed? = error as? SessionError { "\(error)" } else { "cannot connect to \(target): \(error)" }
-            view.error(denied ? "denied" : "connect", message)
+            dialingAddress = nil
+            let failure: ReachError = if let error = error as? SessionError { PeerTarget.connectFailure(error, to: target) }
+                else { .failed("cannot connect to \(target): \(error)") }
+            view.error(failure.jsonCode, failure.description)
             // Waiting for a lost opponent: it may be restarting; it can invite us, or be found again.
             if scripted && !interactive && awaitingReturn == nil { return ExitStatus.connectionFailed }
         case .waitForPeerExpired:
             if opponent == nil && dialing == nil {
-                view.error("not-found", "no peer called \(options.to ?? "") appeared within \(options.timeout) s")
+                let failure = PeerTarget.notFound(options.to, role: "opponent", seen: seen, within: options.timeout)
+                view.error(failure.jsonCode, failure.description)
                 return ExitStatus.peerNotFound
             }
         case .rematchDue(let peer, let round):
             if peer == opponent?.id && round == game.round { apply(game.nextRound()) }
         case .interrupt:
-            return .success
+            return ExitStatus.interrupted
         }
         return nil
     }
@@ -218,11 +225,18 @@ final class GameLoop {
             switch state {
             case .available:
                 if !pickList.contains(where: { $0.id == peer.id }) { pickList.append(peer) }
-                invite(peer)
+                if !seen.contains(where: { $0.id == peer.id }) { seen.append(peer) }
+                do throws(ReachError) {
+                    try invite(peer)
+                } catch {
+                    view.error(error.jsonCode, error.description)
+                    return error.exitCode(denial: ExitStatus.connectionFailed)
+                }
             case .unavailable:
                 pickList.removeAll { $0.id == peer.id }
             case .connected:
                 if dialing?.id == peer.id { dialing = nil }
+                dialingAddress = nil
                 if opponent == nil {
                     startGame(with: peer)
                 } else if opponent?.id != peer.id {
@@ -233,7 +247,10 @@ final class GameLoop {
                 if dialing?.id == peer.id { dialing = nil }
                 if peer.id == opponent?.id { return opponentGone(peer) }
             case .connecting:
-                break
+                // The handshake is done and the peer is deciding: say so to whoever is dialling it.
+                if opponent == nil, dialing?.id == peer.id || dialingAddress != nil {
+                    view.progress(ConnectProgress.awaitingAnswer(from: peer.displayName))
+                }
             }
         case .advertising(let name):
             view.advertising(as: name, requested: options.network.displayName)
@@ -251,13 +268,14 @@ final class GameLoop {
 
     // MARK: - Opponents
 
-    /// Invites a newly found peer when a script asked for it (`--to`), or a piped game has no opponent yet.
-    private func invite(_ peer: PeerInfo) {
+    /// Invites a newly found peer when a script asked for it (`--to`), or a piped game has no opponent yet;
+    /// throws when several peers fit `--to`.
+    private func invite(_ peer: PeerInfo) throws(ReachError) {
         guard opponent == nil, dialing == nil else { return }
         if let lost = awaitingReturn, !interactive {
             if lost.id == peer.id { dial(peer) }
         } else if let target = options.to {
-            if session.peer(matching: target)?.id == peer.id { dial(peer) }
+            if let named = try PeerTarget.resolve(target, among: session.knownPeers), named.id == peer.id { dial(peer) }
         } else if !interactive && options.connect == nil {
             dial(peer)
         }
@@ -270,6 +288,7 @@ final class GameLoop {
 
     private func dial(_ target: String, _ peer: PeerInfo?, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
         dialing = peer
+        view.progress(ConnectProgress.connecting(to: target))
         let session = self.session
         let feed = self.feed
         Task {

@@ -26,6 +26,12 @@ final class GameView {
         }
     }
 
+    /// What the game waits for while it finds and invites its opponent: under the board on the screen,
+    /// on stderr from a pipe (stdout is the game's record), nothing with --json.
+    func progress(_ text: String) {
+        if interactive { note(text) } else { ConnectProgress(json: json).show(text) }
+    }
+
     func listening(_ session: Session) {
         if interactive { note("You are \(session.displayName) (\(session.peerID.short)), port \(session.localPort ?? 0).") } else { chat.listening(session) }
     }

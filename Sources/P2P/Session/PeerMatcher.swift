@@ -1,0 +1,69 @@
+import Foundation
+
+/// What a person means by the peer they typed (`p2p send --to bob`): a display name in any case, a
+/// prefix of the peer ID (hex), or a prefix of the fingerprint with or without its dashes (`v6om-2htw`,
+/// `v6om2htw`). Pure: it decides from the candidates it is given, so the rules are testable without a
+/// network.
+///
+/// A name wins over prefixes: `--to cafe` means the peer called "cafe" even if another peer's ID starts
+/// with `cafe`. Names are compared without case, as DNS-SD compares them. DNS-SD renames the second peer
+/// to register a name already taken ("bob" becomes "bob (2)"), so `bob` fits both "bob" and "bob (2)":
+/// nobody can tell from the name alone which one was meant, and guessing could reach the wrong peer
+/// (`bob (2)` in full names one). Prefixes need at least ``minimumPrefixLength`` characters, so a short
+/// name that matches nobody is not read as the start of some peer's ID.
+public struct PeerMatcher: Sendable {
+    /// The fewest characters (dashes not counted) a peer-ID or fingerprint prefix needs.
+    public static let minimumPrefixLength = 4
+
+    /// The outcome of matching: one peer, several (the person must say more), or none.
+    public enum Match: Sendable, Hashable {
+        case one(PeerInfo)
+        /// Every candidate the query fits, one per peer ID, in the candidates' order.
+        case ambiguous([PeerInfo])
+        case none
+    }
+
+    /// What the person typed, as typed.
+    public let query: String
+
+    /// A matcher for `query` (surrounding white space is ignored).
+    public init(_ query: String) {
+        self.query = query.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Every peer `query` fits, one per peer ID (the same peer found on two interfaces, or both discovered
+    /// and connected, counts once), in the order of `candidates`.
+    public func matches(in candidates: [PeerInfo]) -> [PeerInfo] {
+        var seen = Set<PeerID>()
+        let peers = candidates.filter { seen.insert($0.id).inserted }
+        let lowercased = query.lowercased()
+        let byName = peers.filter {
+            let name = $0.displayName.lowercased()
+            return name == lowercased || Self.withoutConflictSuffix(name) == lowercased
+        }
+        if !byName.isEmpty { return byName }
+        let compact = lowercased.replacingOccurrences(of: "-", with: "")
+        guard compact.count >= Self.minimumPrefixLength else { return [] }
+        return peers.filter {
+            $0.id.hex.hasPrefix(compact) || $0.fingerprint.replacingOccurrences(of: "-", with: "").hasPrefix(compact)
+        }
+    }
+
+    /// A name as registered before DNS-SD renamed it for a conflict: "bob (2)" → "bob"; other names as they are.
+    static func withoutConflictSuffix(_ name: String) -> String {
+        guard name.hasSuffix(")"), let open = name.range(of: " (", options: .backwards) else { return name }
+        let number = name[open.upperBound..<name.index(before: name.endIndex)]
+        guard !number.isEmpty, number.allSatisfy(\.isASCII), number.allSatisfy(\.isNumber) else { return name }
+        return String(name[..<open.lowerBound])
+    }
+
+    /// The one peer `query` means, or why there is not exactly one.
+    public func match(in candidates: [PeerInfo]) -> Match {
+        let found = matches(in: candidates)
+        switch found.count {
+        case 0: return .none
+        case 1: return .one(found[0])
+        default: return .ambiguous(found)
+        }
+    }
+}

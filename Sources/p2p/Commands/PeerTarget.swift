@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// Why the one peer a command wants (`--to`, `--connect`) was not reached; each case carries the line
+/// the user reads, naming the peer and, where it helps, the peers that were there instead.
+enum ReachError: Error, CustomStringConvertible, Equatable {
+    /// `--connect` is not HOST:PORT.
+    case badEndpoint(String)
+    /// Discovery cannot start (no mDNS daemon).
+    case noDiscovery(String)
+    /// Nobody fitting `--to` (or, without it, nobody at all) appeared in time.
+    case notFound(String)
+    /// Several peers fit `--to`; guessing could reach the wrong one.
+    case ambiguous(String)
+    /// The peer declined the connection.
+    case denied(String)
+    /// The connection failed or the peer did not answer in time.
+    case failed(String)
+
+    var description: String {
+        switch self {
+        case .badEndpoint(let text), .noDiscovery(let text), .notFound(let text), .ambiguous(let text),
+             .denied(let text), .failed(let text): text
+        }
+    }
+
+    /// The `code` of the JSON `error` event.
+    var jsonCode: String {
+        switch self {
+        case .badEndpoint: "usage"
+        case .noDiscovery: "discovery"
+        case .notFound: "not-found"
+        case .ambiguous: "ambiguous"
+        case .denied: "denied"
+        case .failed: "connect"
+        }
+    }
+
+    /// The documented exit status; `denial` is the command's own (6 for `send`, where the receiver
+    /// denies an offer; 4 where a denied connection is one more way of not getting through).
+    func exitCode(denial: ExitCode) -> ExitCode {
+        switch self {
+        case .badEndpoint: ExitStatus.failure
+        case .noDiscovery: ExitStatus.noDaemon
+        case .notFound, .ambiguous: ExitStatus.peerNotFound
+        case .denied: denial
+        case .failed: ExitStatus.connectionFailed
+        }
+    }
+
+    /// As a `CLIError`, for commands that print errors as one line on stderr.
+    func cliError(denial: ExitCode) -> CLIError { CLIError(description, code: exitCode(denial: denial)) }
+}
+
+/// How the command line names peers for `--to`: which one a query means, and the messages when none
+/// or several do. Pure, so the wording and the rules are unit-tested.
+enum PeerTarget {
+    /// A peer as people tell peers apart: its name and its full fingerprint, `bob (v6om-2htw-…)`.
+    static func label(_ peer: PeerInfo) -> String {
+        "\(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint))"
+    }
+
+    /// The one peer `query` means among `candidates`; nil while nobody fits (keep looking).
+    static func resolve(_ query: String, among candidates: [PeerInfo]) throws(ReachError) -> PeerInfo? {
+        switch PeerMatcher(query).match(in: candidates) {
+        case .one(let peer): return peer
+        case .none: return nil
+        case .ambiguous(let peers): throw ambiguous(query, peers)
+        }
+    }
+
+    static func ambiguous(_ query: String, _ peers: [PeerInfo]) -> ReachError {
+        let listed = peers.sorted { $0.id < $1.id }.map(label).joined(separator: ", ")
+        return .ambiguous("\(peers.count) peers fit --to \(Terminal.sanitize(query)): \(listed); "
+            + "name one by the start of its fingerprint (e.g. --to \(peers.sorted { $0.id < $1.id }[0].fingerprint.prefix(9)))")
+    }
+
+    /// Nobody answered to `query` (nil: any peer of the session would have done) within `seconds`;
+    /// `seen` are the peers that did show up, so a typo or a wrong machine is plain to see.
+    static func notFound(_ query: String?, role: String, seen: [PeerInfo], within seconds: Double) -> ReachError {
+        let what = query.map { "no \(role) called \(Terminal.sanitize($0))" } ?? "no \(role)"
+        var seenOnce = Set<PeerID>()
+        let distinct = seen.filter { seenOnce.insert($0.id).inserted }
+        let others = distinct.isEmpty
+            ? "no peers were seen (run `p2p receive` on the other machine, or use --connect HOST:PORT)"
+            : "seen: " + distinct.map(label).joined(separator: ", ")
+        return .notFound("\(what) appeared within \(duration(seconds)); \(others)")
+    }
+
+    /// A connection that failed, worded for the peer it was meant for: a timeout says who did not answer.
+    static func connectFailure(_ error: SessionError, to name: String) -> ReachError {
+        switch error {
+        case .denied: .denied(error.description)
+        case .timedOut(let seconds): .failed("\(Terminal.sanitize(name)) did not answer within \(duration(seconds))")
+        // These name the address or the peer themselves (and the key warnings must stay word for word).
+        case .connectFailed, .unknownPeer, .untrustedIdentity, .identityMismatch: .failed(error.description)
+        default: .failed("cannot connect to \(Terminal.sanitize(name)): \(error.description)")
+        }
+    }
+
+    /// `10 s`, `2.5 s`: whole seconds without a decimal point.
+    static func duration(_ seconds: Double) -> String {
+        seconds == seconds.rounded() && abs(seconds) < 1e9 ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}
+
+/// The lines that tell a person what a command is waiting for while it finds and connects a peer: on
+/// stderr, so stdout stays the command's result; nothing in JSON mode, whose stdout is for events and
+/// whose readers learn the same from them.
+struct ConnectProgress: Sendable {
+    let json: Bool
+
+    func show(_ line: String) {
+        if !json { Output.error(Terminal.paint(line, .dim)) }
+    }
+
+    /// "waiting for a receiver named bob…", or, without a name, "waiting for a receiver…".
+    static func waiting(for role: String, named query: String?) -> String {
+        let article = role.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+        return "waiting for \(article) \(role)" + (query.map { " named \(Terminal.sanitize($0))" } ?? "") + "…"
+    }
+
+    static func connecting(to name: String) -> String { "connecting to \(Terminal.sanitize(name))…" }
+
+    static func awaitingAnswer(from name: String) -> String { "waiting for \(Terminal.sanitize(name)) to accept…" }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import P2P
+import Testing
+@testable import p2p
+
+/// `--to` on the command line: which peer it means, and what the user reads when none or several fit.
+@Suite struct PeerTargetTests {
+    let bob = PeerInfo(id: PeerID(hex: "0123456789abcdef0123456789abcdef")!, displayName: "bob", sessionID: "files")
+    let alice = PeerInfo(id: PeerID(hex: "fedcba9876543210fedcba9876543210")!, displayName: "alice", sessionID: "files")
+
+    @Test func aNameAnIDPrefixOrAFingerprintPrefixFindsThePeer() throws {
+        #expect(try PeerTarget.resolve("Bob", among: [bob, alice]) == bob)
+        #expect(try PeerTarget.resolve("fedcba", among: [bob, alice]) == alice)
+        let fingerprint = alice.fingerprint
+        #expect(try PeerTarget.resolve(String(fingerprint.prefix(9)), among: [bob, alice]) == alice)
+        #expect(try PeerTarget.resolve(fingerprint.replacingOccurrences(of: "-", with: ""), among: [bob, alice]) == alice)
+    }
+
+    @Test func nobodyFittingIsNotAnErrorYet() throws {
+        #expect(try PeerTarget.resolve("carol", among: [bob, alice]) == nil)
+    }
+
+    @Test func severalFittingIsAnErrorListingThemWithTheirFingerprints() {
+        let otherBob = PeerInfo(id: PeerID(hex: "aaaa0000000000000000000000000000")!, displayName: "Bob", sessionID: "files")
+        #expect(throws: ReachError.self) { try PeerTarget.resolve("BOB", among: [bob, alice, otherBob]) }
+        let error = PeerTarget.ambiguous("bob", [otherBob, bob])
+        #expect(error.jsonCode == "ambiguous")
+        #expect(error.exitCode(denial: ExitStatus.denied) == ExitStatus.peerNotFound)
+        // Sorted by ID, so the listing is the same on every run.
+        #expect(error.description == "2 peers fit --to bob: bob (\(bob.fingerprint)), Bob (\(otherBob.fingerprint)); "
+            + "name one by the start of its fingerprint (e.g. --to \(bob.fingerprint.prefix(9)))")
+    }
+
+    @Test func notFoundListsThePeersThatWereSeenOnce() {
+        let error = PeerTarget.notFound("carol", role: "receiver", seen: [bob, alice, bob], within: 10)
+        #expect(error.description == "no receiver called carol appeared within 10 s; seen: bob (\(bob.fingerprint)), alice (\(alice.fingerprint))")
+        #expect(error.exitCode(denial: ExitStatus.denied) == ExitStatus.peerNotFound)
+    }
+
+    @Test func notFoundSaysWhenNobodyWasSeen() {
+        let error = PeerTarget.notFound(nil, role: "receiver", seen: [], within: 2.5)
+        #expect(error.description.hasPrefix("no receiver appeared within 2.5 s; no peers were seen"))
+    }
+
+    @Test func aTimeoutNamesWhoDidNotAnswer() {
+        #expect(PeerTarget.connectFailure(.timedOut(seconds: 10), to: "bob") == .failed("bob did not answer within 10 s"))
+        #expect(PeerTarget.connectFailure(.denied(by: "bob"), to: "bob").exitCode(denial: ExitStatus.denied) == ExitStatus.denied)
+    }
+
+    @Test func peerTextIsSanitised() {
+        let sneaky = PeerInfo(id: bob.id, displayName: "bo\u{1B}[2Jb", sessionID: "files")
+        #expect(!PeerTarget.label(sneaky).contains("\u{1B}"))
+    }
+
+    @Test func progressLinesNameWhoIsAwaited() {
+        #expect(ConnectProgress.waiting(for: "receiver", named: "bob") == "waiting for a receiver named bob…")
+        #expect(ConnectProgress.waiting(for: "receiver", named: nil) == "waiting for a receiver…")
+        #expect(ConnectProgress.waiting(for: "opponent", named: "bob") == "waiting for an opponent named bob…")
+        #expect(ConnectProgress.connecting(to: "bob") == "connecting to bob…")
+        #expect(ConnectProgress.awaitingAnswer(from: "bob") == "waiting for bob to accept…")
+    }
+}
+
+/// The default display name tells two machines with the same user and host name apart.
+@Suite struct DefaultNameTests {
+    @Test func theFingerprintsFirstGroupFollowsUserAndHost() {
+        #expect(NetworkOptions.defaultDisplayName(user: "root", host: "vm", fingerprint: "v6om-2htw-aaaa-bbbb-cccc-dddd") == "root@vm-v6om")
+        #expect(NetworkOptions.defaultDisplayName(user: "root", host: "vm", fingerprint: nil) == "root@vm")
+    }
+}
+
+/// Messages of `send` and `pair` that depend on what happened.
+@Suite struct CommandMessageTests {
+    @Test func anInterruptedSendSaysWhatArrived() {
+        #expect(SendCommand.interruptedLine(files: 0, bytes: 0, to: "bob").hasPrefix("interrupted; the transfer to bob was cancelled"))
+        #expect(SendCommand.interruptedLine(files: 2, bytes: 4096, to: "bob").hasPrefix("interrupted after 2 files ("))
+        #expect(SendCommand.interruptedLine(files: 1, bytes: 10, to: "bob").hasPrefix("interrupted after 1 file ("))
+    }
+
+    @Test func pairingInstructionsNameRealAddresses() {
+        let line = PairCommand.instructions(name: "root@vm-v6om", fingerprint: "v6om-2htw-aaaa-bbbb-cccc-dddd",
+                                            addresses: ["10.0.0.5", "192.168.1.9"], port: 39111)
+        #expect(line.contains("--connect 10.0.0.5:39111 or --connect 192.168.1.9:39111"))
+        #expect(line.contains("--to v6om-2htw"))
+        #expect(!line.contains("THIS-HOST"))
+    }
+
+    @Test func aMissingDirectoryIsSaidToBeMissing() throws {
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-missing-\(UUID().uuidString)").path
+        #expect(WritableDirectory.problem(at: missing)?.contains("does not exist") == true)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-file-\(UUID().uuidString)").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect(WritableDirectory.problem(at: file)?.contains("not a directory") == true)
+        #expect(WritableDirectory.problem(at: FileManager.default.temporaryDirectory.path) == nil)
+    }
+}

@@ -1,0 +1,79 @@
+import Testing
+@testable import P2P
+
+/// `--to` as people type it: names in any case, ID and fingerprint prefixes, and what is too vague.
+@Suite struct PeerMatcherTests {
+    let bob = PeerInfo(id: PeerID(hex: "0123456789abcdef0123456789abcdef")!, displayName: "Bob", sessionID: "files")
+    let alice = PeerInfo(id: PeerID(hex: "fedcba9876543210fedcba9876543210")!, displayName: "alice", sessionID: "files")
+    let otherAlice = PeerInfo(id: PeerID(hex: "fe00000000000000000000000000000f")!, displayName: "Alice", sessionID: "files")
+    var everyone: [PeerInfo] { [bob, alice] }
+
+    @Test func aDisplayNameMatchesInAnyCase() {
+        #expect(PeerMatcher("bob").match(in: everyone) == .one(bob))
+        #expect(PeerMatcher("BOB").match(in: everyone) == .one(bob))
+        #expect(PeerMatcher("  alice ").match(in: everyone) == .one(alice))
+    }
+
+    @Test func aPeerIDPrefixMatchesFromFourDigits() {
+        #expect(PeerMatcher("0123").match(in: everyone) == .one(bob))
+        #expect(PeerMatcher("FEDCBA98").match(in: everyone) == .one(alice))
+        #expect(PeerMatcher(bob.id.hex).match(in: everyone) == .one(bob))
+        #expect(PeerMatcher("012").match(in: everyone) == .none)
+    }
+
+    @Test func aFingerprintPrefixMatchesWithOrWithoutDashes() {
+        let fingerprint = alice.fingerprint  // groups of four: "xxxx-yyyy-…"
+        let twoGroups = String(fingerprint.prefix(9))
+        #expect(twoGroups.contains("-"))
+        #expect(PeerMatcher(twoGroups).match(in: everyone) == .one(alice))
+        #expect(PeerMatcher(twoGroups.replacingOccurrences(of: "-", with: "")).match(in: everyone) == .one(alice))
+        #expect(PeerMatcher(fingerprint.uppercased()).match(in: everyone) == .one(alice))
+        #expect(PeerMatcher(String(fingerprint.prefix(6))).match(in: everyone) == .one(alice))  // "xxxx-y"
+    }
+
+    @Test func twoPeersWithOneNameAreAmbiguous() {
+        let twin = PeerInfo(id: PeerID(hex: "aaaa0000000000000000000000000000")!, displayName: "bob", sessionID: "files")
+        let both = PeerMatcher("BoB").match(in: [bob, alice, twin])
+        #expect(both == .ambiguous([bob, twin]))
+    }
+
+    @Test func namesThatDifferOnlyInCaseAreAmbiguous() {
+        #expect(PeerMatcher("Alice").match(in: [alice, otherAlice]) == .ambiguous([alice, otherAlice]))
+    }
+
+    @Test func aNameRenamedByDNSSDStillFitsTheNameItAskedFor() {
+        var renamed = otherAlice
+        renamed.displayName = "alice (2)"
+        #expect(PeerMatcher("alice").match(in: [alice, renamed]) == .ambiguous([alice, renamed]))
+        #expect(PeerMatcher("Alice (2)").match(in: [alice, renamed]) == .one(renamed))
+        #expect(PeerMatcher("alice").match(in: [bob, renamed]) == .one(renamed))  // the first alice has gone
+        #expect(PeerMatcher.withoutConflictSuffix("bob (12)") == "bob")
+        #expect(PeerMatcher.withoutConflictSuffix("bob (x)") == "bob (x)")
+        #expect(PeerMatcher.withoutConflictSuffix("bob ()") == "bob ()")
+        #expect(PeerMatcher.withoutConflictSuffix("(2)") == "(2)")
+    }
+
+    @Test func aPrefixSharedByTwoPeersIsAmbiguous() {
+        #expect(PeerMatcher("fe00").match(in: [alice, otherAlice]) == .one(otherAlice))
+        #expect(PeerMatcher("fedc").match(in: [alice, otherAlice]) == .one(alice))
+        #expect(PeerMatcher("f").match(in: [alice, otherAlice]) == .none)  // too short to be read as a prefix
+        let sharedHex = PeerInfo(id: PeerID(hex: "fedc0000000000000000000000000000")!, displayName: "carol", sessionID: "files")
+        #expect(PeerMatcher("fedc").match(in: [alice, sharedHex]) == .ambiguous([alice, sharedHex]))
+    }
+
+    @Test func aNameWinsOverAPrefix() {
+        let cafe = PeerInfo(id: PeerID(hex: "11110000000000000000000000000000")!, displayName: "0123", sessionID: "files")
+        #expect(PeerMatcher("0123").match(in: [bob, cafe]) == .one(cafe))
+    }
+
+    @Test func onePeerSeenTwiceIsOneMatch() {
+        var onAnotherInterface = bob
+        onAnotherInterface.addresses = ["10.0.0.2"]
+        #expect(PeerMatcher("bob").match(in: [bob, onAnotherInterface, alice]) == .one(bob))
+    }
+
+    @Test func nobodyMatchesAnUnknownName() {
+        #expect(PeerMatcher("carol").match(in: everyone) == .none)
+        #expect(PeerMatcher("carol").match(in: []) == .none)
+    }
+}
