@@ -12,8 +12,8 @@ final class ChatLoop {
         case line(String)
         case keys([Key])
         case endOfInput
-        /// A question for the person; `token` names it for `withdrawn`.
-        case question(Question, token: UInt64, CheckedContinuation<Bool, Never>)
+        /// A question for the person.
+        case question(AskedQuestion)
         /// The asker went away before the answer (the peer gave up or left).
         case withdrawn(token: UInt64)
         case transfer(TransferEvent)
@@ -27,26 +27,6 @@ final class ChatLoop {
         case reconnectTick
         case acknowledgementsOverdue
         case interrupt
-    }
-
-    /// What a question is about.
-    enum Question: Sendable {
-        case connection(ConnectionRequest)
-        case image(IncomingOffer)
-
-        var peer: PeerInfo {
-            switch self {
-            case .connection(let request): request.peer
-            case .image(let offer): offer.info.peer
-            }
-        }
-    }
-
-    /// Who waits for the answer to a question.
-    private struct Asker {
-        let token: UInt64
-        let question: Question
-        let answer: CheckedContinuation<Bool, Never>
     }
 
     /// A line sent to one peer.
@@ -77,9 +57,7 @@ final class ChatLoop {
     /// Set 10 s after piped input ended: stop waiting for connected peers to acknowledge what was sent.
     private var acknowledgementsOverdue = false
     private var conversation: Conversation!
-    private var prompts = PromptQueue<Asker>()
-    /// Questions withdrawn before they reached the loop (their asker gave up at once).
-    private var withdrawnEarly: Set<UInt64> = []
+    private var questions = PeerQuestions()
     private var policy: RequestPolicy
     private var transfers: FileTransfers!
     /// The library's event streams, moved into `inputs`: drained before the chat returns.
@@ -132,7 +110,7 @@ final class ChatLoop {
             // `p2p send` / `p2p receive`.
             guard MediaType.images.contains(offer.info.mediaType) else { return false }
             if acceptsImages { return true }
-            return await Self.ask(.image(offer), through: feed)
+            return await Self.ask(.offer(offer), through: feed)
         }
         let transferPump = EventPump(transfers.events()) { feed.yield(.transfer($0)) }
         let sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
@@ -204,8 +182,8 @@ final class ChatLoop {
                     try? await Task.sleep(for: .seconds(10))
                     feed.yield(.acknowledgementsOverdue)
                 }
-            case .question(let question, let token, let answer):
-                queue(Asker(token: token, question: question, answer: answer))
+            case .question(let asked):
+                queue(asked)
             case .withdrawn(let token):
                 withdraw(token)
             case .transfer(let event):
@@ -248,13 +226,8 @@ final class ChatLoop {
 
     /// Puts a question to the chat's loop and waits for the answer; a question whose asker gives up
     /// (the task is cancelled: the peer gave up or left) is withdrawn.
-    private static func ask(_ question: Question, through feed: AsyncStream<Input>.Continuation) async -> Bool {
-        let token = UInt64.random(in: 1 ... .max)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { feed.yield(.question(question, token: token, $0)) }
-        } onCancel: {
-            feed.yield(.withdrawn(token: token))
-        }
+    private static func ask(_ question: PeerQuestion, through feed: AsyncStream<Input>.Continuation) async -> Bool {
+        await AskedQuestion.ask(question, deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
     }
 
     /// Leaves the chat: closes the session, shows what its streams still hold, then (`outbox`, when the
@@ -264,7 +237,7 @@ final class ChatLoop {
             Output.setInputLine(nil)
             RawTerminal.restore()
         }
-        for asker in prompts.removeAll() { asker.asker.answer.resume(returning: false) }
+        questions.refuseAll()
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). Lines and images are shown up to the close: a line that
         // arrived (and was acknowledged, so its sender counts it delivered) is never left unshown.
@@ -293,8 +266,8 @@ final class ChatLoop {
             handle(event)
         case .transfer(let event):
             transferred(event)
-        case .question(_, _, let answer):
-            answer.resume(returning: false)
+        case .question(let asked):
+            asked.answer.resume(returning: false)
         case .line, .keys, .endOfInput, .withdrawn, .connectFailed, .dialSlow, .waitForPeerExpired, .reconnectTick,
              .acknowledgementsOverdue, .interrupt:
             // Typing, dialling and timers of a chat that is over (a dial fails because the session closed).
@@ -446,11 +419,8 @@ final class ChatLoop {
     // MARK: - Questions
 
     /// Decides a question by the policy, or queues it for the person.
-    private func queue(_ asker: Asker) {
-        if withdrawnEarly.remove(asker.token) != nil {
-            asker.answer.resume(returning: false)
-            return
-        }
+    private func queue(_ asker: AskedQuestion) {
+        guard questions.admit(asker) else { return }
         let name = Terminal.sanitize(asker.question.peer.displayName)
         switch asker.question {
         case .connection(let request):
@@ -463,36 +433,30 @@ final class ChatLoop {
             case .ask:
                 let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
                     .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-                _ = prompts.ask("\(name) wants to chat — \(trust). Accept?", asker: asker)
+                _ = questions.queue.ask("\(name) wants to chat — \(trust). Accept?", asker: asker)
             }
-        case .image(let offer):
+        case .offer(let offer):
             guard policy.canAsk else {
                 asker.answer.resume(returning: false)
                 view.error("denied", "declined an image from \(name); use --yes to accept")
                 return
             }
             let info = offer.info
-            _ = prompts.ask("\(name) sends the image \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
+            _ = questions.queue.ask("\(name) sends the image \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
         }
     }
 
     private func withdraw(_ token: UInt64) {
-        guard let index = prompts.waiting.firstIndex(where: { $0.asker.token == token }),
-              let (prompt, wasShown) = prompts.withdraw(prompts.waiting[index].id)
-        else {
-            withdrawnEarly.insert(token)
-            return
-        }
-        prompt.asker.answer.resume(returning: false)
+        guard let (prompt, wasShown) = questions.withdraw(token) else { return }
         let name = Terminal.sanitize(prompt.asker.question.peer.displayName)
         switch prompt.asker.question {
         case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
-        case .image(let offer): view.note("\(name) withdrew the image \(Terminal.sanitize(offer.info.name)).")
+        case .offer(let offer): view.note("\(name) withdrew the image \(Terminal.sanitize(offer.info.name)).")
         }
     }
 
-    private func answerShown(_ answer: PromptQueue<Asker>.Answer) {
-        for prompt in prompts.answerShown(answer) {
+    private func answerShown(_ answer: PromptQueue<AskedQuestion>.Answer) {
+        for prompt in questions.queue.answerShown(answer) {
             let yes = answer != .no
             Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow))
             if yes, case .connection(let request) = prompt.asker.question { policy.accepted(request.peer.id) }
@@ -557,9 +521,9 @@ final class ChatLoop {
 
     /// Keys on the interactive input line; returns an exit status when one ends the chat.
     private func handle(_ key: Key) -> ExitCode? {
-        if prompts.shown != nil {
+        if questions.queue.shown != nil {
             // Keys go to the question shown: y/n (a), nothing else, so a stray key cannot answer it.
-            if case .character(let character) = key, let answer = prompts.answer(for: character) { answerShown(answer) }
+            if case .character(let character) = key, let answer = questions.queue.answer(for: character) { answerShown(answer) }
             if key == .redraw { Output.clearScreen() }
             return nil
         }
@@ -578,8 +542,8 @@ final class ChatLoop {
 
     /// Draws the input line: the question shown, or the text being typed.
     private func render() {
-        if let shown = prompts.shown {
-            let more = prompts.waiting.count > 1 ? " (\(prompts.waiting.count - 1) more waiting)" : ""
+        if let shown = questions.queue.shown {
+            let more = questions.queue.waiting.count > 1 ? " (\(questions.queue.waiting.count - 1) more waiting)" : ""
             Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) [y/n]\(more) ", .yellow)))
         } else {
             let prompt = (connected.isEmpty ? Terminal.paint("(nobody here yet) ", .dim) : "") + "> "

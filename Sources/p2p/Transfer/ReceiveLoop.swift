@@ -10,29 +10,11 @@ final class ReceiveLoop {
         case transfer(TransferEvent)
         case session(SessionEvent)
         case keys([Key])
-        case question(Question, token: UInt64, CheckedContinuation<Bool, Never>)
+        case question(AskedQuestion)
         case withdrawn(token: UInt64)
         case interrupt
         /// A second after Ctrl-C: stop waiting for the cancelled transfers to report their end.
         case cancellationsOverdue
-    }
-
-    enum Question: Sendable {
-        case connection(ConnectionRequest)
-        case offer(IncomingOffer)
-
-        var peer: PeerInfo {
-            switch self {
-            case .connection(let request): request.peer
-            case .offer(let offer): offer.info.peer
-            }
-        }
-    }
-
-    private struct Asker {
-        let token: UInt64
-        let question: Question
-        let answer: CheckedContinuation<Bool, Never>
     }
 
     /// What one sender sent since it connected: its progress line and its summary.
@@ -72,8 +54,7 @@ final class ReceiveLoop {
     private let feed: AsyncStream<Input>.Continuation
     private var tally = Tally()
     private var batches: [PeerID: Batch] = [:]
-    private var prompts = PromptQueue<Asker>()
-    private var withdrawnEarly: Set<UInt64> = []
+    private var questions = PeerQuestions()
     private var policy: RequestPolicy
     /// Answers that stand for later offers: a folder's (key: sender and folder), or "a" for a sender's
     /// loose files (key: sender). Forgotten when the sender leaves.
@@ -129,10 +110,10 @@ final class ReceiveLoop {
                        session.connectedPeers.isEmpty { break loop }
                 case .keys(let keys):
                     for case .character(let character) in keys {
-                        if let answer = prompts.answer(for: character) { answerShown(answer) }
+                        if let answer = questions.queue.answer(for: character) { answerShown(answer) }
                     }
-                case .question(let question, let token, let answer):
-                    queue(Asker(token: token, question: question, answer: answer))
+                case .question(let asked):
+                    queue(asked)
                 case .withdrawn(let token):
                     withdraw(token)
                 case .interrupt:
@@ -160,7 +141,7 @@ final class ReceiveLoop {
             Output.setInputLine(nil)
             RawTerminal.restore()
         }
-        for prompt in prompts.removeAll() { prompt.asker.answer.resume(returning: false) }
+        questions.refuseAll()
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). The transfers' events are shown up to the close: a
         // transfer ended by it or by Ctrl-C reports that before the exit status does.
@@ -172,7 +153,7 @@ final class ReceiveLoop {
             switch input {
             case .transfer(let event): show(event)
             case .session(let event): show(event)
-            case .question(_, _, let answer): answer.resume(returning: false)
+            case .question(let asked): asked.answer.resume(returning: false)
             case .keys, .withdrawn, .interrupt, .cancellationsOverdue: break
             }
         }
@@ -192,13 +173,8 @@ final class ReceiveLoop {
         }
     }
 
-    private static func ask(_ question: Question, through feed: AsyncStream<Input>.Continuation) async -> Bool {
-        let token = UInt64.random(in: 1 ... .max)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { feed.yield(.question(question, token: token, $0)) }
-        } onCancel: {
-            feed.yield(.withdrawn(token: token))
-        }
+    private static func ask(_ question: PeerQuestion, through feed: AsyncStream<Input>.Continuation) async -> Bool {
+        await AskedQuestion.ask(question, deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
     }
 
     // MARK: - Questions
@@ -209,11 +185,8 @@ final class ReceiveLoop {
         return String(path[...slash])
     }
 
-    private func queue(_ asker: Asker) {
-        if withdrawnEarly.remove(asker.token) != nil {
-            asker.answer.resume(returning: false)
-            return
-        }
+    private func queue(_ asker: AskedQuestion) {
+        guard questions.admit(asker) else { return }
         let peer = asker.question.peer
         let name = Terminal.sanitize(peer.displayName)
         switch asker.question {
@@ -226,7 +199,7 @@ final class ReceiveLoop {
             case .ask:
                 let trust = ChatView.trustNote(request.trust, fingerprint: peer.fingerprint)
                     .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-                _ = prompts.ask("\(name) wants to send you files — \(trust). Accept?", asker: asker)
+                _ = questions.queue.ask("\(name) wants to send you files — \(trust). Accept?", asker: asker)
             }
         case .offer(let offer):
             let info = offer.info
@@ -244,14 +217,14 @@ final class ReceiveLoop {
             }
             if let folder {
                 // Later offers of the folder wait behind this question and take its answer.
-                if prompts.waiting.contains(where: { $0.key == key }) {
-                    _ = prompts.ask("", key: key, asker: asker)
+                if questions.queue.waiting.contains(where: { $0.key == key }) {
+                    _ = questions.queue.ask("", key: key, asker: asker)
                     return
                 }
-                _ = prompts.ask("\(name) offers the folder \(Terminal.sanitize(folder)) (first file \(Terminal.sanitize(info.name)), "
+                _ = questions.queue.ask("\(name) offers the folder \(Terminal.sanitize(folder)) (first file \(Terminal.sanitize(info.name)), "
                                 + "\(TransferView.bytes(info.size))) — accept everything in it?", key: key, asker: asker)
             } else {
-                _ = prompts.ask("\(name) offers \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)), \(Terminal.sanitize(info.mediaType))) — accept? (a: all from \(name))",
+                _ = questions.queue.ask("\(name) offers \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)), \(Terminal.sanitize(info.mediaType))) — accept? (a: all from \(name))",
                                 key: key, asker: asker)
             }
         }
@@ -262,15 +235,15 @@ final class ReceiveLoop {
         Output.error(Terminal.paint("p2p: declined \(what)", .yellow))
     }
 
-    private func answerShown(_ answer: PromptQueue<Asker>.Answer) {
-        guard let shown = prompts.shown else { return }
+    private func answerShown(_ answer: PromptQueue<AskedQuestion>.Answer) {
+        guard let shown = questions.queue.shown else { return }
         let isFolder: Bool
         if case .offer(let offer) = shown.asker.question { isFolder = Self.folder(of: offer.info.name) != nil } else { isFolder = false }
         // A folder's answer covers the whole folder; "a" covers the sender's loose files.
         let all = answer == .all || isFolder
         let yes = answer != .no
         if let key = shown.key, all { standing[key] = yes }
-        for prompt in prompts.answerShown(all ? .all : answer) {
+        for prompt in questions.queue.answerShown(all ? .all : answer) {
             if !prompt.question.isEmpty { Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow)) }
             if yes, case .connection(let request) = prompt.asker.question { policy.accepted(request.peer.id) }
             prompt.asker.answer.resume(returning: yes)
@@ -278,14 +251,7 @@ final class ReceiveLoop {
     }
 
     private func withdraw(_ token: UInt64) {
-        guard let index = prompts.waiting.firstIndex(where: { $0.asker.token == token }),
-              let (prompt, _) = prompts.withdraw(prompts.waiting[index].id)
-        else {
-            withdrawnEarly.insert(token)
-            return
-        }
-        prompt.asker.answer.resume(returning: false)
-        guard !prompt.question.isEmpty, !options.json else { return }
+        guard let (prompt, _) = questions.withdraw(token), !prompt.question.isEmpty, !options.json else { return }
         let name = Terminal.sanitize(prompt.asker.question.peer.displayName)
         switch prompt.asker.question {
         case .connection: Output.line(Terminal.paint("* \(name) gave up waiting for an answer.", .dim))
@@ -294,7 +260,7 @@ final class ReceiveLoop {
     }
 
     private func render() {
-        guard let shown = prompts.shown else {
+        guard let shown = questions.queue.shown else {
             Output.setInputLine(nil)
             return
         }
@@ -374,7 +340,7 @@ final class ReceiveLoop {
 
     /// The one progress line: the sender, files so far, bytes, rate, and the file under way.
     private func drawProgress(_ peer: PeerID, force: Bool = false) {
-        guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, prompts.shown == nil, var batch = batches[peer] else { return }
+        guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, questions.queue.shown == nil, var batch = batches[peer] else { return }
         let now = ContinuousClock.now
         guard force || now - batch.lastDrawn >= .milliseconds(100) else { return }
         batch.lastDrawn = now
