@@ -136,7 +136,9 @@ export_of "$STORES/B-tasks.sqlite" >"$E2E_TMP/B-tasks.after-rejections" 2>&1
 check "after the rejections B's tasks still export exactly A's" cmp -s "$E2E_TMP/A-tasks.export" "$E2E_TMP/B-tasks.after-rejections"
 
 # ---------------------------------------------------------------- merge policies
-# conflicts.json: milk newer than B's (theirs wins under LWW), report older (mine wins), bread new.
+# conflicts.json: milk and report as a third writer (origin c0ffee…) changed them apart from A, whose
+# versions B holds: milk newer than B's (theirs wins under LWW), report older (mine wins), bread new.
+# (The same records from A itself would be A's own later or older versions: updates, not conflicts.)
 policy() {
   local pol=$1 rc_expect=$2 name=pol-$1 store=$STORES/B-policy-$1.sqlite port
   cp "$STORES/B-tasks.sqlite" "$store"
@@ -178,7 +180,7 @@ else fail "the receiver did not exit after the corrupt snapshot" corrupt; fi
 
 # ---------------------------------------------------------------- delta
 in_A records import "$DATA/tasks-change.json" --store "$STORES/A-tasks.sqlite" --json >"$E2E_TMP/change.out" 2>&1
-expect_json 1 change "A changed one task (plants)" event=records-merged updated=1
+expect_json 1 change "A changed one of its own tasks (plants): an update, not a conflict" event=records-merged updated=1 conflicts=0
 n=$(( $(count_json bob-tasks event=records-merged) + 1 ))
 send delta --store "$STORES/A-tasks.sqlite" --since-last --connect "$ADDR_B:${PORT[tasks]}"
 check "delta: exit 0 (got $SEND_RC)" [ "$SEND_RC" = 0 ]

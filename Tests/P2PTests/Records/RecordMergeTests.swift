@@ -28,11 +28,25 @@ struct RecordMergeTests {
         #expect(outcome.conflicts == [MergeConflict(entity: "Task", id: "t", kept: .theirs)])
         #expect(try text(of: "t", in: store) == .string("theirs"))
 
-        let older = F.task("t", ["text": .string("stale")], location: "home", modified: 1500, origin: F.bob)
-        let second = try store.merge(try F.tasks([older], origin: F.bob))
+        let older = F.task("t", ["text": .string("stale")], location: "home", modified: 1500, origin: F.alice)
+        let second = try store.merge(try F.tasks([older], origin: F.alice))
         #expect(second.updated == 0 && second.unchanged == 1)
         #expect(second.conflicts == [MergeConflict(entity: "Task", id: "t", kept: .mine)])
         #expect(try text(of: "t", in: store) == .string("theirs"))
+    }
+
+    /// The case: a records file edited and imported again is the writer's own later version,
+    /// taken as an update (under every policy), not a conflict; that writer's older copy is stale.
+    @Test func aWritersOwnLaterVersionIsAnUpdateNotAConflict() throws {
+        let store = try storeWithTask()  // "t" by alice at t=2000
+        let edited = F.task("t", ["text": .string("edited")], location: "home", modified: 2500, origin: F.alice)
+        let outcome = try store.merge(try F.tasks([edited], origin: F.alice), policy: .failOnConflict)
+        #expect(outcome.updated == 1 && outcome.conflicts.isEmpty)
+        #expect(try text(of: "t", in: store) == .string("edited"))
+        let stale = F.task("t", ["text": .string("mine")], location: "home", modified: 2000, origin: F.alice)
+        let again = try store.merge(try F.tasks([stale], origin: F.alice), policy: .takeTheirs)
+        #expect(again.unchanged == 1 && again.conflicts.isEmpty)
+        #expect(try text(of: "t", in: store) == .string("edited"))
     }
 
     @Test func lastWriterWinsBreaksTiesByPeerID() throws {

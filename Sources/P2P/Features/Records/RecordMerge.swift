@@ -41,7 +41,8 @@ public struct MergeOutcome: Sendable, Equatable {
     public var updated = 0
     /// Records the store already held as they are, and conflicts won by the store.
     public var unchanged = 0
-    /// Every record that differed on both sides, with the side that was kept.
+    /// Every record that two writers (different origins) changed apart, with the side that was kept; a
+    /// later version from the same origin is an update, not a conflict.
     public var conflicts: [MergeConflict] = []
     /// Schema changes made to the store, for people: "created entity Task", "added attribute Location.address".
     public var migrations: [String] = []
@@ -100,6 +101,17 @@ extension RecordStore {
                 }
                 if local.sameContent(as: record) {
                     outcome.unchanged += 1
+                    continue
+                }
+                if record.origin == local.origin {
+                    // One writer's own later (or earlier) version of the record, e.g. a records file edited
+                    // and imported again: an edit to take or a stale copy, never a conflict.
+                    if record.modified > local.modified {
+                        actions.append((index, .update))
+                        validator.checkRules(record, at: index, report: &report)
+                    } else {
+                        outcome.unchanged += 1
+                    }
                     continue
                 }
                 let theirsIsLater = (record.modified, record.origin) > (local.modified, local.origin)
