@@ -112,7 +112,9 @@ struct FaultRecoveryTests {
         _ = try await events.waitFor(hello.peerID, .connected)
         // Like a cut link mid-transfer: nothing more from the peer, which reads nothing either (not even a
         // TLS close_notify), while bob has more queued for it than the socket buffers hold.
-        try await raw.channel.setOption(ChannelOptions.autoRead, value: false).get()
+        // A loaded machine may have missed a PONG and closed the link already (a run under load failed
+        // here with "I/O on closed channel"): the outcome to check is the same.
+        try? await raw.channel.setOption(ChannelOptions.autoRead, value: false).get()
         let block = Data(repeating: 0x5A, count: 60 * 1024)
         // On a loaded machine the heartbeat may already have closed the link before the last send.
         for _ in 0..<512 { try? bob.send(block, to: [hello.peerID]) }
