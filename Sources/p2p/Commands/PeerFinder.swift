@@ -106,23 +106,3 @@ extension PeerFinder {
     /// How long a `--to` match waits for other peers of the same browse that might fit it too.
     static let settleAfterMatch: Duration = .milliseconds(500)
 }
-
-/// Asks the person at the terminal yes/no questions, one at a time, reading answers from stdin.
-struct Prompter: Sendable {
-    private static let oneAtATime = NSLock()
-
-    /// `false` without a terminal: nobody can say yes.
-    func confirm(_ question: String) async -> Bool {
-        guard Terminal.stdinIsTTY else { return false }
-        return await withCheckedContinuation { continuation in
-            // A thread of its own: waiting for a person must not hold a thread of the concurrency pool.
-            Thread {
-                Self.oneAtATime.withLock {
-                    FileHandle.standardError.write(Data(Terminal.paint("\(question) [y/n] ", .yellow).utf8))
-                    let answer = readLine() ?? ""
-                    continuation.resume(returning: answer.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y"))
-                }
-            }.start()
-        }
-    }
-}

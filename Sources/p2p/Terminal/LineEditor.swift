@@ -75,12 +75,6 @@ struct LineEditor {
         return .edited
     }
 
-    /// Replaces the line (e.g. a rejected command given back to fix).
-    mutating func setText(_ line: String) {
-        text = Array(line)
-        cursor = text.count
-    }
-
     private mutating func showHistory(step: Int) {
         guard !history.isEmpty else { return }
         let current = browsing ?? history.count

@@ -166,14 +166,26 @@ final class Connections: LinkDelegate {
     }
 
     func disconnectAll() async {
-        for link in table.withLockedValue({ $0.allLinks }) { await sayGoodbye(link) }
+        // All at once: each goodbye may wait up to `goodbyeTimeout` for a peer that does not answer.
+        await withTaskGroup(of: Void.self) { group in
+            for link in table.withLockedValue({ $0.allLinks }) { group.addTask { await self.sayGoodbye(link) } }
+        }
     }
 
+    /// How long a goodbye waits for the peer to hang up before closing anyway (PROTOCOL.md §7).
+    static let goodbyeTimeout: TimeAmount = .seconds(2)
+
+    /// BYE, then the peer closes when it reads it, and we close once it has (or after `goodbyeTimeout`).
+    /// Closing first, while the peer still sends (a receiver's acknowledgements), makes our TCP answer
+    /// with a reset, and a reset discards whatever the peer had not read yet: the frames just before
+    /// BYE, a cancelled transfer's CANCEL among them, were lost that way.
     private func sayGoodbye(_ link: PeerLink) async {
         table.withLockedValue { $0.setFailure(.peerLeft, on: link.id, overwrite: false) }
-        // Close only after BYE is written, so the peer learns we left on purpose.
-        try? await link.channel.writeAndFlush(Bye().frame()).get()
-        try? await link.channel.close()
+        let channel = link.channel
+        let deadline = channel.eventLoop.scheduleTask(in: Self.goodbyeTimeout) { channel.close(promise: nil) }
+        channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.Leaving())
+        try? await channel.closeFuture.get()
+        deadline.cancel()
     }
 
     /// Waits for outstanding trust-store pins, so a command that exits has written them.

@@ -60,6 +60,10 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         var timeout: TimeAmount
     }
 
+    /// Sent down the pipeline by a session that leaves politely: the handler sends BYE and ignores what
+    /// still arrives; the session closes the link once the peer has (see `Connections.sayGoodbye`).
+    struct Leaving: Sendable {}
+
     private let delegate: any LinkDelegate
     private let link: PeerLink
     private(set) var phase = Phase.awaitingHello
@@ -102,6 +106,10 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is Leaving {
+            leave(context: context)
+            return
+        }
         if let timedOut = event as? ConnectTimedOut {
             giveUp(after: timedOut.timeout, context: context)
             return
@@ -113,6 +121,15 @@ final class PeerConnectionHandler: ChannelInboundHandler {
             sendHello(context: context)
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// BYE, then nothing more is read into the session while the peer closes (PROTOCOL.md §7); before
+    /// TLS completes there is no channel for a frame, so the link just closes.
+    private func leave(context: ChannelHandlerContext) {
+        guard phase != .closing else { return }
+        phase = .closing
+        guard !link.secure || tlsDone else { return context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(Bye().frame()), promise: nil)
     }
 
     /// The initiator stops waiting for the acceptor's HELLO or WELCOME (PROTOCOL.md §9, connect timeout).
