@@ -195,7 +195,7 @@ final class ReceiveLoop {
             case .accept: asker.answer.resume(returning: true)
             case .deny:
                 asker.answer.resume(returning: false)
-                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(peer.displayName)")
+                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
             case .ask:
                 let trust = ChatView.trustNote(request.trust, fingerprint: peer.fingerprint)
                     .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
@@ -212,7 +212,7 @@ final class ReceiveLoop {
             }
             guard interactive else {
                 asker.answer.resume(returning: false)
-                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(peer.displayName)")
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
                 return
             }
             if let folder {
