@@ -12,6 +12,7 @@ extension MessageCatalog {
         .registering(GameMessage.self)
         .registering(RecordsMessage.self)
         .registering(TransferMessage.self)
+        .announcing(.transferTrees)
 }
 
 extension Session {

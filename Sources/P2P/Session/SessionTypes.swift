@@ -55,6 +55,8 @@ public struct PeerInfo: Sendable, Hashable {
     /// The app's key/value pairs the peer advertised (`SessionConfiguration.discoveryInfo`); empty for
     /// a peer that was not found by DNS-SD. Like every announcement, a claim: anyone can advertise anything.
     public var discoveryInfo: [String: String] = [:]
+    /// What the peer's HELLO announced (empty before it connected): which newer messages it understands.
+    public var capabilities: Capabilities = []
     /// The peer ID in the form people compare: groups of four characters.
     public var fingerprint: String { id.fingerprint }
 
@@ -134,6 +136,8 @@ public struct SessionConfiguration: Sendable {
     /// The largest frame payload this session accepts from a peer and lets the application send,
     /// checked on the frame header before anything is buffered. At most `WireFormat.absoluteMaxPayload`;
     /// both peers should use the same value, since a frame over the receiver's limit ends the connection.
+    /// At `WireFormat.absoluteMaxPayload` the session announces `Capabilities.largeFrames`, and file
+    /// transfers to a peer that announced it too travel in chunks of up to 1 MiB.
     public var maxPayload = WireFormat.defaultMaxPayload
     /// A PING goes out after this long without writing.
     public var heartbeatInterval: TimeAmount = .seconds(2)

@@ -18,6 +18,11 @@ public struct Capabilities: OptionSet, Hashable, Sendable {
     /// CONTEXT. The one capability that changes the handshake; a peer without it never gets a CONTEXT.
     public static let connectionContext = Capabilities(rawValue: 1 << 3)
 
+    /// Accepts frames with payloads up to `WireFormat.absoluteMaxPayload` (1 MiB), not only the default
+    /// 64 KiB: a session announces it when its `maxPayload` is that large, and a peer may then send it
+    /// frames that large (bulk data in fewer, larger frames).
+    public static let largeFrames = Capabilities(rawValue: 1 << 4)
+
     /// What the first version 1 peers announce: no CONTEXT.
     public static let original: Capabilities = [.text, .data, .unreliableDatagrams]
     /// Every capability: what this implementation announces.

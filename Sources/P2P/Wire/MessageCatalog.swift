@@ -16,6 +16,9 @@ public struct MessageCatalog: Sendable {
     }
 
     private var entries: [UInt8: Entry] = [:]
+    /// Capability bits the registered features add to HELLO (PROTOCOL.md §5, bits 4 and up): a peer
+    /// uses a feature's newer messages only with a peer that announced them.
+    public private(set) var announced: Capabilities = []
 
     /// HELLO, WELCOME, ERROR, PING, PONG, BYE, CONTEXT and DATA: what every session speaks.
     public static let core = MessageCatalog()
@@ -41,6 +44,13 @@ public struct MessageCatalog: Sendable {
         var copy = self
         precondition(copy.entries[type.rawValue] == nil, "\(type) is registered twice")
         copy.entries[type.rawValue] = Entry(type: type, travelsAsDatagram: travelsAsDatagram, decode: decode)
+        return copy
+    }
+
+    /// This catalog, announcing `capabilities` in HELLO as well.
+    public func announcing(_ capabilities: Capabilities) -> MessageCatalog {
+        var copy = self
+        copy.announced.formUnion(capabilities)
         return copy
     }
 

@@ -73,9 +73,11 @@ struct NetworkOptions: ParsableArguments {
     }
 
     /// A session with this installation's identity and, unless `pinning` is false, its trust store.
-    func makeSession(defaultSessionID: String, pinning: Bool = true) throws -> Session {
+    /// `bulk`: frames up to 1 MiB, so that files travel in large chunks (`Capabilities.largeFrames`).
+    func makeSession(defaultSessionID: String, pinning: Bool = true, bulk: Bool = false) throws -> Session {
         var configuration = SessionConfiguration()
         configuration.port = port
+        if bulk { configuration.maxPayload = WireFormat.absoluteMaxPayload }
         if verbose { configuration.logger = Self.stderrLogger }
         configuration.discoveryInfo = (try? discoveryInfo()) ?? [:]  // checked by validate()
         if insecure {

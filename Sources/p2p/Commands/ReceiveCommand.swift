@@ -45,7 +45,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         let directory = URL(fileURLWithPath: dir, isDirectory: true).standardizedFileURL
         if let problem = WritableDirectory.problem(at: directory.path) { throw CLIError(problem, code: ExitStatus.transferFailed) }
 
-        let session = try network.makeSession(defaultSessionID: TransferSession.id)
+        let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
         var configuration = FileTransfers.Configuration()
         configuration.overwrite = overwrite
         let transfers = FileTransfers(session: session, directory: directory, configuration: configuration)

@@ -42,7 +42,7 @@ struct SendCommand: AsyncParsableCommand {
         for url in urls where !FileManager.default.isReadableFile(atPath: url.path) {
             throw CLIError("cannot read \(url.path)", code: ExitStatus.transferFailed)
         }
-        let session = try network.makeSession(defaultSessionID: TransferSession.id)
+        let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
         // Until the first byte is offered, Ctrl-C says goodbye and leaves: nothing was sent.
         Interruption.quit(saying: { "interrupted; nothing was sent" }, after: { await session.close() })
         let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory)

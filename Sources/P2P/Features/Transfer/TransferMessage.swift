@@ -20,7 +20,7 @@ public struct TransferMessage: WireMessage, Equatable {
         case deny(reason: String)
         /// The sender's answer to an accept: chunks start at `offset` (0 when the prefix did not match).
         case start(offset: UInt64)
-        /// File bytes at `offset`, at most `TransferMessage.maxChunk` of them.
+        /// File bytes at `offset`: at least one, at most what fits the frame.
         case chunk(offset: UInt64, bytes: ByteBuffer)
         /// The receiver has written this many bytes of the file in total.
         case ack(written: UInt64)
@@ -43,8 +43,10 @@ public struct TransferMessage: WireMessage, Equatable {
         self.body = body
     }
 
-    /// Largest chunk: leaves room for the kind, ID and offset in a default 64 KiB frame.
+    /// Largest chunk sent in a default 64 KiB frame (room left for the kind, ID and offset).
     public static let maxChunk = 60 * 1024
+    /// Largest chunk sent to a peer that announced `Capabilities.largeFrames`, in a 1 MiB frame.
+    public static let maxLargeChunk = 1 << 20 - 4096
     static let maxPathBytes = 4096
     static let maxMediaTypeBytes = 127
     static let maxReasonBytes = 1024
@@ -74,9 +76,8 @@ public struct TransferMessage: WireMessage, Equatable {
             body = .start(offset: try payload.readRequired(.transfer, field: "offset"))
         case .chunk:
             let offset: UInt64 = try payload.readRequired(.transfer, field: "offset")
-            guard payload.readableBytes > 0, payload.readableBytes <= Self.maxChunk else {
-                throw .malformedPayload(.transfer, "chunk of \(payload.readableBytes) bytes (1…\(Self.maxChunk))")
-            }
+            // The frame limit bounds a chunk (64 KiB, or 1 MiB between `largeFrames` peers).
+            guard payload.readableBytes > 0 else { throw .malformedPayload(.transfer, "empty chunk") }
             body = .chunk(offset: offset, bytes: payload.readSlice(length: payload.readableBytes)!)
         case .ack:
             body = .ack(written: try payload.readRequired(.transfer, field: "written"))
@@ -132,6 +133,12 @@ public struct TransferMessage: WireMessage, Equatable {
             buffer.writeShortString(reason.utf8Prefix(maxBytes: Self.maxReasonBytes))
         }
     }
+}
+
+extension Capabilities {
+    /// Understands tree transfers (TRANSFER kinds 10–16, `Protocol/TRANSFER.md`): many files offered
+    /// once as a manifest and sent back to back.
+    public static let transferTrees = Capabilities(rawValue: 1 << 5)
 }
 
 extension MessageType {

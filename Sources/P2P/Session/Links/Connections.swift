@@ -246,10 +246,18 @@ final class Connections: LinkDelegate {
     var heartbeatTimeout: TimeAmount { configuration.heartbeatTimeout }
     var displayName: String { name.withLockedValue { $0 } }
 
+    /// The session's own bits, its features' (`MessageCatalog.announced`), and `largeFrames` when it
+    /// takes frames that large.
+    var announcedCapabilities: Capabilities {
+        var capabilities = configuration.capabilities.union(router.catalog.announced)
+        if configuration.maxPayload >= WireFormat.absoluteMaxPayload { capabilities.insert(.largeFrames) }
+        return capabilities
+    }
+
     func hello(for link: PeerLink) -> Hello {
         let port = transport.withLockedValue { $0.datagrams?.localPort } ?? 0
         return Hello(
-            peerID: ownID, capabilities: configuration.capabilities, datagramPort: UInt16(port), datagramToken: link.localDatagramToken,
+            peerID: ownID, capabilities: announcedCapabilities, datagramPort: UInt16(port), datagramToken: link.localDatagramToken,
             datagramKey: link.localDatagramKey.map { $0.withUnsafeBytes { Array($0) } } ?? [],
             displayName: displayName, sessionID: policy.sessionID)
     }
@@ -288,6 +296,7 @@ final class Connections: LinkDelegate {
         var info = discovery.discovered(hello.peerID) ?? PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID)
         info.displayName = hello.displayName
         info.trust = trust
+        info.capabilities = hello.capabilities
         if info.addresses.isEmpty, let ip = address?.ipAddress {
             info.host = ip
             info.addresses = [ip]
