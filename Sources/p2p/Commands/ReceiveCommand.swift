@@ -86,7 +86,8 @@ extension TransferEvent {
     var info: TransferInfo? {
         switch self {
         case .offered(let offer): offer.info
-        case .started(let info, _), .progress(let info, _), .finished(let info, _), .failed(let info, _): info
+        case .started(let info, _), .progress(let info, _), .finished(let info, _), .failed(let info, _),
+             .fileFinished(let info, _), .fileFailed(let info, _, _), .treeFinished(let info, _): info
         case .eventsDropped: nil
         }
     }
@@ -94,7 +95,7 @@ extension TransferEvent {
     /// The transfer's last event.
     var isEnd: Bool {
         switch self {
-        case .finished, .failed: true
+        case .finished, .failed, .treeFinished: true
         default: false
         }
     }

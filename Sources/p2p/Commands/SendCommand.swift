@@ -46,7 +46,7 @@ struct SendCommand: AsyncParsableCommand {
         // Until the first byte is offered, Ctrl-C says goodbye and leaves: nothing was sent.
         Interruption.quit(saying: { "interrupted; nothing was sent" }, after: { await session.close() })
         let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory)
-        let view = TransferView(json: json)
+        let view = TransferView(json: json, perFile: network.verbose)
         let pump = EventPump(transfers.events()) { view.handle($0) }
         let outcome: Result<(PeerInfo, [Delivery]), any Error>
         do {
@@ -61,7 +61,9 @@ struct SendCommand: AsyncParsableCommand {
         let (peer, deliveries) = try outcome.get()
         if !json {
             let total = deliveries.reduce(0) { $0 + $1.size }
-            Output.line("Delivered \(deliveries.count) file\(deliveries.count == 1 ? "" : "s") (\(TransferView.bytes(total))) to \(Terminal.sanitize(peer.displayName)), all verified.")
+            let there = deliveries.count { $0.alreadyThere }
+            let note = there == 0 ? "" : there == deliveries.count ? " (all already there: nothing travelled)" : " (\(there) already there)"
+            Output.line("Delivered \(ReceiveLoop.count(deliveries.count, "file")) (\(TransferView.bytes(total))) to \(Terminal.sanitize(peer.displayName)), all verified\(note).")
         }
     }
 
@@ -83,12 +85,11 @@ struct SendCommand: AsyncParsableCommand {
         }
         let delivered = NIOLockedValueBox<[Delivery]>([])
         // A task of its own so that Ctrl-C can cancel it; it is awaited right here.
+        // One tree for every path: one question on the other side, files back to back.
         let sending = Task { () throws -> [Delivery] in
-            for url in urls {
-                let deliveries = try await transfers.sendResource(at: url, to: peer.id)
-                delivered.withLockedValue { $0 += deliveries }
-            }
-            return delivered.withLockedValue { $0 }
+            let report = try await transfers.send(urls, to: peer.id)
+            delivered.withLockedValue { $0 = report.deliveries }
+            return report.deliveries
         }
         // From here Ctrl-C cancels the transfer on both sides and the command ends as cancelled (7).
         Interruption.handle { sending.cancel() }

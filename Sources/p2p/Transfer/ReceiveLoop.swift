@@ -21,8 +21,10 @@ final class ReceiveLoop {
     private struct Batch {
         let name: String
         let began = ContinuousClock.now
-        var files = 0, failed = 0
+        var files = 0, failed = 0, alreadyThere = 0
         var bytes: UInt64 = 0
+        /// The tree under way: its files so far and in all (for "n/N files").
+        var tree: (done: Int, files: Int)?
         var lastFile: (name: String, path: String?, sha256: String)?
         var current: (name: String, done: UInt64, size: UInt64)?
         var lastDrawn = ContinuousClock.now - .seconds(1)
@@ -201,6 +203,18 @@ final class ReceiveLoop {
                     .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
                 _ = questions.queue.ask("\(name) wants to send you files — \(trust). Accept?", asker: asker)
             }
+        case .offer(let offer) where offer.info.isTree:
+            let info = offer.info
+            if standing[peer.id.hex + "/"] == true { return asker.answer.resume(returning: true) }
+            guard interactive else {
+                asker.answer.resume(returning: false)
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
+                return
+            }
+            let what = info.fileCount == 1 && !info.name.hasSuffix("/")
+                ? "\(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)))"
+                : "\(Self.count(info.fileCount, "file")), \(TransferView.bytes(info.size)) in \(Terminal.sanitize(info.name))"
+            _ = questions.queue.ask("\(name) offers \(what) — accept?", asker: asker)
         case .offer(let offer):
             let info = offer.info
             let folder = Self.folder(of: info.name)
@@ -282,6 +296,23 @@ final class ReceiveLoop {
             started.insert(info.id)
             tally.active += 1
             batches[info.peer.id, default: Batch(name: info.peer.displayName)].current = (info.name, 0, info.size)
+            if info.isTree { batches[info.peer.id]?.tree = (0, info.fileCount) }
+        case .fileFinished(let info, let delivery):
+            batches[info.peer.id]?.tree?.done += 1
+            if delivery.alreadyThere { batches[info.peer.id]?.alreadyThere += 1 } else { batches[info.peer.id]?.files += 1 }
+            batches[info.peer.id]?.lastFile = (delivery.name, delivery.url?.path, delivery.sha256)
+        case .fileFailed(let info, _, _):
+            tally.failed += 1
+            batches[info.peer.id]?.failed += 1
+            batches[info.peer.id]?.tree?.done += 1
+        case .treeFinished(let info, let report):
+            tally.active -= 1
+            tally.received += report.deliveries.count
+            tally.interrupted.remove(key)
+            batches[info.peer.id]?.bytes += report.deliveries.reduce(0) { $0 + ($1.alreadyThere ? 0 : $1.size) }
+            batches[info.peer.id]?.current = nil
+            batches[info.peer.id]?.tree = nil
+            drawProgress(info.peer.id, force: true)
         case .progress(let info, let done):
             batches[info.peer.id]?.current = (info.name, done, info.size)
             drawProgress(info.peer.id)
@@ -347,6 +378,14 @@ final class ReceiveLoop {
         batches[peer] = batch
         let inFlight = batch.current?.done ?? 0
         let rate = Self.rate(batch.bytes + inFlight, since: batch.began)
+        if let tree = batch.tree, let current = batch.current {
+            // A tree: files n/N, bytes of the whole, rate and what is left.
+            let eta = rate > 0 ? " ETA \(Int(Double(current.size - min(current.done, current.size)) / rate)) s" : ""
+            let line = "↓ \(Terminal.sanitize(batch.name)): \(tree.done)/\(Self.count(tree.files, "file")), "
+                + "\(TransferView.bytes(current.done))/\(TransferView.bytes(current.size)), \(TransferView.bytes(UInt64(rate)))/s\(eta) · \(Terminal.sanitize(current.name))"
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+            return
+        }
         var line = "↓ \(Terminal.sanitize(batch.name)): \(batch.files) file\(batch.files == 1 ? "" : "s"), \(TransferView.bytes(batch.bytes + inFlight)), \(TransferView.bytes(UInt64(rate)))/s"
         if let current = batch.current {
             let percent = current.size == 0 ? 100 : Int(Double(current.done) * 100 / Double(current.size))
@@ -357,18 +396,23 @@ final class ReceiveLoop {
 
     /// One line for what a sender sent, when it leaves (or the receiver stops).
     private func summarize(_ peer: PeerID) {
-        guard let batch = batches.removeValue(forKey: peer), !options.json, batch.files + batch.failed > 0 else { return }
+        guard let batch = batches.removeValue(forKey: peer), !options.json, batch.files + batch.failed + batch.alreadyThere > 0 else { return }
         if Terminal.stderrIsTTY && !options.network.verbose { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         let seconds = Double((ContinuousClock.now - batch.began).components.seconds) + Double((ContinuousClock.now - batch.began).components.attoseconds) / 1e18
         let rate = TransferView.bytes(UInt64(Self.rate(batch.bytes, since: batch.began)))
-        let failed = batch.failed > 0 ? "; \(batch.failed) failed" : ""
-        if batch.files == 1, batch.failed == 0, let file = batch.lastFile {
+        let failed = (batch.alreadyThere > 0 ? "; \(batch.alreadyThere) already there (same SHA-256), left as they were" : "") + (batch.failed > 0 ? "; \(batch.failed) failed" : "")
+        if batch.files == 1, batch.failed == 0, batch.alreadyThere == 0, let file = batch.lastFile {
             Output.line("Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(batch.bytes)), \(rate)/s) from \(Terminal.sanitize(batch.name))"
                         + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; SHA-256 verified")
         } else {
-            Output.line("Received \(batch.files) file\(batch.files == 1 ? "" : "s") (\(TransferView.bytes(batch.bytes))) from \(Terminal.sanitize(batch.name)) "
+            Output.line("Received \(Self.count(batch.files, "file")) (\(TransferView.bytes(batch.bytes))) from \(Terminal.sanitize(batch.name)) "
                         + "in \(String(format: "%.1f", seconds)) s (\(rate)/s) into \(Terminal.sanitize(directory.path)); each verified by SHA-256\(failed)")
         }
+    }
+
+    /// "1 file", "2,000 files".
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))) \(noun)\(number == 1 ? "" : "s")"
     }
 
     private static func rate(_ bytes: UInt64, since start: ContinuousClock.Instant) -> Double {

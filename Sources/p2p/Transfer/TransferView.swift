@@ -23,8 +23,10 @@ final class TransferView: Sendable {
         case .started(let info, let offset):
             started.withLockedValue { $0[info.id] = (.now, offset) }
             if json {
-                Output.json(["event": "transfer-started", "direction": info.direction.rawValue, "name": info.name, "size": info.size,
-                             "offset": offset, "peer": info.peer.displayName])
+                var object: [String: Any] = ["event": "transfer-started", "direction": info.direction.rawValue, "name": info.name, "size": info.size,
+                                             "offset": offset, "peer": info.peer.displayName]
+                if info.isTree { object["files"] = info.fileCount }
+                Output.json(object)
             } else if offset > 0 {
                 Output.error(Terminal.paint("Resuming \(Terminal.sanitize(info.name)) at \(Self.bytes(offset)): only the rest travels.", .dim))
             }
@@ -45,6 +47,43 @@ final class TransferView: Sendable {
                 let place = delivery.url.map { " → \(Terminal.sanitize($0.path))" } ?? ""
                 Output.line("\(verb) \(Terminal.sanitize(info.name)) (\(Self.bytes(info.size)), \(Self.bytes(UInt64(rate)))/s)\(place)")
                 Output.line(Terminal.paint("  sha256 \(delivery.sha256)", .dim))
+            }
+        case .fileFinished(let tree, let delivery):
+            if json {
+                var object: [String: Any] = ["event": tree.direction == .receiving ? "file-received" : "file-sent", "name": delivery.name,
+                                             "size": delivery.size, "sha256": delivery.sha256, "peer": tree.peer.displayName,
+                                             "tree": tree.name, "already-there": delivery.alreadyThere]
+                if let url = delivery.url { object["path"] = url.path }
+                if delivery.resumedFrom > 0 { object["resumed-from"] = delivery.resumedFrom }
+                Output.json(object)
+            } else if perFile {
+                clearBar()
+                let verb = delivery.alreadyThere ? "Already there:" : tree.direction == .receiving ? "Received" : "Sent"
+                let place = delivery.url.map { " → \(Terminal.sanitize($0.path))" } ?? ""
+                Output.line("\(verb) \(Terminal.sanitize(delivery.name)) (\(Self.bytes(delivery.size)))\(place)")
+            }
+        case .fileFailed(let tree, let name, let error):
+            if json {
+                Output.json(["event": "transfer-failed", "direction": tree.direction.rawValue, "name": name, "tree": tree.name,
+                             "peer": tree.peer.displayName, "reason": error.description])
+            } else {
+                clearBar()
+                Output.error(Terminal.paint("p2p: \(Terminal.sanitize(name)): \(error)", .red))
+            }
+        case .treeFinished(let tree, let report):
+            if json {
+                Output.json(["event": "tree-finished", "direction": tree.direction.rawValue, "name": tree.name, "peer": tree.peer.displayName,
+                             "files": tree.fileCount, "verified": report.deliveries.count { !$0.alreadyThere },
+                             "already-there": report.deliveries.count { $0.alreadyThere }, "failed": report.failures.count,
+                             "size": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, done: report.bytesSent))])
+            } else {
+                clearBar()
+                // The sender hears about each file only in the receiver's final answer.
+                if perFile && tree.direction == .sending {
+                    for delivery in report.deliveries {
+                        Output.line("\(delivery.alreadyThere ? "Already there:" : "Sent") \(Terminal.sanitize(delivery.name)) (\(Self.bytes(delivery.size)))")
+                    }
+                }
             }
         case .failed(let info, let error):
             if json {
@@ -80,7 +119,7 @@ final class TransferView: Sendable {
             }
             return
         }
-        guard Terminal.stderrIsTTY, perFile else { return }
+        guard Terminal.stderrIsTTY, perFile || info.isTree && info.direction == .sending else { return }
         let eta = rate > 0 ? Int(Double(info.size - min(done, info.size)) / rate) : 0
         let width = 24
         let filled = min(width, percent * width / 100)

@@ -42,18 +42,22 @@ public final class FileTransfers: Sendable {
     public let directory: URL
     /// The tunables this object was made with.
     public let configuration: Configuration
-    private let state = NIOLockedValueBox(State())
+    let state = NIOLockedValueBox(State())
     private let hub: EventHub<TransferEvent>
 
-    private struct State {
+    struct State {
         var outgoing: [UInt64: Mailbox] = [:]
         var incoming: [UInt64: IncomingFile] = [:]
+        /// Trees whose manifest is still arriving, by transfer ID.
+        var manifests: [UInt64: PendingManifest] = [:]
+        /// Accepted trees being received.
+        var trees: [UInt64: IncomingTree] = [:]
         var offerHandler: (@Sendable (IncomingOffer) async -> Bool)?
         /// Offers the handler has not answered yet, with the task asking it.
         var undecided: [UInt64: UndecidedOffer] = [:]
     }
 
-    private struct UndecidedOffer {
+    struct UndecidedOffer {
         let info: TransferInfo
         var decision: Task<Void, Never>?
     }
@@ -88,7 +92,7 @@ public final class FileTransfers: Sendable {
     /// consumer that falls further behind gets `.eventsDropped(count:)` for what it missed.
     public func events() -> AsyncStream<TransferEvent> { hub.stream() }
 
-    private func emit(_ event: TransferEvent) { hub.emit(event) }
+    func emit(_ event: TransferEvent) { hub.emit(event) }
 
     // MARK: - Sending
 
@@ -224,7 +228,7 @@ public final class FileTransfers: Sendable {
     static let readBlock = 16 * TransferMessage.maxChunk
 
     /// Replaces `buffer`'s content with up to `count` bytes from the file's current position (fewer only at its end).
-    private static func read(_ reader: FileHandle, count: Int, into buffer: inout ByteBuffer, name: String) throws(TransferError) {
+    static func read(_ reader: FileHandle, count: Int, into buffer: inout ByteBuffer, name: String) throws(TransferError) {
         buffer.clear()
         let descriptor = reader.fileDescriptor
         while buffer.readableBytes < count {
@@ -242,14 +246,14 @@ public final class FileTransfers: Sendable {
         }
     }
 
-    private static func acknowledgement(_ body: TransferMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
+    static func acknowledgement(_ body: TransferMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
         // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
         if case .cancel(let reason) = body { throw .cancelledByPeer(reason) }
         guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(body)") }
         return max(current, written)
     }
 
-    private static func hash(_ reader: FileHandle, upTo length: UInt64, into hasher: inout SHA256) throws(TransferError) {
+    static func hash(_ reader: FileHandle, upTo length: UInt64, into hasher: inout SHA256) throws(TransferError) {
         do {
             try reader.seek(toOffset: 0)
             var remaining = length
@@ -263,7 +267,7 @@ public final class FileTransfers: Sendable {
         }
     }
 
-    private func send(_ body: TransferMessage.Body, id: UInt64, to peer: PeerID) throws(TransferError) {
+    func send(_ body: TransferMessage.Body, id: UInt64, to peer: PeerID) throws(TransferError) {
         do {
             try session.send(TransferMessage(transferID: id, body), to: [peer])
         } catch {
@@ -273,9 +277,10 @@ public final class FileTransfers: Sendable {
 
     /// Cancels every transfer in progress on both sides (the peers hear why). `.part` files are kept.
     public func cancelAll() {
-        let (outgoing, incoming) = state.withLockedValue { (Array($0.outgoing.values), Array($0.incoming.values)) }
+        let (outgoing, incoming, trees) = state.withLockedValue { (Array($0.outgoing.values), Array($0.incoming.values), Array($0.trees.values)) }
         for mailbox in outgoing { mailbox.close() }
         for file in incoming { file.cancel() }
+        for tree in trees { tree.cancel() }
     }
 
     // MARK: - Receiving (called on the session's event loop)
@@ -286,13 +291,32 @@ public final class FileTransfers: Sendable {
             mailbox.post(message.body)
             return
         }
+        if let tree = state.withLockedValue({ $0.trees[id] }), tree.info.peer.id == peer.id {
+            tree.handle(message.body)
+            return
+        }
         switch message.body {
+        case .treeOffer(let count, let total):
+            var info = TransferInfo(id: id, peer: peer, name: "", size: total, mediaType: "inode/directory", direction: .receiving)
+            info.isTree = true
+            let fresh = state.withLockedValue { state in
+                guard state.manifests[id] == nil, state.undecided[id] == nil else { return false }
+                state.manifests[id] = PendingManifest(info: info, expected: Int(count))
+                return true
+            }
+            if !fresh { cutOff(peer.id, id: id, reason: "a second TREE_OFFER for transfer \(id)") }
+        case .entries(let first, let entries):
+            manifestArrived(id, from: peer.id, first: first, entries)
         case .offer(let path, let size, let mediaType):
             // The name is checked against the file system: not on the event loop.
             let info = TransferInfo(id: id, peer: peer, name: path, size: size, mediaType: mediaType, direction: .receiving)
             state.withLockedValue { $0.undecided[id] = UndecidedOffer(info: info) }
             Task { self.offered(info) }
         default:
+            if case .cancel = message.body,
+               state.withLockedValue({ $0.manifests[id]?.info.peer.id == peer.id ? $0.manifests.removeValue(forKey: id) : nil }) != nil {
+                return  // The sender gave up while its manifest was still arriving.
+            }
             if case .cancel(let reason) = message.body, let withdrawn = withdraw(id, from: peer.id) {
                 // The sender gave up before the answer: the question is withdrawn, nothing is cut off.
                 emit(.failed(withdrawn, .cancelledByPeer(reason)))
@@ -316,7 +340,12 @@ public final class FileTransfers: Sendable {
             emit(.failed(info, error))
             return
         }
-        let offer = IncomingOffer(info: info, destination: destination)
+        ask(IncomingOffer(info: info, destination: destination)) { self.accept($0) }
+    }
+
+    /// Shows `offer` to the offer handler and runs `accept` on a yes; denies on a no.
+    func ask(_ offer: IncomingOffer, accept: @escaping @Sendable (IncomingOffer) -> Void) {
+        let info = offer.info
         emit(.offered(offer))
         let handler = state.withLockedValue { $0.offerHandler }
         let decision = Task {
@@ -328,7 +357,7 @@ public final class FileTransfers: Sendable {
                 self.emit(.failed(info, .denied("declined by you")))
                 return
             }
-            self.accept(offer)
+            accept(offer)
         }
         let withdrawn = state.withLockedValue { state in
             state.undecided[info.id]?.decision = decision
@@ -339,7 +368,7 @@ public final class FileTransfers: Sendable {
 
     /// Takes an offer from `peer` off the undecided ones, cancelling the handler's task; nil when there
     /// is no such offer.
-    private func withdraw(_ id: UInt64, from peer: PeerID) -> TransferInfo? {
+    func withdraw(_ id: UInt64, from peer: PeerID) -> TransferInfo? {
         guard let offer = state.withLockedValue({ state -> UndecidedOffer? in
             guard state.undecided[id]?.info.peer.id == peer else { return nil }
             return state.undecided.removeValue(forKey: id)
@@ -377,10 +406,13 @@ public final class FileTransfers: Sendable {
     }
 
     private func peerLeft(_ peer: PeerID) {
-        let (outgoing, incoming, undecided) = state.withLockedValue { state in
-            (Array(state.outgoing.values), state.incoming.values.filter { $0.info.peer.id == peer },
-             state.undecided.values.filter { $0.info.peer.id == peer }.map(\.info.id))
+        let (outgoing, incoming, undecided, trees) = state.withLockedValue { state in
+            state.manifests = state.manifests.filter { $0.value.info.peer.id != peer }
+            return (Array(state.outgoing.values), state.incoming.values.filter { $0.info.peer.id == peer },
+                    state.undecided.values.filter { $0.info.peer.id == peer }.map(\.info.id),
+                    state.trees.values.filter { $0.info.peer.id == peer })
         }
+        for tree in trees { tree.handle(nil) }
         for id in undecided {
             if let withdrawn = withdraw(id, from: peer) { emit(.failed(withdrawn, .peerDisconnected)) }
         }

@@ -30,6 +30,26 @@ public struct TransferMessage: WireMessage, Equatable {
         case result(verified: Bool, sha256: [UInt8])
         /// Either side gives up, and says why; the receiver keeps its `.part` file for a resume.
         case cancel(reason: String)
+        /// Trees: `files` entries (files and directories) of `total` bytes on offer; the entries follow.
+        case treeOffer(entries: UInt32, total: UInt64)
+        /// Trees: the manifest's entries from index `first` on, in order.
+        case entries(first: UInt32, [TreeEntry])
+        /// Trees: what the receiver already holds of some entries (sent before `treeAccept`).
+        case held([HeldFile])
+        /// Trees: yes to the whole tree; `held` entries were sent before it.
+        case treeAccept(held: UInt32)
+        /// Trees: the next chunks belong to entry `index`, from `offset` on (0, or a held prefix).
+        case file(index: UInt32, offset: UInt64)
+        /// Trees: entry `index` is complete; the SHA-256 of the whole file.
+        case fileDone(index: UInt32, sha256: [UInt8])
+        /// Trees: the receiver's whole copy of entry `index` is the sender's: nothing travels.
+        case skip(index: UInt32)
+        /// Trees: whole small files, several to a frame.
+        case small([SmallFile])
+        /// Trees: every entry was sent, skipped or packed.
+        case treeEnd
+        /// Trees: the receiver's verdict once every file is renamed into place (or failed).
+        case treeResult(verified: UInt32, alreadyThere: UInt32, failed: [FailedFile])
     }
 
     /// The sender's ID for the file, the same in every step.
@@ -51,7 +71,12 @@ public struct TransferMessage: WireMessage, Equatable {
     static let maxMediaTypeBytes = 127
     static let maxReasonBytes = 1024
 
-    private enum Kind: UInt8 { case offer = 1, accept, deny, start, chunk, ack, done, result, cancel }
+    private enum Kind: UInt8 {
+        case offer = 1, accept, deny, start, chunk, ack, done, result, cancel
+        case treeOffer = 10, entries, held, treeAccept, file, fileDone, skip, small, treeEnd, treeResult
+    }
+    /// Most entries a tree may have.
+    public static let maxTreeEntries: UInt32 = 1_000_000
 
     /// Decodes the layout of `Protocol/TRANSFER.md`; throws `malformedPayload` on anything else.
     public init(payload: inout ByteBuffer) throws(WireError) {
@@ -89,6 +114,65 @@ public struct TransferMessage: WireMessage, Equatable {
             body = .result(verified: verified == 1, sha256: try hash("sha256"))
         case .cancel:
             body = .cancel(reason: try payload.readShortString(.transfer, field: "reason", maxBytes: Self.maxReasonBytes))
+        case .treeOffer:
+            let entries: UInt32 = try payload.readRequired(.transfer, field: "entries")
+            guard entries > 0, entries <= Self.maxTreeEntries else {
+                throw .malformedPayload(.transfer, "a tree of \(entries) entries (1…\(Self.maxTreeEntries))")
+            }
+            body = .treeOffer(entries: entries, total: try payload.readRequired(.transfer, field: "total"))
+        case .entries:
+            let first: UInt32 = try payload.readRequired(.transfer, field: "first index")
+            var entries: [TreeEntry] = []
+            repeat {
+                let rawKind: UInt8 = try payload.readRequired(.transfer, field: "entry kind")
+                guard let kind = TreeEntry.Kind(rawValue: rawKind) else { throw .malformedPayload(.transfer, "entry kind \(rawKind)") }
+                let mode: UInt16 = try payload.readRequired(.transfer, field: "mode")
+                guard mode <= 0o777 else { throw .malformedPayload(.transfer, "mode \(String(mode, radix: 8)) beyond 777") }
+                let size: UInt64 = try payload.readRequired(.transfer, field: "size")
+                guard kind == .file || size == 0 else { throw .malformedPayload(.transfer, "a directory of \(size) bytes") }
+                let path = try payload.readShortString(.transfer, field: "path", maxBytes: Self.maxPathBytes)
+                entries.append(TreeEntry(path: path, kind: kind, mode: mode, size: size))
+            } while payload.readableBytes > 0
+            body = .entries(first: first, entries)
+        case .held:
+            var held: [HeldFile] = []
+            repeat {
+                let index: UInt32 = try payload.readRequired(.transfer, field: "index")
+                let rawState: UInt8 = try payload.readRequired(.transfer, field: "state")
+                guard let state = HeldFile.State(rawValue: rawState) else { throw .malformedPayload(.transfer, "held state \(rawState)") }
+                held.append(HeldFile(index: index, state: state, length: try payload.readRequired(.transfer, field: "length"), sha256: try hash("sha256")))
+            } while payload.readableBytes > 0
+            body = .held(held)
+        case .treeAccept:
+            body = .treeAccept(held: try payload.readRequired(.transfer, field: "held"))
+        case .file:
+            body = .file(index: try payload.readRequired(.transfer, field: "index"), offset: try payload.readRequired(.transfer, field: "offset"))
+        case .fileDone:
+            body = .fileDone(index: try payload.readRequired(.transfer, field: "index"), sha256: try hash("sha256"))
+        case .skip:
+            body = .skip(index: try payload.readRequired(.transfer, field: "index"))
+        case .small:
+            var files: [SmallFile] = []
+            repeat {
+                let index: UInt32 = try payload.readRequired(.transfer, field: "index")
+                let sha256 = try hash("sha256")
+                let length: UInt32 = try payload.readRequired(.transfer, field: "length")
+                guard let bytes = payload.readSlice(length: Int(length)) else { throw .malformedPayload(.transfer, "small file \(index): truncated") }
+                files.append(SmallFile(index: index, sha256: sha256, bytes: bytes))
+            } while payload.readableBytes > 0
+            body = .small(files)
+        case .treeEnd:
+            body = .treeEnd
+        case .treeResult:
+            let verified: UInt32 = try payload.readRequired(.transfer, field: "verified")
+            let alreadyThere: UInt32 = try payload.readRequired(.transfer, field: "already there")
+            let count: UInt32 = try payload.readRequired(.transfer, field: "failed")
+            var failed: [FailedFile] = []
+            for _ in 0 ..< count {
+                let index: UInt32 = try payload.readRequired(.transfer, field: "index")
+                failed.append(FailedFile(index: index, reason: try payload.readShortString(.transfer, field: "reason", maxBytes: Self.maxReasonBytes)))
+            }
+            body = .treeResult(verified: verified, alreadyThere: alreadyThere, failed: failed)
         }
     }
 
@@ -131,12 +215,66 @@ public struct TransferMessage: WireMessage, Equatable {
         case .cancel(let reason):
             kind(.cancel)
             buffer.writeShortString(reason.utf8Prefix(maxBytes: Self.maxReasonBytes))
+        case .treeOffer(let entries, let total):
+            kind(.treeOffer)
+            buffer.writeInteger(entries)
+            buffer.writeInteger(total)
+        case .entries(let first, let entries):
+            kind(.entries)
+            buffer.writeInteger(first)
+            for entry in entries {
+                buffer.writeInteger(entry.kind.rawValue)
+                buffer.writeInteger(entry.mode)
+                buffer.writeInteger(entry.size)
+                buffer.writeShortString(entry.path)
+            }
+        case .held(let held):
+            kind(.held)
+            for file in held {
+                buffer.writeInteger(file.index)
+                buffer.writeInteger(file.state.rawValue)
+                buffer.writeInteger(file.length)
+                buffer.writeBytes(file.sha256)
+            }
+        case .treeAccept(let held):
+            kind(.treeAccept)
+            buffer.writeInteger(held)
+        case .file(let index, let offset):
+            kind(.file)
+            buffer.writeInteger(index)
+            buffer.writeInteger(offset)
+        case .fileDone(let index, let sha256):
+            kind(.fileDone)
+            buffer.writeInteger(index)
+            buffer.writeBytes(sha256)
+        case .skip(let index):
+            kind(.skip)
+            buffer.writeInteger(index)
+        case .small(let files):
+            kind(.small)
+            for file in files {
+                buffer.writeInteger(file.index)
+                buffer.writeBytes(file.sha256)
+                buffer.writeInteger(UInt32(file.bytes.readableBytes))
+                buffer.writeImmutableBuffer(file.bytes)
+            }
+        case .treeEnd:
+            kind(.treeEnd)
+        case .treeResult(let verified, let alreadyThere, let failed):
+            kind(.treeResult)
+            buffer.writeInteger(verified)
+            buffer.writeInteger(alreadyThere)
+            buffer.writeInteger(UInt32(failed.count))
+            for file in failed {
+                buffer.writeInteger(file.index)
+                buffer.writeShortString(file.reason.utf8Prefix(maxBytes: Self.maxReasonBytes))
+            }
         }
     }
 }
 
 extension Capabilities {
-    /// Understands tree transfers (TRANSFER kinds 10–16, `Protocol/TRANSFER.md`): many files offered
+    /// Understands tree transfers (TRANSFER kinds 10–19, `Protocol/TRANSFER.md`): many files offered
     /// once as a manifest and sent back to back.
     public static let transferTrees = Capabilities(rawValue: 1 << 5)
 }

@@ -22,14 +22,21 @@ public struct TransferInfo: Sendable, Hashable {
     public var mediaType: String
     /// Whether this peer sends or receives the file.
     public var direction: TransferDirection
+    /// Regular files in the transfer: 1 for a single file, the manifest's file count for a tree.
+    public var fileCount = 1
+    /// Whether this is a tree (one manifest of files and folders) rather than a single file.
+    public var isTree = false
 }
 
 /// A file offered to this peer, waiting for a yes or no.
 public struct IncomingOffer: Sendable {
     /// The file on offer and who offers it.
     public let info: TransferInfo
-    /// Where the file will be written once verified (before renaming around existing files).
+    /// Where the file will be written once verified (before renaming around existing files); for a
+    /// tree, the download directory.
     public let destination: URL
+    /// A tree's manifest (files and directories, in order); empty for a single file.
+    public var entries: [TreeEntry] = []
 }
 
 /// A file that arrived whole and verified, or one that was delivered to a peer.
@@ -44,6 +51,26 @@ public struct Delivery: Sendable, Equatable {
     public var resumedFrom: UInt64
     /// The final path (receiving side only).
     public var url: URL?
+    /// The receiver already had this very file (same size and SHA-256): no byte of it travelled.
+    public var alreadyThere = false
+}
+
+/// How a tree transfer ended: what arrived verified, what was already there, what failed.
+public struct TreeReport: Sendable, Equatable {
+    /// Every file that is on the receiver now, verified (`Delivery.alreadyThere` for those skipped).
+    public var deliveries: [Delivery]
+    /// Files that did not arrive, by relative path, with the reason.
+    public var failures: [FileFailure]
+    /// Bytes that travelled (not counting skipped files and resumed prefixes).
+    public var bytesSent: UInt64
+
+    /// One file of a tree that did not arrive.
+    public struct FileFailure: Sendable, Equatable {
+        /// Its relative path.
+        public var name: String
+        /// Why, for people.
+        public var reason: String
+    }
 }
 
 /// Something that happened to a transfer.
@@ -58,6 +85,13 @@ public enum TransferEvent: Sendable {
     case finished(TransferInfo, Delivery)
     /// The transfer ended without the file: the reason says why.
     case failed(TransferInfo, TransferError)
+    /// One file of a tree (the first value) arrived verified, or was already there.
+    case fileFinished(TransferInfo, Delivery)
+    /// One file of a tree (the first value) did not arrive: its relative path, and why.
+    case fileFailed(TransferInfo, name: String, TransferError)
+    /// A tree transfer ended: every file is accounted for in the report. A tree that could not go on
+    /// (denied, cancelled, disconnected) ends with `.failed` instead.
+    case treeFinished(TransferInfo, TreeReport)
     /// This stream's consumer fell behind and missed `count` events.
     case eventsDropped(count: Int)
 }
@@ -90,6 +124,13 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case protocolViolation(String)
     /// The peer is not connected.
     case notConnected
+    /// The peer's p2p predates something this transfer needs: the peer's name, and the capability its
+    /// HELLO lacks.
+    case peerTooOld(String, capability: String)
+    /// Some files of a tree did not arrive (the rest did, verified): how many, and the first with its reason.
+    case filesFailed(count: Int, first: String)
+    /// Two of the paths to send would arrive under the same name.
+    case duplicateName(String)
 
     /// What went wrong, for people; names a resume where one is possible.
     public var description: String {
@@ -110,6 +151,10 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(name) was offered as \(offered), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"
         case .protocolViolation(let what): "protocol violation: \(what)"
         case .notConnected: "not connected to that peer"
+        case .peerTooOld(let name, let capability):
+            "\(name) runs an older p2p (protocol version 1 without the \(capability) capability in its HELLO), which cannot receive this; update p2p there"
+        case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(first))"
+        case .duplicateName(let name): "two of the paths would arrive as \(name); send them separately"
         }
     }
 }

@@ -1,0 +1,78 @@
+import Foundation
+
+// The receiving side of trees: the manifest as it arrives, the question, and the tree's lifecycle.
+extension FileTransfers {
+    /// ENTRIES: appends to the pending manifest (on the event loop); a complete one is offered.
+    func manifestArrived(_ id: UInt64, from peer: PeerID, first: UInt32, _ entries: [TreeEntry]) {
+        enum Step { case wait, offer(PendingManifest), violation(String) }
+        let step = state.withLockedValue { state -> Step in
+            guard var pending = state.manifests[id], pending.info.peer.id == peer else { return .violation("ENTRIES without a TREE_OFFER") }
+            guard Int(first) == pending.entries.count else { return .violation("ENTRIES from \(first), expected \(pending.entries.count)") }
+            guard pending.entries.count + entries.count <= pending.expected else { return .violation("more entries than the \(pending.expected) offered") }
+            pending.pathBytes += entries.reduce(0) { $0 + $1.path.utf8.count }
+            guard pending.pathBytes <= PendingManifest.maxPathBytes else { return .violation("a manifest over \(PendingManifest.maxPathBytes) bytes of paths") }
+            pending.entries += entries
+            guard pending.entries.count == pending.expected else {
+                state.manifests[id] = pending
+                return .wait
+            }
+            state.manifests[id] = nil
+            state.undecided[id] = UndecidedOffer(info: pending.info)
+            return .offer(pending)
+        }
+        switch step {
+        case .wait: break
+        case .violation(let reason):
+            state.withLockedValue { _ = $0.manifests.removeValue(forKey: id) }
+            cutOff(peer, id: id, reason: reason)
+        case .offer(let pending):
+            // Checking every name touches the file system: not on the event loop.
+            Task { self.offered(pending) }
+        }
+    }
+
+    private func offered(_ pending: PendingManifest) {
+        var info = pending.info
+        info.name = TreeManifest.label(pending.entries)
+        info.fileCount = pending.entries.count { $0.kind == .file }
+        var destinations: [URL] = []
+        var seen: Set<String> = []
+        for entry in pending.entries {
+            do {
+                let destination = try SafePath.resolve(entry.path, in: directory)
+                guard seen.insert(destination.path).inserted else { throw TransferError.duplicateName(entry.path) }
+                destinations.append(destination)
+            } catch {
+                let error = error as? TransferError ?? .unsafeName(entry.path, "\(error)")
+                _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
+                try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+                emit(.failed(info, error))
+                return
+            }
+        }
+        var offer = IncomingOffer(info: info, destination: directory)
+        offer.entries = pending.entries
+        let resolved = destinations
+        ask(offer) { offer in
+            let tree = IncomingTree(offer: offer, destinations: resolved, transfers: self)
+            self.state.withLockedValue { $0.trees[offer.info.id] = tree }
+            tree.begin()
+        }
+    }
+
+    func reply(_ body: TransferMessage.Body, id: UInt64, to peer: PeerID) {
+        try? send(body, id: id, to: peer)
+    }
+
+    func progress(tree: IncomingTree, started offset: UInt64?, bytes: UInt64) {
+        if let offset { emit(.started(tree.info, offset: offset)) } else { emit(.progress(tree.info, bytes: bytes)) }
+    }
+
+    func finished(tree: IncomingTree, _ outcome: Result<TreeReport, TransferError>) {
+        state.withLockedValue { _ = $0.trees.removeValue(forKey: tree.info.id) }
+        switch outcome {
+        case .success(let report): emit(.treeFinished(tree.info, report))
+        case .failure(let error): emit(.failed(tree.info, error))
+        }
+    }
+}

@@ -1,0 +1,394 @@
+@preconcurrency import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A tree's manifest while its ENTRIES frames arrive (checked on the event loop).
+struct PendingManifest {
+    let info: TransferInfo
+    let expected: Int
+    var entries: [TreeEntry] = []
+    /// Path bytes so far: a manifest may not make the receiver hold more than `maxPathBytes` of them.
+    var pathBytes = 0
+
+    static let maxPathBytes = 64 << 20
+}
+
+/// The receiving end of a tree: checks the order of messages on the event loop, does the disk work in
+/// order on its own queue. Each file goes to `NAME.part` and is renamed into place once its SHA-256
+/// matches; files already there (same size and SHA-256) are reported and left alone.
+final class IncomingTree: Sendable {
+    let info: TransferInfo
+    private let entries: [TreeEntry]
+    /// Final locations, by entry (resolved and checked before the offer was shown).
+    private let destinations: [URL]
+    private weak let transfers: FileTransfers?
+    private let acknowledgeEvery: UInt64
+    private let overwrite: Bool
+    private let queue: DispatchQueue
+    private let disk = NIOLockedValueBox(DiskState())
+    private let order = NIOLockedValueBox(OrderState())
+
+    /// What the event loop checks: entries go in increasing order, chunks in sequence.
+    private struct OrderState {
+        var accepted = false
+        var heldWhole: Set<UInt32> = []
+        var heldPartial: [UInt32: UInt64] = [:]
+        /// Every entry below this has been handled.
+        var nextIndex: UInt32 = 0
+        /// The file whose chunks are arriving, and the next offset.
+        var current: (index: UInt32, next: UInt64)?
+        var ended = false
+    }
+
+    private struct DiskState {
+        var handle: FileHandle?
+        var current: (index: UInt32, part: URL, hasher: SHA256, written: UInt64, start: UInt64)?
+        /// SHA-256 states after each held `.part` prefix, in case the sender resumes there.
+        var prefixHashers: [UInt32: SHA256] = [:]
+        /// SHA-256 of each whole file already here, for its delivery when the sender skips it.
+        var wholeHashes: [UInt32: [UInt8]] = [:]
+        var madeDirectories: Set<String> = []
+        var written: UInt64 = 0
+        var spared: UInt64 = 0
+        var lastAcknowledged: UInt64 = 0
+        var lastProgress = ContinuousClock.now
+        var verified: UInt32 = 0
+        var alreadyThere: UInt32 = 0
+        var failed: [FailedFile] = []
+        var handled: Set<UInt32> = []
+        var deliveries: [Delivery] = []
+        var over = false
+    }
+
+    init(offer: IncomingOffer, destinations: [URL], transfers: FileTransfers) {
+        info = offer.info
+        entries = offer.entries
+        self.destinations = destinations
+        self.transfers = transfers
+        acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
+        overwrite = transfers.configuration.overwrite
+        queue = DispatchQueue(label: "p2p.tree.\(info.id)")
+    }
+
+    /// Makes the directories, finds what is already here, and answers HELD… TREE_ACCEPT.
+    func begin() {
+        queue.async { [self] in disk.withLockedValue { prepare(&$0) } }
+    }
+
+    private func prepare(_ state: inout DiskState) {
+        let fileManager = FileManager.default
+        var held: [HeldFile] = []
+        var heldBytes: UInt64 = 0
+        for (position, entry) in entries.enumerated() {
+            let destination = destinations[position]
+            if entry.kind == .directory {
+                do {
+                    try makeDirectory(destination, &state)
+                } catch {
+                    return fail(.unwritable(destination.path, readableReason(error)), tellPeer: true, &state)
+                }
+                continue
+            }
+            let index = UInt32(position)
+            var attributes = stat()
+            if lstat(destination.path, &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG, UInt64(attributes.st_size) == entry.size,
+               let hasher = Self.hash(destination, upTo: entry.size) {
+                state.wholeHashes[index] = Array(hasher.finalize())
+                held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: state.wholeHashes[index]!))
+                heldBytes += entry.size
+            } else if lstat(Self.part(of: destination).path, &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG,
+                      UInt64(attributes.st_size) <= entry.size, attributes.st_size > 0,
+                      let hasher = Self.hash(Self.part(of: destination), upTo: UInt64(attributes.st_size)) {
+                state.prefixHashers[index] = hasher
+                held.append(HeldFile(index: index, state: .partial, length: UInt64(attributes.st_size), sha256: Array(hasher.finalize())))
+                heldBytes += UInt64(attributes.st_size)
+            }
+        }
+        let needed = info.size - min(info.size, heldBytes)
+        if let free = IncomingFile.freeSpace(at: transfers?.directory.path ?? "/"), needed > free {
+            return fail(.unwritable(transfers?.directory.path ?? "", "not enough space: \(ByteCount.describe(needed)) needed, \(ByteCount.describe(free)) free"),
+                        tellPeer: true, &state)
+        }
+        order.withLockedValue { order in
+            order.accepted = true
+            for file in held {
+                if file.state == .whole { order.heldWhole.insert(file.index) } else { order.heldPartial[file.index] = file.length }
+            }
+        }
+        // 45 bytes each: about 1,400 to a 64 KiB frame.
+        var start = 0
+        while start < held.count {
+            let end = min(held.count, start + 1300)
+            transfers?.reply(.held(Array(held[start ..< end])), id: info.id, to: info.peer.id)
+            start = end
+        }
+        transfers?.reply(.treeAccept(held: UInt32(held.count)), id: info.id, to: info.peer.id)
+        transfers?.progress(tree: self, started: 0, bytes: 0)
+    }
+
+    private func makeDirectory(_ url: URL, _ state: inout DiskState) throws {
+        guard !state.madeDirectories.contains(url.path) else { return }
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        state.madeDirectories.insert(url.path)
+    }
+
+    // MARK: - Messages (on the event loop)
+
+    /// One message from the sender, or `nil` when the sender disconnected.
+    func handle(_ body: TransferMessage.Body?) {
+        guard let body else {
+            queue.async { [self] in disk.withLockedValue { fail(.peerDisconnected, tellPeer: false, &$0) } }
+            return
+        }
+        if case .cancel(let reason) = body {
+            queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(reason), tellPeer: false, &$0) } }
+            return
+        }
+        if let violation = order.withLockedValue({ check(body, &$0) }) {
+            transfers?.cutOff(info.peer.id, id: info.id, reason: violation)
+            queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(violation), tellPeer: false, &$0) } }
+            return
+        }
+        queue.async { [self] in disk.withLockedValue { apply(body, &$0) } }
+    }
+
+    /// Why `body` breaks the order of a tree, or nil.
+    private func check(_ body: TransferMessage.Body, _ order: inout OrderState) -> String? {
+        guard order.accepted, !order.ended else { return "\(Self.name(of: body)) outside an accepted tree" }
+        func nextFile(_ index: UInt32) -> String? {
+            guard order.current == nil else { return "entry \(index) before FILE_DONE of entry \(order.current!.index)" }
+            guard index >= order.nextIndex, Int(index) < entries.count, entries[Int(index)].kind == .file else {
+                return "entry \(index) out of order or no file"
+            }
+            order.nextIndex = index + 1
+            return nil
+        }
+        switch body {
+        case .file(let index, let offset):
+            if let problem = nextFile(index) { return problem }
+            guard offset == 0 || offset == order.heldPartial[index] else { return "FILE \(index) at \(offset)" }
+            order.current = (index, offset)
+        case .chunk(let offset, let bytes):
+            guard let current = order.current else { return "CHUNK outside a file" }
+            guard offset == current.next else { return "CHUNK at \(offset), expected \(current.next)" }
+            let next = offset + UInt64(bytes.readableBytes)
+            guard next <= entries[Int(current.index)].size else { return "more bytes than the \(entries[Int(current.index)].size) offered" }
+            order.current = (current.index, next)
+        case .fileDone(let index, _):
+            guard order.current?.index == index else { return "FILE_DONE for entry \(index), not the current file" }
+            order.current = nil
+        case .skip(let index):
+            if let problem = nextFile(index) { return problem }
+            guard order.heldWhole.contains(index) else { return "SKIP of entry \(index), which the receiver does not hold" }
+        case .small(let files):
+            for file in files {
+                if let problem = nextFile(file.index) { return problem }
+                guard UInt64(file.bytes.readableBytes) == entries[Int(file.index)].size else {
+                    return "SMALL entry \(file.index) of \(file.bytes.readableBytes) bytes, offered \(entries[Int(file.index)].size)"
+                }
+            }
+        case .treeEnd:
+            guard order.current == nil else { return "TREE_END inside a file" }
+            order.ended = true
+        default:
+            return "unexpected \(Self.name(of: body)) in a tree"
+        }
+        return nil
+    }
+
+    private static func name(of body: TransferMessage.Body) -> String {
+        String(describing: body).prefix { $0 != "(" }.uppercased()
+    }
+
+    /// The receiver gives up (Ctrl-C): the sender is told; finished files stay, the current `.part` too.
+    func cancel() {
+        queue.async { [self] in disk.withLockedValue { fail(.cancelled, tellPeer: true, &$0) } }
+    }
+
+    // MARK: - Disk (on the queue)
+
+    private func apply(_ body: TransferMessage.Body, _ state: inout DiskState) {
+        guard !state.over else { return }
+        switch body {
+        case .file(let index, let offset): open(index, at: offset, &state)
+        case .chunk(_, let bytes): write(bytes, &state)
+        case .fileDone(let index, let sha256): finishFile(index, theirs: sha256, &state)
+        case .skip(let index):
+            state.handled.insert(index)
+            state.alreadyThere += 1
+            state.spared += entries[Int(index)].size
+            delivered(index, sha256: state.wholeHashes[index] ?? [], url: destinations[Int(index)], resumedFrom: 0, alreadyThere: true, &state)
+        case .small(let files):
+            for file in files { writeSmall(file, &state) }
+            acknowledgeAndReport(&state)
+        case .treeEnd: end(&state)
+        default: break
+        }
+    }
+
+    private func open(_ index: UInt32, at offset: UInt64, _ state: inout DiskState) {
+        let part = Self.part(of: destinations[Int(index)])
+        do {
+            try makeDirectory(part.deletingLastPathComponent(), &state)
+            if !FileManager.default.fileExists(atPath: part.path) {
+                guard FileManager.default.createFile(atPath: part.path, contents: nil) else { throw POSIXError(.EACCES) }
+            }
+            let handle = try FileHandle(forUpdating: part)
+            let hasher: SHA256
+            if offset == 0 {
+                try handle.truncate(atOffset: 0)
+                hasher = SHA256()
+            } else {
+                hasher = state.prefixHashers[index] ?? SHA256()
+                try handle.seek(toOffset: offset)
+                state.spared += offset
+            }
+            state.prefixHashers[index] = nil
+            state.handle = handle
+            state.current = (index, part, hasher, offset, offset)
+        } catch {
+            fail(.unwritable(part.path, readableReason(error)), tellPeer: true, &state)
+        }
+    }
+
+    private func write(_ bytes: ByteBuffer, _ state: inout DiskState) {
+        guard let handle = state.handle, var current = state.current else { return }
+        do {
+            try bytes.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
+        } catch {
+            return fail(.unwritable(current.part.path, readableReason(error)), tellPeer: true, &state)
+        }
+        bytes.withUnsafeReadableBytes { current.hasher.update(bufferPointer: $0) }
+        current.written += UInt64(bytes.readableBytes)
+        state.current = current
+        state.written += UInt64(bytes.readableBytes)
+        acknowledgeAndReport(&state)
+    }
+
+    private func finishFile(_ index: UInt32, theirs: [UInt8], _ state: inout DiskState) {
+        guard let handle = state.handle, let current = state.current else { return }
+        state.handle = nil
+        state.current = nil
+        try? handle.close()
+        let ours = Array(current.hasher.finalize())
+        let entry = entries[Int(index)]
+        guard current.written == entry.size, ours == theirs else {
+            // The .part stays, for a look or for the next run to start over.
+            let error: TransferError = current.written != entry.size
+                ? .sizeMismatch(expected: entry.size, got: current.written)
+                : .verificationFailed(expected: theirs.hex, got: ours.hex)
+            return fileFailed(index, error, &state)
+        }
+        place(index, from: current.part, sha256: ours, resumedFrom: current.start, &state)
+    }
+
+    private func writeSmall(_ file: SmallFile, _ state: inout DiskState) {
+        let index = file.index
+        let ours = file.bytes.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
+        guard ours == file.sha256 else { return fileFailed(index, .verificationFailed(expected: file.sha256.hex, got: ours.hex), &state) }
+        let part = Self.part(of: destinations[Int(index)])
+        do {
+            try makeDirectory(part.deletingLastPathComponent(), &state)
+            let descriptor = Foundation.open(part.path, O_CREAT | O_TRUNC | O_WRONLY, 0o644)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            defer { close(descriptor) }
+            try file.bytes.withUnsafeReadableBytes { buffer in
+                var done = 0
+                while done < buffer.count {
+                    let wrote = Foundation.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                    if wrote < 0 {
+                        if errno == EINTR { continue }
+                        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                    }
+                    done += wrote
+                }
+            }
+        } catch {
+            return fail(.unwritable(part.path, readableReason(error)), tellPeer: true, &state)
+        }
+        state.written += UInt64(file.bytes.readableBytes)
+        place(index, from: part, sha256: ours, resumedFrom: 0, &state)
+    }
+
+    /// Renames a verified `.part` to its final name (around an existing file unless overwriting) and
+    /// applies the sender's permission bits.
+    private func place(_ index: UInt32, from part: URL, sha256: [UInt8], resumedFrom: UInt64, _ state: inout DiskState) {
+        let destination = destinations[Int(index)]
+        let final = overwrite ? destination : SafePath.available(destination)
+        // rename(2) replaces an existing file in one step, which is what overwriting means.
+        guard rename(part.path, final.path) == 0 else {
+            return fileFailed(index, .unwritable(final.path, String(cString: strerror(errno))), &state)
+        }
+        chmod(final.path, mode_t(entries[Int(index)].mode))
+        state.verified += 1
+        delivered(index, sha256: sha256, url: final, resumedFrom: resumedFrom, alreadyThere: false, &state)
+    }
+
+    private func delivered(_ index: UInt32, sha256: [UInt8], url: URL, resumedFrom: UInt64, alreadyThere: Bool, _ state: inout DiskState) {
+        state.handled.insert(index)
+        let entry = entries[Int(index)]
+        var delivery = Delivery(name: entry.path, size: entry.size, sha256: sha256.hex, resumedFrom: resumedFrom, url: url)
+        delivery.alreadyThere = alreadyThere
+        transfers?.emit(.fileFinished(info, delivery))
+        state.deliveries.append(delivery)
+    }
+
+    private func fileFailed(_ index: UInt32, _ error: TransferError, _ state: inout DiskState) {
+        state.handled.insert(index)
+        state.failed.append(FailedFile(index: index, reason: error.description))
+        transfers?.emit(.fileFailed(info, name: entries[Int(index)].path, error))
+    }
+
+    private func acknowledgeAndReport(_ state: inout DiskState) {
+        if state.written - state.lastAcknowledged >= acknowledgeEvery {
+            state.lastAcknowledged = state.written
+            transfers?.reply(.ack(written: state.written), id: info.id, to: info.peer.id)
+        }
+        if ContinuousClock.now - state.lastProgress > .milliseconds(250) {
+            state.lastProgress = .now
+            transfers?.progress(tree: self, started: nil, bytes: min(info.size, state.written + state.spared))
+        }
+    }
+
+    /// TREE_END: every file not handled is missing; one sync for the whole tree, then TREE_RESULT.
+    private func end(_ state: inout DiskState) {
+        for (position, entry) in entries.enumerated() where entry.kind == .file && !state.handled.contains(UInt32(position)) {
+            fileFailed(UInt32(position), .protocolViolation("the sender never sent it"), &state)
+        }
+        // Durable before the sender hears "verified": once for the tree, not once per file.
+        sync()
+        state.over = true
+        transfers?.reply(.ack(written: state.written), id: info.id, to: info.peer.id)
+        transfers?.reply(.treeResult(verified: state.verified, alreadyThere: state.alreadyThere, failed: state.failed), id: info.id, to: info.peer.id)
+        transfers?.progress(tree: self, started: nil, bytes: info.size)
+        let failures = state.failed.map { TreeReport.FileFailure(name: entries[Int($0.index)].path, reason: $0.reason) }
+        let sent = state.written
+        transfers?.finished(tree: self, .success(TreeReport(deliveries: state.deliveries, failures: failures, bytesSent: sent)))
+    }
+
+    /// Ends the tree; finished files stay where they are, the current `.part` stays for a resume.
+    private func fail(_ error: TransferError, tellPeer: Bool, _ state: inout DiskState) {
+        guard !state.over else { return }
+        state.over = true
+        try? state.handle?.close()
+        state.handle = nil
+        if tellPeer {
+            transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), id: info.id, to: info.peer.id)
+        }
+        transfers?.finished(tree: self, .failure(error))
+    }
+
+    static func part(of destination: URL) -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(destination.lastPathComponent + ".part")
+    }
+
+    /// SHA-256 over the first `length` bytes of a file, or nil when it cannot be read.
+    static func hash(_ url: URL, upTo length: UInt64) -> SHA256? {
+        guard let reader = try? FileHandle(forReadingFrom: url) else { return nil }
+        defer { try? reader.close() }
+        var hasher = SHA256()
+        do { try FileTransfers.hash(reader, upTo: length, into: &hasher) } catch { return nil }
+        return hasher
+    }
+}

@@ -1,0 +1,286 @@
+@preconcurrency import Crypto
+import Foundation
+import NIOCore
+
+extension FileTransfers {
+    /// Sends files and directories (recursively) to a connected peer as one tree: one offer, one
+    /// answer, then every file back to back, small ones packed several to a frame (`Protocol/TRANSFER.md`,
+    /// "Trees"). Files the receiver already has (same size and SHA-256) are skipped, a `.part` left by
+    /// an interrupted run is resumed, and each file is verified by SHA-256 and renamed into place on its
+    /// own. Needs a peer that announced `Capabilities.transferTrees`; an older one gets `.peerTooOld`.
+    ///
+    /// Returns what arrived; throws `.filesFailed` when some files did not (the others did, and
+    /// `.treeFinished` lists them all). Cancelling the task cancels the transfer on both sides.
+    public func send(_ urls: [URL], to peer: PeerID) async throws(TransferError) -> TreeReport {
+        guard let peerInfo = session.connectedPeers.first(where: { $0.id == peer }) else { throw .notConnected }
+        guard peerInfo.capabilities.contains(.transferTrees) else {
+            throw .peerTooOld(peerInfo.displayName, capability: "transferTrees")
+        }
+        let manifest = try TreeManifest.build(urls)
+        let id = UInt64.random(in: 1 ... .max)
+        var info = TransferInfo(id: id, peer: peerInfo, name: TreeManifest.label(manifest.entries), size: manifest.total,
+                                mediaType: "inode/directory", direction: .sending)
+        info.fileCount = manifest.fileCount
+        info.isTree = true
+        let mailbox = Mailbox(peer: peer)
+        state.withLockedValue { $0.outgoing[id] = mailbox }
+        defer { _ = state.withLockedValue { $0.outgoing.removeValue(forKey: id) } }
+        let report: TreeReport
+        do {
+            var sender = TreeSender(transfers: self, info: info, manifest: manifest, mailbox: mailbox, chunk: chunkSize(for: peerInfo))
+            report = try await sender.run()
+        } catch {
+            if case .cancelled = error { try? send(.cancel(reason: Self.senderCancelledReason), id: id, to: peer) }
+            emit(.failed(info, error))
+            throw error
+        }
+        emit(.treeFinished(info, report))
+        if let first = report.failures.first {
+            throw .filesFailed(count: report.failures.count, first: "\(first.name): \(first.reason)")
+        }
+        return report
+    }
+
+    /// Data bytes per frame to `peer`: 1 MiB frames when both ends take them, else the default 64 KiB.
+    func chunkSize(for peer: PeerInfo) -> Int {
+        session.configuration.maxPayload >= WireFormat.absoluteMaxPayload && peer.capabilities.contains(.largeFrames)
+            ? TransferMessage.maxLargeChunk : TransferMessage.maxChunk
+    }
+}
+
+/// The sending side of one tree, run by the sending task.
+struct TreeSender {
+    let transfers: FileTransfers
+    let info: TransferInfo
+    let manifest: TreeManifest
+    let mailbox: Mailbox
+    /// Data bytes per frame.
+    let chunk: Int
+
+    /// Bytes that travelled, and how many of them the receiver has written (its ACKs).
+    private var sent: UInt64 = 0
+    private var acknowledged: UInt64 = 0
+    /// Bytes the receiver holds without them travelling: skipped files and resumed prefixes.
+    private var spared: UInt64 = 0
+    private var lastProgress = ContinuousClock.now
+    /// Small files waiting to go out together, and their size on the wire.
+    private var pack: [SmallFile] = []
+    private var packBytes = 0
+    /// Per file: its SHA-256, whether it was skipped, where it resumed.
+    private var digests: [UInt32: [UInt8]] = [:]
+    private var skipped: Set<UInt32> = []
+    private var resumed: [UInt32: UInt64] = [:]
+
+    init(transfers: FileTransfers, info: TransferInfo, manifest: TreeManifest, mailbox: Mailbox, chunk: Int) {
+        self.transfers = transfers
+        self.info = info
+        self.manifest = manifest
+        self.mailbox = mailbox
+        self.chunk = chunk
+    }
+
+    /// Files up to this size travel packed, whole, several to a frame.
+    private var smallLimit: Int { chunk / 4 }
+
+    mutating func run() async throws(TransferError) -> TreeReport {
+        try offer()
+        let held = try await acceptance()
+        transfers.emit(.started(info, offset: 0))
+        for (position, entry) in manifest.entries.enumerated() where entry.kind == .file {
+            if Task.isCancelled { throw .cancelled }
+            let index = UInt32(position)
+            let url = manifest.sources[position]!
+            let holding = held[index]
+            if let holding, holding.state == .whole, holding.length == entry.size {
+                let ours = try Self.sha256(of: url, upTo: entry.size)
+                if Array(ours.finalize()) == holding.sha256 {
+                    try await flushPack()
+                    try send(.skip(index: index))
+                    digests[index] = holding.sha256
+                    skipped.insert(index)
+                    spared += entry.size
+                    continue
+                }
+            }
+            if entry.size <= UInt64(smallLimit), holding?.state != .partial {
+                try await packSmall(index, url, entry)
+            } else {
+                try await flushPack()
+                try await sendLarge(index, url, entry, holding: holding?.state == .partial ? holding : nil)
+            }
+        }
+        try await flushPack()
+        try send(.treeEnd)
+        while true {
+            switch try await mailbox.next() {
+            case .ack(let written):
+                acknowledged = max(acknowledged, written)
+            case .treeResult(_, _, let failed):
+                return report(failed)
+            case let other:
+                throw .protocolViolation("expected TREE_RESULT, got \(other)")
+            }
+        }
+    }
+
+    private func report(_ failed: [FailedFile]) -> TreeReport {
+        transfers.emit(.progress(info, bytes: info.size))
+        let failedIndexes = Dictionary(failed.map { ($0.index, $0.reason) }, uniquingKeysWith: { first, _ in first })
+        var deliveries: [Delivery] = []
+        var failures: [TreeReport.FileFailure] = []
+        for (position, entry) in manifest.entries.enumerated() where entry.kind == .file {
+            let index = UInt32(position)
+            if let reason = failedIndexes[index] {
+                failures.append(TreeReport.FileFailure(name: entry.path, reason: reason))
+            } else if let digest = digests[index] {
+                var delivery = Delivery(name: entry.path, size: entry.size, sha256: digest.hex, resumedFrom: resumed[index] ?? 0, url: nil)
+                delivery.alreadyThere = skipped.contains(index)
+                deliveries.append(delivery)
+            }
+        }
+        return TreeReport(deliveries: deliveries, failures: failures, bytesSent: sent)
+    }
+
+    // MARK: - Steps
+
+    /// TREE_OFFER, then the manifest in as few ENTRIES frames as fit.
+    private func offer() throws(TransferError) {
+        try send(.treeOffer(entries: UInt32(manifest.entries.count), total: manifest.total))
+        var first = 0
+        var batch: [TreeEntry] = []
+        var bytes = 0
+        for (position, entry) in manifest.entries.enumerated() {
+            let size = 13 + entry.path.utf8.count
+            if bytes + size > chunk, !batch.isEmpty {
+                try send(.entries(first: UInt32(first), batch))
+                batch = []
+                bytes = 0
+                first = position
+            }
+            batch.append(entry)
+            bytes += size
+        }
+        if !batch.isEmpty { try send(.entries(first: UInt32(first), batch)) }
+    }
+
+    /// HELD… then TREE_ACCEPT, or DENY.
+    private func acceptance() async throws(TransferError) -> [UInt32: HeldFile] {
+        var held: [UInt32: HeldFile] = [:]
+        while true {
+            switch try await mailbox.next() {
+            case .held(let files):
+                for file in files {
+                    guard Int(file.index) < manifest.entries.count, manifest.entries[Int(file.index)].kind == .file else {
+                        throw .protocolViolation("HELD for entry \(file.index), which is no file")
+                    }
+                    held[file.index] = file
+                }
+            case .treeAccept(let count):
+                guard Int(count) == held.count else { throw .protocolViolation("TREE_ACCEPT counts \(count) held files, \(held.count) arrived") }
+                return held
+            case .deny(let reason):
+                throw .denied(reason)
+            case let other:
+                throw .protocolViolation("expected HELD, TREE_ACCEPT or DENY, got \(other)")
+            }
+        }
+    }
+
+    private mutating func packSmall(_ index: UInt32, _ url: URL, _ entry: TreeEntry) async throws(TransferError) {
+        let size = Int(entry.size)
+        if packBytes + 40 + size > chunk { try await flushPack() }
+        var bytes = ByteBufferAllocator().buffer(capacity: size)
+        do {
+            let reader = try FileHandle(forReadingFrom: url)
+            defer { try? reader.close() }
+            try FileTransfers.read(reader, count: size + 1, into: &bytes, name: entry.path)
+        } catch let error as TransferError {
+            throw error
+        } catch {
+            throw .unreadable(url.path, "\(error)")
+        }
+        guard bytes.readableBytes == size else { throw .unreadable(url.path, "it changed size while being sent") }
+        let digest = bytes.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
+        digests[index] = digest
+        pack.append(SmallFile(index: index, sha256: digest, bytes: bytes))
+        packBytes += 40 + size
+    }
+
+    private mutating func flushPack() async throws(TransferError) {
+        guard !pack.isEmpty else { return }
+        try await waitForWindow()
+        try send(.small(pack))
+        sent += UInt64(packBytes)
+        pack = []
+        packBytes = 0
+        reportProgress()
+    }
+
+    /// FILE, its chunks, FILE_DONE: resumed after `holding`'s prefix when it is the sender's own.
+    private mutating func sendLarge(_ index: UInt32, _ url: URL, _ entry: TreeEntry, holding: HeldFile?) async throws(TransferError) {
+        let reader: FileHandle
+        do { reader = try FileHandle(forReadingFrom: url) } catch { throw .unreadable(url.path, "\(error)") }
+        defer { try? reader.close() }
+        var hasher = SHA256()
+        var offset: UInt64 = 0
+        if let holding, holding.length <= entry.size {
+            // finalize() leaves the hasher as it is: on a match it goes on over the rest of the file.
+            try FileTransfers.hash(reader, upTo: holding.length, into: &hasher)
+            if Array(hasher.finalize()) == holding.sha256 {
+                offset = holding.length
+            } else {
+                hasher = SHA256()
+            }
+        }
+        do { try reader.seek(toOffset: offset) } catch { throw .unreadable(url.path, "\(error)") }
+        try send(.file(index: index, offset: offset))
+        resumed[index] = offset
+        spared += offset
+        var position = offset
+        var block = ByteBufferAllocator().buffer(capacity: 4 * chunk)
+        while position < entry.size {
+            if Task.isCancelled { throw .cancelled }
+            try await waitForWindow()
+            if block.readableBytes == 0 {
+                try FileTransfers.read(reader, count: Int(min(UInt64(4 * chunk), entry.size - position)), into: &block, name: entry.path)
+                guard block.readableBytes > 0 else { throw .unreadable(url.path, "the file shrank while being sent") }
+                block.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+            }
+            let slice = block.readSlice(length: min(chunk, block.readableBytes))!
+            try send(.chunk(offset: position, bytes: slice))
+            position += UInt64(slice.readableBytes)
+            sent += UInt64(slice.readableBytes)
+            reportProgress()
+        }
+        let digest = Array(hasher.finalize())
+        digests[index] = digest
+        try send(.fileDone(index: index, sha256: digest))
+    }
+
+    /// Keeps at most the window beyond the receiver's last ACK in flight.
+    private mutating func waitForWindow() async throws(TransferError) {
+        while sent - min(sent, acknowledged) >= UInt64(transfers.configuration.window) {
+            acknowledged = try FileTransfers.acknowledgement(try await mailbox.next(), at: acknowledged)
+        }
+        while let body = mailbox.poll() { acknowledged = try FileTransfers.acknowledgement(body, at: acknowledged) }
+    }
+
+    private mutating func reportProgress() {
+        guard ContinuousClock.now - lastProgress > .milliseconds(250) else { return }
+        lastProgress = .now
+        transfers.emit(.progress(info, bytes: min(info.size, acknowledged + spared)))
+    }
+
+    private func send(_ body: TransferMessage.Body) throws(TransferError) {
+        try transfers.send(body, id: info.id, to: info.peer.id)
+    }
+
+    private static func sha256(of url: URL, upTo length: UInt64) throws(TransferError) -> SHA256 {
+        let reader: FileHandle
+        do { reader = try FileHandle(forReadingFrom: url) } catch { throw .unreadable(url.path, "\(error)") }
+        defer { try? reader.close() }
+        var hasher = SHA256()
+        try FileTransfers.hash(reader, upTo: length, into: &hasher)
+        return hasher
+    }
+}
