@@ -7,16 +7,21 @@ import P2P
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send files or directories to a peer running `p2p receive`.",
+        abstract: "Send files or directories to peers running `p2p receive`.",
         discussion: """
-            Each file is offered with its name, size and type; directories go recursively with relative paths. \
-            Files are streamed in chunks and verified with SHA-256 on arrival. Run the same command again after an \
-            interruption and only the missing part travels. Ctrl-C during a transfer cancels it on both sides (exit 7); \
-            before one starts (while finding or connecting the receiver) it exits 130 and nothing is sent.
+            All the paths go as one transfer: the receiver is asked once ("alice offers 2,000 files, 7.8 MiB in many/"), \
+            then the files follow back to back, small ones packed together, each verified with SHA-256 and renamed into \
+            place on arrival. Files the receiver already has (same size and SHA-256) are skipped and reported as already \
+            there. Run the same command again after an interruption and only what is missing travels: finished files are \
+            skipped, the file that was cut off resumes. Ctrl-C during a transfer cancels it on both sides (exit 7); before \
+            one starts (while finding or connecting the receiver) it exits 130 and nothing is sent.
             --to takes the receiver's display name (any case), the start of its peer ID or of its fingerprint \
-            (dashes optional; `p2p peers` shows them).
-            Exit codes: 0 all files delivered and verified, 3 no receiver found (or several fit --to), 4 connection failed, \
-            6 denied, 7 cancelled, 8 failed (verification, disconnect, unreadable file), 130 interrupted before sending.
+            (dashes optional; `p2p peers` shows them). Repeat --to, or use --all, to send to several receivers at once: \
+            one line per receiver at the end. A receiver running an older p2p (without tree transfers) is refused with a \
+            message saying so.
+            Exit codes: 0 everything delivered and verified (to every receiver), 3 no receiver found (or several fit --to), \
+            4 connection failed, 6 denied, 7 cancelled, 8 failed (verification, disconnect, unreadable file, older receiver), \
+            130 interrupted before sending. With several receivers, the highest of their codes.
             """
     )
 
@@ -25,8 +30,11 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: "Files or directories to send.")
     var paths: [String]
 
-    @Option(help: "The receiving peer: display name, or the start of its ID or fingerprint.")
-    var to: String?
+    @Option(help: "A receiving peer: display name, or the start of its ID or fingerprint. Repeat it to send to several at once.")
+    var to: [String] = []
+
+    @Flag(help: "Send to every receiver in the session (those that appear within --timeout, then 1.5 s of quiet).")
+    var all = false
 
     @Option(help: "Connect directly to the receiver at HOST:PORT.")
     var connect: String?
@@ -36,6 +44,11 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds to wait for the receiver to appear.")
     var timeout: Double = 30
+
+    func validate() throws {
+        if all && (!to.isEmpty || connect != nil) { throw ValidationError("--all finds every receiver by itself: leave out --to and --connect") }
+        if connect != nil && !to.isEmpty { throw ValidationError("--connect names the receiver by address: leave out --to") }
+    }
 
     func run() async throws {
         let urls = paths.map { URL(fileURLWithPath: $0) }
@@ -48,60 +61,109 @@ struct SendCommand: AsyncParsableCommand {
         let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory)
         let view = TransferView(json: json, perFile: network.verbose)
         let pump = EventPump(transfers.events()) { view.handle($0) }
-        let outcome: Result<(PeerInfo, [Delivery]), any Error>
+        let outcome: Result<[(PeerInfo, Result<[Delivery], TransferError>)], any Error>
         do {
             outcome = .success(try await send(urls, over: session, with: transfers))
         } catch {
             outcome = .failure(error)
         }
         await session.close()
-        // Each transfer emitted its end before `sendResource` returned or threw: print those events
-        // (`file-sent`, `transfer-failed`) before the summary or the error, and before the process exits.
+        // Each transfer emitted its end before `send` returned or threw: print those events
+        // (`tree-finished`, `transfer-failed`) before the summary or the error, and before the process exits.
         await pump.drain()
-        let (peer, deliveries) = try outcome.get()
-        if !json {
-            let total = deliveries.reduce(0) { $0 + $1.size }
-            let there = deliveries.count { $0.alreadyThere }
-            let note = there == 0 ? "" : there == deliveries.count ? " (all already there: nothing travelled)" : " (\(there) already there)"
-            Output.line("Delivered \(ReceiveLoop.count(deliveries.count, "file")) (\(TransferView.bytes(total))) to \(Terminal.sanitize(peer.displayName)), all verified\(note).")
+        let results = try outcome.get()
+        var worst: CLIError?
+        for (peer, result) in results {
+            switch result {
+            case .success(let deliveries):
+                if !json { Output.line(Self.deliveredLine(deliveries, to: peer.displayName)) }
+            case .failure(let error):
+                let failure = CLIError(results.count > 1 ? "\(Terminal.sanitize(peer.displayName)): \(error)" : error.description,
+                                       code: TransferSession.exitCode(for: error))
+                if results.count > 1 { Output.error("p2p: \(failure.description)") }
+                if worst == nil || worst!.code.rawValue < failure.code.rawValue { worst = failure }
+            }
+        }
+        if let worst {
+            guard results.count > 1 else { throw worst }
+            throw worst.code
         }
     }
 
-    /// Starts the session, finds the receiver and sends every file to it; the caller closes the session.
-    private func send(_ urls: [URL], over session: Session, with transfers: FileTransfers) async throws -> (PeerInfo, [Delivery]) {
-        let events = session.events()
+    static func deliveredLine(_ deliveries: [Delivery], to peer: String) -> String {
+        let total = deliveries.reduce(0) { $0 + $1.size }
+        let there = deliveries.count { $0.alreadyThere }
+        let note = there == 0 ? "" : there == deliveries.count ? " (all already there: nothing travelled)" : " (\(there) already there)"
+        return "Delivered \(ReceiveLoop.count(deliveries.count, "file")) (\(TransferView.bytes(total))) to \(Terminal.sanitize(peer)), all verified\(note)."
+    }
+
+    /// Starts the session, finds the receivers and sends the paths to each at once, as one tree; the
+    /// caller closes the session. Returns each receiver's outcome.
+    private func send(_ urls: [URL], over session: Session, with transfers: FileTransfers) async throws -> [(PeerInfo, Result<[Delivery], TransferError>)] {
+        let targets: [String?] = to.isEmpty ? [nil] : to
+        // Subscribed before starting, so that no peer found early is missed.
+        let streams = targets.map { _ in session.events() }
         do {
             try await session.start()
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
-        let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "receiver",
-                                progress: ConnectProgress(json: json))
-        let peer: PeerInfo
+        let peers: [PeerInfo]
         do {
-            peer = try await finder.find(events: events)
-        } catch {
+            if all {
+                peers = try await PeerFinder(session: session, to: nil, connect: nil, timeout: timeout, role: "receiver",
+                                             progress: ConnectProgress(json: json)).findAll(events: streams[0])
+            } else {
+                peers = try await Self.find(targets, streams: streams, session: session, connect: connect, timeout: timeout, json: json)
+            }
+        } catch let error as ReachError {
             throw error.cliError(denial: ExitStatus.denied)
         }
-        let delivered = NIOLockedValueBox<[Delivery]>([])
-        // A task of its own so that Ctrl-C can cancel it; it is awaited right here.
-        // One tree for every path: one question on the other side, files back to back.
-        let sending = Task { () throws -> [Delivery] in
-            let report = try await transfers.send(urls, to: peer.id)
-            delivered.withLockedValue { $0 = report.deliveries }
-            return report.deliveries
+        let delivered = NIOLockedValueBox<[PeerID: [Delivery]]>([:])
+        // A task of its own so that Ctrl-C can cancel it (and the sends in it); it is awaited right here.
+        let sending = Task { () -> [(PeerInfo, Result<[Delivery], TransferError>)] in
+            await withTaskGroup(of: (PeerInfo, Result<[Delivery], TransferError>).self) { group in
+                for peer in peers {
+                    group.addTask {
+                        do throws(TransferError) {
+                            let report = try await transfers.send(urls, to: peer.id)
+                            delivered.withLockedValue { $0[peer.id] = report.deliveries }
+                            return (peer, .success(report.deliveries))
+                        } catch {
+                            return (peer, .failure(error))
+                        }
+                    }
+                }
+                var results: [(PeerInfo, Result<[Delivery], TransferError>)] = []
+                for await result in group { results.append(result) }
+                return results
+            }
         }
-        // From here Ctrl-C cancels the transfer on both sides and the command ends as cancelled (7).
+        // From here Ctrl-C cancels the transfers on both sides and the command ends as cancelled (7).
         Interruption.handle { sending.cancel() }
-        switch await sending.result {
-        case .success(let deliveries):
-            return (peer, deliveries)
-        case .failure(let error):
-            let transferError = error as? TransferError ?? .cancelled
-            let code = TransferSession.exitCode(for: transferError)
-            guard case .cancelled = transferError else { throw CLIError(transferError.description, code: code) }
-            let done = delivered.withLockedValue { $0 }
-            throw CLIError(Self.interruptedLine(files: done.count, bytes: done.reduce(0) { $0 + $1.size }, to: peer.displayName), code: code)
+        let results = await sending.value
+        if peers.count == 1, case .failure(.cancelled) = results[0].1 {
+            let done = delivered.withLockedValue { $0[peers[0].id] ?? [] }
+            throw CLIError(Self.interruptedLine(files: done.count, bytes: done.reduce(0) { $0 + $1.size }, to: peers[0].displayName),
+                           code: ExitStatus.cancelled)
+        }
+        return results
+    }
+
+    /// Each `--to` (or the one receiver there is, or `--connect`'s), found and connected at the same time.
+    private static func find(_ targets: [String?], streams: [AsyncStream<SessionEvent>], session: Session, connect: String?,
+                             timeout: Double, json: Bool) async throws -> [PeerInfo] {
+        try await withThrowingTaskGroup(of: PeerInfo.self) { group in
+            for (target, events) in zip(targets, streams) {
+                group.addTask {
+                    let finder = PeerFinder(session: session, to: target, connect: connect, timeout: timeout, role: "receiver",
+                                            progress: ConnectProgress(json: json))
+                    return try await finder.find(events: events)
+                }
+            }
+            var peers: [PeerInfo] = []
+            for try await peer in group where !peers.contains(where: { $0.id == peer.id }) { peers.append(peer) }
+            return peers
         }
     }
 
