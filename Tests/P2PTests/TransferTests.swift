@@ -315,7 +315,7 @@ final class TransferRecorder: Sendable {
         return (try? JSONDecoder().decode([Vector].self, from: Data(contentsOf: url))) ?? []
     }()
 
-    @Test func vectorsArePresent() { #expect(Self.vectors.count >= 15) }
+    @Test func vectorsArePresent() { #expect(Self.vectors.count >= 35) }
 
     @Test(arguments: vectors) func vector(_ vector: Vector) throws {
         let bytes = try #require(hexBytes(vector.hex))
@@ -349,6 +349,24 @@ final class TransferRecorder: Sendable {
         case .done(let hash): d["kind"] = .string("done"); d["hash"] = hex(hash)
         case .result(let verified, let hash): d["kind"] = .string("result"); d["verified"] = .bool(verified); d["hash"] = hex(hash)
         case .cancel(let reason): d["kind"] = .string("cancel"); d["reason"] = .string(reason)
+        case .treeOffer(let entries, let total): d["kind"] = .string("treeOffer"); d["entries"] = .string(String(entries)); d["total"] = .string(String(total))
+        case .entries(let first, let entries):
+            d["kind"] = .string("entries"); d["first"] = .string(String(first))
+            d["list"] = .string(entries.map { "\($0.kind == .file ? "file" : "directory") \(String($0.mode, radix: 8)) \($0.size) \($0.path)" }.joined(separator: ";"))
+        case .held(let files):
+            d["kind"] = .string("held")
+            d["list"] = .string(files.map { "\($0.index) \($0.state == .whole ? "whole" : "partial") \($0.length) \($0.sha256.hex)" }.joined(separator: ";"))
+        case .treeAccept(let held): d["kind"] = .string("treeAccept"); d["held"] = .string(String(held))
+        case .file(let index, let offset): d["kind"] = .string("file"); d["index"] = .string(String(index)); d["offset"] = .string(String(offset))
+        case .fileDone(let index, let hash): d["kind"] = .string("fileDone"); d["index"] = .string(String(index)); d["hash"] = hex(hash)
+        case .skip(let index): d["kind"] = .string("skip"); d["index"] = .string(String(index))
+        case .small(let files):
+            d["kind"] = .string("small")
+            d["list"] = .string(files.map { "\($0.index) \($0.sha256.hex) \(Array($0.bytes.readableBytesView).hex)" }.joined(separator: ";"))
+        case .treeEnd: d["kind"] = .string("treeEnd")
+        case .treeResult(let verified, let alreadyThere, let failed):
+            d["kind"] = .string("treeResult"); d["verified"] = .string(String(verified)); d["alreadyThere"] = .string(String(alreadyThere))
+            d["failed"] = .string(failed.map { "\($0.index) \($0.reason)" }.joined(separator: ";"))
         }
         return d
     }
