@@ -189,9 +189,9 @@ resume() {
   exits "${tx}b" 60 0 "the same send again succeeds"
   after=$(tx_bytes)
   exits "${rx}b" 20 0 "the second receive exits 0"
-  offset=$(get_json "${rx}b" offset event=transfer-started name=mid.bin || echo 0)
-  check "receiver's transfer-started shows the resume offset $offset = the .part it held ($part)" [ "$offset" -gt 0 -a "$offset" = "$part" ]
-  expect_json 1 "${tx}b" "sender starts at the same offset" event=transfer-started name=mid.bin offset="$offset"
+  # A send is one tree: the file's own events say where it resumed.
+  offset=$(get_json "${rx}b" resumed-from event=file-received name=mid.bin || echo 0)
+  check "receiver's file-received shows the resume offset $offset = the .part it held ($part)" [ "$offset" -gt 0 -a "$offset" = "$part" ]
   expect_json 1 "${tx}b" "file-sent says resumed-from $offset" event=file-sent name=mid.bin resumed-from="$offset" sha256="$MID_SHA"
   check "resumed file has the right SHA-256" [ "$(sha "$dir/mid.bin" 2>/dev/null)" = "$MID_SHA" ]
   expect_json 1 "${rx}b" "file-received after resume carries the whole file's SHA-256" event=file-received name=mid.bin sha256="$MID_SHA"

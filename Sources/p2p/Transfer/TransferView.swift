@@ -54,7 +54,7 @@ final class TransferView: Sendable {
                                              "size": delivery.size, "sha256": delivery.sha256, "peer": tree.peer.displayName,
                                              "tree": tree.name, "already-there": delivery.alreadyThere]
                 if let url = delivery.url { object["path"] = url.path }
-                if delivery.resumedFrom > 0 { object["resumed-from"] = delivery.resumedFrom }
+                if tree.direction == .sending || delivery.resumedFrom > 0 { object["resumed-from"] = delivery.resumedFrom }
                 Output.json(object)
             } else if perFile {
                 clearBar()
@@ -78,12 +78,6 @@ final class TransferView: Sendable {
                              "size": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, done: report.bytesSent))])
             } else {
                 clearBar()
-                // The sender hears about each file only in the receiver's final answer.
-                if perFile && tree.direction == .sending {
-                    for delivery in report.deliveries {
-                        Output.line("\(delivery.alreadyThere ? "Already there:" : "Sent") \(Terminal.sanitize(delivery.name)) (\(Self.bytes(delivery.size)))")
-                    }
-                }
             }
         case .failed(let info, let error):
             if json {

@@ -34,6 +34,9 @@ extension FileTransfers {
             emit(.failed(info, error))
             throw error
         }
+        // The receiver's verdict covers every file: each is reported now, then the tree.
+        for delivery in report.deliveries { emit(.fileFinished(info, delivery)) }
+        for failure in report.failures { emit(.fileFailed(info, name: failure.name, .cancelledByPeer(failure.reason))) }
         emit(.treeFinished(info, report))
         if let first = report.failures.first {
             throw .filesFailed(count: report.failures.count, first: "\(first.name): \(first.reason)")
