@@ -64,14 +64,14 @@ timed_json() {
 still_running() { sleep 1; if is_running "$1"; then pass "$2"; else wait_exit "$1" 1; fail "$2 (it exited: ${EXIT_RC:-?})" "$1"; fi; }
 # last_json NAME FIELD COND...: FIELD of NAME's last matching line.
 last_json() { local n=$1 f=$2; shift 2; "$PYTHON" "$E2E_DIR/jsonl.py" get <(tac "$E2E_TMP/$n.out") "$f" "$@"; }
-# resumes RX TX OFFSET_MIN FILE SHA DIR DESC: the resumed send TX exits 0, RX's last transfer-started
-# shows a resume offset, only the rest crossed the veth, the file verifies and no .part is left.
+# resumes RX TX OFFSET_MIN FILE SHA DIR DESC: the resumed send TX exits 0, RX's last file-received
+# shows a resume offset (resumed-from), only the rest crossed the veth, the file verifies and no .part is left.
 check_resume() {
   local rx=$1 tx=$2 part=$3 file=$4 want=$5 dir=$6 before=$7 after offset size rest travelled name
   name=$(basename "$file"); size=$(size_of "$file")
   exits "$tx" 60 0 "the same send again succeeds"
   after=$(tx_bytes)
-  offset=$(last_json "$rx" offset event=transfer-started name="$name" || echo 0)
+  offset=$(last_json "$rx" resumed-from event=file-received name="$name" || echo 0)
   check "it resumed at the $offset bytes the receiver held (.part was $part)" [ "$offset" -gt 0 -a "$offset" = "$part" ]
   expect_json 1 "$tx" "file-sent says resumed-from $offset" event=file-sent name="$name" resumed-from="$offset" sha256="$want"
   check "the resumed file has the right SHA-256" [ "$(sha "$dir/$name" 2>/dev/null)" = "$want" ]
