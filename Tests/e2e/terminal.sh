@@ -181,7 +181,7 @@ check "carol is told who did not answer ($(tail -n 1 "$E2E_TMP/carol.err"))" gre
 start_bg erin bash -c 'cd "$1" && exec "${@:2}"' _ "$E2E_TMP/tree" env P2P_HOME="$(home erin)" "$LAB" exec A "$P2P" send --name erin --connect "$ADDR_B:$PORT" many
 see 15 dave 'erin wants to send you files' "the next sender's question is shown"
 tm send-keys -t dave y
-see 15 dave 'erin offers the folder many/ .*accept everything in it\?' "a folder of 30 files is one question"
+see 15 dave 'erin offers 30 files, [0-9.]+ KiB in many/ — accept\? \[y/n\]' "a folder of 30 files is one question, with its count and size"
 tm send-keys -t dave y
 see 30 dave 'Received 30 files .* from erin' "one summary line for the 30 files"
 check "the 30 files arrived identical" diff -r "$E2E_TMP/tree/many" "$E2E_TMP/inbox/many"
