@@ -131,7 +131,23 @@ struct FrameWriteBatcherTests {
         let frame = Self.data(WireFormat.absoluteMaxPayload)
         let outcome = Outcome(channel.writeAndFlush(frame))
         #expect(outcome.succeeded)
-        #expect(spy.writes.map(\.count) == [WireFormat.headerSize + WireFormat.absoluteMaxPayload])
+        // A large payload goes down as it is, after its header (no copy into the batch buffer).
+        #expect(spy.writes.map(\.count) == [WireFormat.headerSize, WireFormat.absoluteMaxPayload])
+        #expect(spy.writes.flatMap { $0 } == documentedBytes(frame))
+        _ = try channel.finish()
+    }
+
+    /// Small frames written before a large one go first, in order, with the large one's header.
+    @Test func aLargePayloadKeepsItsPlaceBehindTheSmallFramesBeforeIt() throws {
+        let (channel, spy) = try Self.makeChannel()
+        let small = Self.data(10), large = Self.data(FrameWriteBatcher.chunkSize), after = Self.data(3)
+        channel.write(small, promise: nil)
+        let outcome = Outcome(channel.write(large))
+        channel.write(after, promise: nil)
+        channel.flush()
+        #expect(outcome.succeeded)
+        #expect(spy.writes.flatMap { $0 } == documentedBytes(small) + documentedBytes(large) + documentedBytes(after))
+        #expect(spy.writes.count == 3, "small frames and the header batched; the payload alone")
         _ = try channel.finish()
     }
 

@@ -280,6 +280,11 @@ public final class Session: Sendable {
         try connections.send(message.frame(), to: peers, mode: mode)
     }
 
+    /// A frame made by a feature itself (bulk data read straight into its payload), reliably.
+    func send(_ frame: Frame, to peer: PeerID) throws(SessionError) {
+        try connections.send(frame, to: [peer], mode: .reliable)
+    }
+
     /// Sends a typed message reliably once every target can take more, so a long burst waits for slow
     /// peers instead of queueing in memory (`send` never waits: what the socket cannot take yet is
     /// buffered without bound). Waits until each link has at most about 64 KiB queued beyond its

@@ -24,13 +24,18 @@ public struct Frame: Sendable, Equatable {
 extension ByteBuffer {
     /// Writes `frame` with its header; the caller has checked the payload size.
     mutating func writeFrame(_ frame: Frame) {
+        writeFrameHeader(frame)
+        writeImmutableBuffer(frame.payload)
+    }
+
+    /// Writes only `frame`'s header; its payload must follow.
+    mutating func writeFrameHeader(_ frame: Frame) {
         writeInteger(WireFormat.magic.0)
         writeInteger(WireFormat.magic.1)
         writeInteger(frame.version)
         writeInteger(frame.type.rawValue)
         writeInteger(frame.flags.rawValue)
         writeInteger(UInt32(frame.payload.readableBytes))
-        writeImmutableBuffer(frame.payload)
     }
 }
 

@@ -230,9 +230,15 @@ public final class FileTransfers: Sendable {
     /// Replaces `buffer`'s content with up to `count` bytes from the file's current position (fewer only at its end).
     static func read(_ reader: FileHandle, count: Int, into buffer: inout ByteBuffer, name: String) throws(TransferError) {
         buffer.clear()
+        try append(reader, count: count, to: &buffer, name: name)
+    }
+
+    /// Appends up to `count` bytes from the file's current position (fewer only at its end).
+    static func append(_ reader: FileHandle, count: Int, to buffer: inout ByteBuffer, name: String) throws(TransferError) {
         let descriptor = reader.fileDescriptor
-        while buffer.readableBytes < count {
-            let wanted = count - buffer.readableBytes
+        let target = buffer.readableBytes + count
+        while buffer.readableBytes < target {
+            let wanted = target - buffer.readableBytes
             var got = 0
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { pointer in
                 got = Foundation.read(descriptor, pointer.baseAddress, wanted)

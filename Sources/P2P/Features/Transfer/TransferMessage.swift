@@ -78,6 +78,22 @@ public struct TransferMessage: WireMessage, Equatable {
     /// Most entries a tree may have.
     public static let maxTreeEntries: UInt32 = 1_000_000
 
+    /// A CHUNK frame of transfer `id` at `offset` whose bytes `fill` appends straight into the payload
+    /// (a file read into it), so that they are not copied into a frame afterwards. The bytes must be
+    /// at least one; `fill` returns nothing, the payload's size says how many it wrote.
+    static func chunkFrame(id: UInt64, offset: UInt64, capacity: Int,
+                           fill: (inout ByteBuffer) throws(TransferError) -> Void) throws(TransferError) -> (frame: Frame, dataStart: Int) {
+        var payload = ByteBufferAllocator().buffer(capacity: chunkHeaderSize + capacity)
+        payload.writeInteger(Kind.chunk.rawValue)
+        payload.writeInteger(id)
+        payload.writeInteger(offset)
+        try fill(&payload)
+        return (Frame(type: .transfer, payload: payload), chunkHeaderSize)
+    }
+
+    /// Kind, transfer ID and offset in front of a chunk's bytes.
+    static let chunkHeaderSize = 17
+
     /// Decodes the layout of `Protocol/TRANSFER.md`; throws `malformedPayload` on anything else.
     public init(payload: inout ByteBuffer) throws(WireError) {
         let rawKind: UInt8 = try payload.readRequired(.transfer, field: "kind")

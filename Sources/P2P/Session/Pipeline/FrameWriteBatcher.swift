@@ -29,6 +29,15 @@ final class FrameWriteBatcher: ChannelOutboundHandler, RemovableChannelHandler {
             return
         }
         if buffer == nil { buffer = context.channel.allocator.buffer(capacity: Self.initialCapacity) }
+        if frame.payload.readableBytes >= Self.chunkSize {
+            // A large payload (bulk data) goes down as it is, after its header: copying it into the
+            // batch would cost a pass over every byte and gain nothing.
+            buffer!.writeFrameHeader(frame)
+            handOff(context: context)
+            buffer!.clear()
+            context.write(wrapOutboundOut(frame.payload), promise: promise)
+            return
+        }
         buffer!.writeFrame(frame)
         if let promise {
             if let pending = self.promise { pending.futureResult.cascade(to: promise) } else { self.promise = promise }

@@ -240,19 +240,20 @@ struct TreeSender {
         resumed[index] = offset
         spared += offset
         var position = offset
-        var block = ByteBufferAllocator().buffer(capacity: 4 * chunk)
         while position < entry.size {
             if Task.isCancelled { throw .cancelled }
             try await waitForWindow()
-            if block.readableBytes == 0 {
-                try FileTransfers.read(reader, count: Int(min(UInt64(4 * chunk), entry.size - position)), into: &block, name: entry.path)
-                guard block.readableBytes > 0 else { throw .unreadable(url.path, "the file shrank while being sent") }
-                block.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+            // The file's bytes are read straight into the CHUNK frame's payload: no copy afterwards.
+            let count = Int(min(UInt64(chunk), entry.size - position))
+            let (frame, dataStart) = try TransferMessage.chunkFrame(id: info.id, offset: position, capacity: count) { (payload) throws(TransferError) in
+                try FileTransfers.append(reader, count: count, to: &payload, name: entry.path)
             }
-            let slice = block.readSlice(length: min(chunk, block.readableBytes))!
-            try send(.chunk(offset: position, bytes: slice))
-            position += UInt64(slice.readableBytes)
-            sent += UInt64(slice.readableBytes)
+            let read = frame.payload.readableBytes - dataStart
+            guard read > 0 else { throw .unreadable(url.path, "the file shrank while being sent") }
+            frame.payload.withUnsafeReadableBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[dataStart...])) }
+            do { try transfers.session.send(frame, to: info.peer.id) } catch { throw .peerDisconnected }
+            position += UInt64(read)
+            sent += UInt64(read)
             reportProgress()
         }
         let digest = Array(hasher.finalize())
