@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark of issue 7 in one run, printed as one markdown table of ratios measured in this run:
-#   file transfer   p2p vs socat, nc (netcat-openbsd), magic-wormhole and the iperf3 ceiling
+#   file transfer   p2p vs socat, nc (netcat-openbsd), magic-wormhole and the iperf3 ceiling; a tree of
+#                   10,000 x 4 KiB files vs tar | socat | tar; one send to two receivers vs two sends
 #                   (Benchmarks/transfer.sh: tmpfs -> tmpfs over 127.0.0.1, interleaved runs, medians)
 #   peak RSS        p2p sender and receiver at two file sizes (flat in file size?)
 #   session         chat round trip vs raw TCP, one-way messages/s, discovery and handshake time (`p2p bench`)
@@ -11,8 +12,8 @@
 # end) and every target with met/missed. Raw outputs are kept in the --out directory.
 #
 # usage: Benchmarks/run.sh [--quick] [--runs N] [--size-mib N] [--rss-sizes "A B"] [--out DIR] [--no-wormhole]
-#   --quick       small sizes for a smoke run (1 transfer run of 256 MiB, RSS at 64 and 256 MiB,
-#                 fewer messages); the figures are then only indicative
+#   --quick       small sizes for a smoke run (1 transfer run of 256 MiB, a tree of 2,000 files, RSS at
+#                 64 and 256 MiB, fewer messages); the figures are then only indicative
 #   --runs N      transfer runs per tool (default 3); --size-mib N (default 1024); --rss-sizes (default "256 4096")
 #   --out DIR     where the raw outputs go (default: a new /tmp/p2p-bench-run.XXXXXX)
 #   --wait-quiet S  wait up to S seconds (default 300) for the 1-minute load average to fall below 1
@@ -22,7 +23,7 @@
 # the end is printed too; it is high by design, since the benchmarks themselves keep both cores busy.
 # env:   P2P_BIN (default .build-release/release/p2p, else .build/release/p2p), BENCH_TMPFS (default /dev/shm)
 # needs: a release build (swift build -c release --scratch-path .build-release), an mDNS daemon for the
-#        discovery and mesh rows (scripts/mdns-loopback.sh start), socat, python3, /usr/bin/time, and for
+#        discovery, mesh and two-receivers rows (scripts/mdns-loopback.sh start), socat, python3, /usr/bin/time, and for
 #        their rows iperf3, netcat-openbsd and magic-wormhole in a venv: `scripts/setup.sh --bench`
 #        installs them all. This script installs nothing; a missing optional tool's row says "skipped".
 # Exit status 0 whether or not targets are met; 1 if a benchmark failed to run; 3 if the machine was not quiet.
@@ -34,7 +35,7 @@ else P2P=$ROOT/.build/release/p2p; fi
 RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" OUT= QUICK=0 TRANSFER_ARGS=() WAIT_QUIET=300 ALLOW_LOAD=0
 while [ $# -gt 0 ]; do
   case $1 in
-    --quick) QUICK=1 RUNS=1 SIZE_MIB=256 RSS_SIZES="64 256"; shift ;;
+    --quick) QUICK=1 RUNS=1 SIZE_MIB=256 RSS_SIZES="64 256" TRANSFER_ARGS+=(--tree 2000); shift ;;
     --runs) RUNS=$2; shift 2 ;;
     --size-mib) SIZE_MIB=$2; shift 2 ;;
     --rss-sizes) RSS_SIZES=$2; shift 2 ;;
@@ -42,7 +43,7 @@ while [ $# -gt 0 ]; do
     --no-wormhole) TRANSFER_ARGS+=(--no-wormhole); shift ;;
     --wait-quiet) WAIT_QUIET=$2; shift 2 ;;
     --allow-load) ALLOW_LOAD=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -144,6 +145,15 @@ if p2p_t:
         row("  CPU-s both ends, p2p vs socat", f"{cpu['p2p']:.2f}", f"{cpu['socat']:.2f}", f"{cpu['socat'] / cpu['p2p']:.2f}×", "(info)", "")
 else:
     row("file transfer", "failed", "", "", "", "")
+if "tree_p2p_median_s" in summary and "tree_tar_median_s" in summary:
+    files, tp, tt = int(summary["tree_files"]), float(summary["tree_p2p_median_s"]), float(summary["tree_tar_median_s"])
+    row(f"tree of {files:,} files × 4 KiB, p2p (one tree transfer)", f"{tp:.2f} s = {files / tp:,.0f} files/s", "", "", "", "")
+    row("  vs tar c \\| socat -b 262144 \\| tar x", "", f"{tt:.2f} s = {files / tt:,.0f} files/s", f"{tt / tp:.2f}× (p2p takes {tp / tt:.1f}× tar's time)",
+        "p2p ≤ 3× tar's time", met(tp <= 3 * tt))
+if "multi_parallel_median_s" in summary and "multi_sequential_median_s" in summary:
+    par, seq = float(summary["multi_parallel_median_s"]), float(summary["multi_sequential_median_s"])
+    row(f"two receivers, {size_mib} MiB to each: `send --to r1 --to r2`", f"{par:.2f} s", f"two sequential sends {seq:.2f} s",
+        f"{seq / par:.2f}×", "(info)", "")
 rss = {int(k[4:]): [int(x) for x in v.split()] for k, v in summary.items() if k.startswith("rss_")}
 for mib in sorted(rss):
     s_kib, r_kib, s_anon, r_anon = rss[mib]
@@ -217,7 +227,10 @@ transfer_runs = summary.get("runs", "?")
 print(f"\nMethod: file transfer = {transfer_runs} interleaved runs per tool of a {size_mib} MiB random file, tmpfs → tmpfs over "
       "127.0.0.1, wall time from starting the sender until both ends exited, median; ratio = baseline time / p2p time "
       "(≥ 1 means p2p is as fast); every copy checked with sha256sum (iperf3 moves memory, no file). Peak RSS = getrusage maxrss "
-      "(includes ~35 MiB of mapped code) and RssAnon sampled every 20 ms, one run per size. Session = `p2p bench` "
+      "(includes ~35 MiB of mapped code) and RssAnon sampled every 20 ms, one run per size. Tree = the same interleaved runs, "
+      "`p2p send --connect` of a folder vs `tar c | socat | tar x`, every copy checked with `diff -r`. Two receivers = the same "
+      "file to two `p2p receive` found by DNS-SD, one `send --to r1 --to r2` vs two sends one after the other, "
+      "from the first send until every process exited. Session = `p2p bench` "
       f"({' '.join(['3 alternating rounds'])}, medians; round trips pooled, p50/p99), TLS 1.3 session vs a blocking raw TCP socket pair; "
       "discovery = median of its runs. Records = one `p2p records bench` run. Mesh = one `p2p bench mesh` run: 32 sessions in one "
       "process advertising and browsing through avahi, both ends of every pair dialing; every message counted by ID at every receiver. "

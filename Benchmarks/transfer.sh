@@ -10,13 +10,26 @@
 #      wall time from starting the sender until both ends have exited, medians, and the ratios
 #      p2p vs socat and p2p vs wormhole (time of the other / time of p2p: >= 1 means p2p is as fast);
 #      also the CPU seconds both ends used (wormhole: plus its relay), which other load disturbs less;
-#   2. peak RSS (getrusage maxrss via /usr/bin/time -v, and RssAnon sampled from /proc) of the p2p
+#   2. a tree of TREE (default 10,000) files of 4 KiB in folders of 100, tmpfs -> tmpfs, RUNS times each
+#      (interleaved): `p2p send --connect` of the folder (one tree transfer) vs `tar c | socat -u -b 262144`
+#      -> TCP -> `socat | tar x` (plain, no encryption, no hash); medians and the ratio p2p / tar
+#      (target <= 3x); every copy checked with `diff -r`;
+#   3. two receivers: the SIZE file to two `p2p receive` on 127.0.0.1 at once (`p2p send --to r1 --to r2`,
+#      found by DNS-SD: needs an avahi-daemon on the system bus; as root the loopback one,
+#      scripts/mdns-loopback.sh, is started if none answers and stopped at the end) vs two sequential
+#      sends (`--to r1`, then `--to r2`), RUNS times each (interleaved); wall time from starting the
+#      (first) sender until every process exited, medians, and the ratio sequential / parallel;
+#   4. peak RSS (getrusage maxrss via /usr/bin/time -v, and RssAnon sampled from /proc) of the p2p
 #      sender and receiver for 256 MiB and 4 GiB files (the 4 GiB run needs ~8 GiB free on the tmpfs).
 # Every received file is checked with sha256sum against the source. Build first: swift build -c release.
+# The load average is printed at the start and end of each section.
 #
-# usage: Benchmarks/transfer.sh [--runs N] [--size-mib N] [--rss-sizes "256 4096"] [--no-wormhole] [--summary FILE]
+# usage: Benchmarks/transfer.sh [--runs N] [--size-mib N] [--rss-sizes "256 4096"] [--no-wormhole]
+#                               [--tree N] [--no-multi] [--summary FILE]
+#   --tree N        files in the tree row (default 10000; 0 skips the row)
+#   --no-multi      skip the two-receivers row (without an mDNS daemon, and not root, it is skipped anyway)
 #   --summary FILE  also writes the figures as "key value" lines (for Benchmarks/run.sh)
-# needs: socat, python3, /usr/bin/time (package time); optional rows: nc (netcat-openbsd), iperf3,
+# needs: socat, python3, /usr/bin/time (package time), tar, diff; optional rows: nc (netcat-openbsd), iperf3,
 #        magic-wormhole (scripts/setup.sh --bench installs all of them; a missing one's row is skipped)
 # env:   P2P_BIN (default .build/release/p2p), BENCH_TMPFS (default /dev/shm),
 #        WORMHOLE_VENV (default /tmp/p2p-bench-wormhole; `scripts/setup.sh --bench` creates it; without
@@ -28,20 +41,22 @@ P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
 [[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
 TMPFS=${BENCH_TMPFS:-/dev/shm}
 WH_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
-RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" WORMHOLE=1 SUMMARY=
+RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" WORMHOLE=1 SUMMARY= TREE=10000 MULTI=1
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) RUNS=$2; shift 2 ;;
     --size-mib) SIZE_MIB=$2; shift 2 ;;
     --rss-sizes) RSS_SIZES=$2; shift 2 ;;
     --no-wormhole) WORMHOLE=0; shift ;;
+    --tree) TREE=$2; shift 2 ;;
+    --no-multi) MULTI=0; shift ;;
     --summary) SUMMARY=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
 export AVAHI_COMPAT_NOWARN=1 LANG=C.UTF-8 LC_ALL=C.UTF-8
-for tool in socat sha256sum python3 /usr/bin/time; do
+for tool in socat sha256sum python3 /usr/bin/time tar diff; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is required" >&2; exit 1; }
 done
 [ -x "$P2P" ] || { echo "bench: no p2p binary at $P2P (swift build -c release)" >&2; exit 1; }
@@ -50,10 +65,12 @@ W=$(mktemp -d "$TMPFS/p2p-bench.XXXXXX")
 TAG=$$-$RANDOM
 SID=bench-$TAG
 declare -a OURS=()
+MDNS_STARTED=0
 cleanup() {
   local pid
   for pid in "${OURS[@]}"; do kill "$pid" 2>/dev/null; done
   for pid in "${OURS[@]}"; do wait "$pid" 2>/dev/null; done
+  [ "$MDNS_STARTED" = 0 ] || "$ROOT/scripts/mdns-loopback.sh" stop >&2 || true
   rm -rf "$W"
 }
 trap cleanup EXIT
@@ -211,13 +228,119 @@ verify() { # verify METHOD OUT
   rm -f "$2"
 }
 
+# ---------------------------------------------------------------- trees: p2p vs tar | socat | tar
+# make_tree DIR N: N files of 4 KiB random bytes in folders of 100 (DIR/d000/f000.bin ...).
+make_tree() {
+  python3 - "$1" "$2" <<'EOF'
+import os, sys
+base, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    folder = f"{base}/d{i // 100:03d}"
+    if i % 100 == 0: os.makedirs(folder, exist_ok=True)
+    with open(f"{folder}/f{i % 100:03d}.bin", "wb") as f: f.write(os.urandom(4096))
+EOF
+}
+# Each: run_X_tree -> seconds on stdout; the copy of $W/tree is left in $W/tin/tree, CPU-s in $W/cpu.
+run_p2p_tree() {
+  local rpid spid t0 t1 rc rrc
+  rm -rf "$W/tin"; mkdir -p "$W/tin"
+  /usr/bin/time -v -o "$W/tree-recv.time" env P2P_HOME="$W/home-r" "$P2P" receive --yes --once --json --dir "$W/tin" --port "$RPORT" \
+    --session-id "$SID" --name "bench-r-$TAG" >"$W/tree-recv.out" 2>"$W/tree-recv.err" &
+  rpid=$!; OURS+=("$rpid")
+  wait_until 20 grep -qs '"event":"listening"' "$W/tree-recv.out" || { bad "p2p receive (tree) did not start"; cat "$W/tree-recv.err" >&2; }
+  t0=$(now)
+  /usr/bin/time -v -o "$W/tree-send.time" env P2P_HOME="$W/home-s" "$P2P" send --json --connect "127.0.0.1:$RPORT" \
+    --session-id "$SID" --name "bench-s-$TAG" "$W/tree" >"$W/tree-send.out" 2>"$W/tree-send.err" &
+  spid=$!
+  wait "$spid"; rc=$?
+  wait "$rpid"; rrc=$?
+  t1=$(now)
+  [ "$rc" = 0 ] || { bad "p2p send (tree) exited $rc"; tail -3 "$W/tree-send.err" >&2; }
+  [ "$rrc" = 0 ] || { bad "p2p receive (tree) exited $rrc"; tail -3 "$W/tree-recv.err" >&2; }
+  cpu_of "$W/tree-send.time" "$W/tree-recv.time" >"$W/cpu"
+  elapsed "$t0" "$t1"
+}
+
+# tar c | socat -> TCP -> socat | tar x: the plain way to move a tree (no encryption, no hash).
+run_tar_tree() {
+  local port rpid t0 t1
+  rm -rf "$W/tin"; mkdir -p "$W/tin"
+  port=$(free_port)
+  /usr/bin/time -v -o "$W/tar-recv.time" bash -c 'set -o pipefail; socat -u -b 262144 "TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr" STDOUT | tar x -C "$2"' \
+    _ "$port" "$W/tin" 2>"$W/tar-recv.err" &
+  rpid=$!; OURS+=("$rpid")
+  wait_until 10 listening "$port" || bad "socat | tar x did not listen"
+  t0=$(now)
+  /usr/bin/time -v -o "$W/tar-send.time" bash -c 'set -o pipefail; tar c -C "$1" tree | socat -u -b 262144 STDIN "TCP:127.0.0.1:$2"' \
+    _ "$W" "$port" 2>"$W/tar-send.err" || { bad "tar c | socat failed"; tail -3 "$W/tar-send.err" >&2; }
+  wait "$rpid" || { bad "socat | tar x failed"; tail -3 "$W/tar-recv.err" >&2; }
+  t1=$(now)
+  cpu_of "$W/tar-send.time" "$W/tar-recv.time" >"$W/cpu"
+  elapsed "$t0" "$t1"
+}
+
+# ---------------------------------------------------------------- two receivers, found by DNS-SD
+# mdns_ready: an avahi-daemon answers on the default system bus; as root, start the loopback one
+# (scripts/mdns-loopback.sh) if none does, and stop it at exit.
+mdns_ready() {
+  unset DBUS_SYSTEM_BUS_ADDRESS   # p2p and the loopback daemon use the default system bus
+  "$ROOT/scripts/mdns-loopback.sh" status >/dev/null 2>&1 && return 0
+  [ "$(id -u)" = 0 ] || { say "no mDNS daemon answers and not root (scripts/mdns-loopback.sh start needs root)"; return 1; }
+  say "starting the loopback avahi-daemon (scripts/mdns-loopback.sh; stopped at the end)"
+  "$ROOT/scripts/mdns-loopback.sh" start >&2 || return 1
+  MDNS_STARTED=1
+}
+MSID=bench-multi-$TAG
+# start_receivers: `p2p receive --once` twice on loopback (free ports), bench-r1/r2-TAG, each with its
+# own identity and folder ($W/min1, $W/min2); returns once both are registered in DNS-SD.
+start_receivers() {
+  local i
+  RPIDS=()
+  for i in 1 2; do
+    rm -rf "$W/min$i"; mkdir -p "$W/min$i"
+    /usr/bin/time -v -o "$W/multi-r$i.time" env P2P_HOME="$W/home-r$i" "$P2P" receive --yes --once --json --dir "$W/min$i" \
+      --session-id "$MSID" --name "bench-r$i-$TAG" >"$W/multi-r$i.out" 2>"$W/multi-r$i.err" &
+    RPIDS+=("$!"); OURS+=("$!")
+  done
+  for i in 1 2; do
+    wait_until 20 grep -qs '"event":"advertising"' "$W/multi-r$i.out" || { bad "p2p receive r$i did not advertise"; tail -3 "$W/multi-r$i.err" >&2; }
+  done
+}
+# run_multi parallel|sequential SRC -> seconds from starting the (first) sender until every process
+# exited; both copies are checked. parallel: `send --to r1 --to r2`; sequential: `send --to r1`, then `--to r2`.
+run_multi() {
+  local how=$1 src=$2 t0 t1 i pid times=()
+  start_receivers
+  t0=$(now)
+  if [ "$how" = parallel ]; then
+    /usr/bin/time -v -o "$W/multi-s.time" env P2P_HOME="$W/home-s" "$P2P" send --json --session-id "$MSID" --name "bench-s-$TAG" \
+      --to "bench-r1-$TAG" --to "bench-r2-$TAG" "$src" >"$W/multi-s.out" 2>"$W/multi-s.err" \
+      || { bad "p2p send --to r1 --to r2 exited $?"; tail -3 "$W/multi-s.err" >&2; }
+    times=("$W/multi-s.time")
+  else
+    for i in 1 2; do
+      /usr/bin/time -v -o "$W/multi-s$i.time" env P2P_HOME="$W/home-s" "$P2P" send --json --session-id "$MSID" --name "bench-s-$TAG" \
+        --to "bench-r$i-$TAG" "$src" >"$W/multi-s$i.out" 2>"$W/multi-s$i.err" \
+        || { bad "p2p send --to r$i exited $?"; tail -3 "$W/multi-s$i.err" >&2; }
+      times+=("$W/multi-s$i.time")
+    done
+  fi
+  for pid in "${RPIDS[@]}"; do wait "$pid" || bad "p2p receive ($how) exited $?"; done
+  t1=$(now)
+  for i in 1 2; do verify "$how to r$i" "$W/min$i/$(basename "$src")"; done
+  cpu_of "${times[@]}" "$W/multi-r1.time" "$W/multi-r2.time" >"$W/cpu"
+  elapsed "$t0" "$t1"
+}
+
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 rate() { python3 -c 'import sys; print("%.0f" % (float(sys.argv[1]) / float(sys.argv[2]) / 1048576))' "$1" "$2"; }
-ratio() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
+# ratio A B: A / B, or "n/a" when B is 0 (a tiny smoke run can take 0.00 CPU-s).
+ratio() { python3 -c 'import sys; b = float(sys.argv[2]); print("%.2f" % (float(sys.argv[1]) / b) if b else "n/a")' "$1" "$2"; }
 
 # ---------------------------------------------------------------- 1. throughput
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, kernel $(uname -r)"
 echo "p2p: $P2P ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null))   tmpfs: $TMPFS   runs: $RUNS"
+echo "load average (1/5/15 min) at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 SRC=$W/src.bin
 say "making a $SIZE_MIB MiB random file on $TMPFS"
 make_file "$SRC" "$SIZE_MIB"
@@ -260,9 +383,81 @@ echo "p2p vs socat:    $(ratio "${MED[socat]}" "${MED[p2p]}")x by wall time (tar
 [ "$WORMHOLE" = 1 ] && echo "p2p vs wormhole: $(ratio "${MED[wormhole]}" "${MED[p2p]}")x by wall time (target >= 10x); $(ratio "${MEDCPU[wormhole]}" "${MEDCPU[p2p]}")x by CPU time" \
   || echo "p2p vs wormhole: skipped (magic-wormhole unavailable)"
 echo "load average (1 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (other work on the machine slows every row)"
+
+# ---------------------------------------------------------------- 2. a tree of small files
+if [ "$TREE" -gt 0 ]; then
+  echo
+  tree_load=$(cut -d' ' -f1-3 /proc/loadavg)
+  say "making a tree of $TREE files of 4 KiB on $TMPFS"
+  make_tree "$W/tree" "$TREE"
+  TREE_BYTES=$((TREE * 4096))
+  files_per_s() { python3 -c 'import sys; print("%.0f" % (int(sys.argv[1]) / float(sys.argv[2])))' "$TREE" "$1"; }
+  declare -A TTIMES=() TCPUS=() TMED=() TMEDCPU=()
+  for run in $(seq "$RUNS"); do
+    for m in p2p tar; do
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      t=$("run_${m}_tree")
+      c=$(cat "$W/cpu")
+      diff -r "$W/tree" "$W/tin/tree" >"$W/tree.diff" 2>&1 || { bad "tree: $m: the copy differs (diff -r)"; head -5 "$W/tree.diff" >&2; }
+      rm -rf "$W/tin"
+      TTIMES[$m]="${TTIMES[$m]:-} $t"
+      TCPUS[$m]="${TCPUS[$m]:-} $c"
+      say "tree run $run: $m ${t}s ($(files_per_s "$t") files/s), ${c} CPU-s, load average before: $load"
+    done
+  done
+  echo "== tree of $TREE files x 4 KiB (folders of 100), tmpfs -> tmpfs over 127.0.0.1, $RUNS runs each (seconds; median)"
+  echo "load average (1/5/15 min) at the start: $tree_load"
+  for m in p2p tar; do
+    # shellcheck disable=SC2086
+    TMED[$m]=$(median ${TTIMES[$m]}); TMEDCPU[$m]=$(median ${TCPUS[$m]})
+    printf '%-9s wall:%s   median %ss = %s files/s, %s MiB/s;  CPU-s (both ends):%s   median %s\n' \
+      "$([ "$m" = tar ] && echo "tar|socat" || echo p2p)" "${TTIMES[$m]}" "${TMED[$m]}" "$(files_per_s "${TMED[$m]}")" \
+      "$(rate "$TREE_BYTES" "${TMED[$m]}")" "${TCPUS[$m]}" "${TMEDCPU[$m]}"
+    summary "tree_${m}_median_s" "${TMED[$m]}"; summary "tree_${m}_runs_s" "${TTIMES[$m]# }"; summary "tree_${m}_cpu_s" "${TMEDCPU[$m]}"
+  done
+  summary tree_files "$TREE"
+  summary tree_ratio "$(ratio "${TMED[p2p]}" "${TMED[tar]}")"
+  echo "p2p / tar:       $(ratio "${TMED[p2p]}" "${TMED[tar]}")x tar's wall time (target <= 3x); $(ratio "${TMEDCPU[p2p]}" "${TMEDCPU[tar]}" | sed 's/[0-9]$/&x/') its CPU time"
+  echo "load average (1/5/15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  rm -rf "$W/tree"
+fi
+
+# ---------------------------------------------------------------- 3. two receivers
+if [ "$MULTI" = 1 ]; then
+  echo
+  if mdns_ready; then
+    multi_load=$(cut -d' ' -f1-3 /proc/loadavg)
+    declare -A MTIMES=() MCPUS=() MMED=() MMEDCPU=()
+    for run in $(seq "$RUNS"); do
+      for how in parallel sequential; do
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        t=$(run_multi "$how" "$SRC")
+        c=$(cat "$W/cpu")
+        MTIMES[$how]="${MTIMES[$how]:-} $t"
+        MCPUS[$how]="${MCPUS[$how]:-} $c"
+        say "two receivers run $run: $how ${t}s ($(rate $((2 * BYTES)) "$t") MiB/s delivered), ${c} CPU-s, load average before: $load"
+      done
+    done
+    echo "== two receivers on 127.0.0.1 (found by DNS-SD), $SIZE_MIB MiB to each, $RUNS runs each (seconds; median)"
+    echo "load average (1/5/15 min) at the start: $multi_load"
+    for how in parallel sequential; do
+      # shellcheck disable=SC2086
+      MMED[$how]=$(median ${MTIMES[$how]}); MMEDCPU[$how]=$(median ${MCPUS[$how]})
+      printf '%-10s %-30s wall:%s   median %ss = %s MiB/s delivered;  CPU-s (all processes):%s   median %s\n' "$how" \
+        "$([ "$how" = parallel ] && echo "(send --to r1 --to r2)" || echo "(send --to r1; send --to r2)")" \
+        "${MTIMES[$how]}" "${MMED[$how]}" "$(rate $((2 * BYTES)) "${MMED[$how]}")" "${MCPUS[$how]}" "${MMEDCPU[$how]}"
+      summary "multi_${how}_median_s" "${MMED[$how]}"; summary "multi_${how}_runs_s" "${MTIMES[$how]# }"; summary "multi_${how}_cpu_s" "${MMEDCPU[$how]}"
+    done
+    summary multi_ratio "$(ratio "${MMED[sequential]}" "${MMED[parallel]}")"
+    echo "parallel vs sequential: $(ratio "${MMED[sequential]}" "${MMED[parallel]}")x by wall time (> 1: one send to both is faster); $(ratio "${MMEDCPU[sequential]}" "${MMEDCPU[parallel]}")x by CPU time"
+    echo "load average (1/5/15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  else
+    echo "== two receivers: skipped (no mDNS daemon; as root this script starts scripts/mdns-loopback.sh itself)"
+  fi
+fi
 rm -f "$SRC"
 
-# ---------------------------------------------------------------- 2. peak RSS
+# ---------------------------------------------------------------- 4. peak RSS
 echo
 echo "== peak RSS of p2p, tmpfs -> tmpfs (maxrss from getrusage includes ~35 MiB of mapped binary and"
 echo "   libraries; RssAnon, sampled every 20 ms, is what the transfer allocates)"

@@ -1,4 +1,4 @@
-# Helpers shared by the lab tests that move files (transfer.sh, faults.sh). Source after lib.sh; they
+# Helpers shared by the lab tests that move files (transfer.sh, faults.sh, tree.sh). Source after lib.sh; they
 # read NS_A, A_LINK and TAG at call time.
 
 # sender PROC WHO TO PATH...: `p2p send --json --to TO-TAG PATH...` in A, identity home-WHO.
