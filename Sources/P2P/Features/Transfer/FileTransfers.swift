@@ -19,7 +19,7 @@ public final class FileTransfers: Sendable {
     /// Tunables; the defaults suit a LAN.
     public struct Configuration: Sendable {
         /// Unacknowledged bytes the sender may have in flight.
-        public var window = 8 << 20
+        public var window = 4 << 20
         /// The receiver acknowledges after every this many bytes written.
         public var acknowledgeEvery = 1 << 20
         /// Replace existing files instead of writing `name (1).ext`.
@@ -32,7 +32,7 @@ public final class FileTransfers: Sendable {
         /// Unread events each `events()` stream holds; beyond that its consumer gets `.eventsDropped`.
         /// A transfer of many files makes several events per file.
         public var eventBufferLimit = 65_536
-        /// The defaults: an 8 MiB window, an acknowledgement per MiB written, no overwriting.
+        /// The defaults: a 4 MiB window, an acknowledgement per MiB written, no overwriting.
         public init() {}
     }
 
