@@ -37,9 +37,10 @@ extension FileTransfers {
         info.fileCount = pending.entries.count { $0.kind == .file }
         var destinations: [URL] = []
         var seen: Set<String> = []
+        var checked: Set<String> = []
         for entry in pending.entries {
             do {
-                let destination = try SafePath.resolve(entry.path, in: directory)
+                let destination = try SafePath.resolve(entry.path, in: directory, checked: &checked)
                 guard seen.insert(destination.path).inserted else { throw TransferError.duplicateName(entry.path) }
                 destinations.append(destination)
             } catch {

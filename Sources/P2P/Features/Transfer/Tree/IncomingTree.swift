@@ -22,6 +22,10 @@ final class IncomingTree: Sendable {
     private let entries: [TreeEntry]
     /// Final locations, by entry (resolved and checked before the offer was shown).
     private let destinations: [URL]
+    /// The same as paths, and each one's folder: the per-file work uses plain strings, since building
+    /// URLs for 10,000 small files cost more than writing them.
+    private let paths: [String]
+    private let folders: [String]
     private weak let transfers: FileTransfers?
     private let acknowledgeEvery: UInt64
     private let overwrite: Bool
@@ -43,7 +47,7 @@ final class IncomingTree: Sendable {
 
     private struct DiskState {
         var handle: FileHandle?
-        var current: (index: UInt32, part: URL, hasher: SHA256, written: UInt64, start: UInt64)?
+        var current: (index: UInt32, part: String, hasher: SHA256, written: UInt64, start: UInt64)?
         /// SHA-256 states after each held `.part` prefix, in case the sender resumes there.
         var prefixHashers: [UInt32: SHA256] = [:]
         /// SHA-256 of each whole file already here, for its delivery when the sender skips it.
@@ -65,6 +69,8 @@ final class IncomingTree: Sendable {
         info = offer.info
         entries = offer.entries
         self.destinations = destinations
+        paths = destinations.map(\.path)
+        folders = destinations.map { $0.deletingLastPathComponent().path }
         self.transfers = transfers
         acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
         overwrite = transfers.configuration.overwrite
@@ -80,24 +86,33 @@ final class IncomingTree: Sendable {
         let fileManager = FileManager.default
         var held: [HeldFile] = []
         var heldBytes: UInt64 = 0
+        // What each folder holds, listed once: a fresh tree's folders do not exist, and one listing per
+        // folder beats two lookups per file.
+        var listings: [String: Set<String>] = [:]
+        func holds(_ path: String, in folder: String) -> Bool {
+            if listings[folder] == nil { listings[folder] = Set((try? fileManager.contentsOfDirectory(atPath: folder)) ?? []) }
+            return listings[folder]!.contains(String(path.dropFirst(folder.count + 1)))
+        }
         for (position, entry) in entries.enumerated() {
             let destination = destinations[position]
             if entry.kind == .directory {
                 do {
-                    try makeDirectory(destination, &state)
+                    try makeDirectory(paths[position], &state)
                 } catch {
                     return fail(.unwritable(destination.path, readableReason(error)), tellPeer: true, &state)
                 }
                 continue
             }
             let index = UInt32(position)
+            let folder = folders[position]
+            guard holds(paths[position], in: folder) || holds(paths[position] + ".part", in: folder) else { continue }
             var attributes = stat()
-            if lstat(destination.path, &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG, UInt64(attributes.st_size) == entry.size,
+            if lstat(paths[position], &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG, UInt64(attributes.st_size) == entry.size,
                let hasher = Self.hash(destination, upTo: entry.size) {
                 state.wholeHashes[index] = Array(hasher.finalize())
                 held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: state.wholeHashes[index]!))
                 heldBytes += entry.size
-            } else if lstat(Self.part(of: destination).path, &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG,
+            } else if lstat(paths[position] + ".part", &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG,
                       UInt64(attributes.st_size) <= entry.size, attributes.st_size > 0,
                       let hasher = Self.hash(Self.part(of: destination), upTo: UInt64(attributes.st_size)) {
                 state.prefixHashers[index] = hasher
@@ -127,10 +142,10 @@ final class IncomingTree: Sendable {
         transfers?.progress(tree: self, started: 0, bytes: 0)
     }
 
-    private func makeDirectory(_ url: URL, _ state: inout DiskState) throws {
-        guard !state.madeDirectories.contains(url.path) else { return }
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        state.madeDirectories.insert(url.path)
+    private func makeDirectory(_ path: String, _ state: inout DiskState) throws {
+        guard !state.madeDirectories.contains(path) else { return }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        state.madeDirectories.insert(path)
     }
 
     // MARK: - Messages (on the event loop)
@@ -228,13 +243,13 @@ final class IncomingTree: Sendable {
     }
 
     private func open(_ index: UInt32, at offset: UInt64, _ state: inout DiskState) {
-        let part = Self.part(of: destinations[Int(index)])
+        let part = paths[Int(index)] + ".part"
         do {
-            try makeDirectory(part.deletingLastPathComponent(), &state)
-            if !FileManager.default.fileExists(atPath: part.path) {
-                guard FileManager.default.createFile(atPath: part.path, contents: nil) else { throw POSIXError(.EACCES) }
+            try makeDirectory(folders[Int(index)], &state)
+            if !FileManager.default.fileExists(atPath: part) {
+                guard FileManager.default.createFile(atPath: part, contents: nil) else { throw POSIXError(.EACCES) }
             }
-            let handle = try FileHandle(forUpdating: part)
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: part, isDirectory: false))
             let hasher: SHA256
             if offset == 0 {
                 try handle.truncate(atOffset: 0)
@@ -248,7 +263,7 @@ final class IncomingTree: Sendable {
             state.handle = handle
             state.current = (index, part, hasher, offset, offset)
         } catch {
-            fail(.unwritable(part.path, readableReason(error)), tellPeer: true, &state)
+            fail(.unwritable(part, readableReason(error)), tellPeer: true, &state)
         }
     }
 
@@ -257,7 +272,7 @@ final class IncomingTree: Sendable {
         do {
             try bytes.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
         } catch {
-            return fail(.unwritable(current.part.path, readableReason(error)), tellPeer: true, &state)
+            return fail(.unwritable(current.part, readableReason(error)), tellPeer: true, &state)
         }
         bytes.withUnsafeReadableBytes { current.hasher.update(bufferPointer: $0) }
         current.written += UInt64(bytes.readableBytes)
@@ -287,10 +302,10 @@ final class IncomingTree: Sendable {
         let index = file.index
         let ours = file.bytes.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
         guard ours == file.sha256 else { return fileFailed(index, .verificationFailed(expected: file.sha256.hex, got: ours.hex), &state) }
-        let part = Self.part(of: destinations[Int(index)])
+        let part = paths[Int(index)] + ".part"
         do {
-            try makeDirectory(part.deletingLastPathComponent(), &state)
-            let descriptor = Foundation.open(part.path, O_CREAT | O_TRUNC | O_WRONLY, 0o644)
+            try makeDirectory(folders[Int(index)], &state)
+            let descriptor = Foundation.open(part, O_CREAT | O_TRUNC | O_WRONLY, 0o644)
             guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             defer { close(descriptor) }
             try file.bytes.withUnsafeReadableBytes { buffer in
@@ -305,7 +320,7 @@ final class IncomingTree: Sendable {
                 }
             }
         } catch {
-            return fail(.unwritable(part.path, readableReason(error)), tellPeer: true, &state)
+            return fail(.unwritable(part, readableReason(error)), tellPeer: true, &state)
         }
         state.written += UInt64(file.bytes.readableBytes)
         place(index, from: part, sha256: ours, resumedFrom: 0, &state)
@@ -313,16 +328,16 @@ final class IncomingTree: Sendable {
 
     /// Renames a verified `.part` to its final name (around an existing file unless overwriting) and
     /// applies the sender's permission bits.
-    private func place(_ index: UInt32, from part: URL, sha256: [UInt8], resumedFrom: UInt64, _ state: inout DiskState) {
-        let destination = destinations[Int(index)]
-        let final = overwrite ? destination : SafePath.available(destination)
+    private func place(_ index: UInt32, from part: String, sha256: [UInt8], resumedFrom: UInt64, _ state: inout DiskState) {
+        let destination = paths[Int(index)]
+        let final = overwrite || access(destination, F_OK) != 0 ? destination : SafePath.available(destinations[Int(index)]).path
         // rename(2) replaces an existing file in one step, which is what overwriting means.
-        guard rename(part.path, final.path) == 0 else {
-            return fileFailed(index, .unwritable(final.path, String(cString: strerror(errno))), &state)
+        guard rename(part, final) == 0 else {
+            return fileFailed(index, .unwritable(final, String(cString: strerror(errno))), &state)
         }
-        chmod(final.path, mode_t(entries[Int(index)].mode))
+        chmod(final, mode_t(entries[Int(index)].mode))
         state.verified += 1
-        delivered(index, sha256: sha256, url: final, resumedFrom: resumedFrom, alreadyThere: false, &state)
+        delivered(index, sha256: sha256, url: URL(fileURLWithPath: final, isDirectory: false), resumedFrom: resumedFrom, alreadyThere: false, &state)
     }
 
     private func delivered(_ index: UInt32, sha256: [UInt8], url: URL, resumedFrom: UInt64, alreadyThere: Bool, _ state: inout DiskState) {
