@@ -26,6 +26,7 @@ final class IncomingTree: Sendable {
     /// URLs for 10,000 small files cost more than writing them.
     private let paths: [String]
     private let folders: [String]
+    private let names: [String]
     private weak let transfers: FileTransfers?
     private let acknowledgeEvery: UInt64
     private let overwrite: Bool
@@ -53,6 +54,9 @@ final class IncomingTree: Sendable {
         /// SHA-256 of each whole file already here, for its delivery when the sender skips it.
         var wholeHashes: [UInt32: [UInt8]] = [:]
         var madeDirectories: Set<String> = []
+        /// Open folders, by path: small files are created and renamed relative to them, which spares
+        /// the kernel a walk of the whole path for each of the several calls per file.
+        var folderDescriptors: [String: Int32] = [:]
         var written: UInt64 = 0
         var spared: UInt64 = 0
         var lastAcknowledged: UInt64 = 0
@@ -71,6 +75,7 @@ final class IncomingTree: Sendable {
         self.destinations = destinations
         paths = destinations.map(\.path)
         folders = destinations.map { $0.deletingLastPathComponent().path }
+        names = destinations.map(\.lastPathComponent)
         self.transfers = transfers
         acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
         overwrite = transfers.configuration.overwrite
@@ -302,12 +307,14 @@ final class IncomingTree: Sendable {
         let index = file.index
         let ours = file.bytes.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
         guard ours == file.sha256 else { return fileFailed(index, .verificationFailed(expected: file.sha256.hex, got: ours.hex), &state) }
-        let part = paths[Int(index)] + ".part"
+        let part = names[Int(index)] + ".part"
+        let folder: Int32
         do {
-            try makeDirectory(folders[Int(index)], &state)
-            let descriptor = Foundation.open(part, O_CREAT | O_TRUNC | O_WRONLY, 0o644)
+            folder = try folderDescriptor(folders[Int(index)], &state)
+            let descriptor = openat(folder, part, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             defer { close(descriptor) }
+            fchmod(descriptor, mode_t(entries[Int(index)].mode))
             try file.bytes.withUnsafeReadableBytes { buffer in
                 var done = 0
                 while done < buffer.count {
@@ -320,10 +327,32 @@ final class IncomingTree: Sendable {
                 }
             }
         } catch {
-            return fail(.unwritable(part, readableReason(error)), tellPeer: true, &state)
+            return fail(.unwritable(paths[Int(index)] + ".part", readableReason(error)), tellPeer: true, &state)
         }
         state.written += UInt64(file.bytes.readableBytes)
-        place(index, from: part, sha256: ours, resumedFrom: 0, &state)
+        let name = names[Int(index)]
+        let final = overwrite || faccessat(folder, name, F_OK, 0) != 0 ? name : SafePath.available(destinations[Int(index)]).lastPathComponent
+        // rename(2) replaces an existing file in one step, which is what overwriting means.
+        guard renameat(folder, part, folder, final) == 0 else {
+            return fileFailed(index, .unwritable(folders[Int(index)] + "/" + final, String(cString: strerror(errno))), &state)
+        }
+        state.verified += 1
+        delivered(index, sha256: ours, url: URL(fileURLWithPath: folders[Int(index)] + "/" + final, isDirectory: false), resumedFrom: 0,
+                  alreadyThere: false, &state)
+    }
+
+    private func folderDescriptor(_ path: String, _ state: inout DiskState) throws -> Int32 {
+        if let descriptor = state.folderDescriptors[path] { return descriptor }
+        try makeDirectory(path, &state)
+        let descriptor = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        state.folderDescriptors[path] = descriptor
+        return descriptor
+    }
+
+    private func closeFolders(_ state: inout DiskState) {
+        for descriptor in state.folderDescriptors.values { close(descriptor) }
+        state.folderDescriptors = [:]
     }
 
     /// Renames a verified `.part` to its final name (around an existing file unless overwriting) and
@@ -371,6 +400,7 @@ final class IncomingTree: Sendable {
         for (position, entry) in entries.enumerated() where entry.kind == .file && !state.handled.contains(UInt32(position)) {
             fileFailed(UInt32(position), .protocolViolation("the sender never sent it"), &state)
         }
+        closeFolders(&state)
         // Durable before the sender hears "verified": once for the tree, not once per file.
         sync()
         state.over = true
@@ -386,6 +416,7 @@ final class IncomingTree: Sendable {
     private func fail(_ error: TransferError, tellPeer: Bool, _ state: inout DiskState) {
         guard !state.over else { return }
         state.over = true
+        closeFolders(&state)
         try? state.handle?.close()
         state.handle = nil
         if tellPeer {

@@ -92,10 +92,10 @@ struct TreeSender {
         for (position, entry) in manifest.entries.enumerated() where entry.kind == .file {
             if Task.isCancelled { throw .cancelled }
             let index = UInt32(position)
-            let url = manifest.sources[position]!
+            let path = manifest.sources[position]!
             let holding = held[index]
             if let holding, holding.state == .whole, holding.length == entry.size {
-                let ours = try Self.sha256(of: url, upTo: entry.size)
+                let ours = try Self.sha256(of: URL(fileURLWithPath: path, isDirectory: false), upTo: entry.size)
                 if Array(ours.finalize()) == holding.sha256 {
                     try await flushPack()
                     try send(.skip(index: index))
@@ -106,10 +106,10 @@ struct TreeSender {
                 }
             }
             if entry.size <= UInt64(smallLimit), holding?.state != .partial {
-                try await packSmall(index, url, entry)
+                try await packSmall(index, path, entry)
             } else {
                 try await flushPack()
-                try await sendLarge(index, url, entry, holding: holding?.state == .partial ? holding : nil)
+                try await sendLarge(index, URL(fileURLWithPath: path, isDirectory: false), entry, holding: holding?.state == .partial ? holding : nil)
             }
         }
         try await flushPack()
@@ -189,13 +189,13 @@ struct TreeSender {
         }
     }
 
-    private mutating func packSmall(_ index: UInt32, _ url: URL, _ entry: TreeEntry) async throws(TransferError) {
+    private mutating func packSmall(_ index: UInt32, _ path: String, _ entry: TreeEntry) async throws(TransferError) {
         let size = Int(entry.size)
         if packBytes + 40 + size > chunk { try await flushPack() }
         // Plain open/read/close: per small file, Foundation's FileHandle cost more than the read.
         var bytes = ByteBufferAllocator().buffer(capacity: size + 1)
-        let descriptor = open(url.path, O_RDONLY)
-        guard descriptor >= 0 else { throw .unreadable(url.path, String(cString: strerror(errno))) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
         defer { close(descriptor) }
         while true {
             var got = 0
@@ -204,9 +204,9 @@ struct TreeSender {
                 return max(got, 0)
             }
             if got == 0 || bytes.readableBytes > size { break }
-            if got < 0 && errno != EINTR { throw .unreadable(url.path, String(cString: strerror(errno))) }
+            if got < 0 && errno != EINTR { throw .unreadable(path, String(cString: strerror(errno))) }
         }
-        guard bytes.readableBytes == size else { throw .unreadable(url.path, "it changed size while being sent") }
+        guard bytes.readableBytes == size else { throw .unreadable(path, "it changed size while being sent") }
         let digest = bytes.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
         digests[index] = digest
         pack.append(SmallFile(index: index, sha256: digest, bytes: bytes))

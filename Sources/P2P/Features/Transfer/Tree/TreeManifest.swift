@@ -6,8 +6,8 @@ struct TreeManifest {
     /// Files and directories, each path relative to the parent of the path it came from
     /// (`many/a/b.txt` for `many/` given as `/home/me/many`).
     var entries: [TreeEntry] = []
-    /// The local file behind each entry (`nil` for a directory).
-    var sources: [URL?] = []
+    /// The local file behind each entry, by path (`nil` for a directory).
+    var sources: [String?] = []
 
     var total: UInt64 { entries.reduce(0) { $0 + $1.size } }
     var fileCount: Int { entries.count { $0.kind == .file } }
@@ -35,7 +35,7 @@ struct TreeManifest {
         case S_IFREG:
             guard seen.insert(name).inserted else { throw .duplicateName(name) }
             entries.append(TreeEntry(path: name, kind: .file, mode: mode, size: UInt64(info.st_size)))
-            sources.append(URL(fileURLWithPath: path))
+            sources.append(path)
         case S_IFDIR:
             guard seen.insert(name).inserted else { throw .duplicateName(name) }
             entries.append(TreeEntry(path: name, kind: .directory, mode: mode, size: 0))
