@@ -208,6 +208,23 @@ import Testing
         #expect(!channel.isActive)
     }
 
+    /// PROTOCOL.md §7: a leaving side reads nothing more into the session and waits for the peer to
+    /// close; a BYE from a peer leaving at the same moment ends that wait at once.
+    @Test func leavingIgnoresFramesButClosesOnThePeersBye() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        try channel.writeInbound(bobsHello)
+        delegate.verdict.withLockedValue { $0 }!.succeed(.accept)
+        _ = try written(channel)
+        channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.Leaving())
+        #expect(try written(channel).map(\.type) == [.bye])
+        try channel.writeInbound(TextMessage(text: "late").frame())
+        #expect(delegate.log.withLockedValue { $0.delivered }.isEmpty)
+        #expect(channel.isActive, "still waiting for the peer to close")
+        try channel.writeInbound(Bye().frame())
+        #expect(!channel.isActive)
+    }
+
     // MARK: CONTEXT (PROTOCOL.md §7): the initiator's second frame when both HELLOs carry the capability.
 
     /// An acceptor whose HELLO check said "ask", facing an initiator that announced `capabilities`.

@@ -192,6 +192,10 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     /// phase does not allow before looking at its payload (PROTOCOL.md §4 steps 8 and 9).
     private func handle(_ frame: Frame, context: ChannelHandlerContext) throws(WireError) {
         switch (phase, frame.type) {
+        case (.closing, .bye), (.closing, .error):
+            // The peer is leaving too: nothing follows its BYE (or ERROR), so closing now cannot reset
+            // the link, and two sessions leaving at once do not wait out each other's goodbye timeout.
+            context.close(promise: nil)
         case (.closing, _):
             return
         case (.checkingHello, _):
