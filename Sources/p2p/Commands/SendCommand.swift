@@ -15,15 +15,21 @@ struct SendCommand: AsyncParsableCommand {
             before one starts (while finding or connecting the receiver) it exits 130 and nothing is sent.
             --to takes the receiver's display name (any case), the start of its peer ID or of its fingerprint \
             (dashes optional; `p2p peers` shows them).
-            Exit codes: 0 all files delivered and verified, 3 no receiver found (or several fit --to), 4 connection failed, \
+            `p2p send - --as NAME` sends standard input instead, of any length, as one byte stream to `p2p receive --stdout`, \
+            which writes it to its standard output; the whole stream is verified by SHA-256 at the end, and a stream that \
+            breaks (either side killed, the link lost) fails on both sides.
+            Exit codes: 0 all files (or the stream) delivered and verified, 3 no receiver found (or several fit --to), 4 connection failed, \
             6 denied, 7 cancelled, 8 failed (verification, disconnect, unreadable file), 130 interrupted before sending.
             """
     )
 
     @OptionGroup var network: NetworkOptions
 
-    @Argument(help: "Files or directories to send.")
+    @Argument(help: "Files or directories to send, or - for standard input (with --as).")
     var paths: [String]
+
+    @Option(name: .customLong("as"), help: ArgumentHelp("With -: the name standard input is sent under, as one byte stream.", valueName: "name"))
+    var streamName: String?
 
     @Option(help: "The receiving peer: display name, or the start of its ID or fingerprint.")
     var to: String?
@@ -38,6 +44,7 @@ struct SendCommand: AsyncParsableCommand {
     var timeout: Double = 30
 
     func run() async throws {
+        if let stream = try StreamSend(self) { return try await stream.run() }
         let urls = paths.map { URL(fileURLWithPath: $0) }
         for url in urls where !FileManager.default.isReadableFile(atPath: url.path) {
             throw CLIError("cannot read \(url.path)", code: ExitStatus.transferFailed)

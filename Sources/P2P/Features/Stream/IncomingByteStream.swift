@@ -102,7 +102,10 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         cancel(reason: ByteStreams.receiverCancelledReason)
     }
 
-    private func cancel(reason: String) {
+    /// Gives up for a reason of this side that the sender shows (its output could not be written, say):
+    /// like ``cancel()``, but the sender hears `reason` instead of "the receiver cancelled", which
+    /// reads as a failure over here rather than a person's choice.
+    public func cancel(reason: String) {
         if state.withLockedValue({ $0.phase == .undecided }) { return deny(reason: reason) }
         let (cancelled, waiter) = state.withLockedValue { state -> (Bool, CheckedContinuation<Void, Never>?) in
             guard state.phase == .accepted else { return (false, nil) }

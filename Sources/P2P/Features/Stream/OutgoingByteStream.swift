@@ -135,6 +135,13 @@ public final class OutgoingByteStream: Sendable {
         fail(.cancelled, tellPeer: true)
     }
 
+    /// Gives up for a reason of this side that the receiver shows (its input could not be read, say):
+    /// like ``cancel()``, but the receiver hears `reason` instead of "the sender cancelled", which
+    /// reads as a failure over here rather than a person's choice.
+    public func cancel(reason: String) {
+        fail(.cancelled, tellPeer: true, reason: reason)
+    }
+
     private func begin() throws(StreamError) {
         let problem = state.withLockedValue { state -> StreamError? in
             if let failure = state.failure { return failure }
@@ -177,7 +184,7 @@ public final class OutgoingByteStream: Sendable {
     }
 
     /// Ends the stream with `error` (once); `tellPeer` sends CANCEL with the matching reason.
-    private func fail(_ error: StreamError, tellPeer: Bool) {
+    private func fail(_ error: StreamError, tellPeer: Bool, reason: String? = nil) {
         let (first, waiter) = state.withLockedValue { state -> (Bool, CheckedContinuation<Void, Never>?) in
             guard state.failure == nil, !state.done else { return (false, nil) }
             state.failure = error
@@ -186,7 +193,7 @@ public final class OutgoingByteStream: Sendable {
         }
         guard first else { return }
         if tellPeer {
-            let reason = error == .cancelled ? ByteStreams.senderCancelledReason : error.description
+            let reason = reason ?? (error == .cancelled ? ByteStreams.senderCancelledReason : error.description)
             try? send(.cancel(reason: reason))
         }
         owner?.remove(outgoing: info.id)
