@@ -16,7 +16,7 @@ struct StreamReceive {
     private enum Input: Sendable {
         case session(SessionEvent)
         case began(ByteStreamInfo)
-        case ended(ByteStreamInfo, Result<ByteStreamSummary, CopyFailure>, seconds: Double)
+        case ended(ByteStreamInfo, Result<ByteStreamSummary, CopyFailure>, bytes: UInt64, seconds: Double)
         case declined(ByteStreamInfo, String)
         case interrupt
     }
@@ -74,7 +74,7 @@ struct StreamReceive {
             let began = ContinuousClock.now
             feed.yield(.began(info))
             let outcome = await Self.copy(incoming, json: json)
-            feed.yield(.ended(info, outcome, seconds: StreamSend.seconds(since: began)))
+            feed.yield(.ended(info, outcome, bytes: incoming.bytesRead, seconds: StreamSend.seconds(since: began)))
         }
         let sessionPump = EventPump(session.events()) { feed.yield(.session($0)) }
         Signals.onInterrupt { feed.yield(.interrupt) }
@@ -98,8 +98,8 @@ struct StreamReceive {
                 } else {
                     Output.error(Terminal.paint("* receiving \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)) to standard output…", .dim))
                 }
-            case .ended(let info, let outcome, let seconds):
-                exit = report(info, outcome, seconds: seconds)
+            case .ended(let info, let outcome, let bytes, let seconds):
+                exit = report(info, outcome, bytes: bytes, seconds: seconds)
                 break loop
             case .interrupt:
                 guard let stream = current.withLockedValue({ $0 }) else {
@@ -192,7 +192,7 @@ struct StreamReceive {
     }
 
     /// The last word on a stream: a summary, or the error and its exit status.
-    private func report(_ info: ByteStreamInfo, _ outcome: Result<ByteStreamSummary, CopyFailure>, seconds: Double) -> CLIError? {
+    private func report(_ info: ByteStreamInfo, _ outcome: Result<ByteStreamSummary, CopyFailure>, bytes: UInt64, seconds: Double) -> CLIError? {
         let name = Terminal.sanitize(info.name), peer = Terminal.sanitize(info.peer.displayName)
         switch outcome {
         case .success(let summary):
@@ -217,14 +217,19 @@ struct StreamReceive {
                 message = "interrupted; the stream \(name) from \(peer) was cancelled: standard output holds only part of it"
             case .stream(.cancelledByPeer(let reason)) where reason == ByteStreams.senderCancelledReason:
                 code = ExitStatus.cancelled
-                message = "\(peer) cancelled the stream \(name): standard output holds only part of it"
+                message = "\(peer) cancelled the stream \(name) after \(ByteCount.describe(bytes)): standard output holds only part of it"
+            case .stream(.peerDisconnected):
+                code = ExitStatus.transferFailed
+                message = "the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): the connection was lost before its end; "
+                    + "standard output holds only part of it"
             case .stream(let error):
                 code = ExitStatus.transferFailed
-                message = "the stream \(name) from \(peer) broke: \(Terminal.sanitize(error.description)); standard output holds only part of it"
+                message = "the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): \(Terminal.sanitize(error.description)); "
+                    + "standard output does not hold it as sent"
             }
             if command.json {
                 Self.json(["event": "stream-failed", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
-                           "reason": message])
+                           "bytes": bytes, "reason": message])
             }
             return CLIError(message, code: code)
         }

@@ -15,17 +15,19 @@ struct StreamSend {
     init?(_ command: SendCommand) throws {
         let dash = command.paths.contains("-")
         guard dash || command.streamName != nil else { return nil }
-        guard dash else { throw ValidationError("--as names the stream of standard input: use it with `-` (p2p send - --as NAME)") }
-        guard command.paths == ["-"] else { throw ValidationError("`-` (standard input) cannot be sent together with files; send them apart") }
+        guard dash else { throw Self.usage("--as names the stream of standard input: use it with `-` (p2p send - --as NAME)") }
+        guard command.paths == ["-"] else { throw Self.usage("`-` (standard input) cannot be sent together with files; send them apart") }
         guard let name = command.streamName, !name.isEmpty else {
-            throw ValidationError("standard input has no name: give it one with --as NAME (p2p send - --as dump.sql)")
+            throw Self.usage("standard input has no name: give it one with --as NAME (p2p send - --as dump.sql)")
         }
         guard name.utf8.count <= StreamMessage.maxNameBytes else {
-            throw ValidationError("--as: at most \(StreamMessage.maxNameBytes) bytes of UTF-8")
+            throw Self.usage("--as: at most \(StreamMessage.maxNameBytes) bytes of UTF-8")
         }
         self.command = command
         self.name = name
     }
+
+    private static func usage(_ message: String) -> CLIError { CLIError(message, code: ExitStatus.usage) }
 
     func run() async throws {
         let session = try command.network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
@@ -116,6 +118,9 @@ struct StreamSend {
                 failure = CLIError("interrupted; the stream to \(who) was cancelled after \(ByteCount.describe(written))", code: ExitStatus.cancelled)
             case StreamError.cancelledByPeer(let reason) where reason == ByteStreams.receiverCancelledReason:
                 failure = CLIError("\(who) cancelled the stream after \(ByteCount.describe(written))", code: ExitStatus.cancelled)
+            case StreamError.peerDisconnected:
+                failure = CLIError("the stream to \(who) broke after \(ByteCount.describe(written)): the connection was lost before the receiver "
+                                   + "confirmed it", code: ExitStatus.transferFailed)
             case StreamError.notSupported, StreamError.notConnected:
                 failure = CLIError("\(error)", code: ExitStatus.transferFailed)
             default:

@@ -70,8 +70,7 @@ public final class OutgoingByteStream: Sendable {
             try send(.open(name: info.name, mediaType: info.mediaType))
             try await wait(for: .answer)
         } catch {
-            fail(error, tellPeer: error == .cancelled)
-            throw error
+            throw fail(error, tellPeer: error == .cancelled)
         }
     }
 
@@ -91,8 +90,7 @@ public final class OutgoingByteStream: Sendable {
                 try send(.data(chunk))
             }
         } catch {
-            fail(error, tellPeer: error == .cancelled)
-            throw error
+            throw fail(error, tellPeer: error == .cancelled)
         }
     }
 
@@ -115,14 +113,11 @@ public final class OutgoingByteStream: Sendable {
             state.withLockedValue { $0.endSent = true }
             try await wait(for: .result)
         } catch {
-            fail(error, tellPeer: error == .cancelled)
-            throw error
+            throw fail(error, tellPeer: error == .cancelled)
         }
         let result = state.withLockedValue { $0.result }!
         guard result.verified, result.sha256 == digest else {
-            let error = StreamError.verificationFailed(expected: StreamMessage.hex(digest), got: StreamMessage.hex(result.sha256))
-            fail(error, tellPeer: false)
-            throw error
+            throw fail(.verificationFailed(expected: StreamMessage.hex(digest), got: StreamMessage.hex(result.sha256)), tellPeer: false)
         }
         state.withLockedValue { $0.done = true }
         owner?.remove(outgoing: info.id)
@@ -183,21 +178,26 @@ public final class OutgoingByteStream: Sendable {
         if let failure = state.withLockedValue({ $0.failure }) { throw failure }
     }
 
-    /// Ends the stream with `error` (once); `tellPeer` sends CANCEL with the matching reason.
-    private func fail(_ error: StreamError, tellPeer: Bool, reason: String? = nil) {
-        let (first, waiter) = state.withLockedValue { state -> (Bool, CheckedContinuation<Void, Never>?) in
-            guard state.failure == nil, !state.done else { return (false, nil) }
+    /// Ends the stream with `error` (once); `tellPeer` sends CANCEL with the matching reason. Returns
+    /// what broke the stream: `error`, or what broke it first (a peer's CANCEL read just before the
+    /// link went away beats the failed send that followed).
+    @discardableResult
+    private func fail(_ error: StreamError, tellPeer: Bool, reason: String? = nil) -> StreamError {
+        let (first, waiter, failure) = state.withLockedValue { state -> (Bool, CheckedContinuation<Void, Never>?, StreamError) in
+            if let failure = state.failure { return (false, nil, failure) }
+            guard !state.done else { return (false, nil, error) }
             state.failure = error
             defer { state.waiter = nil }
-            return (true, state.waiter?.continuation)
+            return (true, state.waiter?.continuation, error)
         }
-        guard first else { return }
+        guard first else { return failure }
         if tellPeer {
             let reason = reason ?? (error == .cancelled ? ByteStreams.senderCancelledReason : error.description)
             try? send(.cancel(reason: reason))
         }
         owner?.remove(outgoing: info.id)
         waiter?.resume()
+        return error
     }
 
     /// Changes the state and wakes the waiting call if its condition now holds.
