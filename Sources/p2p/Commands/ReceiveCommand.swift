@@ -58,6 +58,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.overwrite = overwrite
         let transfers = FileTransfers(session: session, directory: directory, configuration: configuration)
         let receiver = ReceiveLoop(session: session, transfers: transfers, options: self, directory: directory)
+        // A `p2p send -` here hears why not, instead of waiting for an answer.
+        let streams = StreamReceive.declineStreams(on: session)
+        defer { withExtendedLifetime(streams) {} }
         try await receiver.run { try await listen(session, into: directory) }
     }
 

@@ -24,6 +24,17 @@ struct StreamReceive {
     /// Why file offers are declined here.
     static let fileOfferReason = "this receiver takes one byte stream (p2p receive --stdout), not files; send with `p2p send - --as NAME`"
 
+    /// Why a receiver of files declines a stream.
+    static let streamOfferReason = "this receiver takes files (p2p receive); a stream needs `p2p receive --stdout` there"
+
+    /// Answers every stream offered on a receiver of files with a DENY saying so; keep the result alive
+    /// for as long as the session runs.
+    static func declineStreams(on session: Session) -> ByteStreams {
+        let streams = ByteStreams(session: session)
+        streams.setStreamHandler { $0.deny(reason: streamOfferReason) }
+        return streams
+    }
+
     func run() async throws {
         let yes = command.yes, from = command.from, json = command.json
         let interactive = Terminal.stdinIsTTY && !json
