@@ -19,6 +19,8 @@ struct StreamReceive {
         case ended(ByteStreamInfo, Result<ByteStreamSummary, CopyFailure>, bytes: UInt64, seconds: Double)
         case declined(ByteStreamInfo, String)
         case interrupt
+        /// The sender did not leave within a moment of the stream's end: close anyway.
+        case lingered
     }
 
     /// Why file offers are declined here.
@@ -92,10 +94,14 @@ struct StreamReceive {
 
         try await listen(session)
         var exit: CLIError?
+        /// The stream ended and we wait for its sender to hang up first: two sessions saying BYE at the
+        /// same moment would each wait for the other's close (up to 2 s).
+        var leaving: PeerID?
         loop: for await input in inputs {
             switch input {
             case .session(let event):
                 show(event)
+                if let sender = leaving, case .peerChanged(let peer, .disconnected, _) = event, peer.id == sender { break loop }
             case .declined(let info, let why):
                 if json {
                     Self.json(["event": "stream-declined", "name": info.name, "peer": info.peer.displayName, "reason": why])
@@ -111,8 +117,16 @@ struct StreamReceive {
                 }
             case .ended(let info, let outcome, let bytes, let seconds):
                 exit = report(info, outcome, bytes: bytes, seconds: seconds)
+                guard session.connectedPeer(info.peer.id) != nil else { break loop }
+                leaving = info.peer.id
+                Task {
+                    try? await Task.sleep(for: .seconds(1))
+                    feed.yield(.lingered)
+                }
+            case .lingered:
                 break loop
             case .interrupt:
+                if leaving != nil { break loop }
                 guard let stream = current.withLockedValue({ $0 }) else {
                     exit = CLIError("interrupted; nothing was received", code: ExitStatus.interrupted)
                     break loop

@@ -166,7 +166,11 @@ struct StandardInputBlocks: AsyncSequence {
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        let room = DispatchSemaphore(value: 2)
+        // Two blocks of room, given by signals rather than as the initial value: libdispatch traps when a
+        // semaphore is freed below its initial value (the reader may be one block ahead at the end).
+        let room = DispatchSemaphore(value: 0)
+        room.signal()
+        room.signal()
         let blockSize = self.blockSize
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         let thread = Thread {
