@@ -31,7 +31,7 @@ echo "$ME: unit and integration tests under ThreadSanitizer"
 TSAN_OPTIONS="suppressions=$PWD/Tests/tsan-suppressions.txt" P2P_REQUIRE_MDNS=1 \
   swift test --sanitize=thread --scratch-path .build-tsan
 
-# Every decoder of peer bytes under libFuzzer with ASan, briefly (15 targets x 15 s, after an ASan
+# Every decoder of peer bytes under libFuzzer with ASan, briefly (18 targets x 15 s, after an ASan
 # build of its own in .build-fuzz): a smoke test, not a campaign; scripts/fuzz.sh SECONDS runs longer.
 echo "$ME: fuzz smoke"
 scripts/fuzz.sh "${P2P_FUZZ_SMOKE_SECONDS:-15}"

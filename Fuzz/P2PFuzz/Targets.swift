@@ -31,6 +31,8 @@ enum FuzzTargets {
         // JSON detail is re-encoded canonically, so only decode(encode(m)) == m holds.
         message("records", RecordsMessage.self, canonical: false),
         message("transfer", TransferMessage.self, canonical: true),
+        // STREAM (0x51); "stream" is the frame decoder's target.
+        message("stream-message", StreamMessage.self, canonical: true),
         FuzzTarget(name: "snapshot", run: fuzzSnapshot),
     ]
 

@@ -13,6 +13,8 @@ extension MessageCatalog {
         .registering(RecordsMessage.self)
         .registering(TransferMessage.self)
         .announcing(.transferTrees)
+        .registering(StreamMessage.self)
+        .announcing(.byteStreams)
 }
 
 extension Session {

@@ -16,6 +16,10 @@ struct ReceiveCommand: AsyncParsableCommand {
             SHA-256 matches; an existing NAME gets "NAME (1).ext" unless --overwrite. Names from the peer are checked: \
             nothing is written outside --dir. A sender that vanished mid-file (crash, lost connection) can run the \
             same send again: it resumes where it stopped (the .part file stays).
+            --stdout takes one byte stream instead (`p2p send - --as NAME`) and writes its bytes to standard output, \
+            every message on stderr; it exits 0 only once the whole stream arrived and its SHA-256 matched, and non-zero \
+            (7 cancelled, 8 broken or mismatched) if the stream broke, so the output is never mistaken for complete. \
+            On a pipe it needs --yes or --from NAME; file offers are declined; Ctrl-C before a stream began exits 130.
             Exit codes: 0 every file verified (also when Ctrl-C ends an idle receive), 2 no mDNS daemon, 6 nothing \
             accepted, 7 a transfer under way was cancelled (Ctrl-C on either side), 8 a transfer failed.
             """
@@ -41,7 +45,11 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Flag(help: "Exit when the first sender leaves, instead of waiting for the next one.")
     var once = false
 
+    @Flag(help: "Take one byte stream (`p2p send - --as NAME`) and write it to standard output; all else goes to stderr.")
+    var stdout = false
+
     func run() async throws {
+        if stdout { return try await StreamReceive(command: self).run() }
         let directory = URL(fileURLWithPath: dir, isDirectory: true).standardizedFileURL
         if let problem = WritableDirectory.problem(at: directory.path) { throw CLIError(problem, code: ExitStatus.transferFailed) }
 
@@ -50,6 +58,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.overwrite = overwrite
         let transfers = FileTransfers(session: session, directory: directory, configuration: configuration)
         let receiver = ReceiveLoop(session: session, transfers: transfers, options: self, directory: directory)
+        // A `p2p send -` here hears why not, instead of waiting for an answer.
+        let streams = StreamReceive.declineStreams(on: session)
+        defer { withExtendedLifetime(streams) {} }
         try await receiver.run { try await listen(session, into: directory) }
     }
 

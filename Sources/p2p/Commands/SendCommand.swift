@@ -19,7 +19,10 @@ struct SendCommand: AsyncParsableCommand {
             (dashes optional; `p2p peers` shows them). Repeat --to, or use --all, to send to several receivers at once: \
             one line per receiver at the end. A receiver running an older p2p (without tree transfers) is refused with a \
             message saying so.
-            Exit codes: 0 everything delivered and verified (to every receiver), 3 no receiver found (or several fit --to), \
+            `p2p send - --as NAME` sends standard input instead, of any length, as one byte stream to `p2p receive --stdout`, \
+            which writes it to its standard output; the whole stream is verified by SHA-256 at the end, and a stream that \
+            breaks (either side killed, the link lost) fails on both sides.
+            Exit codes: 0 everything (or the stream) delivered and verified (to every receiver), 3 no receiver found (or several fit --to), \
             4 connection failed, 6 denied, 7 cancelled, 8 failed (verification, disconnect, unreadable file, older receiver), \
             130 interrupted before sending. With several receivers, the highest of their codes.
             """
@@ -27,8 +30,11 @@ struct SendCommand: AsyncParsableCommand {
 
     @OptionGroup var network: NetworkOptions
 
-    @Argument(help: "Files or directories to send.")
+    @Argument(help: "Files or directories to send, or - for standard input (with --as).")
     var paths: [String]
+
+    @Option(name: .customLong("as"), help: ArgumentHelp("With -: the name standard input is sent under, as one byte stream.", valueName: "name"))
+    var streamName: String?
 
     @Option(help: "A receiving peer: display name, or the start of its ID or fingerprint. Repeat it to send to several at once.")
     var to: [String] = []
@@ -51,6 +57,7 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let stream = try StreamSend(self) { return try await stream.run() }
         let urls = paths.map { URL(fileURLWithPath: $0) }
         for url in urls where !FileManager.default.isReadableFile(atPath: url.path) {
             throw CLIError("cannot read \(url.path)", code: ExitStatus.transferFailed)

@@ -1,0 +1,226 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Byte streams between peers over a session (MultipeerConnectivity's `startStream`): bytes of a
+/// length nobody knows in advance, in order, with backpressure both ways and the whole stream verified
+/// by SHA-256 at the end (see `Protocol/TRANSFER.md`, "Byte streams").
+///
+/// Sending:
+///
+/// ```swift
+/// let streams = ByteStreams(session: session)
+/// let stream = try await streams.open(to: bob.id, name: "dump.sql")
+/// for chunk in chunks { try await stream.write(chunk) }   // waits while bob's reader is behind
+/// let summary = try await stream.finish()                 // bob verified every byte
+/// ```
+///
+/// Receiving: a handler decides on each stream and reads it; the stream lives while the handler runs.
+///
+/// ```swift
+/// streams.setStreamHandler { incoming in
+///     guard incoming.info.peer.displayName == "alice" else { return incoming.deny(reason: "not from you") }
+///     do {
+///         for try await bytes in incoming { consume(bytes) }   // throws if the stream broke
+///     } catch { print("the stream broke: \(error)") }
+/// }
+/// ```
+///
+/// Neither side holds more than the window (8 MiB) of a stream: the sender waits while that many bytes
+/// are beyond what the receiving *application* has taken, so a slow reader slows the sender. A stream
+/// that breaks (a CANCEL, a lost connection, a wrong length or hash) is a ``StreamError`` on both ends,
+/// never a silent short read. Streams go only to peers that announced `Capabilities.byteStreams`.
+public final class ByteStreams: Sendable {
+    /// The CANCEL reason of a receiver whose user or application gave up.
+    public static let receiverCancelledReason = "the receiver cancelled"
+    /// The CANCEL reason of a sender whose user or application gave up.
+    public static let senderCancelledReason = "the sender cancelled"
+    /// The media type of a stream opened without one.
+    public static let defaultMediaType = "application/octet-stream"
+
+    /// Tunables; the defaults suit a LAN.
+    public struct Configuration: Sendable {
+        /// Bytes a sender may have written beyond what the receiving application has taken; at most
+        /// `StreamMessage.maxWindow` (8 MiB), which the receiver enforces.
+        public var window = Int(StreamMessage.maxWindow)
+        /// The receiver acknowledges after its application has taken this many more bytes; at most
+        /// half the window, so that a sender never waits for an acknowledgement that cannot come.
+        public var acknowledgeEvery = 1 << 20
+        /// The defaults: an 8 MiB window, an acknowledgement per MiB taken.
+        public init() {}
+    }
+
+    /// The session the streams travel over.
+    public let session: Session
+    /// The tunables this object was made with.
+    public let configuration: Configuration
+    private let state = NIOLockedValueBox(State())
+
+    struct Key: Hashable {
+        var peer: PeerID
+        var id: UInt64
+    }
+
+    private struct State {
+        var outgoing: [UInt64: OutgoingByteStream] = [:]
+        var incoming: [Key: IncomingByteStream] = [:]
+        /// Streams this side cancelled while the sender may still have DATA in flight: dropped quietly,
+        /// oldest forgotten first.
+        var cancelledHere: [Key] = []
+        var handler: (@Sendable (IncomingByteStream) async -> Void)?
+    }
+
+    /// Streams this side cancelled that are remembered, so that their DATA in flight is not mistaken
+    /// for bytes nobody accepted.
+    private static let cancelledMemory = 256
+
+    /// Takes over the session's STREAM messages.
+    public init(session: Session, configuration: Configuration = Configuration()) {
+        self.session = session
+        var configuration = configuration
+        configuration.window = max(1, min(configuration.window, Int(StreamMessage.maxWindow)))
+        configuration.acknowledgeEvery = max(1, min(configuration.acknowledgeEvery, configuration.window / 2))
+        self.configuration = configuration
+        session.onMessage(StreamMessage.self) { [weak self] message, peer, _ in self?.receive(message, from: peer) }
+        let events = session.events()
+        Task { [weak self] in
+            for await event in events {
+                if case .peerChanged(let peer, .disconnected, _) = event { self?.peerLeft(peer.id) }
+            }
+        }
+    }
+
+    /// Decides on and reads each incoming stream; without a handler every stream is denied. The handler
+    /// runs in a task of its own for as long as the stream lives: when it returns, a stream it neither
+    /// accepted nor denied is denied, and one it accepted but did not read to its end is cancelled (the
+    /// sender hears why). A stream that goes away before the handler accepted it (the sender cancelled
+    /// or left) cancels the handler's task, so a question put to a person can be withdrawn.
+    public func setStreamHandler(_ handler: (@Sendable (IncomingByteStream) async -> Void)?) {
+        state.withLockedValue { $0.handler = handler }
+    }
+
+    // MARK: - Sending
+
+    /// Opens a stream to a connected peer and waits for its answer: returns once the peer accepted,
+    /// throws ``StreamError/denied(_:)`` if it declined. Nothing is sent to a peer without
+    /// `Capabilities.byteStreams` (``StreamError/notSupported(peer:)``). The name (1–4096 bytes of
+    /// UTF-8) and media type (at most 127 bytes) reach the receiver as they are. Cancelling the task
+    /// while it waits cancels the stream.
+    public func open(to peer: PeerID, name: String, mediaType: String = ByteStreams.defaultMediaType) async throws(StreamError) -> OutgoingByteStream {
+        guard let info = session.connectedPeer(peer) else { throw .notConnected }
+        guard info.capabilities.contains(.byteStreams) else { throw .notSupported(peer: info.displayName) }
+        guard !name.isEmpty else { throw .invalidName("the name is empty") }
+        guard name.utf8.count <= StreamMessage.maxNameBytes else {
+            throw .invalidName("the name has \(name.utf8.count) bytes, at most \(StreamMessage.maxNameBytes) are allowed")
+        }
+        guard mediaType.utf8.count <= StreamMessage.maxMediaTypeBytes else {
+            throw .invalidName("the media type has \(mediaType.utf8.count) bytes, at most \(StreamMessage.maxMediaTypeBytes) are allowed")
+        }
+        let large = session.configuration.maxPayload >= WireFormat.absoluteMaxPayload && info.capabilities.contains(.largeFrames)
+        let id = state.withLockedValue { state in
+            var id: UInt64
+            repeat { id = UInt64.random(in: 1 ... .max) } while state.outgoing[id] != nil
+            return id
+        }
+        let stream = OutgoingByteStream(info: ByteStreamInfo(id: id, peer: info, name: name, mediaType: mediaType), owner: self,
+                                        chunkSize: large ? StreamMessage.maxLargeChunk : StreamMessage.maxChunk,
+                                        window: UInt64(configuration.window))
+        state.withLockedValue { $0.outgoing[id] = stream }
+        try await stream.open()
+        return stream
+    }
+
+    // MARK: - For the streams
+
+    /// Sends one step of stream `id` to `peer`; a link that is gone is a disconnected peer.
+    func send(_ body: StreamMessage.Body, id: UInt64, to peer: PeerID) throws(StreamError) {
+        do {
+            try session.send(StreamMessage(streamID: id, body), to: [peer])
+        } catch {
+            throw .peerDisconnected
+        }
+    }
+
+    /// An outgoing stream ended, one way or the other.
+    func remove(outgoing id: UInt64) {
+        _ = state.withLockedValue { $0.outgoing.removeValue(forKey: id) }
+    }
+
+    /// An incoming stream ended; `cancelledHere`: this side cancelled it, so DATA may still be in flight.
+    func remove(incoming stream: IncomingByteStream, cancelledHere: Bool) {
+        let key = Key(peer: stream.info.peer.id, id: stream.info.id)
+        state.withLockedValue { state in
+            guard state.incoming[key] === stream else { return }
+            state.incoming.removeValue(forKey: key)
+            guard cancelledHere else { return }
+            state.cancelledHere.append(key)
+            if state.cancelledHere.count > Self.cancelledMemory { state.cancelledHere.removeFirst() }
+        }
+    }
+
+    /// Ends a stream that broke the rules, and the connection with it.
+    func cutOff(_ peer: PeerID, id: UInt64, reason: String) {
+        session.configuration.logger.warning("stream \(id): \(reason); disconnecting the peer")
+        try? send(.cancel(reason: reason), id: id, to: peer)
+        Task { await session.disconnect(peer) }
+    }
+
+    /// Cancels every stream under way, both ways; the peers hear why.
+    public func cancelAll() {
+        let (outgoing, incoming) = state.withLockedValue { (Array($0.outgoing.values), Array($0.incoming.values)) }
+        for stream in outgoing { stream.cancel() }
+        for stream in incoming { stream.cancel() }
+    }
+
+    // MARK: - Receiving (on the session's event loop)
+
+    private func receive(_ message: StreamMessage, from peer: PeerInfo) {
+        let id = message.streamID
+        if let stream = state.withLockedValue({ $0.outgoing[id] }), stream.info.peer.id == peer.id {
+            stream.handle(message.body)
+            return
+        }
+        let key = Key(peer: peer.id, id: id)
+        if case .open(let name, let mediaType) = message.body {
+            return opened(key, info: ByteStreamInfo(id: id, peer: peer, name: name, mediaType: mediaType))
+        }
+        let (stream, cancelledHere) = state.withLockedValue { ($0.incoming[key], $0.cancelledHere.contains(key)) }
+        if let stream { return stream.handle(message.body) }
+        switch message.body {
+        case .data, .end:
+            // Bytes in flight when this side cancelled are no fault; anyone else's are bytes nobody accepted.
+            if !cancelledHere { cutOff(peer.id, id: id, reason: "no accepted stream \(id)") }
+        default:
+            // A late ACK, RESULT or CANCEL of a stream that already ended here: nothing to do.
+            break
+        }
+    }
+
+    private func opened(_ key: Key, info: ByteStreamInfo) {
+        let stream = IncomingByteStream(info: info, owner: self, window: UInt64(configuration.window),
+                                        acknowledgeEvery: UInt64(configuration.acknowledgeEvery))
+        let (handler, duplicate) = state.withLockedValue { state -> ((@Sendable (IncomingByteStream) async -> Void)?, Bool) in
+            if state.incoming[key] != nil { return (nil, true) }
+            if state.handler != nil { state.incoming[key] = stream }
+            return (state.handler, false)
+        }
+        if duplicate { return cutOff(key.peer, id: key.id, reason: "stream \(key.id) opened twice") }
+        guard let handler else {
+            try? send(.deny(reason: "this peer does not take byte streams"), id: key.id, to: key.peer)
+            return
+        }
+        let task = Task {
+            await handler(stream)
+            stream.handlerReturned()
+        }
+        stream.setHandlerTask(task)
+    }
+
+    private func peerLeft(_ peer: PeerID) {
+        let (outgoing, incoming) = state.withLockedValue { state in
+            state.cancelledHere.removeAll { $0.peer == peer }
+            return (state.outgoing.values.filter { $0.info.peer.id == peer }, state.incoming.values.filter { $0.info.peer.id == peer })
+        }
+        for stream in outgoing { stream.peerLeft() }
+        for stream in incoming { stream.peerLeft() }
+    }
+}

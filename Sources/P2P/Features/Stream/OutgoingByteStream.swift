@@ -1,0 +1,254 @@
+@preconcurrency import Crypto
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The sending end of a byte stream, from ``ByteStreams/open(to:name:mediaType:)``.
+///
+/// Write the bytes with `write` (each call waits while the window is full, that is while the receiving
+/// application is `window` bytes behind), then `finish()`, which returns once the receiver has taken
+/// every byte and verified the stream's length and SHA-256. Calls must not overlap: await each before
+/// the next. Any error ends the stream; later calls throw it again.
+public final class OutgoingByteStream: Sendable {
+    /// The stream: its ID, receiver, name and media type.
+    public let info: ByteStreamInfo
+    /// The largest DATA this stream sends (1,044,480 bytes between peers with 1 MiB frames, else 61,440):
+    /// writes of a multiple of it travel without a short frame in between.
+    public let chunkSize: Int
+    /// Bytes that may be written beyond what the receiving application has taken.
+    public let window: Int
+
+    private weak let owner: ByteStreams?
+    private let state = NIOLockedValueBox(State())
+    /// The running hash; only the call under way (never two at once) touches it.
+    private let hasher = NIOLockedValueBox(SHA256())
+
+    private enum Wait {
+        case answer
+        /// Until `sent - acknowledged + count <= window`.
+        case room(UInt64)
+        case result
+    }
+
+    private struct State {
+        var accepted = false
+        var sent: UInt64 = 0
+        var acknowledged: UInt64 = 0
+        var endSent = false
+        var result: (verified: Bool, sha256: [UInt8])?
+        var failure: StreamError?
+        var done = false
+        var busy = false
+        var waiter: (wait: Wait, continuation: CheckedContinuation<Void, Never>)?
+
+        func satisfies(_ wait: Wait, window: UInt64) -> Bool {
+            if failure != nil { return true }
+            switch wait {
+            case .answer: return accepted
+            case .room(let count): return sent - acknowledged + count <= window
+            case .result: return result != nil
+            }
+        }
+    }
+
+    init(info: ByteStreamInfo, owner: ByteStreams, chunkSize: Int, window: UInt64) {
+        self.info = info
+        self.owner = owner
+        self.chunkSize = chunkSize
+        self.window = Int(window)
+    }
+
+    /// Bytes written so far (sent to the receiver).
+    public var bytesWritten: UInt64 { state.withLockedValue { $0.sent } }
+    /// Bytes the receiving application has taken, as its last acknowledgement said.
+    public var bytesAcknowledged: UInt64 { state.withLockedValue { $0.acknowledged } }
+    /// Bytes written beyond what the receiving application has taken: never more than ``window``.
+    public var unacknowledgedBytes: UInt64 { state.withLockedValue { $0.sent - $0.acknowledged } }
+
+    /// Sends OPEN and waits for ACCEPT or DENY.
+    func open() async throws(StreamError) {
+        do {
+            try send(.open(name: info.name, mediaType: info.mediaType))
+            try await wait(for: .answer)
+        } catch {
+            throw fail(error, tellPeer: error == .cancelled)
+        }
+    }
+
+    /// Sends `bytes`, in chunks of at most ``chunkSize``, waiting while the window is full. Returns once
+    /// every byte is on its way (not yet taken by the receiver: ``finish()`` waits for that).
+    public func write(_ bytes: ByteBuffer) async throws(StreamError) {
+        try begin()
+        defer { end() }
+        var bytes = bytes
+        do {
+            while bytes.readableBytes > 0 {
+                let chunk = bytes.readSlice(length: min(chunkSize, bytes.readableBytes))!
+                let count = UInt64(chunk.readableBytes)
+                try await wait(for: .room(count))
+                hasher.withLockedValue { hasher in chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) } }
+                state.withLockedValue { $0.sent += count }
+                try send(.data(chunk))
+            }
+        } catch {
+            throw fail(error, tellPeer: error == .cancelled)
+        }
+    }
+
+    /// Sends `bytes` like ``write(_:)-(ByteBuffer)``.
+    public func write<Bytes: Sequence>(contentsOf bytes: Bytes) async throws(StreamError) where Bytes.Element == UInt8 {
+        try await write(ByteBuffer(bytes: bytes))
+    }
+
+    /// Ends the stream: sends its length and SHA-256, and returns once the receiver has taken every
+    /// byte and confirmed both. Throws ``StreamError/verificationFailed(expected:got:)`` if its hash
+    /// differs, or the error that broke the stream.
+    @discardableResult
+    public func finish() async throws(StreamError) -> ByteStreamSummary {
+        try begin()
+        defer { end() }
+        let digest = Array(hasher.withLockedValue { $0.finalize() })
+        let length = state.withLockedValue { $0.sent }
+        do {
+            try send(.end(length: length, sha256: digest))
+            state.withLockedValue { $0.endSent = true }
+            try await wait(for: .result)
+        } catch {
+            throw fail(error, tellPeer: error == .cancelled)
+        }
+        let result = state.withLockedValue { $0.result }!
+        guard result.verified, result.sha256 == digest else {
+            throw fail(.verificationFailed(expected: StreamMessage.hex(digest), got: StreamMessage.hex(result.sha256)), tellPeer: false)
+        }
+        state.withLockedValue { $0.done = true }
+        owner?.remove(outgoing: info.id)
+        return ByteStreamSummary(name: info.name, length: length, sha256: StreamMessage.hex(digest))
+    }
+
+    /// Gives up: the receiver hears that the sender cancelled, and a call under way throws
+    /// ``StreamError/cancelled``. Does nothing once the stream has ended.
+    public func cancel() {
+        fail(.cancelled, tellPeer: true)
+    }
+
+    /// Gives up for a reason of this side that the receiver shows (its input could not be read, say):
+    /// like ``cancel()``, but the receiver hears `reason` instead of "the sender cancelled", which
+    /// reads as a failure over here rather than a person's choice.
+    public func cancel(reason: String) {
+        fail(.cancelled, tellPeer: true, reason: reason)
+    }
+
+    private func begin() throws(StreamError) {
+        let problem = state.withLockedValue { state -> StreamError? in
+            if let failure = state.failure { return failure }
+            if state.done || state.endSent { return .closed }
+            if state.busy { return .overlappingCalls }
+            state.busy = true
+            return nil
+        }
+        if let problem { throw problem }
+    }
+
+    private func end() {
+        state.withLockedValue { $0.busy = false }
+    }
+
+    private func send(_ body: StreamMessage.Body) throws(StreamError) {
+        guard let owner else { throw .closed }
+        try owner.send(body, id: info.id, to: info.peer.id)
+    }
+
+    /// Waits until `wait` holds or the stream failed (then throws the failure). Cancelling the task
+    /// cancels the stream.
+    private func wait(for wait: Wait) async throws(StreamError) {
+        let window = UInt64(self.window)
+        if !state.withLockedValue({ $0.satisfies(wait, window: window) }) {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let ready = state.withLockedValue { state in
+                        if state.satisfies(wait, window: window) { return true }
+                        state.waiter = (wait, continuation)
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            } onCancel: {
+                self.cancel()
+            }
+        }
+        if let failure = state.withLockedValue({ $0.failure }) { throw failure }
+    }
+
+    /// Ends the stream with `error` (once); `tellPeer` sends CANCEL with the matching reason. Returns
+    /// what broke the stream: `error`, or what broke it first (a peer's CANCEL read just before the
+    /// link went away beats the failed send that followed).
+    @discardableResult
+    private func fail(_ error: StreamError, tellPeer: Bool, reason: String? = nil) -> StreamError {
+        let (first, waiter, failure) = state.withLockedValue { state -> (Bool, CheckedContinuation<Void, Never>?, StreamError) in
+            if let failure = state.failure { return (false, nil, failure) }
+            guard !state.done else { return (false, nil, error) }
+            state.failure = error
+            defer { state.waiter = nil }
+            return (true, state.waiter?.continuation, error)
+        }
+        guard first else { return failure }
+        if tellPeer {
+            let reason = reason ?? (error == .cancelled ? ByteStreams.senderCancelledReason : error.description)
+            try? send(.cancel(reason: reason))
+        }
+        owner?.remove(outgoing: info.id)
+        waiter?.resume()
+        return error
+    }
+
+    /// Changes the state and wakes the waiting call if its condition now holds.
+    private func update(_ change: (inout State) -> Void) {
+        let window = UInt64(self.window)
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            change(&state)
+            guard let waiter = state.waiter, state.satisfies(waiter.wait, window: window) else { return nil }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume()
+    }
+
+    // MARK: - From the receiver (on the event loop)
+
+    func handle(_ body: StreamMessage.Body) {
+        let (accepted, sent, endSent) = state.withLockedValue { ($0.accepted, $0.sent, $0.endSent) }
+        switch body {
+        case .accept where !accepted:
+            update { $0.accepted = true }
+        case .deny(let reason) where !accepted:
+            fail(.denied(reason), tellPeer: false)
+        case .ack(let consumed) where accepted && consumed <= sent:
+            update { $0.acknowledged = max($0.acknowledged, consumed) }
+        case .result(let verified, let sha256) where endSent:
+            update { $0.result = (verified, sha256) }
+        case .cancel(let reason):
+            fail(.cancelledByPeer(reason), tellPeer: false)
+        default:
+            let what = "unexpected \(Self.name(of: body)) from the receiver of stream \(info.id)"
+            fail(.protocolViolation(what), tellPeer: false)
+            owner?.cutOff(info.peer.id, id: info.id, reason: what)
+        }
+    }
+
+    /// The receiver's connection ended.
+    func peerLeft() {
+        fail(.peerDisconnected, tellPeer: false)
+    }
+
+    static func name(of body: StreamMessage.Body) -> String {
+        switch body {
+        case .open: "OPEN"
+        case .accept: "ACCEPT"
+        case .deny: "DENY"
+        case .data: "DATA"
+        case .ack(let consumed): "ACK(\(consumed))"
+        case .end: "END"
+        case .result: "RESULT"
+        case .cancel: "CANCEL"
+        }
+    }
+}

@@ -1,0 +1,300 @@
+import ArgumentParser
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import P2P
+
+/// `p2p receive --stdout`: takes one byte stream (`p2p send - --as NAME`) and writes its bytes, and
+/// nothing else, to standard output; every message (and `--json` event) goes to stderr. Exits 0 only
+/// once the whole stream arrived and matched the sender's length and SHA-256; a stream that broke
+/// exits 7 (cancelled) or 8 (failed), so what reached the output is never taken for complete.
+struct StreamReceive {
+    let command: ReceiveCommand
+
+    /// What the main loop waits for.
+    private enum Input: Sendable {
+        case session(SessionEvent)
+        case began(ByteStreamInfo)
+        case ended(ByteStreamInfo, Result<ByteStreamSummary, CopyFailure>, bytes: UInt64, seconds: Double)
+        case declined(ByteStreamInfo, String)
+        case interrupt
+        /// The sender did not leave within a moment of the stream's end: close anyway.
+        case lingered
+    }
+
+    /// Why file offers are declined here.
+    static let fileOfferReason = "this receiver takes one byte stream (p2p receive --stdout), not files; send with `p2p send - --as NAME`"
+
+    /// Why a receiver of files declines a stream.
+    static let streamOfferReason = "this receiver takes files (p2p receive); a stream needs `p2p receive --stdout` there"
+
+    /// Answers every stream offered on a receiver of files with a DENY saying so; keep the result alive
+    /// for as long as the session runs.
+    static func declineStreams(on session: Session) -> ByteStreams {
+        let streams = ByteStreams(session: session)
+        streams.setStreamHandler { $0.deny(reason: streamOfferReason) }
+        return streams
+    }
+
+    func run() async throws {
+        let yes = command.yes, from = command.from, json = command.json
+        let interactive = Terminal.stdinIsTTY && !json
+        guard interactive || yes || from != nil else {
+            throw CLIError("receive --stdout cannot ask anyone on a pipe: add --yes, or --from NAME for one sender", code: ExitStatus.usage)
+        }
+        // A reader of our output that went away is an error to report, not a signal to die of.
+        signal(SIGPIPE, SIG_IGN)
+        let session = try command.network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
+        let streams = ByteStreams(session: session)
+        let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        let trusted: @Sendable (PeerInfo) -> Bool = { peer in
+            yes || from.map { $0 == peer.displayName || ($0.count >= 4 && peer.id.hex.hasPrefix($0.lowercased())) } ?? false
+        }
+        let asker = Asker()
+        session.setConnectionRequestHandler { request in
+            if trusted(request.peer) { return true }
+            if case .known = request.trust { return true }
+            guard interactive else { return false }
+            let note = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+                .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
+            return await asker.ask("\(Terminal.sanitize(request.peer.displayName)) wants to connect to stream to you — \(note). Accept?")
+        }
+        // A `p2p send` of files here would wait forever for an answer: it hears why not.
+        session.onMessage(TransferMessage.self) { message, peer, _ in
+            switch message.body {
+            case .offer, .treeOffer: break
+            default: return
+            }
+            try? session.send(TransferMessage(transferID: message.transferID, .deny(reason: Self.fileOfferReason)), to: [peer.id])
+        }
+        let current = NIOLockedValueBox<IncomingByteStream?>(nil)
+        let taken = NIOLockedValueBox(false)
+        streams.setStreamHandler { incoming in
+            let info = incoming.info
+            guard taken.withLockedValue({ taken in defer { taken = true }; return !taken }) else {
+                return incoming.deny(reason: "this receiver already takes a stream; it takes one at a time")
+            }
+            var accepted = trusted(info.peer)
+            if !accepted && interactive {
+                accepted = await asker.ask("\(Terminal.sanitize(info.peer.displayName)) (\(info.peer.fingerprint)) offers the stream "
+                                           + "\(Terminal.sanitize(info.name)) (\(Terminal.sanitize(info.mediaType))) — write it to standard output?")
+            }
+            guard accepted, !Task.isCancelled else {
+                taken.withLockedValue { $0 = false }
+                incoming.deny(reason: "declined by the receiver")
+                feed.yield(.declined(info, Task.isCancelled ? "withdrawn by the sender" : "declined"))
+                return
+            }
+            current.withLockedValue { $0 = incoming }
+            let began = ContinuousClock.now
+            feed.yield(.began(info))
+            let outcome = await Self.copy(incoming, json: json)
+            feed.yield(.ended(info, outcome, bytes: incoming.bytesRead, seconds: StreamSend.seconds(since: began)))
+        }
+        let sessionPump = EventPump(session.events()) { feed.yield(.session($0)) }
+        Signals.onInterrupt { feed.yield(.interrupt) }
+
+        try await listen(session)
+        var exit: CLIError?
+        /// The stream ended and we wait for its sender to hang up first: two sessions saying BYE at the
+        /// same moment would each wait for the other's close (up to 2 s).
+        var leaving: PeerID?
+        loop: for await input in inputs {
+            switch input {
+            case .session(let event):
+                show(event)
+                if let sender = leaving, case .peerChanged(let peer, .disconnected, _) = event, peer.id == sender { break loop }
+            case .declined(let info, let why):
+                if json {
+                    Self.json(["event": "stream-declined", "name": info.name, "peer": info.peer.displayName, "reason": why])
+                } else {
+                    Output.error(Terminal.paint("p2p: \(why) the stream \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName))", .yellow))
+                }
+            case .began(let info):
+                if json {
+                    Self.json(["event": "stream-started", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
+                               "media-type": info.mediaType])
+                } else {
+                    Output.error(Terminal.paint("* receiving \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)) to standard output…", .dim))
+                }
+            case .ended(let info, let outcome, let bytes, let seconds):
+                exit = report(info, outcome, bytes: bytes, seconds: seconds)
+                guard session.connectedPeer(info.peer.id) != nil else { break loop }
+                leaving = info.peer.id
+                Task {
+                    try? await Task.sleep(for: .seconds(1))
+                    feed.yield(.lingered)
+                }
+            case .lingered:
+                break loop
+            case .interrupt:
+                if leaving != nil { break loop }
+                guard let stream = current.withLockedValue({ $0 }) else {
+                    exit = CLIError("interrupted; nothing was received", code: ExitStatus.interrupted)
+                    break loop
+                }
+                // The copy ends with `.cancelled` and reports it.
+                stream.cancel()
+            }
+        }
+        await sessionPump.drain()
+        await session.close()
+        if let exit { throw exit }
+    }
+
+    /// Starts listening and advertising; says so on stderr.
+    private func listen(_ session: Session) async throws {
+        do {
+            try await session.start()
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.failure)
+        }
+        if command.json {
+            Self.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex, "port": session.localPort ?? 0,
+                       "session": session.sessionID, "output": "stdout"])
+        } else {
+            Output.error("Waiting for a stream as \(session.displayName) (\(session.peerID.fingerprint)), port \(session.localPort ?? 0), to standard output")
+        }
+        do {
+            try session.setAvailable(true)
+        } catch where DiscoveryNotice.listensWithout(error, port: command.network.port, findsByName: false) {
+            let message = DiscoveryNotice.listeningWithoutDiscovery(port: command.network.port)
+            if command.json {
+                Self.json(["event": "warning", "code": "no-discovery", "message": message])
+            } else {
+                Output.error(Terminal.paint("p2p: \(message)", .yellow))
+            }
+        } catch {
+            Output.error("p2p: \(error)")
+            if command.network.port == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
+        }
+    }
+
+    /// Reads the stream to its end, writing each piece to standard output before taking the next, so
+    /// that the sender's RESULT says the bytes are out of this process.
+    private static func copy(_ stream: IncomingByteStream, json: Bool) async -> Result<ByteStreamSummary, CopyFailure> {
+        let progress = StreamProgress(arrow: "↓", name: stream.info.name, peer: stream.info.peer.displayName, json: json)
+        defer { progress.clear() }
+        do {
+            for try await chunk in stream {
+                do {
+                    try await NIOThreadPool.singleton.runIfActive { try writeAll(chunk) }
+                } catch {
+                    let why = (error as? OutputError)?.reason ?? "\(error)"
+                    stream.cancel(reason: "the receiver could not write its output: \(why)")
+                    return .failure(.output(why))
+                }
+                progress.update(stream.bytesRead)
+            }
+        } catch {
+            return .failure(.stream(error))
+        }
+        guard let summary = stream.summary else { return .failure(.stream(.closed)) }
+        return .success(summary)
+    }
+
+    /// Why a copy ended early: the stream broke, or standard output could not be written.
+    enum CopyFailure: Error {
+        case stream(StreamError)
+        case output(String)
+    }
+
+    /// Standard output could not be written.
+    struct OutputError: Error {
+        let reason: String
+    }
+
+    private static func writeAll(_ chunk: ByteBuffer) throws {
+        try chunk.withUnsafeReadableBytes { pointer in
+            var offset = 0
+            while offset < pointer.count {
+                let written = Foundation.write(STDOUT_FILENO, pointer.baseAddress! + offset, pointer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw OutputError(reason: errno == EPIPE ? "the reader of standard output went away (broken pipe)" : String(cString: strerror(errno)))
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// The last word on a stream: a summary, or the error and its exit status.
+    private func report(_ info: ByteStreamInfo, _ outcome: Result<ByteStreamSummary, CopyFailure>, bytes: UInt64, seconds: Double) -> CLIError? {
+        let name = Terminal.sanitize(info.name), peer = Terminal.sanitize(info.peer.displayName)
+        switch outcome {
+        case .success(let summary):
+            let rate = seconds > 0 ? Double(summary.length) / seconds : 0
+            if command.json {
+                Self.json(["event": "stream-received", "name": summary.name, "bytes": summary.length, "sha256": summary.sha256,
+                           "peer": info.peer.displayName, "bytes-per-second": Int(rate)])
+            } else {
+                Output.error("Received \(name) from \(peer): \(ByteCount.describe(summary.length)) (\(ByteCount.describe(UInt64(rate)))/s) "
+                             + "to standard output; SHA-256 verified \(summary.sha256)")
+            }
+            return nil
+        case .failure(let error):
+            let code: ExitCode
+            let message: String
+            switch error {
+            case .output(let why):
+                code = ExitStatus.transferFailed
+                message = "cannot write standard output: \(why); the stream \(name) from \(peer) was cancelled"
+            case .stream(.cancelled):
+                code = ExitStatus.cancelled
+                message = "interrupted; the stream \(name) from \(peer) was cancelled: standard output holds only part of it"
+            case .stream(.cancelledByPeer(let reason)) where reason == ByteStreams.senderCancelledReason:
+                code = ExitStatus.cancelled
+                message = "\(peer) cancelled the stream \(name) after \(ByteCount.describe(bytes)): standard output holds only part of it"
+            case .stream(.peerDisconnected):
+                code = ExitStatus.transferFailed
+                message = "the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): the connection was lost before its end; "
+                    + "standard output holds only part of it"
+            case .stream(let error):
+                code = ExitStatus.transferFailed
+                message = "the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): \(Terminal.sanitize(error.description)); "
+                    + "standard output does not hold it as sent"
+            }
+            if command.json {
+                Self.json(["event": "stream-failed", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
+                           "bytes": bytes, "reason": message])
+            }
+            return CLIError(message, code: code)
+        }
+    }
+
+    private func show(_ event: SessionEvent) {
+        switch event {
+        case .peerChanged(let peer, .connected, _):
+            if !command.json { Output.error(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)) connected.", .dim)) }
+        case .peerChanged(let peer, .disconnected, _):
+            if !command.json { Output.error(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
+        case .advertising(let name):
+            if command.json { Self.json(["event": "advertising", "name": name]) }
+        case .discoveryFailed(let error):
+            if command.json {
+                let lost = if case .daemonLost = error { true } else { false }
+                Self.json(["event": lost ? "discovery-lost" : "error", "code": "discovery", "message": error.description])
+            } else {
+                Output.error("p2p: \(error)")
+            }
+        default:
+            break
+        }
+    }
+
+    /// One JSON object per line, on stderr: standard output carries the stream's bytes only.
+    static func json(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        Output.error(String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// Asks the person at the terminal one question at a time on stderr, answered by a line on stdin.
+actor Asker {
+    func ask(_ question: String) async -> Bool {
+        Output.error(Terminal.paint("\(question) [y/N] ", .yellow))
+        let line = try? await NIOThreadPool.singleton.runIfActive { readLine(strippingNewline: true) }
+        return ["y", "yes"].contains(line?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
+    }
+}
