@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import NIOCore
 import Testing
 
@@ -83,7 +84,107 @@ struct ChatTests {
         #expect(throws: ChatHistoryError.self) { try ChatHistory(path: file.appendingPathComponent("history.sqlite").path) }
     }
 
+    // MARK: - Images
+
+    /// The first 24 bytes of a PNG of that size: all `ImageInfo` reads.
+    static func png(width: Int, height: Int) -> ImageInfo {
+        let be32 = { (value: Int) in (0 ..< 4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+        return ImageInfo(header: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + be32(width) + be32(height))!
+    }
+
+    @Test func imagesAreKeptPerPeerNewestLast() throws {
+        let history = try ChatHistory(path: Self.temporaryPath())
+        let bob = Self.peer("bob"), carol = Self.peer("carol")
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let cat = try history.recordImage(Self.png(width: 640, height: 480), named: "cat.png", path: "/downloads/cat.png",
+                                          direction: .received, peer: bob, at: start)
+        #expect(cat.peerName == "bob" && cat.direction == .received && cat.mediaType == "image/png" && cat.width == 640 && cat.height == 480)
+        try history.recordImage(Self.png(width: 1, height: 2), named: "dot.png", path: "/home/me/dot.png", direction: .sent,
+                                peer: carol, at: start.addingTimeInterval(1))
+        try history.recordImage(Self.png(width: 3, height: 4), named: "map.png", path: "/home/me/map.png", direction: .sent,
+                                peer: bob, at: start.addingTimeInterval(2))
+
+        #expect(try history.images().map(\.name) == ["cat.png", "dot.png", "map.png"])
+        #expect(try history.images(with: bob.id).map(\.name) == ["cat.png", "map.png"])
+        #expect(try history.images(with: carol.id).map(\.path) == ["/home/me/dot.png"])
+        #expect(try history.images(limit: 2).map(\.name) == ["dot.png", "map.png"], "the newest, oldest first")
+        #expect(try history.images(with: bob.id, limit: 1).map(\.name) == ["map.png"])
+        #expect(try history.images().first == cat, "everything survives the round trip, the time to the millisecond")
+        #expect(try history.entries().isEmpty, "images are not text lines")
+        #expect(try history.pending().isEmpty, "images never wait in the outbox")
+    }
+
+    /// Lines and images live in two tables; their times (by this peer's clock) put them in one order, and
+    /// a peer known only by its images is a peer of the history.
+    @Test func imagesTakeTheirPlaceInTimeAmongTheLines() throws {
+        let history = try ChatHistory(path: Self.temporaryPath())
+        let bob = Self.peer("bob"), carol = Self.peer("carol")
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        _ = try history.recordReceived(TextMessage(id: 1, sentAt: start, text: "look"), from: bob, at: start)
+        let image = try history.recordImage(Self.png(width: 8, height: 8), named: "a.png", path: "/d/a.png", direction: .received,
+                                            peer: bob, at: start.addingTimeInterval(1))
+        _ = try history.recordReceived(TextMessage(id: 2, sentAt: start.addingTimeInterval(2), text: "nice?"), from: bob,
+                                       at: start.addingTimeInterval(2))
+        let lines = try history.entries(with: bob.id)
+        #expect(lines.map(\.text) == ["look", "nice?"])
+        #expect(lines[0].deliveredAt! < image.at && image.at < lines[1].deliveredAt!)
+
+        try history.recordImage(Self.png(width: 8, height: 8), named: "b.png", path: "/me/b.png", direction: .sent,
+                                peer: carol, at: start.addingTimeInterval(3))
+        #expect(try history.peers().map(\.name) == ["carol", "bob"], "carol, known by an image only, is the most recent")
+        _ = try history.recordReceived(TextMessage(id: 3, text: "later"), from: PeerInfo(id: bob.id, displayName: "bobby", sessionID: "chat"),
+                                       at: start.addingTimeInterval(4))
+        #expect(try history.peers().map(\.name) == ["bobby", "carol"], "the name it last had")
+    }
+
+    /// A history file from before images were kept (no `image` table) opens, keeps its lines and gains the table.
+    @Test func aHistoryFileWithoutTheImageTableGainsIt() throws {
+        let path = Self.temporaryPath()
+        let bob = Self.peer("bob")
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        do {
+            let old = try DatabaseQueue(path: path)
+            try old.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE line (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT, peer TEXT NOT NULL, peerName TEXT NOT NULL,
+                        direction TEXT NOT NULL CHECK (direction IN ('sent', 'received')), messageID INTEGER NOT NULL,
+                        sentAt INTEGER NOT NULL, text TEXT NOT NULL, deliveredAt INTEGER, UNIQUE (peer, direction, messageID));
+                    CREATE INDEX pendingLine ON line (peer, sequence) WHERE deliveredAt IS NULL;
+                    CREATE TABLE unaddressed (sequence INTEGER PRIMARY KEY AUTOINCREMENT, room TEXT NOT NULL, typedAt INTEGER NOT NULL, text TEXT NOT NULL);
+                    INSERT INTO line (peer, peerName, direction, messageID, sentAt, text) VALUES (?, 'bob', 'sent', 7, 1700000000000, 'from before');
+                    """, arguments: [bob.id.hex])
+            }
+            #expect(try old.read { try $0.tableExists("image") } == false)
+        }
+        let history = try ChatHistory(path: path)
+        #expect(try history.entries().map(\.text) == ["from before"])
+        #expect(try history.pending(for: bob.id).map(\.messageID) == [7])
+        #expect(try history.images().isEmpty)
+        try history.recordImage(Self.png(width: 2, height: 2), named: "new.png", path: "/d/new.png", direction: .received, peer: bob)
+        let reopened = try ChatHistory(path: path)
+        #expect(try reopened.images(with: bob.id).map(\.name) == ["new.png"])
+        #expect(try reopened.entries().map(\.text) == ["from before"])
+    }
+
     // MARK: - Two sessions
+
+    /// `Conversation.recordImage` stores on the history's own queue, and the conversation's streams end
+    /// only after what was asked before the session closed is stored.
+    @Test func aConversationStoresImagesBeforeItsEventsEnd() async throws {
+        let alice = try await makeSession("alice", sessionID: "chat")
+        let history = try ChatHistory(path: Self.temporaryPath())
+        let chat = Conversation(session: alice, history: history)
+        let events = chat.events()
+        let bob = Self.peer("bob")
+        chat.recordImage(Self.png(width: 5, height: 6), named: "x.png", path: "/d/x.png", direction: .received, peer: bob)
+        await alice.close()
+        var failures: [ChatHistoryError] = []
+        for await event in events { if case .storageFailed(let error) = event { failures.append(error) } }
+        #expect(failures.isEmpty)
+        let stored = try history.images()
+        #expect(stored.map(\.name) == ["x.png"] && stored.first?.width == 5 && stored.first?.peer == bob.id)
+    }
 
     @Test func theOutboxIsDeliveredOnceAndInOrderWhenThePeerIsBack() async throws {
         let alice = try await makeSession("alice", sessionID: "chat")

@@ -15,7 +15,9 @@
 #    transfer nobody accepted, or more bytes than offered -> CANCEL and the connection is cut;
 #  - chat images: `/image x.png` shows as an `image` event with the right size in the other chat;
 #    a text file named .png is refused by the sender, and one pushed by a raw peer is refused by the
-#    receiving chat (image-refused), and the sender gets CANCEL instead of RESULT (its transfer fails).
+#    receiving chat (image-refused), and the sender gets CANCEL instead of RESULT (its transfer fails);
+#    afterwards `p2p history` on both sides lists the image among the text lines, in time order (text
+#    and --json kind image: sent from the source path, received to the downloads), and not the refused ones.
 # Mid-transfer kills use a token-bucket qdisc on A's veth (tc tbf), so a transfer takes seconds.
 # The lab prefix defaults to p2pxf (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
 # Needs root (lab.sh up, tc).
@@ -319,7 +321,10 @@ chat_in A alice
 chat_in B bob
 expect_json 40 alice "alice connects to bob" event=connected peer="bob-$TAG"
 expect_json 40 bob "bob connects to alice" event=connected peer="alice-$TAG"
+send_line alice "before the picture"
+expect_json 20 bob "bob gets alice's line sent before the image" event=message from="alice-$TAG" text="before the picture"
 send_line alice "/image $E2E_TMP/pic.png"
+path=""
 if line=$(wait_json 20 bob event=image from="alice-$TAG" type=image/png width=37 height=23); then
   pass "bob's chat shows alice's PNG: image event with type and 37x23"
   path=$(field "$line" path)
@@ -328,6 +333,8 @@ if line=$(wait_json 20 bob event=image from="alice-$TAG" type=image/png width=37
 else
   fail "bob did not show alice's image" bob alice
 fi
+send_line alice "after the picture"
+expect_json 20 bob "bob gets alice's line sent after the image" event=message from="alice-$TAG" text="after the picture"
 send_line alice "/image $E2E_TMP/fake.png"
 expect_json 10 alice "alice's /image refuses a text file named .png (signature check)" event=error code=image message~"not a PNG"
 # The receiving side's check, with a sender that does not check: a raw peer offers text as image/png.
@@ -343,6 +350,35 @@ for p in alice bob; do
   close_stdin "$p"
   if wait_exit "$p" 15; then check "$p exits 0 after EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "$p did not exit after EOF" "$p"; fi
 done
+
+log "images in p2p history"
+for who in alice bob; do
+  run env P2P_HOME="$(home "$who")" "$P2P" history >"$E2E_TMP/history-$who.out" 2>"$E2E_TMP/history-$who.err"
+  run env P2P_HOME="$(home "$who")" "$P2P" history --json >"$E2E_TMP/history-$who-json.out" 2>>"$E2E_TMP/history-$who.err"
+done
+# line_of NAME TEXT: the number of the first line of NAME's history containing TEXT (0 if none).
+line_of() { grep -nF -- "$2" "$E2E_TMP/history-$1.out" | head -n 1 | cut -d: -f1 | grep . || echo 0; }
+check "alice's history shows the image she sent, from where she sent it" \
+  grep -qF -- "→ bob-$TAG  [image] pic.png (37×23) $E2E_TMP/pic.png" "$E2E_TMP/history-alice.out"
+check "bob's history shows the image he received, where it was kept" \
+  grep -qF -- "← alice-$TAG  [image] pic.png (37×23) $path" "$E2E_TMP/history-bob.out"
+before=$(line_of bob "before the picture") image=$(line_of bob "[image] pic.png") after=$(line_of bob "after the picture")
+check "bob's history: the image between the lines sent before and after it (lines $before, $image, $after)" \
+  [ "$before" -gt 0 -a "$before" -lt "$image" -a "$image" -lt "$after" ]
+before=$(line_of alice "before the picture") image=$(line_of alice "[image] pic.png") after=$(line_of alice "after the picture")
+check "alice's history: the line before, then the image; the line after is there too (lines $before, $image, $after)" \
+  [ "$before" -gt 0 -a "$before" -lt "$image" -a "$after" -gt 0 ]
+check "neither history lists the refused fake images" bash -c '! grep -qE "fake.png|sneaky.png" "$1" "$2"' _ \
+  "$E2E_TMP/history-alice.out" "$E2E_TMP/history-bob.out"
+check "alice's history --json: one image, kind image, sent and delivered, with path, type and size" \
+  [ "$(count_json history-alice-json kind=image)" = 1 -a "$(count_json history-alice-json kind=image direction=sent peer="bob-$TAG" \
+    name=pic.png path="$E2E_TMP/pic.png" type=image/png width=37 height=23 state=delivered)" = 1 ]
+check "bob's history --json: one image, kind image, received, in his downloads" \
+  [ "$(count_json history-bob-json kind=image)" = 1 -a "$(count_json history-bob-json kind=image direction=received peer="alice-$TAG" \
+    name=pic.png path="$path" type=image/png width=37 height=23 state=received)" = 1 ]
+check "text lines in history --json are kind text, fields unchanged" \
+  [ "$(count_json history-bob-json kind=text direction=received peer="alice-$TAG" text="after the picture" state=received message? received?)" = 1 ]
+check "p2p history said nothing on stderr" bash -c '! [ -s "$1" ] && ! [ -s "$2" ]' _ "$E2E_TMP/history-alice.err" "$E2E_TMP/history-bob.err"
 
 # ---- nothing left behind
 shape off

@@ -35,6 +35,12 @@ final class ChatLoop {
         var messageID: UInt64
     }
 
+    /// An image offered to one peer, by the name its transfer carries.
+    private struct ImageSend: Hashable {
+        var peer: PeerID
+        var name: String
+    }
+
     private let session: Session
     private let view: ChatView
     private let options: ChatCommand
@@ -66,6 +72,12 @@ final class ChatLoop {
     private var editor = LineEditor()
     /// Images being received (started, not ended).
     private var receivingImages: Set<UInt64> = []
+    /// Images being sent: the file and what it is, oldest first per peer and name, for the history once
+    /// the peer confirms it (a transfer's events carry only the name). Taken by the send's `.finished`
+    /// or `.failed`; a send refused before its transfer began (the peer left just then) leaves its entry.
+    private var sendingImages: [ImageSend: [(file: URL, image: ImageInfo)]] = [:]
+    /// The session is closed: the conversation's history queue reports to nobody any more.
+    private var sessionClosed = false
 
     init(session: Session, view: ChatView, options: ChatCommand) {
         self.session = session
@@ -245,6 +257,7 @@ final class ChatLoop {
         await session.close()
         for pump in pumps.features { await pump.drain() }
         feed.finish()
+        sessionClosed = true
         for await input in inputs { showLeftover(input) }
         if !heldLines.isEmpty {
             view.note("\(heldLines.count) line\(heldLines.count == 1 ? "" : "s") typed while nobody was here \(heldLines.count == 1 ? "is" : "are") kept: "
@@ -469,16 +482,21 @@ final class ChatLoop {
     /// Images arriving or leaving. `FileTransfers` has already checked that a received file really is
     /// the image type it was offered as (`checksImageSignatures`) and refused it otherwise.
     private func transferred(_ event: TransferEvent) {
+        if case .failed(let info, _) = event, info.direction == .sending { _ = takeSendingImage(info) }
         switch event {
         case .finished(let info, let delivery) where info.direction == .receiving:
             receivingImages.remove(info.id)
             guard let url = delivery.url, let image = ImageInfo(contentsOf: url) else { return }
             view.image(image, at: url, from: info.peer)
+            recordImage(image, named: delivery.name, path: url.path, direction: .received, peer: info.peer)
         case .failed(let info, .notTheOfferedType(_, let offered, let found)):
             let actual = found ?? "not a PNG, JPEG, GIF or WebP image"
             view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): offered as \(offered), but its signature says \(actual); the sender was told")
-        case .finished(let info, _):
+        case .finished(let info, let delivery):
             view.note("sent the image \(Terminal.sanitize(info.name)) to \(Terminal.sanitize(info.peer.displayName)).")
+            if let sent = takeSendingImage(info) {
+                recordImage(sent.image, named: delivery.name, path: sent.file.path, direction: .sent, peer: info.peer)
+            }
         case .started(let info, _) where info.direction == .receiving:
             receivingImages.insert(info.id)
         case .failed(let info, let error) where info.direction == .receiving && !receivingImages.contains(info.id):
@@ -512,8 +530,33 @@ final class ChatLoop {
             return
         }
         let transfers = self.transfers!
+        let file = url.standardizedFileURL
         for peer in connected.keys {
-            Task { _ = try? await transfers.sendResource(at: url, to: peer, mediaType: image.mediaType) }
+            sendingImages[ImageSend(peer: peer, name: file.lastPathComponent), default: []].append((file, image))
+            Task { _ = try? await transfers.sendResource(at: file, to: peer, mediaType: image.mediaType) }
+        }
+    }
+
+    /// The file and image of a send that ended, the oldest of that name to that peer.
+    private func takeSendingImage(_ info: TransferInfo) -> (file: URL, image: ImageInfo)? {
+        let send = ImageSend(peer: info.peer.id, name: info.name)
+        guard var waiting = sendingImages[send], !waiting.isEmpty else { return nil }
+        let oldest = waiting.removeFirst()
+        sendingImages[send] = waiting.isEmpty ? nil : waiting
+        return oldest
+    }
+
+    /// Keeps an image in the history without waiting for the disk: on the conversation's queue, whose
+    /// failures come back as conversation events. Once the session is closed (an image shown after the
+    /// chat ended) nobody would hear of a failure there, so it is stored here and now.
+    private func recordImage(_ image: ImageInfo, named name: String, path: String, direction: ChatEntry.Direction, peer: PeerInfo) {
+        guard sessionClosed else {
+            return conversation.recordImage(image, named: name, path: path, direction: direction, peer: peer)
+        }
+        do {
+            try conversation.history.recordImage(image, named: name, path: path, direction: direction, peer: peer)
+        } catch {
+            view.error("history", error.description)
         }
     }
 

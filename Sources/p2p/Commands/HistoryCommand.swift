@@ -2,27 +2,29 @@ import ArgumentParser
 import Foundation
 import P2P
 
-/// `p2p history [PEER]`: the chat history kept by `p2p chat`, and what still waits in the outbox.
+/// `p2p history [PEER]`: the chat history kept by `p2p chat` (lines and images), and what still waits in the outbox.
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Show chat history (all peers, or one by name or ID prefix).",
         discussion: """
             Lines marked "waiting" are in the outbox: the peer has not acknowledged them yet; \
-            p2p chat sends them when that peer is back. The history is history.sqlite in the config directory.
+            p2p chat sends them when that peer is back. Images sent or received in p2p chat (/image) are \
+            listed among the lines as "[image] NAME (W×H) PATH": a received one where it was kept, a sent \
+            one where it was sent from. The history is history.sqlite in the config directory.
             """
     )
 
     @Argument(help: "Only this peer: display name, or at least 4 leading digits of the peer ID.")
     var peer: String?
 
-    @Option(help: "Only the newest N lines.")
+    @Option(help: "Only the newest N lines and images.")
     var limit: Int?
 
     @Flag(help: "Only lines still waiting in the outbox.")
     var pending = false
 
-    @Flag(help: "One JSON object per line.")
+    @Flag(help: "One JSON object per line or image (\"kind\": \"text\" or \"image\").")
     var json = false
 
     func validate() throws {
@@ -33,13 +35,20 @@ struct HistoryCommand: ParsableCommand {
         do {
             let history = try ChatHistory()
             let peerID = try peer.map { try Self.match($0, in: history) }
-            var entries = pending ? try history.pending(for: peerID) : try history.entries(with: peerID, limit: limit)
-            if pending, let limit { entries = Array(entries.suffix(limit)) }
-            for entry in entries { show(entry) }
+            let items: [HistoryItem]
+            if pending {
+                // The outbox holds lines only.
+                let entries = try history.pending(for: peerID)
+                items = (limit.map { entries.suffix($0) } ?? entries[...]).map(HistoryItem.line)
+            } else {
+                items = HistoryItem.merge(lines: try history.entries(with: peerID, limit: limit),
+                                          images: try history.images(with: peerID, limit: limit), limit: limit)
+            }
+            for item in items { show(item) }
             // Lines typed while nobody was in the room wait for whoever joins: in the outbox too.
             let unaddressed = pending && peerID == nil ? try history.unaddressed() : []
             for line in unaddressed { show(line) }
-            if entries.isEmpty && unaddressed.isEmpty && !json { Output.error(pending ? "Nothing waits in the outbox." : "No chat history yet.") }
+            if items.isEmpty && unaddressed.isEmpty && !json { Output.error(pending ? "Nothing waits in the outbox." : "No chat history yet.") }
         } catch let error as ChatHistoryError {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
@@ -60,17 +69,24 @@ struct HistoryCommand: ParsableCommand {
 
     private func show(_ line: UnaddressedLine) {
         if json {
-            Output.json(["room": line.room, "state": "waiting", "time": line.typedAt.iso8601, "text": line.text])
+            Output.json(["kind": "text", "room": line.room, "state": "waiting", "time": line.typedAt.iso8601, "text": line.text])
         } else {
             let time = DateFormatter.localizedString(from: line.typedAt, dateStyle: .short, timeStyle: .short)
             Output.line("\(Terminal.paint(time, .dim)) → whoever joins room \(Terminal.sanitize(line.room)): \(Terminal.sanitize(line.text)) \(Terminal.paint("(waiting)", .yellow))")
         }
     }
 
+    private func show(_ item: HistoryItem) {
+        switch item {
+        case .line(let entry): show(entry)
+        case .image(let image): show(image)
+        }
+    }
+
     private func show(_ entry: ChatEntry) {
         let state = entry.direction == .received ? "received" : (entry.isPending ? "waiting" : "delivered")
         if json {
-            var object: [String: Any] = ["direction": entry.direction.rawValue, "peer": entry.peerName, "id": entry.peer.hex,
+            var object: [String: Any] = ["kind": "text", "direction": entry.direction.rawValue, "peer": entry.peerName, "id": entry.peer.hex,
                                          "message": String(entry.messageID), "time": entry.sentAt.iso8601, "text": entry.text, "state": state]
             if let deliveredAt = entry.deliveredAt { object[entry.direction == .sent ? "delivered" : "received"] = deliveredAt.iso8601 }
             Output.json(object)
@@ -82,9 +98,56 @@ struct HistoryCommand: ParsableCommand {
         Output.line("\(Terminal.paint(time, .dim)) \(arrow) \(Terminal.paint(Terminal.sanitize(entry.peerName), .cyan))  \(Terminal.sanitize(entry.text))\(mark)")
     }
 
+    /// Images are stored once they arrived verified or the peer confirmed them: never waiting.
+    private func show(_ image: ChatImageEntry) {
+        if json {
+            Output.json(["kind": "image", "direction": image.direction.rawValue, "peer": image.peerName, "id": image.peer.hex,
+                         "time": image.at.iso8601, "name": image.name, "path": image.path, "type": image.mediaType,
+                         "width": image.width, "height": image.height, "state": image.direction == .received ? "received" : "delivered"])
+            return
+        }
+        let time = Self.timeFormat.string(from: image.at)
+        let arrow = image.direction == .sent ? "→" : "←"
+        Output.line("\(Terminal.paint(time, .dim)) \(arrow) \(Terminal.paint(Terminal.sanitize(image.peerName), .cyan))  "
+            + "\(Terminal.paint("[image]", .dim)) \(Terminal.sanitize(image.name)) (\(image.width)×\(image.height)) \(Terminal.sanitize(image.path))")
+    }
+
     private static let timeFormat: DateFormatter = {
         let format = DateFormatter()
         format.dateFormat = "yyyy-MM-dd HH:mm"
         return format
     }()
+}
+
+/// One thing in the history as `p2p history` lists it: a text line or an image.
+enum HistoryItem: Equatable {
+    case line(ChatEntry)
+    case image(ChatImageEntry)
+
+    /// When it happened by this peer's clock: a received line when it was stored (its `sentAt` is the
+    /// sender's clock), a sent line when it was written, an image when it arrived or was confirmed.
+    var time: Date {
+        switch self {
+        case .line(let entry): entry.direction == .received ? entry.deliveredAt ?? entry.sentAt : entry.sentAt
+        case .image(let image): image.at
+        }
+    }
+
+    /// Lines and images, each oldest first, as one list in time order; each keeps its own order, and a
+    /// line goes before an image of the same time. With `limit`, only the newest `limit` items.
+    static func merge(lines: [ChatEntry], images: [ChatImageEntry], limit: Int? = nil) -> [HistoryItem] {
+        var merged: [HistoryItem] = []
+        merged.reserveCapacity(lines.count + images.count)
+        var nextLine = lines.startIndex, nextImage = images.startIndex
+        while nextLine < lines.endIndex || nextImage < images.endIndex {
+            if nextImage == images.endIndex || (nextLine < lines.endIndex && HistoryItem.line(lines[nextLine]).time <= images[nextImage].at) {
+                merged.append(.line(lines[nextLine]))
+                nextLine += 1
+            } else {
+                merged.append(.image(images[nextImage]))
+                nextImage += 1
+            }
+        }
+        return limit.map { Array(merged.suffix($0)) } ?? merged
+    }
 }

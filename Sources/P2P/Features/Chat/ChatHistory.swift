@@ -36,7 +36,33 @@ public struct ChatEntry: Sendable, Equatable {
     static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 }
 
-/// Why the chat history could not be read or written; carries the file so the user can fix it.
+/// An image sent or received in a chat, kept beside the lines: where it is, what it is, when.
+///
+/// A received image is stored once it arrived verified (its final path in the downloads directory); a
+/// sent one once the peer confirmed it (the path it was sent from).
+public struct ChatImageEntry: Sendable, Equatable {
+    /// Storage order among images.
+    public var sequence: Int64
+    /// The peer the image was sent to or received from.
+    public var peer: PeerID
+    /// The peer's display name when the image was stored.
+    public var peerName: String
+    /// Sent or received.
+    public var direction: ChatEntry.Direction
+    /// The file name it was offered under.
+    public var name: String
+    /// Received: where it was kept. Sent: the file it was sent from.
+    public var path: String
+    /// What its signature shows: `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    public var mediaType: String
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+    /// When it arrived, or when the peer confirmed it, by this peer's clock.
+    public var at: Date
+}
+
 /// A line typed in a room while nobody was there: it waits for whoever joins, then becomes a sent line.
 public struct UnaddressedLine: Sendable, Equatable {
     /// Its place in the order lines were typed.
@@ -49,6 +75,7 @@ public struct UnaddressedLine: Sendable, Equatable {
     public var text: String
 }
 
+/// Why the chat history could not be read or written; carries the file so the user can fix it.
 public enum ChatHistoryError: Error, Equatable, CustomStringConvertible {
     /// The file cannot be opened or created (no permission, read-only disk, not a database).
     case cannotOpen(path: String, reason: String)
@@ -66,7 +93,7 @@ public enum ChatHistoryError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// The conversation log and outbox: every line sent or received, in SQLite in the config directory.
+/// The conversation log and outbox: every line sent or received, and the images, in SQLite in the config directory.
 ///
 /// A sent line is stored once per recipient and stays pending until that peer acknowledges it; a received
 /// line is stored once per (peer, message ID), which is what makes a resent line a duplicate.
@@ -112,6 +139,18 @@ public final class ChatHistory: Sendable {
                         typedAt INTEGER NOT NULL,
                         text TEXT NOT NULL
                     );
+                    CREATE TABLE IF NOT EXISTS image (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        peer TEXT NOT NULL,
+                        peerName TEXT NOT NULL,
+                        direction TEXT NOT NULL CHECK (direction IN ('sent', 'received')),
+                        name TEXT NOT NULL,
+                        path TEXT NOT NULL,
+                        mediaType TEXT NOT NULL,
+                        width INTEGER NOT NULL,
+                        height INTEGER NOT NULL,
+                        at INTEGER NOT NULL
+                    );
                     """)
             }
             // History holds private conversations.
@@ -156,6 +195,39 @@ public final class ChatHistory: Sendable {
                 RETURNING *
                 """, arguments: [ChatEntry.milliseconds(now), peer.hex, Int64(bitPattern: messageID)])
             return row.flatMap(Self.entry)
+        }
+    }
+
+    /// Stores an image sent to or received from `peer`: `path` is where a received image was kept, or
+    /// the file a sent one was sent from.
+    @discardableResult
+    public func recordImage(_ image: ImageInfo, named name: String, path: String, direction: ChatEntry.Direction,
+                            peer: PeerInfo, at now: Date = Date()) throws(ChatHistoryError) -> ChatImageEntry {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO image (peer, peerName, direction, name, path, mediaType, width, height, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [peer.id.hex, peer.displayName, direction.rawValue, name, path, image.mediaType, image.width, image.height,
+                                 ChatEntry.milliseconds(now)])
+            return ChatImageEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: direction, name: name,
+                                  path: path, mediaType: image.mediaType, width: image.width, height: image.height, at: now)
+        }
+    }
+
+    /// The images exchanged with `peer` (or with anyone), oldest first; with `limit`, only the newest.
+    public func images(with peer: PeerID? = nil, limit: Int? = nil) throws(ChatHistoryError) -> [ChatImageEntry] {
+        try read { db in
+            var sql = "SELECT * FROM image"
+            var arguments: [any DatabaseValueConvertible] = []
+            if let peer {
+                sql += " WHERE peer = ?"
+                arguments.append(peer.hex)
+            }
+            sql += " ORDER BY sequence DESC"
+            if let limit {
+                sql += " LIMIT ?"
+                arguments.append(limit)
+            }
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap(Self.image).reversed()
         }
     }
 
@@ -213,11 +285,17 @@ public final class ChatHistory: Sendable {
         }
     }
 
-    /// Every peer in the history with the name it last had, most recent conversation first.
+    /// Every peer in the history (lines or images) with the name it last had, most recent conversation first.
     public func peers() throws(ChatHistoryError) -> [(id: PeerID, name: String)] {
         try read { db in
+            // By this peer's clock: a line when it was stored (received) or acknowledged (sent), else when it was written.
+            // SQLite takes the bare peerName from the row that has the MAX.
             try Row.fetchAll(db, sql: """
-                SELECT peer, peerName FROM line WHERE sequence IN (SELECT MAX(sequence) FROM line GROUP BY peer) ORDER BY sequence DESC
+                SELECT peer, peerName, MAX(at) AS latest FROM (
+                    SELECT peer, peerName, COALESCE(deliveredAt, sentAt) AS at FROM line
+                    UNION ALL
+                    SELECT peer, peerName, at FROM image
+                ) GROUP BY peer ORDER BY latest DESC
                 """).compactMap { row in PeerID(hex: row["peer"]).map { ($0, row["peerName"]) } }
         }
     }
@@ -230,6 +308,13 @@ public final class ChatHistory: Sendable {
         return ChatEntry(sequence: row["sequence"], peer: peer, peerName: row["peerName"], direction: direction,
                          messageID: UInt64(bitPattern: row["messageID"]), sentAt: ChatEntry.date(row["sentAt"]),
                          text: row["text"], deliveredAt: deliveredAt.map(ChatEntry.date))
+    }
+
+    private static func image(_ row: Row) -> ChatImageEntry? {
+        guard let peer = PeerID(hex: row["peer"]), let direction = ChatEntry.Direction(rawValue: row["direction"]) else { return nil }
+        return ChatImageEntry(sequence: row["sequence"], peer: peer, peerName: row["peerName"], direction: direction, name: row["name"],
+                              path: row["path"], mediaType: row["mediaType"], width: row["width"], height: row["height"],
+                              at: ChatEntry.date(row["at"]))
     }
 
     private func write<T>(_ body: (Database) throws -> T) throws(ChatHistoryError) -> T {

@@ -100,6 +100,21 @@ public final class Conversation: Sendable {
         return try stored.get()
     }
 
+    /// Stores an image sent to or received from `peer` (see `ChatHistory.recordImage`) on the history's
+    /// queue, in order with the lines that arrive, so the caller never waits for the disk. A failure is
+    /// reported as `.storageFailed`; an image recorded before the session closes is stored before the
+    /// event streams finish.
+    public func recordImage(_ image: ImageInfo, named name: String, path: String, direction: ChatEntry.Direction, peer: PeerInfo) {
+        let now = Date()
+        storage.async { [history, hub] in
+            do throws(ChatHistoryError) {
+                try history.recordImage(image, named: name, path: path, direction: direction, peer: peer, at: now)
+            } catch {
+                hub.emit(.storageFailed(error))
+            }
+        }
+    }
+
     /// Lines waiting in the outbox, oldest first.
     public func pending(for peer: PeerID? = nil) throws(ChatHistoryError) -> [ChatEntry] {
         try history.pending(for: peer)
