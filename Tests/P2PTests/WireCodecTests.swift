@@ -113,7 +113,9 @@ struct WireCodecTests {
         let channel = try Self.makeChannel()
         let payload = ByteBuffer(repeating: 0xab, count: WireFormat.defaultMaxPayload)
         try channel.writeOutbound(Frame(type: .data, payload: payload))
-        let bytes = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        // A payload this large goes down after its header as it is (FrameWriteBatcher): two buffers.
+        var bytes = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
         #expect(bytes.readableBytes == WireFormat.headerSize + WireFormat.defaultMaxPayload)
         try channel.writeInbound(bytes)
         #expect(try channel.readInbound(as: Frame.self)?.payload == payload)
