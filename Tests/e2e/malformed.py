@@ -128,7 +128,8 @@ INPUTS = {
     "transfer-kind-10": lambda h: transfer(10),
     "transfer-accept-truncated": lambda h: transfer(2, struct.pack(">Q", 0) + bytes(31)),
     "transfer-result-verified-2": lambda h: transfer(8, b"\x02" + bytes(32)),
-    "transfer-chunk-too-big": lambda h: transfer(5, struct.pack(">Q", 0) + bytes(60 * 1024 + 1)),
+    "transfer-chunk-empty": lambda h: transfer(5, struct.pack(">Q", 0)),
+    "transfer-entries-empty": lambda h: transfer(11, struct.pack(">I", 0)),
     "transfer-offer-path-not-utf8": lambda h: transfer(1, struct.pack(">Q", 1) + struct.pack(">H", 1) + b"\xff"
                                                        + short_string("text/plain")),
 }
