@@ -113,8 +113,8 @@ enum Output {
 
     /// One JSON object per line; keys sorted so output is stable.
     static func json(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        line(String(decoding: data, as: UTF8.self))
+        guard let text = JSONLine.encode(object) else { return }
+        line(text)
     }
 }
 

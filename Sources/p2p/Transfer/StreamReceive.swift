@@ -285,8 +285,8 @@ struct StreamReceive {
 
     /// One JSON object per line, on stderr: standard output carries the stream's bytes only.
     static func json(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        Output.error(String(decoding: data, as: UTF8.self))
+        guard let text = JSONLine.encode(object) else { return }
+        Output.error(text)
     }
 }
 
