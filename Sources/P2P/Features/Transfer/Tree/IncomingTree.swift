@@ -66,6 +66,9 @@ final class IncomingTree: Sendable {
         var failed: [FailedFile] = []
         var handled: Set<UInt32> = []
         var deliveries: [Delivery] = []
+        /// Per-file events of the message being handled, emitted together when it is done: one wake-up
+        /// of the event consumer per packed frame instead of one per small file.
+        var events: [TransferEvent] = []
         var over = false
     }
 
@@ -245,6 +248,7 @@ final class IncomingTree: Sendable {
         case .treeEnd: end(&state)
         default: break
         }
+        flushEvents(&state)
     }
 
     private func open(_ index: UInt32, at offset: UInt64, _ state: inout DiskState) {
@@ -374,14 +378,14 @@ final class IncomingTree: Sendable {
         let entry = entries[Int(index)]
         var delivery = Delivery(name: entry.path, size: entry.size, sha256: sha256.hex, resumedFrom: resumedFrom, url: url)
         delivery.alreadyThere = alreadyThere
-        transfers?.emit(.fileFinished(info, delivery))
+        state.events.append(.fileFinished(info, delivery))
         state.deliveries.append(delivery)
     }
 
     private func fileFailed(_ index: UInt32, _ error: TransferError, _ state: inout DiskState) {
         state.handled.insert(index)
         state.failed.append(FailedFile(index: index, reason: error.description))
-        transfers?.emit(.fileFailed(info, name: entries[Int(index)].path, error))
+        state.events.append(.fileFailed(info, name: entries[Int(index)].path, error))
     }
 
     private func acknowledgeAndReport(_ state: inout DiskState) {
@@ -407,6 +411,7 @@ final class IncomingTree: Sendable {
         transfers?.reply(.ack(written: state.written), id: info.id, to: info.peer.id)
         transfers?.reply(.treeResult(verified: state.verified, alreadyThere: state.alreadyThere, failed: state.failed), id: info.id, to: info.peer.id)
         transfers?.progress(tree: self, started: nil, bytes: info.size)
+        flushEvents(&state)
         let failures = state.failed.map { TreeReport.FileFailure(name: entries[Int($0.index)].path, reason: $0.reason) }
         let sent = state.written
         transfers?.finished(tree: self, .success(TreeReport(deliveries: state.deliveries, failures: failures, bytesSent: sent)))
@@ -422,7 +427,14 @@ final class IncomingTree: Sendable {
         if tellPeer {
             transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), id: info.id, to: info.peer.id)
         }
+        flushEvents(&state)
         transfers?.finished(tree: self, .failure(error))
+    }
+
+    private func flushEvents(_ state: inout DiskState) {
+        guard !state.events.isEmpty else { return }
+        for event in state.events { transfers?.emit(event) }
+        state.events = []
     }
 
     static func part(of destination: URL) -> URL {
