@@ -81,7 +81,10 @@ struct UnhandledTypeTests {
 
     /// A snapshot whose entity index, or a record's origin index, is a varint above Int.max:
     /// `Int(_:)` trapped on it, so one CHUNKed snapshot could kill the receiving process.
-    @Test(arguments: [("entity-index-over-int-max", "entity index"), ("origin-index-over-int-max", "origin index")])
+    /// ... and one whose schema names an entity twice: records are grouped by entity name, so the
+    /// second took the first's records too and the snapshot did not encode back to itself.
+    @Test(arguments: [("entity-index-over-int-max", "entity index"), ("origin-index-over-int-max", "origin index"),
+                      ("duplicate-entity-name", "two entities named Location")])
     func snapshotIndexAboveIntMaxIsMalformed(file: String, words: String) throws {
         let bytes = try Self.regression("snapshot", file)
         do {

@@ -95,6 +95,12 @@ public enum SnapshotCodec {
         } catch {
             throw .malformedSnapshot("schema JSON: \(error)")
         }
+        // Records are grouped by entity name: a second entity of the same name would take the first's
+        // records too, and the snapshot would not encode back to itself (found by fuzzing).
+        var entityNames: Set<String> = []
+        for entity in schema.entities where !entityNames.insert(entity.name).inserted {
+            throw .malformedSnapshot("the schema has two entities named \(entity.name)")
+        }
 
         let peerCount = try reader.count(minimumBytesEach: PeerID.byteCount)
         var peers: [PeerID] = []
