@@ -150,7 +150,7 @@ answer_questions() {
   done
   shows carol 'alice connected' && shows carol 'bob connected' && shows alice 'carol connected' && shows bob 'carol connected'
 }
-if wait_until 40 answer_questions; then pass "carol joins the room and is connected to alice and bob"; else fail "the three chats did not all connect"; screen carol | tail -n 15 | sed 's/^/    | /'; fi
+if wait_until 40 answer_questions; then pass "carol joins the room and is connected to alice and bob"; else fail "the three chats did not all connect"; for p in carol alice bob; do echo "    | --- $p"; screen "$p" | grep -v "^ *$" | tail -n 12 | sed 's/^/    | /'; done; fi
 type_line alice "hello both"
 see 10 bob 'alice> hello both' "a line from alice reaches bob"
 see 10 carol 'alice> hello both' "and carol: a group chat of three"

@@ -215,20 +215,7 @@ public final class ChatHistory: Sendable {
 
     /// The images exchanged with `peer` (or with anyone), oldest first; with `limit`, only the newest.
     public func images(with peer: PeerID? = nil, limit: Int? = nil) throws(ChatHistoryError) -> [ChatImageEntry] {
-        try read { db in
-            var sql = "SELECT * FROM image"
-            var arguments: [any DatabaseValueConvertible] = []
-            if let peer {
-                sql += " WHERE peer = ?"
-                arguments.append(peer.hex)
-            }
-            sql += " ORDER BY sequence DESC"
-            if let limit {
-                sql += " LIMIT ?"
-                arguments.append(limit)
-            }
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap(Self.image).reversed()
-        }
+        try newest(from: "image", with: peer, limit: limit, Self.image)
     }
 
     /// Keeps a line typed in `room` while nobody was there, for whoever joins (`unaddressed(in:)`).
@@ -269,8 +256,13 @@ public final class ChatHistory: Sendable {
 
     /// The conversation with `peer` (or all of them), oldest first; with `limit`, only the newest lines.
     public func entries(with peer: PeerID? = nil, limit: Int? = nil) throws(ChatHistoryError) -> [ChatEntry] {
+        try newest(from: "line", with: peer, limit: limit, Self.entry)
+    }
+
+    /// Rows of `table` (with `peer`, or all), oldest first; with `limit`, only the newest.
+    private func newest<Item>(from table: String, with peer: PeerID?, limit: Int?, _ make: @escaping (Row) -> Item?) throws(ChatHistoryError) -> [Item] {
         try read { db in
-            var sql = "SELECT * FROM line"
+            var sql = "SELECT * FROM \(table)"
             var arguments: [any DatabaseValueConvertible] = []
             if let peer {
                 sql += " WHERE peer = ?"
@@ -281,7 +273,7 @@ public final class ChatHistory: Sendable {
                 sql += " LIMIT ?"
                 arguments.append(limit)
             }
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap(Self.entry).reversed()
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap(make).reversed()
         }
     }
 
