@@ -368,8 +368,14 @@ final class StreamRecorder: Sendable {
             try? stream.accept()
             return
         case .hold:
-            // The stream's handler task is cancelled when the sender goes away (at most 10 s).
-            for _ in 0..<500 where !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
+            // Never answers: waits for the event that ends it, the handler task's cancellation when
+            // the sender goes away.
+            let (cancelled, cancel) = AsyncStream<Void>.makeStream()
+            await withTaskCancellationHandler {
+                for await _ in cancelled {}
+            } onCancel: {
+                cancel.finish()
+            }
             return
         case .readSlowly(let gate):
             // Accepted at once, so the sender starts; read only once the test says.
@@ -496,7 +502,7 @@ extension Array {
 
     private static func describe(_ message: StreamMessage) -> [String: JSONValue] {
         var d: [String: JSONValue] = ["id": .string(String(message.streamID))]
-        func hex(_ b: [UInt8]) -> JSONValue { .string(StreamMessage.hex(b)) }
+        func hex(_ b: [UInt8]) -> JSONValue { .string(b.hex) }
         switch message.body {
         case .open(let name, let mediaType): d["kind"] = .string("open"); d["name"] = .string(name); d["mediaType"] = .string(mediaType)
         case .accept: d["kind"] = .string("accept")

@@ -27,16 +27,7 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible, C
     }
 
     /// The 32 lowercase hex digits: the form the protocol, DNS-SD and files use.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public var hex: String { bytes.hex }
 
     /// The first 8 hex digits, enough to tell peers on one network apart.
     public var short: String { String(hex.prefix(8)) }
@@ -66,6 +57,22 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible, C
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
         default: nil
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Lowercase hex: peer IDs, and the SHA-256 digests transfers and streams report. Not
+    /// `String(format:)`: a tree reports a digest per file, and formatting each byte through Foundation
+    /// cost more than hashing the file.
+    var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: count * 2) { buffer in
+            for (index, byte) in enumerated() {
+                buffer[2 * index] = digits[Int(byte >> 4)]
+                buffer[2 * index + 1] = digits[Int(byte & 0x0F)]
+            }
+            return count * 2
         }
     }
 }

@@ -217,11 +217,11 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         if consumed != length {
             error = .lengthMismatch(expected: length, got: consumed)
         } else if ours != theirs {
-            error = .verificationFailed(expected: StreamMessage.hex(theirs), got: StreamMessage.hex(ours))
+            error = .verificationFailed(expected: theirs.hex, got: ours.hex)
         } else {
             error = nil
         }
-        let summary = ByteStreamSummary(name: info.name, length: consumed, sha256: StreamMessage.hex(ours))
+        let summary = ByteStreamSummary(name: info.name, length: consumed, sha256: ours.hex)
         state.withLockedValue { state in
             state.phase = .over
             if let error { state.failure = error } else { state.summary = summary }

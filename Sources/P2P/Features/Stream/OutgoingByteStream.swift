@@ -117,11 +117,11 @@ public final class OutgoingByteStream: Sendable {
         }
         let result = state.withLockedValue { $0.result }!
         guard result.verified, result.sha256 == digest else {
-            throw fail(.verificationFailed(expected: StreamMessage.hex(digest), got: StreamMessage.hex(result.sha256)), tellPeer: false)
+            throw fail(.verificationFailed(expected: digest.hex, got: result.sha256.hex), tellPeer: false)
         }
         state.withLockedValue { $0.done = true }
         owner?.remove(outgoing: info.id)
-        return ByteStreamSummary(name: info.name, length: length, sha256: StreamMessage.hex(digest))
+        return ByteStreamSummary(name: info.name, length: length, sha256: digest.hex)
     }
 
     /// Gives up: the receiver hears that the sender cancelled, and a call under way throws

@@ -56,17 +56,6 @@ public struct StreamMessage: WireMessage, Equatable {
     /// The longest DENY or CANCEL reason, in bytes of UTF-8; longer ones are cut when sent.
     public static let maxReasonBytes = 1024
 
-    /// Lowercase hex, as summaries and errors show a SHA-256.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 
     private enum Kind: UInt8 { case open = 1, accept, deny, data, ack, end, result, cancel }
 

@@ -158,18 +158,3 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
-
-extension Array where Element == UInt8 {
-    /// Lowercase hex. Not `String(format:)`: a tree reports a digest per file, and formatting each byte
-    /// through Foundation cost more than hashing the file.
-    var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(unsafeUninitializedCapacity: count * 2) { buffer in
-            for (index, byte) in enumerated() {
-                buffer[2 * index] = digits[Int(byte >> 4)]
-                buffer[2 * index + 1] = digits[Int(byte & 0x0F)]
-            }
-            return count * 2
-        }
-    }
-}
