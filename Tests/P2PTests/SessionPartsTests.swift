@@ -41,6 +41,49 @@ import Testing
         }
     }
 
+    /// We dial the peer by ID and its link to us brings its HELLO before ours has: the lower ID refuses
+    /// the peer's link at once (its own will win), the higher ID welcomes it without asking. Either way
+    /// the link that loses never connects, so nothing sent on it can be lost (the race CI caught in
+    /// `faults.sh`: a game's first messages went down with a connected link that lost the tie-break).
+    @Test func aPeerDialedByIDIsTieBrokenBeforeOurLinkHasItsHello() {
+        var table = Table()
+        let ours = LinkID.next(), theirs = LinkID.next()
+        table.open(ours, link: "ours", direction: .outbound, completion: "connect call", remoteIP: nil, expected: peer)
+        table.open(theirs, link: "theirs", direction: .inbound, completion: nil, remoteIP: nil)
+        let claim = table.claim(theirs, hello: hello(from: peer), info: info(peer), ownID: me)
+        if me < peer {
+            guard case .lost(connectedWaiter: nil) = claim else { Issue.record("\(claim)"); return }
+            #expect(table.winner(for: peer) == nil, "the peer's link never counts")
+            #expect(table.close(theirs).isSilent)
+            guard case .won(dialing: true, loser: nil) = table.claim(ours, hello: hello(from: peer), info: info(peer), ownID: me) else {
+                Issue.record("our link must win"); return
+            }
+            #expect(table.connected(ours)?.completion == "connect call")
+        } else {
+            guard case .won(dialing: true, loser: nil) = claim else { Issue.record("\(claim)"); return }
+            #expect(table.connected(theirs)?.info.id == peer)
+            // The peer refuses our link: our connect call waits for theirs, which is connected already.
+            guard case .lost(connectedWaiter: "connect call") = table.claim(ours, hello: hello(from: peer), info: info(peer), ownID: me) else {
+                Issue.record("our link must lose to the connected one"); return
+            }
+            #expect(table.close(ours).isSilent)
+        }
+    }
+
+    /// A link still dialing someone else, or one dialed by address before TLS named the peer, is no
+    /// reason to refuse the peer's link.
+    @Test func onlyALinkToThatPeerTakesPartInTheTieBreak() {
+        let other = Identity.ephemeral().peerID
+        var table = Table()
+        let toOther = LinkID.next(), byAddress = LinkID.next(), theirs = LinkID.next()
+        table.open(toOther, link: "to other", direction: .outbound, completion: "a", remoteIP: nil, expected: other)
+        table.open(byAddress, link: "by address", direction: .outbound, completion: "b", remoteIP: nil)
+        table.open(theirs, link: "theirs", direction: .inbound, completion: nil, remoteIP: nil)
+        guard case .won(dialing: false, loser: nil) = table.claim(theirs, hello: hello(from: peer), info: info(peer), ownID: me) else {
+            Issue.record("the peer's link must be put to the application"); return
+        }
+    }
+
     /// Our link connected and its connect call was told so, but the peer's simultaneous link (the winner
     /// when the peer has the lower ID) supersedes it before the call looked: the call waits for that link
     /// instead of failing with "connection lost" (the race CI caught in `simultaneousConnects…`).

@@ -146,6 +146,27 @@ struct SessionTests {
         await alice.close(); await bob.close()
     }
 
+    /// Bob is asked about alice's connection and, meanwhile, connects to alice himself (both found each
+    /// other at once): his call waits for alice's link instead of opening a second one, so there is only
+    /// ever one link, and nothing sent on it can go down with a loser of the tie-break.
+    @Test func connectingToAPeerThatIsConnectingToUsWaitsForItsLink() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        let bobsCall = NIOLockedValueBoxWrapper<Task<PeerInfo, any Error>?>(nil)
+        bob.setConnectionRequestHandler { request in
+            bobsCall.mutate { $0 = Task { try await bob.connect(to: request.peer.id) } }
+            try? await waitUntil("bob's call to wait for alice's link") { bob.connections.connectCallsWaiting(for: request.peer.id) == 1 }
+            #expect(bob.connections.openLinkCount == 1)
+            return true
+        }
+        let reached = try await alice.connect(to: bob.endpoint)
+        #expect(reached.id == bob.peerID)
+        let joined = try await #require(bobsCall.value).value
+        #expect(joined.id == alice.peerID)
+        #expect(alice.connections.openLinkCount == 1 && bob.connections.openLinkCount == 1)
+        await alice.close(); await bob.close()
+    }
+
     @Test func silentPeerIsDisconnectedByHeartbeat() async throws {
         let bob = try await makeSession("bob") {
             $0.heartbeatInterval = .milliseconds(100)

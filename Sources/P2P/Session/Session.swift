@@ -222,9 +222,13 @@ public final class Session: Sendable {
 
     /// Connects to a discovered peer of this session. `context` (at most `ConnectionRequest.maxContextBytes`)
     /// reaches the peer's request handler as `ConnectionRequest.context`.
+    ///
+    /// When the peer is connecting to this session already (both found each other at once), the call waits
+    /// for that connection instead of opening a second one, and `context` is not sent.
     @discardableResult
     public func connect(to peer: PeerID, context: Data? = nil, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         if let connected = connections.connectedPeer(peer) { return connected }
+        if let joined = try await connections.joinLink(to: peer, timeout: timeout, group: group) { return joined }
         guard let found = discovery.discovered(peer), let address = found.addresses.first, let port = found.port else {
             throw .unknownPeer(peer.short)
         }

@@ -54,6 +54,8 @@ final class Connections: LinkDelegate {
     var knownPeers: [PeerInfo] { table.withLockedValue { $0.knownPeers } }
     /// Links open now, whether they count for a peer or not (one that lost a tie-break, until it closes).
     var openLinkCount: Int { table.withLockedValue { $0.records.count } }
+    /// Connect calls waiting for the link `peer` has (tests look at it).
+    func connectCallsWaiting(for peer: PeerID) -> Int { table.withLockedValue { $0.waiterCount(for: peer) } }
     /// Senders waiting for room on the link to `peer` (`Session.sendWhenWritable`).
     func roomWaiterCount(to peer: PeerID) -> Int { table.withLockedValue { $0.winner(for: peer)?.link }?.roomWaiterCount ?? 0 }
     func connectedPeer(_ peer: PeerID) -> PeerInfo? {
@@ -136,10 +138,35 @@ final class Connections: LinkDelegate {
         }
     }
 
+    /// Waits for the link `peer` already has, still in its handshake (the peer is dialing us, or an earlier
+    /// call of ours is), instead of opening a second one that would race it (PROTOCOL.md §8); nil when
+    /// the peer has no link.
+    func joinLink(to peer: PeerID, timeout: TimeAmount, group: any EventLoopGroup) async throws(SessionError) -> PeerInfo? {
+        let loop = group.next()
+        let waiter = loop.makePromise(of: PeerID.self)
+        let timer = loop.scheduleTask(in: timeout) { waiter.fail(SessionError.timedOut(seconds: timeout.seconds)) }
+        defer {
+            timer.cancel()
+            waiter.fail(SessionError.connectionLost)  // no-op when it was completed
+        }
+        switch table.withLockedValue({ $0.settle(peer, waiter: waiter) }) {
+        case .gone: return nil
+        case .connected(let info): return info
+        case .waiting:
+            do {
+                if let info = connectedPeer(try await waiter.futureResult.get()) { return info }
+            } catch {
+                throw error as? SessionError ?? .connectionLost
+            }
+            throw .connectionLost
+        }
+    }
+
     private func configurePipeline(_ channel: Channel, link: PeerLink) throws {
         let tls = transport.withLockedValue { $0.tls }
         table.withLockedValue { table in
-            table.open(link.id, link: link, direction: link.direction, completion: link.completion, remoteIP: channel.remoteAddress?.ipAddress)
+            table.open(link.id, link: link, direction: link.direction, completion: link.completion,
+                       remoteIP: channel.remoteAddress?.ipAddress, expected: link.expectedPeer)
         }
         let pipeline = channel.pipeline.syncOperations
         if link.secure, let tls {

@@ -13,6 +13,8 @@ struct LinkTable<Link, Waiter> {
         /// The connect call settled by this link (outbound links only).
         let completion: Waiter?
         let remoteIP: String?
+        /// The peer an outbound link means to reach (`connect(to: PeerID)`), known before its handshake.
+        let expected: PeerID?
         /// The ID the TLS certificate proved, once the TLS handshake completed.
         var provenPeer: PeerID?
         var remote: Hello?
@@ -51,8 +53,9 @@ struct LinkTable<Link, Waiter> {
     /// (its peer info and HELLO): a send is per message, and those copies were most of its cost.
     private var connectedLinks: [PeerID: Link] = [:]
 
-    mutating func open(_ id: LinkID, link: Link, direction: PeerLink.Direction, completion: Waiter?, remoteIP: String?) {
-        records[id] = Record(link: link, direction: direction, completion: completion, remoteIP: remoteIP)
+    mutating func open(_ id: LinkID, link: Link, direction: PeerLink.Direction, completion: Waiter?, remoteIP: String?,
+                       expected: PeerID? = nil) {
+        records[id] = Record(link: link, direction: direction, completion: completion, remoteIP: remoteIP, expected: expected)
     }
 
     subscript(id: LinkID) -> Record? { records[id] }
@@ -61,6 +64,9 @@ struct LinkTable<Link, Waiter> {
 
     /// The link that counts for `peer`.
     func winner(for peer: PeerID) -> Record? { winners[peer].flatMap { records[$0] } }
+
+    /// Connect calls waiting for the link `peer` has (tests look at it).
+    func waiterCount(for peer: PeerID) -> Int { waiters[peer]?.count ?? 0 }
 
     func isConnected(_ peer: PeerID) -> Bool { connectedLinks[peer] != nil }
 
@@ -86,14 +92,21 @@ struct LinkTable<Link, Waiter> {
         record.remote = hello
         record.info = info
         defer { records[id] = record }
-        var dialing = record.direction == .outbound
+        func opener(_ direction: PeerLink.Direction) -> PeerID { direction == .outbound ? ownID : peer }
+        var dialing = record.direction == .outbound || waiters[peer] != nil
         guard let existingID = winners[peer], existingID != id, var existing = records[existingID] else {
+            if record.direction == .inbound, ownID < peer, isDialing(peer, besides: id) {
+                // Our own link to the peer, still in its handshake, will win the tie-break: refusing theirs
+                // now, before it connects, means no connected link is ever replaced and nothing sent on
+                // one is lost (PROTOCOL.md §8).
+                record.failure = .duplicateConnection
+                return .lost(connectedWaiter: nil)
+            }
             winners[peer] = id
             record.announced = true
-            return .won(dialing: dialing, loser: nil)
+            return .won(dialing: dialing || isDialing(peer, besides: id), loser: nil)
         }
         dialing = dialing || existing.direction == .outbound
-        func opener(_ direction: PeerLink.Direction) -> PeerID { direction == .outbound ? ownID : peer }
         // Same opener: the newer link replaces a stale one (the peer restarted).
         let newWins = opener(existing.direction) == opener(record.direction) || opener(record.direction) == min(ownID, peer)
         if newWins {
@@ -110,6 +123,14 @@ struct LinkTable<Link, Waiter> {
         if existing.isConnected { return .lost(connectedWaiter: completion) }
         waiters[peer, default: []].append(completion)
         return .lost(connectedWaiter: nil)
+    }
+
+    /// Whether an outbound link other than `id` is on its way to `peer` and has not had its HELLO yet.
+    private func isDialing(_ peer: PeerID, besides id: LinkID) -> Bool {
+        records.contains { key, record in
+            key != id && record.direction == .outbound && record.info == nil && record.failure == nil
+                && (record.expected ?? record.provenPeer) == peer
+        }
     }
 
     /// Marks the link connected if it still counts for its peer; returns the peer, its HELLO, and the
