@@ -4,8 +4,8 @@ import ArgumentParser
 struct BenchGroupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure round trip, throughput and discovery time (session), or a many-peer mesh (mesh).",
-        subcommands: [BenchCommand.self, MeshBenchCommand.self],
+        abstract: "Measure round trip, throughput and discovery time (session), a many-peer mesh (mesh), or the cryptography floor of a transfer (crypto).",
+        subcommands: [BenchCommand.self, MeshBenchCommand.self, CryptoBenchCommand.self],
         defaultSubcommand: BenchCommand.self
     )
 }

@@ -62,6 +62,12 @@ enum JSONLine {
 
     private static func appendString(_ string: String, to text: inout String) {
         text += "\""
+        // Most strings (names, paths, digests) need no escape: those go in whole, not scalar by scalar.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text += string
+            text += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""

@@ -290,7 +290,8 @@ final class ReceiveLoop {
     private func show(_ event: TransferEvent) {
         view.handle(event)
         defer { if event.isEnd, let id = event.info?.id { started.remove(id) } }
-        let key = event.info.map { "\($0.peer.id.hex)/\($0.name)" } ?? ""
+        // Only the ends of a transfer need it: not built for each of a tree's per-file events.
+        var key: String { event.info.map { "\($0.peer.id.hex)/\($0.name)" } ?? "" }
         switch event {
         case .started(let info, _):
             started.insert(info.id)

@@ -17,7 +17,7 @@ public enum SafePath {
         guard !path.isEmpty else { throw refuse("the name is empty") }
         guard path.utf8.count <= maxPathBytes else { throw refuse("the path is longer than \(maxPathBytes) bytes") }
         guard !path.hasPrefix("/") else { throw refuse("absolute paths are not accepted") }
-        guard !path.contains("\\") else { throw refuse("backslashes are not accepted") }
+        guard !path.utf8.contains(UInt8(ascii: "\\")) else { throw refuse("backslashes are not accepted") }
         for scalar in path.unicodeScalars {
             switch scalar.value {
             case 0x00...0x1F, 0x7F...0x9F: throw refuse("it contains a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))")
@@ -43,16 +43,27 @@ public enum SafePath {
     /// `resolve`, for many paths in one directory: `checked` remembers the folders already found not to
     /// be symbolic links, so a tree of 10,000 files does not look at its folders 10,000 times.
     static func resolve(_ path: String, in directory: URL, checked: inout Set<String>) throws(TransferError) -> URL {
-        let parts = try components(of: path)
+        URL(fileURLWithPath: try resolvedPath(path, under: folderPrefix(of: directory), checked: &checked), isDirectory: false)
+    }
+
+    /// The download directory as the prefix `resolvedPath` puts before a peer's path: standardized,
+    /// ending in "/".
+    static func folderPrefix(of directory: URL) -> String {
         let base = directory.standardizedFileURL.path
-        let prefix = base.hasSuffix("/") ? base : base + "/"
+        return base.hasSuffix("/") ? base : base + "/"
+    }
+
+    /// Where `path` goes under `prefix` (from `folderPrefix`), as a plain path: a tree checks every one of
+    /// its entries before it is offered, and making a URL of each cost more than the checks.
+    static func resolvedPath(_ path: String, under prefix: String, checked: inout Set<String>) throws(TransferError) -> String {
+        let parts = try components(of: path)
         // `components` refused `.`, `..` and empty parts, so joining cannot climb out; checked anyway.
         let target = prefix + parts.joined(separator: "/")
         guard target.hasPrefix(prefix), !parts.isEmpty else {
             throw .unsafeName(path, "it would land outside the download directory")
         }
         // A symlink planted inside the directory could still lead out of it.
-        var walk = base
+        var walk = String(prefix.dropLast())
         for part in parts.dropLast() {
             walk += "/" + part
             guard !checked.contains(walk) else { continue }
@@ -60,10 +71,10 @@ public enum SafePath {
             if lstat(walk, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
                 throw .unsafeName(path, "\(part) is a symbolic link")
             }
-            // Only a folder that exists stays checked: one that does not yet will be made by us.
-            if info.st_mode & S_IFMT == S_IFDIR { checked.insert(walk) }
+            // A folder, or nothing yet (it will be made by us): either way, not a link out.
+            checked.insert(walk)
         }
-        return URL(fileURLWithPath: target, isDirectory: false)
+        return target
     }
 
     /// `name.ext`, else `name (1).ext`, `name (2).ext`, … — the first that does not exist yet.

@@ -35,13 +35,15 @@ extension FileTransfers {
         var info = pending.info
         info.name = TreeManifest.label(pending.entries)
         info.fileCount = pending.entries.count { $0.kind == .file }
-        var destinations: [URL] = []
+        var destinations: [String] = []
+        destinations.reserveCapacity(pending.entries.count)
         var seen: Set<String> = []
         var checked: Set<String> = []
+        let prefix = SafePath.folderPrefix(of: directory)
         for entry in pending.entries {
             do {
-                let destination = try SafePath.resolve(entry.path, in: directory, checked: &checked)
-                guard seen.insert(destination.path).inserted else { throw TransferError.duplicateName(entry.path) }
+                let destination = try SafePath.resolvedPath(entry.path, under: prefix, checked: &checked)
+                guard seen.insert(destination).inserted else { throw TransferError.duplicateName(entry.path) }
                 destinations.append(destination)
             } catch {
                 let error = error as? TransferError ?? .unsafeName(entry.path, "\(error)")
@@ -55,7 +57,7 @@ extension FileTransfers {
         offer.entries = pending.entries
         let resolved = destinations
         ask(offer) { offer in
-            let tree = IncomingTree(offer: offer, destinations: resolved, transfers: self)
+            let tree = IncomingTree(offer: offer, paths: resolved, transfers: self)
             self.state.withLockedValue { $0.trees[offer.info.id] = tree }
             tree.begin()
         }

@@ -20,10 +20,8 @@ struct PendingManifest {
 final class IncomingTree: Sendable {
     let info: TransferInfo
     private let entries: [TreeEntry]
-    /// Final locations, by entry (resolved and checked before the offer was shown).
-    private let destinations: [URL]
-    /// The same as paths, and each one's folder: the per-file work uses plain strings, since building
-    /// URLs for 10,000 small files cost more than writing them.
+    /// Final locations by entry (resolved and checked before the offer was shown), each one's folder and
+    /// name: plain strings, since building URLs for 10,000 small files cost more than writing them.
     private let paths: [String]
     private let folders: [String]
     private let names: [String]
@@ -72,18 +70,20 @@ final class IncomingTree: Sendable {
         var over = false
     }
 
-    init(offer: IncomingOffer, destinations: [URL], transfers: FileTransfers) {
+    init(offer: IncomingOffer, paths: [String], transfers: FileTransfers) {
         info = offer.info
         entries = offer.entries
-        self.destinations = destinations
-        paths = destinations.map(\.path)
-        folders = destinations.map { $0.deletingLastPathComponent().path }
-        names = destinations.map(\.lastPathComponent)
+        self.paths = paths
+        // Resolved paths are absolute and end in a name: the last "/" splits folder and name.
+        folders = paths.map { String($0[..<$0.lastIndex(of: "/")!]) }
+        names = paths.map { String($0[$0.index(after: $0.lastIndex(of: "/")!)...]) }
         self.transfers = transfers
         acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
         overwrite = transfers.configuration.overwrite
         queue = DispatchQueue(label: "p2p.tree.\(info.id)")
     }
+
+    private func destination(_ position: Int) -> URL { URL(fileURLWithPath: paths[position], isDirectory: false) }
 
     /// Makes the directories, finds what is already here, and answers HELD… TREE_ACCEPT.
     func begin() {
@@ -102,7 +102,7 @@ final class IncomingTree: Sendable {
             return listings[folder]!.contains(String(path.dropFirst(folder.count + 1)))
         }
         for (position, entry) in entries.enumerated() {
-            let destination = destinations[position]
+            let destination = destination(position)
             if entry.kind == .directory {
                 do {
                     try makeDirectory(paths[position], &state)
@@ -241,7 +241,7 @@ final class IncomingTree: Sendable {
             state.handled.insert(index)
             state.alreadyThere += 1
             state.spared += entries[Int(index)].size
-            delivered(index, sha256: state.wholeHashes[index] ?? [], url: destinations[Int(index)], resumedFrom: 0, alreadyThere: true, &state)
+            delivered(index, sha256: state.wholeHashes[index] ?? [], url: destination(Int(index)), resumedFrom: 0, alreadyThere: true, &state)
         case .small(let files):
             for file in files { writeSmall(file, &state) }
             acknowledgeAndReport(&state)
@@ -335,7 +335,7 @@ final class IncomingTree: Sendable {
         }
         state.written += UInt64(file.bytes.readableBytes)
         let name = names[Int(index)]
-        let final = overwrite || faccessat(folder, name, F_OK, 0) != 0 ? name : SafePath.available(destinations[Int(index)]).lastPathComponent
+        let final = overwrite || faccessat(folder, name, F_OK, 0) != 0 ? name : SafePath.available(destination(Int(index))).lastPathComponent
         // rename(2) replaces an existing file in one step, which is what overwriting means.
         guard renameat(folder, part, folder, final) == 0 else {
             return fileFailed(index, .unwritable(folders[Int(index)] + "/" + final, String(cString: strerror(errno))), &state)
@@ -362,8 +362,8 @@ final class IncomingTree: Sendable {
     /// Renames a verified `.part` to its final name (around an existing file unless overwriting) and
     /// applies the sender's permission bits.
     private func place(_ index: UInt32, from part: String, sha256: [UInt8], resumedFrom: UInt64, _ state: inout DiskState) {
-        let destination = paths[Int(index)]
-        let final = overwrite || access(destination, F_OK) != 0 ? destination : SafePath.available(destinations[Int(index)]).path
+        let path = paths[Int(index)]
+        let final = overwrite || access(path, F_OK) != 0 ? path : SafePath.available(destination(Int(index))).path
         // rename(2) replaces an existing file in one step, which is what overwriting means.
         guard rename(part, final) == 0 else {
             return fileFailed(index, .unwritable(final, String(cString: strerror(errno))), &state)

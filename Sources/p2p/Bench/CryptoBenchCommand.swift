@@ -1,0 +1,88 @@
+import ArgumentParser
+import Crypto
+import Foundation
+
+/// `p2p bench crypto`: what a verified, encrypted transfer must spend on cryptography alone, per GiB,
+/// on one core of this machine: the floor under any transfer's CPU time.
+struct CryptoBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "crypto",
+        abstract: "Measure SHA-256 and AES-GCM per GiB on one core: the cryptography floor of a verified, encrypted transfer.",
+        discussion: """
+            Hashes --size MiB of memory with SHA-256 and seals it with AES-128-GCM and ChaCha20-Poly1305, \
+            in 1 MiB pieces (the transfer's chunk), one thread, with the library p2p itself uses \
+            (swift-crypto on BoringSSL, which uses SHA and AES instructions where the CPU has them). \
+            Each figure is the median of --runs and is given as CPU seconds per GiB. A transfer hashes \
+            every byte on both ends and encrypts and decrypts it once (TLS 1.3 picks AES-128-GCM on \
+            CPUs with AES instructions), so two SHA-256 and two AES-GCM passes are the least it adds \
+            to what a plain copy (socat) spends. Benchmarks/transfer.sh prints that floor beside the \
+            transfer figures.
+            """
+    )
+
+    @Option(help: "MiB of data per measurement.")
+    var size = 1024
+
+    @Option(help: "Measurements of each primitive (the median is reported).")
+    var runs = 3
+
+    @Flag(help: "Print one JSON object with all figures.")
+    var json = false
+
+    func validate() throws {
+        guard size > 0, runs > 0 else { throw ValidationError("--size and --runs must be positive") }
+    }
+
+    func run() async throws {
+        var piece = [UInt8](repeating: 0, count: 1 << 20)
+        for index in piece.indices { piece[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
+        let pieces = size
+        let aesKey = SymmetricKey(size: .bits128), chachaKey = SymmetricKey(size: .bits256)
+        let figures: [(name: String, key: String, perGiB: Double)] = try [
+            ("SHA-256", "sha256_cpu_s_per_gib", measure(pieces) {
+                var hasher = SHA256()
+                for _ in 0..<pieces { hasher.update(data: piece) }
+                _ = hasher.finalize()
+            }),
+            ("AES-128-GCM seal", "aes128gcm_cpu_s_per_gib", measure(pieces) {
+                for _ in 0..<pieces { _ = try AES.GCM.seal(piece, using: aesKey) }
+            }),
+            ("ChaCha20-Poly1305 seal", "chacha20poly1305_cpu_s_per_gib", measure(pieces) {
+                for _ in 0..<pieces { _ = try ChaChaPoly.seal(piece, using: chachaKey) }
+            }),
+        ]
+        if json {
+            var object = ["mib": "\(size)", "runs": "\(runs)"]
+            for figure in figures { object[figure.key] = String(format: "%.4f", figure.perGiB) }
+            let body = object.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
+            print("{\(body)}")
+        } else {
+            print("One core, \(size) MiB in 1 MiB pieces, median of \(runs):")
+            for figure in figures {
+                print("  \(figure.name): \(String(format: "%.3f", figure.perGiB)) CPU-s per GiB (\(String(format: "%.0f", 1024 / figure.perGiB)) MiB/s)")
+            }
+        }
+    }
+
+    /// The median CPU time of `body` over --runs, scaled to seconds per GiB.
+    private func measure(_ pieces: Int, _ body: () throws -> Void) throws -> Double {
+        var seconds: [Double] = []
+        for _ in 0..<runs {
+            let (_, cpu) = try threadCPUTimed(body)
+            seconds.append(Double(cpu) / 1e9)
+        }
+        return median(seconds) * 1024 / Double(pieces)
+    }
+
+    /// CPU time of this thread only: a figure for one core, whatever else the process runs.
+    private func threadCPUTimed<T>(_ body: () throws -> T) throws -> (T, UInt64) {
+        func now() -> UInt64 {
+            var spec = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+            return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+        }
+        let start = now()
+        let value = try body()
+        return (value, now() - start)
+    }
+}
