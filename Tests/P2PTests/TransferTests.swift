@@ -274,6 +274,26 @@ final class TransferRecorder: Sendable {
         #expect(try SafePath.resolve("résumé ✓.pdf", in: base).lastPathComponent == "résumé ✓.pdf")
     }
 
+    /// A symbolic link planted in the download directory must not lead a peer's file out of it, whether
+    /// the link is the first folder of a path or one met after other entries were checked.
+    @Test func aFolderThatIsASymbolicLinkIsRefused() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("safepath-\(UInt32.random(in: 0 ... .max))")
+        let outside = base.appendingPathComponent("outside")
+        let inbox = base.appendingPathComponent("inbox")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: inbox.appendingPathComponent("real"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: inbox.appendingPathComponent("link"), withDestinationURL: outside)
+        defer { try? FileManager.default.removeItem(at: base) }
+        #expect(throws: TransferError.self) { try SafePath.resolve("link/x.txt", in: inbox) }
+        var checked: Set<String> = []
+        let prefix = SafePath.folderPrefix(of: inbox)
+        for path in ["real/a.txt", "new/b.txt", "new/deeper/c.txt", "real/d.txt"] {
+            #expect(try SafePath.resolvedPath(path, under: prefix, checked: &checked) == prefix + path)
+        }
+        #expect(throws: TransferError.self) { try SafePath.resolvedPath("link/e.txt", under: prefix, checked: &checked) }
+        #expect(throws: TransferError.self) { try SafePath.resolvedPath("real/../link/f.txt", under: prefix, checked: &checked) }
+    }
+
     @Test func imageSignaturesGiveTypeAndSize() {
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 2, 128, 0, 0, 1, 224, 8, 6, 0, 0, 0]
         #expect(ImageInfo(header: png) == ImageInfo(header: png))
