@@ -380,6 +380,16 @@ for m in nc iperf3; do
   [ -n "${MED[$m]:-}" ] && echo "p2p vs $m: $(ratio "${MED[$m]}" "${MED[p2p]}")x by wall time; $(ratio "${MEDCPU[$m]}" "${MEDCPU[p2p]}")x by CPU time"
 done
 echo "p2p vs socat:    $(ratio "${MED[socat]}" "${MED[p2p]}")x by wall time (target >= 1.0x); $(ratio "${MEDCPU[socat]}" "${MEDCPU[p2p]}")x by CPU time"
+# The floor under any verified, encrypted copy on this machine: what socat spends (the kernel's copies)
+# plus SHA-256 on both ends and AES-GCM in both directions, spread perfectly over every core.
+if "$P2P" bench crypto --size 256 --json >"$W/crypto.json" 2>"$W/crypto.err"; then
+  read -r sha aes < <(python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); print(c["sha256_cpu_s_per_gib"], c["aes128gcm_cpu_s_per_gib"])' "$W/crypto.json")
+  floor=$(python3 -c 'import sys; socat, sha, aes, gib, cores = map(float, sys.argv[1:]); print("%.3f" % ((socat + gib * (2 * sha + 2 * aes)) / cores))'     "${MEDCPU[socat]}" "$sha" "$aes" "$(python3 -c "print($BYTES / 2**30)")" "$(nproc)")
+  echo "floor: SHA-256 ${sha} and AES-128-GCM ${aes} CPU-s per GiB on one core (p2p bench crypto); socat's ${MEDCPU[socat]} CPU-s plus both hashed and both ciphered, over $(nproc) cores: ${floor} s at best = $(ratio "${MED[socat]}" "$floor")x socat for any verified, encrypted transfer"
+  summary floor_s "$floor"; summary sha256_cpu_s_per_gib "$sha"; summary aes128gcm_cpu_s_per_gib "$aes"
+else
+  say "p2p bench crypto failed: no floor row"; cat "$W/crypto.err" >&2
+fi
 [ "$WORMHOLE" = 1 ] && echo "p2p vs wormhole: $(ratio "${MED[wormhole]}" "${MED[p2p]}")x by wall time (target >= 10x); $(ratio "${MEDCPU[wormhole]}" "${MEDCPU[p2p]}")x by CPU time" \
   || echo "p2p vs wormhole: skipped (magic-wormhole unavailable)"
 echo "load average (1 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (other work on the machine slows every row)"

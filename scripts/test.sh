@@ -39,6 +39,7 @@ scripts/fuzz.sh "${P2P_FUZZ_SMOKE_SECONDS:-15}"
 # The session benchmark once, small: it must run to the end (its handlers are subscribed per phase).
 echo "$ME: benchmark smoke"
 .build/debug/p2p bench session --messages 2000 --round-trips 200 --warmup 20 --rounds 2 --discovery-runs 1 >/dev/null
+.build/debug/p2p bench crypto --size 8 --runs 1 >/dev/null
 
 echo "$ME: end-to-end tests"
 P2P_BIN="$PWD/.build/debug/p2p" Tests/e2e/run.sh
