@@ -92,7 +92,6 @@ struct LinkTable<Link, Waiter> {
         record.remote = hello
         record.info = info
         defer { records[id] = record }
-        func opener(_ direction: PeerLink.Direction) -> PeerID { direction == .outbound ? ownID : peer }
         var dialing = record.direction == .outbound || waiters[peer] != nil
         guard let existingID = winners[peer], existingID != id, var existing = records[existingID] else {
             if record.direction == .inbound, ownID < peer, isDialing(peer, besides: id) {
@@ -107,6 +106,7 @@ struct LinkTable<Link, Waiter> {
             return .won(dialing: dialing || isDialing(peer, besides: id), loser: nil)
         }
         dialing = dialing || existing.direction == .outbound
+        func opener(_ direction: PeerLink.Direction) -> PeerID { direction == .outbound ? ownID : peer }
         // Same opener: the newer link replaces a stale one (the peer restarted).
         let newWins = opener(existing.direction) == opener(record.direction) || opener(record.direction) == min(ownID, peer)
         if newWins {
