@@ -85,7 +85,7 @@ struct UnhandledTypeTests {
     /// second took the first's records too and the snapshot did not encode back to itself.
     @Test(arguments: [("entity-index-over-int-max", "entity index"), ("origin-index-over-int-max", "origin index"),
                       ("duplicate-entity-name", "two entities named Location")])
-    func snapshotIndexAboveIntMaxIsMalformed(file: String, words: String) throws {
+    func hostileSnapshotsAreMalformed(file: String, words: String) throws {
         let bytes = try Self.regression("snapshot", file)
         do {
             _ = try SnapshotCodec.decode(bytes)

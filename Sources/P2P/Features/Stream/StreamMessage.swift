@@ -56,7 +56,6 @@ public struct StreamMessage: WireMessage, Equatable {
     /// The longest DENY or CANCEL reason, in bytes of UTF-8; longer ones are cut when sent.
     public static let maxReasonBytes = 1024
 
-
     private enum Kind: UInt8 { case open = 1, accept, deny, data, ack, end, result, cancel }
 
     /// Decodes the layout of `Protocol/TRANSFER.md`, "Byte streams"; throws `malformedPayload` on anything else.

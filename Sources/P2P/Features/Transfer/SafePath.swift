@@ -37,13 +37,7 @@ public enum SafePath {
     /// Where `path` goes inside `directory`; the final check makes sure nothing escapes it.
     public static func resolve(_ path: String, in directory: URL) throws(TransferError) -> URL {
         var checked: Set<String> = []
-        return try resolve(path, in: directory, checked: &checked)
-    }
-
-    /// `resolve`, for many paths in one directory: `checked` remembers the folders already found not to
-    /// be symbolic links, so a tree of 10,000 files does not look at its folders 10,000 times.
-    static func resolve(_ path: String, in directory: URL, checked: inout Set<String>) throws(TransferError) -> URL {
-        URL(fileURLWithPath: try resolvedPath(path, under: folderPrefix(of: directory), checked: &checked), isDirectory: false)
+        return URL(fileURLWithPath: try resolvedPath(path, under: folderPrefix(of: directory), checked: &checked), isDirectory: false)
     }
 
     /// The download directory as the prefix `resolvedPath` puts before a peer's path: standardized,
@@ -53,8 +47,10 @@ public enum SafePath {
         return base.hasSuffix("/") ? base : base + "/"
     }
 
-    /// Where `path` goes under `prefix` (from `folderPrefix`), as a plain path: a tree checks every one of
-    /// its entries before it is offered, and making a URL of each cost more than the checks.
+    /// Where `path` goes under `prefix` (from `folderPrefix`), as a plain path. For many paths in one
+    /// directory, `checked` remembers the folders already found not to be symbolic links, so a tree of
+    /// 10,000 files does not look at its folders 10,000 times; and no URL is made of each entry, which
+    /// cost more than the checks.
     static func resolvedPath(_ path: String, under prefix: String, checked: inout Set<String>) throws(TransferError) -> String {
         let parts = try components(of: path)
         // `components` refused `.`, `..` and empty parts, so joining cannot climb out; checked anyway.

@@ -102,12 +102,11 @@ final class IncomingTree: Sendable {
             return listings[folder]!.contains(String(path.dropFirst(folder.count + 1)))
         }
         for (position, entry) in entries.enumerated() {
-            let destination = destination(position)
             if entry.kind == .directory {
                 do {
                     try makeDirectory(paths[position], &state)
                 } catch {
-                    return fail(.unwritable(destination.path, readableReason(error)), tellPeer: true, &state)
+                    return fail(.unwritable(paths[position], readableReason(error)), tellPeer: true, &state)
                 }
                 continue
             }
@@ -116,13 +115,13 @@ final class IncomingTree: Sendable {
             guard holds(paths[position], in: folder) || holds(paths[position] + ".part", in: folder) else { continue }
             var attributes = stat()
             if lstat(paths[position], &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG, UInt64(attributes.st_size) == entry.size,
-               let hasher = Self.hash(destination, upTo: entry.size) {
+               let hasher = Self.hash(destination(position), upTo: entry.size) {
                 state.wholeHashes[index] = Array(hasher.finalize())
                 held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: state.wholeHashes[index]!))
                 heldBytes += entry.size
             } else if lstat(paths[position] + ".part", &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG,
                       UInt64(attributes.st_size) <= entry.size, attributes.st_size > 0,
-                      let hasher = Self.hash(Self.part(of: destination), upTo: UInt64(attributes.st_size)) {
+                      let hasher = Self.hash(URL(fileURLWithPath: paths[position] + ".part", isDirectory: false), upTo: UInt64(attributes.st_size)) {
                 state.prefixHashers[index] = hasher
                 held.append(HeldFile(index: index, state: .partial, length: UInt64(attributes.st_size), sha256: Array(hasher.finalize())))
                 heldBytes += UInt64(attributes.st_size)
@@ -435,10 +434,6 @@ final class IncomingTree: Sendable {
         guard !state.events.isEmpty else { return }
         for event in state.events { transfers?.emit(event) }
         state.events = []
-    }
-
-    static func part(of destination: URL) -> URL {
-        destination.deletingLastPathComponent().appendingPathComponent(destination.lastPathComponent + ".part")
     }
 
     /// SHA-256 over the first `length` bytes of a file, or nil when it cannot be read.
