@@ -9,37 +9,73 @@ cd "$(dirname "$(readlink -f "$0")")/.."
 ME=test.sh
 
 started_mdns=no
+# Each step's name, duration and result, printed at the end whatever happens (a red run too).
+STEP_ROWS=() RUN_START=$SECONDS
+report_steps() {
+  [ ${#STEP_ROWS[@]} -gt 0 ] || return 0
+  echo "$ME: steps"
+  printf '  %s\n' "${STEP_ROWS[@]}"
+  printf '  %-34s %6ss\n' "total" $((SECONDS - RUN_START))
+}
 cleanup() {
+  report_steps
   if [ "$started_mdns" = yes ]; then scripts/mdns-loopback.sh stop || true; fi
 }
 trap cleanup EXIT
 
+# step NAME CMD...: runs CMD, records how long it took; a failing step ends the run with its status.
+step() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  echo "$ME: $name"
+  "$@" || rc=$?
+  STEP_ROWS+=("$(printf '%-34s %6ss  %s' "$name" $((SECONDS - start)) "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")")")
+  [ $rc = 0 ] || exit $rc
+}
+
+# The ThreadSanitizer canary (Tests/P2PTests/ThreadSanitizerCanaryTests.swift) races on purpose: TSan,
+# with our suppressions loaded, must flag it in racyIncrement, or the TSan step proves nothing.
+tsan_catches_a_real_race() {
+  local log=.build-tsan/canary.log
+  if P2P_TSAN_CANARY=1 swift test --sanitize=thread --scratch-path .build-tsan \
+       --filter ThreadSanitizerCanaryTests >"$log" 2>&1; then
+    echo "$ME: the deliberate race ran without a ThreadSanitizer report (log: $log)" >&2; return 1
+  fi
+  if grep -q 'WARNING: ThreadSanitizer: data race' "$log" && grep -q 'racyIncrement' "$log"; then
+    echo "$ME: ThreadSanitizer flagged the deliberate race in racyIncrement, as it must"
+  else
+    echo "$ME: the canary failed without a ThreadSanitizer report of racyIncrement (log: $log)" >&2
+    tail -n 30 "$log" >&2; return 1
+  fi
+}
+
 # Only a daemon this run starts is stopped at the end; an avahi that already answers is left alone.
 if ! scripts/mdns-loopback.sh status >/dev/null 2>&1; then started_mdns=yes; fi
-scripts/setup.sh
+step "setup" scripts/setup.sh
 
 export AVAHI_COMPAT_NOWARN=1
-echo "$ME: building"
-swift build --build-tests
+step "build (debug)" swift build --build-tests
 
-echo "$ME: unit and integration tests"
 # A missing mDNS daemon must fail the discovery tests here, not skip them.
-P2P_REQUIRE_MDNS=1 swift test
+export P2P_REQUIRE_MDNS=1
+step "unit and integration tests" swift test
 
 # The same tests again under ThreadSanitizer (a build of its own in .build-tsan): any report fails the run.
-echo "$ME: unit and integration tests under ThreadSanitizer"
-TSAN_OPTIONS="suppressions=$PWD/Tests/tsan-suppressions.txt" P2P_REQUIRE_MDNS=1 \
-  swift test --sanitize=thread --scratch-path .build-tsan
+export TSAN_OPTIONS="suppressions=$PWD/Tests/tsan-suppressions.txt"
+step "build (ThreadSanitizer)" swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+step "tests under ThreadSanitizer" swift test --sanitize=thread --scratch-path .build-tsan
+step "ThreadSanitizer catches a real race" tsan_catches_a_real_race
 
 # Every decoder of peer bytes under libFuzzer with ASan, briefly (18 targets x 15 s, after an ASan
 # build of its own in .build-fuzz): a smoke test, not a campaign; scripts/fuzz.sh SECONDS runs longer.
-echo "$ME: fuzz smoke"
-scripts/fuzz.sh "${P2P_FUZZ_SMOKE_SECONDS:-15}"
+step "fuzz smoke (build and run)" scripts/fuzz.sh "${P2P_FUZZ_SMOKE_SECONDS:-15}"
 
-# The session benchmark once, small: it must run to the end (its handlers are subscribed per phase).
-echo "$ME: benchmark smoke"
-.build/debug/p2p bench session --messages 2000 --round-trips 200 --warmup 20 --rounds 2 --discovery-runs 1 >/dev/null
-.build/debug/p2p bench crypto --size 8 --runs 1 >/dev/null
+# The benchmarks once, small: they must run to the end (the session benchmark's handlers are
+# subscribed per phase).
+bench_smoke() {
+  .build/debug/p2p bench session --messages 2000 --round-trips 200 --warmup 20 --rounds 2 --discovery-runs 1 >/dev/null &&
+  .build/debug/p2p bench crypto --size 8 --runs 1 >/dev/null
+}
+step "benchmark smoke" bench_smoke
 
-echo "$ME: end-to-end tests"
-P2P_BIN="$PWD/.build/debug/p2p" Tests/e2e/run.sh
+step "end-to-end tests" env P2P_BIN="$PWD/.build/debug/p2p" Tests/e2e/run.sh

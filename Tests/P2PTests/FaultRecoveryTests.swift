@@ -114,7 +114,7 @@ struct FaultRecoveryTests {
         // TLS close_notify), while bob has more queued for it than the socket buffers hold.
         // A loaded machine may have missed a PONG and closed the link already (a run under load failed
         // here with "I/O on closed channel"): the outcome to check is the same.
-        try? await raw.channel.setOption(ChannelOptions.autoRead, value: false).get()
+        try? await raw.channel.setOption(ChannelOptions.autoRead, value: false).value
         let block = Data(repeating: 0x5A, count: 60 * 1024)
         // On a loaded machine the heartbeat may already have closed the link before the last send.
         for _ in 0..<512 { try? bob.send(block, to: [hello.peerID]) }

@@ -187,12 +187,12 @@ final class TLSRelay: Sendable {
                     try inbound.pipeline.syncOperations.addHandler(Pump(target: target, contexts: contexts))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: "127.0.0.1", port: 0).value
         return TLSRelay(channel: channel)
     }
 
     private init(channel: Channel) { self.channel = channel }
-    func close() async throws { try await channel.close() }
+    func close() async throws { try await channel.close().value }
 
     private final class Pump: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer

@@ -281,7 +281,7 @@ struct BadInputTests {
         try await raw.send(hello.frame())
         _ = try await events.waitFor(hello.peerID, .connected)
         try await raw.send(bytes: [0x50, 0x32, 0x01, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x01])
-        try await raw.channel.close()
+        try await raw.channel.close().value
         let reason = try await events.waitFor(hello.peerID, .disconnected)
         #expect(reason != nil)
         let other = try await makeSession("carol")

@@ -122,7 +122,7 @@ struct StreamTests {
         try await stream.write(contentsOf: Self.randomBytes(300_000))
         try await pair.received.waitForBytes(300_000)
         // The connection breaks without a goodbye, as when the sender's process dies.
-        try await pair.alice.connections.connectedLinks([pair.bob.peerID])[0].channel.close()
+        try await pair.alice.connections.connectedLinks([pair.bob.peerID])[0].channel.close().value
         #expect(try await pair.received.waitForOutcome() == .failure(.peerDisconnected))
         #expect(pair.received.bytes.count == 300_000, "what arrived was handed over before the error")
         await #expect(throws: StreamError.peerDisconnected) { try await stream.write(contentsOf: [1, 2, 3]) }
@@ -137,7 +137,7 @@ struct StreamTests {
         let writer = Task { try await stream.write(contentsOf: Self.randomBytes(1 << 20)) }
         // 61,440-byte chunks: two fit in the window, the third waits.
         try await waitUntil("the writer to fill the window") { stream.bytesWritten == 2 * UInt64(stream.chunkSize) }
-        try await pair.bob.connections.connectedLinks([pair.alice.peerID])[0].channel.close()
+        try await pair.bob.connections.connectedLinks([pair.alice.peerID])[0].channel.close().value
         await #expect(throws: StreamError.peerDisconnected) { try await writer.value }
         await #expect(throws: StreamError.peerDisconnected) { try await stream.finish() }
         gate.open()

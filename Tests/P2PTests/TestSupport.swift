@@ -199,7 +199,7 @@ final class RawPeer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(Collector(received: received, answeringPings: answeringPings))
                 }
             }
-            .connect(host: endpoint.host, port: endpoint.port).get()
+            .connect(host: endpoint.host, port: endpoint.port).value
         return RawPeer(channel: channel, received: received, identity: identity)
     }
 
@@ -216,13 +216,13 @@ final class RawPeer: Sendable {
     var frames: [Frame] { received.value }
 
     func send(bytes: [UInt8]) async throws {
-        try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
+        try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).value
     }
 
     func send(_ frame: Frame) async throws {
         var buffer = ByteBuffer()
         buffer.writeFrame(frame)
-        try await channel.writeAndFlush(buffer).get()
+        try await channel.writeAndFlush(buffer).value
     }
 
     /// A HELLO naming this peer's own identity, unless `claiming` another ID. Without connection contexts

@@ -162,7 +162,7 @@ public final class Session: Sendable {
                         // Over a limit, throwing here closes the connection before a byte is read.
                         channel.eventLoop.makeCompletedFuture { try connections.admit(channel) }
                     }
-                    .bind(host: host, port: port).get()
+                    .bind(host: host, port: port).value
                 listener = bound
                 port = bound.localAddress?.port ?? port
             } catch {
@@ -177,7 +177,7 @@ public final class Session: Sendable {
             do {
                 datagrams = try await bindDatagrams(host: host, port: 0)
             } catch {
-                try? await listener?.close()
+                try? await listener?.close().value
                 throw .bindFailed(host: host, port: 0, reason: "UDP: \(readableReason(error))")
             }
         }
@@ -212,7 +212,7 @@ public final class Session: Sendable {
             return (state.listener, state.datagrams)
         }
         await connections.disconnectAll()
-        try? await listener?.close()
+        try? await listener?.close().value
         await datagrams?.close()
         await connections.settle()
         reporter.hub.finish()

@@ -45,7 +45,7 @@ final class DatagramTransport: Sendable {
                     try channel.pipeline.syncOperations.addHandler(DatagramReceiver(sink: receiver))
                 }
             }
-            .bind(host: host, port: port).get()
+            .bind(host: host, port: port).value
         let transport = DatagramTransport(channel: channel, catalog: catalog)
         receiver.set { datagram, address in
             if let (frame, link) = transport.open(datagram, from: address) { deliver(frame, link) }
@@ -96,7 +96,7 @@ final class DatagramTransport: Sendable {
         return fresh ? (frame, route.link) : nil
     }
 
-    func close() async { try? await channel.close() }
+    func close() async { try? await channel.close().value }
 }
 
 /// Reads datagrams from the UDP socket and hands them to the transport.

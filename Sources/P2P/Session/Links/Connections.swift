@@ -117,19 +117,19 @@ final class Connections: LinkDelegate {
                         opened.withLockedValue { $0 = channel }
                     }
                 }
-                .connect(host: endpoint.host, port: endpoint.port).get()
+                .connect(host: endpoint.host, port: endpoint.port).value
         } catch {
             completion.fail(error)
             log.info("could not connect to \(endpoint): \(error)")
             throw .connectFailed(endpoint, reason: "\(error)")
         }
         do {
-            let id = try await completion.futureResult.get()
+            let id = try await completion.futureResult.value
             switch table.withLockedValue({ $0.settle(id, waiter: successor) }) {
             case .connected(let info): return info
             case .gone: throw SessionError.connectionLost
             case .waiting:
-                if let info = connectedPeer(try await successor.futureResult.get()) { return info }
+                if let info = connectedPeer(try await successor.futureResult.value) { return info }
                 throw SessionError.connectionLost
             }
         } catch {
@@ -154,7 +154,7 @@ final class Connections: LinkDelegate {
         case .connected(let info): return info
         case .waiting:
             do {
-                if let info = connectedPeer(try await waiter.futureResult.get()) { return info }
+                if let info = connectedPeer(try await waiter.futureResult.value) { return info }
             } catch {
                 throw error as? SessionError ?? .connectionLost
             }
@@ -211,7 +211,7 @@ final class Connections: LinkDelegate {
         let channel = link.channel
         let deadline = channel.eventLoop.scheduleTask(in: Self.goodbyeTimeout) { channel.close(promise: nil) }
         channel.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.Leaving())
-        try? await channel.closeFuture.get()
+        try? await channel.closeFuture.value
         deadline.cancel()
     }
 
