@@ -68,7 +68,7 @@ import Testing
 
     @Test func onePeerSeenTwiceIsOneMatch() {
         var onAnotherInterface = bob
-        onAnotherInterface.addresses = ["10.0.0.2"]
+        onAnotherInterface.addresses = [IPAddress("10.0.0.2")!]
         #expect(PeerMatcher("bob").match(in: [bob, onAnotherInterface, alice]) == .one(bob))
     }
 

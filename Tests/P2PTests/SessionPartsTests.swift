@@ -327,7 +327,7 @@ extension LinkTable.Closing {
 
     func service(_ name: String, id: PeerID, session: String = "chat") -> DiscoveredService {
         DiscoveredService(name: name, txt: ServiceAnnouncement.txtRecord(peerID: id, sessionID: session),
-                          host: "bob.local.", port: 4000, addresses: ["10.0.0.2"], interfaceIndex: 1)
+                          host: "bob.local.", port: 4000, addresses: [IPAddress("10.0.0.2")!], interfaceIndex: 1)
     }
 
     @Test func peersOfThisSessionAreFoundAndLostOthersAreIgnored() {
@@ -336,7 +336,7 @@ extension LinkTable.Closing {
         coordinator.handle(ServiceBrowser.Event.found(service("me", id: me)))            // ourselves
         coordinator.handle(ServiceBrowser.Event.found(service("carol", id: bob, session: "game")))  // another app
         coordinator.handle(ServiceBrowser.Event.found(service("bob", id: bob)))
-        #expect(coordinator.discovered(bob)?.addresses == ["10.0.0.2"])
+        #expect(coordinator.discovered(bob)?.addresses == [IPAddress("10.0.0.2")!])
         coordinator.handle(ServiceBrowser.Event.lost(name: "bob"))
         #expect(coordinator.discovered(bob) == nil)
         #expect(heard.value.map(\.summary) == ["found bob", "lost bob"])

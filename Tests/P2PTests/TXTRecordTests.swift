@@ -133,7 +133,7 @@ struct TXTRecordTests {
 
     @Test func discoveredServiceReadsTheAnnouncement() {
         let txt = TXTRecord(bytes: ServiceAnnouncement.txtRecord(peerID: Self.peer, sessionID: "jeu ☕").bytes)
-        let service = DiscoveredService(name: "alice", txt: txt, host: "alice.local.", port: 4242, addresses: ["192.168.1.2"], interfaceIndex: 2)
+        let service = DiscoveredService(name: "alice", txt: txt, host: "alice.local.", port: 4242, addresses: [IPAddress("192.168.1.2")!], interfaceIndex: 2)
         #expect(service.peerID == Self.peer)
         #expect(service.sessionID == "jeu ☕")
         #expect(service.protocolVersion == 1)

@@ -79,15 +79,16 @@ public struct DiscoveredService: Sendable, Equatable {
     public var host: String
     /// The TCP port from the SRV record: where the peer listens.
     public var port: UInt16
-    /// IPv4 addresses of `host`, found with a DNS-SD A-record query.
-    public var addresses: [String]
+    /// Addresses of `host` on the interface it was found on, from DNS-SD A and AAAA queries, in the order
+    /// they answered; a link-local IPv6 address carries that interface as its scope.
+    public var addresses: [IPAddress]
     /// The network interface the instance was found on (a `dns_sd` interface index).
     public var interfaceIndex: UInt32
     /// The app's own keys from the TXT record (every key but p2p's; the first of a repeated key wins).
     public var discoveryInfo: [String: String]
 
     /// A service from what resolving it returned; peer ID, session ID and protocol version come from `txt`.
-    public init(name: String, txt: TXTRecord, host: String, port: UInt16, addresses: [String], interfaceIndex: UInt32) {
+    public init(name: String, txt: TXTRecord, host: String, port: UInt16, addresses: [IPAddress], interfaceIndex: UInt32) {
         self.name = name
         peerID = txt["id"].flatMap(PeerID.init(hex:))
         sessionID = txt["sid"]

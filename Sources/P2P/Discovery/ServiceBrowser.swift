@@ -3,7 +3,10 @@ import Dispatch
 import NIOConcurrencyHelpers
 
 /// Browses `_p2p._tcp` (all session IDs), resolves each instance to host, port and TXT, then asks for the host's
-/// IPv4 addresses with `DNSServiceQueryRecord` (avahi's compat layer has no `DNSServiceGetAddrInfo`).
+/// IPv4 and IPv6 addresses (A and AAAA records) with `DNSServiceQueryRecord` on the interface the instance
+/// was found on (avahi's compat layer has no `DNSServiceGetAddrInfo`). A link-local IPv6 address keeps
+/// that interface as its scope. The first address is reported at once; the instance is reported again as
+/// more arrive, until both families answered or `addressSettle` passed.
 ///
 /// An instance is resolved whenever it is (re-)added, and again on `resolveAgain(name:)`: a peer that
 /// restarted on a new port under the same name produces no browse event, only a changed SRV record.
@@ -41,7 +44,9 @@ public final class ServiceBrowser: Sendable {
     private struct State: EventQueueingState {
         var browse: DNSServiceOperation?
         /// Resolve or address queries in flight, by instance.
-        var lookups: [InstanceKey: DNSServiceOperation] = [:]
+        var lookups: [InstanceKey: Lookup] = [:]
+        /// Addresses the current address queries found, by instance.
+        var addresses: [InstanceKey: [IPAddress]] = [:]
         /// Instances seen on at least one interface; a peer is lost when its last interface drops it.
         var interfacesByName: [String: Set<UInt32>] = [:]
         /// Type and domain of each instance, as the browse reported them, for resolving it again.
@@ -66,6 +71,16 @@ public final class ServiceBrowser: Sendable {
     static let failuresBeforeReport = 6
     /// A lookup without an answer by then is given up and retried (its peer may have gone quiet).
     static let lookupTimeout: DispatchTimeInterval = .seconds(5)
+    /// After the first address, how long the other family has to answer (a host without IPv6, or
+    /// without IPv4, never answers that query).
+    static let addressSettle: DispatchTimeInterval = .milliseconds(1500)
+
+    /// A resolve, or the two address queries (A and AAAA) that follow it.
+    private struct Lookup {
+        let context: LookupContext
+        let operations: [DNSServiceOperation]
+        func cancel() { operations.forEach { $0.cancel() } }
+    }
 
     /// A browser that reports to `onEvent`. `backoff` paces the attempts to browse again after the daemon
     /// went away; `staleGrace` is how long an instance known before the outage has, once browsing is back,
@@ -213,10 +228,11 @@ public final class ServiceBrowser: Sendable {
         }
         let context = LookupContext(browser: self, key: key, type: type, domain: domain)
         do {
-            state.lookups[key] = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
+            let operation = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
                 DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, type, domain, resolveReply, pointer)
             }
-            expireLookup(context, state)
+            state.lookups[key] = Lookup(context: context, operations: [operation])
+            expireLookup(context)
         } catch {
             lookupFailed(context, error, &state)
         }
@@ -231,14 +247,21 @@ public final class ServiceBrowser: Sendable {
     }
 
     /// Gives a lookup up after `lookupTimeout` unless it finished (or was replaced) by then.
-    private func expireLookup(_ context: LookupContext, _ state: State) {
-        let operation = state.lookups[context.key].map(ObjectIdentifier.init)
+    private func expireLookup(_ context: LookupContext) {
         queue.asyncAfter(deadline: .now() + Self.lookupTimeout) { [weak self] in
             self?.update { state in
-                guard let operation, state.lookups[context.key].map(ObjectIdentifier.init) == operation else { return }
+                guard state.lookups[context.key]?.context === context else { return }
                 self?.lookupFailed(context, nil, &state)
             }
         }
+    }
+
+    /// Ends the address queries of `context` (both families answered, or the other had its time) and
+    /// frees their slot.
+    private func finishAddressLookup(_ context: LookupContext, _ state: inout State) {
+        guard state.lookups[context.key]?.context === context else { return }
+        state.lookups.removeValue(forKey: context.key)?.cancel()
+        startQueuedLookups(&state)
     }
 
     /// A lookup failed (`nil`: got no answer in time): retried after a growing delay (at most 3 s) for
@@ -264,41 +287,61 @@ public final class ServiceBrowser: Sendable {
 
     fileprivate func handleResolve(_ context: LookupContext, code: DNSServiceErrorType, host: String, port: UInt16, txt: TXTRecord) {
         update { state in
-            guard !state.stopped, state.lookups[context.key] != nil else { return }
+            guard !state.stopped, state.lookups[context.key]?.context === context else { return }
             guard isSuccess(code) else {
                 return lookupFailed(context, DiscoveryError(operation: "resolve", code: code), &state)
             }
             state.lookups.removeValue(forKey: context.key)?.cancel()
+            state.addresses[context.key] = []
             let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
             let addressContext = LookupContext(browser: self, key: context.key, type: context.type, domain: context.domain, resolved: resolved)
             do throws(DiscoveryError) {
-                state.lookups[context.key] = try DNSServiceOperation("query A record", queue: queue, context: addressContext) { ref, pointer in
-                    DNSServiceQueryRecord(
-                        ref, 0, context.key.interfaceIndex, host,
-                        UInt16(kDNSServiceType_A), UInt16(kDNSServiceClass_IN), addressReply, pointer)
+                let queries = try [(kDNSServiceType_A, "query A record"), (kDNSServiceType_AAAA, "query AAAA record")].map {
+                    (type, operation) throws(DiscoveryError) in
+                    try DNSServiceOperation(operation, queue: queue, context: addressContext) { ref, pointer in
+                        DNSServiceQueryRecord(
+                            ref, 0, context.key.interfaceIndex, host,
+                            UInt16(type), UInt16(kDNSServiceClass_IN), addressReply, pointer)
+                    }
                 }
-                expireLookup(addressContext, state)
+                state.lookups[context.key] = Lookup(context: addressContext, operations: queries)
+                expireLookup(addressContext)
             } catch {
                 lookupFailed(addressContext, error, &state)
             }
         }
     }
 
-    fileprivate func handleAddress(_ context: LookupContext, code: DNSServiceErrorType, flags: DNSServiceFlags, address: [UInt8]) {
+    fileprivate func handleAddress(_ context: LookupContext, code: DNSServiceErrorType, flags: DNSServiceFlags,
+                                   interfaceIndex: UInt32, address: [UInt8]) {
         update { state in
-            guard !state.stopped, state.lookups[context.key] != nil, let resolved = context.resolved else { return }
+            guard !state.stopped, state.lookups[context.key]?.context === context, let resolved = context.resolved else { return }
             guard isSuccess(code) else {
-                return lookupFailed(context, DiscoveryError(operation: "query A record", code: code), &state)
+                // One family failing after the other answered leaves a usable peer.
+                if state.addresses[context.key]?.isEmpty == false { return finishAddressLookup(context, &state) }
+                return lookupFailed(context, DiscoveryError(operation: "query address records", code: code), &state)
             }
-            guard flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0, address.count == 4 else { return }
-            // The first answer is enough to connect; stop asking.
-            state.lookups.removeValue(forKey: context.key)?.cancel()
+            // A link-local IPv6 address is only usable with the interface it was seen on.
+            let scope = interfaceIndex != 0 ? interfaceIndex : context.key.interfaceIndex
+            guard flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0,
+                  let found = IPAddress(bytes: address, scopeID: scope) else { return }
+            var known = state.addresses[context.key] ?? []
+            guard !known.contains(found) else { return }
+            let first = known.isEmpty
+            known.append(found)
+            state.addresses[context.key] = known
             state.lookupFailures[context.key] = nil
-            defer { startQueuedLookups(&state) }
-            let service = DiscoveredService(
+            // The first answer is enough to connect: report it now, and each further address as it comes.
+            state.outbox.append(.found(DiscoveredService(
                 name: context.key.name, txt: resolved.txt, host: resolved.host, port: resolved.port,
-                addresses: [address.map(String.init).joined(separator: ".")], interfaceIndex: context.key.interfaceIndex)
-            state.outbox.append(.found(service))
+                addresses: known, interfaceIndex: context.key.interfaceIndex)))
+            if Set(known.map(\.isIPv6)).count == 2 {
+                finishAddressLookup(context, &state)
+            } else if first {
+                queue.asyncAfter(deadline: .now() + Self.addressSettle) { [weak self] in
+                    self?.update { self?.finishAddressLookup(context, &$0) }
+                }
+            }
         }
     }
 
@@ -341,8 +384,8 @@ private let resolveReply: DNSServiceResolveReply = { _, _, _, code, _, host, por
     lookup.browser.handleResolve(lookup, code: code, host: string(host), port: UInt16(bigEndian: port), txt: txt)
 }
 
-private let addressReply: DNSServiceQueryRecordReply = { _, flags, _, code, _, _, _, length, data, _, context in
+private let addressReply: DNSServiceQueryRecordReply = { _, flags, interfaceIndex, code, _, _, _, length, data, _, context in
     let lookup = unretained(context, as: ServiceBrowser.LookupContext.self)
     let bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
-    lookup.browser.handleAddress(lookup, code: code, flags: flags, address: bytes)
+    lookup.browser.handleAddress(lookup, code: code, flags: flags, interfaceIndex: interfaceIndex, address: bytes)
 }

@@ -150,24 +150,22 @@ public final class Session: Sendable {
                 throw .tlsFailed("cannot set up TLS for this identity: \(error)")
             }
         }
-        let host = configuration.bindHost
+        var host = configuration.bindHost
         var listener: Channel?
         var port = configuration.port
         if mode.accepts {
             do {
-                let bound = try await ServerBootstrap(group: group)
-                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                    .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-                    .childChannelInitializer { [connections] channel in
-                        // Over a limit, throwing here closes the connection before a byte is read.
-                        channel.eventLoop.makeCompletedFuture { try connections.admit(channel) }
-                    }
-                    .bind(host: host, port: port).value
-                listener = bound
-                port = bound.localAddress?.port ?? port
+                listener = try await bindListener(host: host, port: port)
+            } catch let error as IOError where host == "::" && [EAFNOSUPPORT, EADDRNOTAVAIL].contains(error.errnoCode) {
+                // A host without IPv6 (disabled in the kernel): IPv4 alone.
+                host = "0.0.0.0"
+                do { listener = try await bindListener(host: host, port: port) } catch {
+                    throw .bindFailed(host: host, port: port, reason: readableReason(error))
+                }
             } catch {
                 throw .bindFailed(host: host, port: port, reason: readableReason(error))
             }
+            port = listener?.localAddress?.port ?? port
         }
         let datagrams: DatagramTransport
         do {
@@ -187,6 +185,17 @@ public final class Session: Sendable {
             $0.datagrams = datagrams
             $0.started = true
         }
+    }
+
+    private func bindListener(host: String, port: Int) async throws -> Channel {
+        try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { [connections] channel in
+                // Over a limit, throwing here closes the connection before a byte is read.
+                channel.eventLoop.makeCompletedFuture { try connections.admit(channel) }
+            }
+            .bind(host: host, port: port).value
     }
 
     private func bindDatagrams(host: String, port: Int) async throws -> DatagramTransport {
@@ -229,16 +238,18 @@ public final class Session: Sendable {
     public func connect(to peer: PeerID, context: Data? = nil, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         if let connected = connections.connectedPeer(peer) { return connected }
         if let joined = try await connections.joinLink(to: peer, timeout: timeout, group: group) { return joined }
-        guard let found = discovery.discovered(peer), let address = found.addresses.first, let port = found.port else {
+        guard let found = discovery.discovered(peer), !found.addresses.isEmpty, let port = found.port else {
             throw .unknownPeer(peer.short)
         }
         do {
-            return try await connect(to: Endpoint(host: address, port: port), expecting: peer, context: context, timeout: timeout)
-        } catch .connectFailed(let endpoint, let reason) {
+            // Every address DNS-SD found, on every link, in dial order (`IPAddress.dialOrder`), raced.
+            let endpoints = found.addresses.map { Endpoint(address: $0, port: port) }
+            return try await connect(to: endpoints, peerName: found.displayName, expecting: peer, context: context, timeout: timeout)
+        } catch .connectFailed(let name, let attempts) {
             // Its address may be stale (restarted on a new port under the same name: no browse event, only
             // a new SRV record). Ask DNS-SD again, so a retry finds the current port.
             discovery.resolveAgain(found)
-            throw .connectFailed(endpoint, reason: reason)
+            throw .connectFailed(peer: name, attempts: attempts)
         }
     }
 
@@ -253,10 +264,21 @@ public final class Session: Sendable {
     @discardableResult
     public func connect(to endpoint: Endpoint, expecting expected: PeerID?, context: Data? = nil,
                         timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
+        try await connect(to: [endpoint], peerName: nil, expecting: expected, context: context, timeout: timeout)
+    }
+
+    /// Connects to the first of `endpoints` that answers, tried in that order, each next one 250 ms
+    /// after the one before unless that one failed sooner (RFC 8305 §5); the winner alone does TLS and
+    /// HELLO, and must prove `expected` (nil: whoever answers). `peerName` names the peer in errors.
+    @discardableResult
+    public func connect(to endpoints: [Endpoint], peerName: String?, expecting expected: PeerID?, context: Data? = nil,
+                        timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         let (started, closed) = lifecycle.withLockedValue { ($0.started, $0.closed) }
         guard !closed else { throw .closed }
         guard started else { throw .notStarted }
-        return try await connections.connect(to: endpoint, expecting: expected, context: context, timeout: timeout, group: group)
+        guard !endpoints.isEmpty else { throw .unknownPeer(peerName ?? "?") }
+        return try await connections.connect(to: endpoints, peerName: peerName, expecting: expected, context: context,
+                                             timeout: timeout, group: group)
     }
 
     /// Leaves one peer politely: BYE, then close.
@@ -337,7 +359,7 @@ public final class Session: Sendable {
     private func discovered(_ event: DiscoveryCoordinator.Event) {
         switch event {
         case .found(let info):
-            configuration.logger.debug("found \(info.displayName) (\(info.id.fingerprint)) at \(info.addresses.first ?? "?"):\(info.port ?? 0)")
+            configuration.logger.debug("found \(info.displayName) (\(info.id.fingerprint)) at \(info.addresses.map { $0.description(port: info.port ?? 0) }.joined(separator: ", "))")
             if connections.connectedPeer(info.id) == nil { reporter.report(info, .available) }
         case .lost(let info):
             if connections.connectedPeer(info.id) == nil { reporter.report(info, .unavailable) }

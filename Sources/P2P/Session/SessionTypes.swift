@@ -47,9 +47,9 @@ public struct PeerInfo: Sendable, Hashable {
     public var host: String?
     /// The advertised TCP port; nil for a peer that DNS-SD did not find.
     public var port: Int?
-    /// Addresses of the peer: its host's IPv4 addresses as DNS-SD resolved them, or, for a peer that DNS-SD
-    /// did not find, the remote address of its connection.
-    public var addresses: [String]
+    /// Addresses of the peer: its host's IPv4 and IPv6 addresses as DNS-SD resolved them on every interface
+    /// it was found on, or, for a peer that DNS-SD did not find, the remote address of its connection.
+    public var addresses: [IPAddress]
     /// What the trust store said when the peer connected (`.unknown` without a store or before connecting).
     public var trust: TrustVerdict = .unknown
     /// The app's key/value pairs the peer advertised (`SessionConfiguration.discoveryInfo`); empty for
@@ -62,7 +62,7 @@ public struct PeerInfo: Sendable, Hashable {
 
     /// A peer as the application describes it, for example to test code that takes a `PeerInfo`.
     /// Sessions make their own from DNS-SD and handshakes.
-    public init(id: PeerID, displayName: String, sessionID: String, host: String? = nil, port: Int? = nil, addresses: [String] = []) {
+    public init(id: PeerID, displayName: String, sessionID: String, host: String? = nil, port: Int? = nil, addresses: [IPAddress] = []) {
         self.id = id
         self.displayName = displayName
         self.sessionID = sessionID
@@ -103,7 +103,8 @@ public struct ConnectionRequest: Sendable {
 
 /// A host and port to connect to without discovery.
 public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
-    /// A host name or an IP address (IPv6 without brackets).
+    /// A host name or an IP address (IPv6 without brackets, a link-local one with its interface:
+    /// `fe80::1%eth0`).
     public var host: String
     /// The TCP port, 1–65535.
     public var port: Int
@@ -114,14 +115,28 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Parses `HOST:PORT` (IPv6 as `[::1]:PORT`).
+    /// An endpoint at an address (a link-local IPv6 one keeps its interface).
+    public init(address: IPAddress, port: Int) {
+        self.init(host: address.description, port: port)
+    }
+
+    /// Parses `HOST:PORT`: `10.0.0.2:4242`, `bob.local:4242`, `[2001:db8::1]:4242`, `[fe80::1%eth0]:4242`.
+    /// An IPv6 address needs its brackets; a link-local one needs its interface (`%eth0` or `%2`).
     public init?(_ text: String) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
         var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+            guard IPAddress(host)?.isIPv6 == true else { return nil }
+        } else if host.contains(":") {
+            return nil  // an IPv6 address without brackets: where it ends and the port starts is a guess
+        }
         guard !host.isEmpty else { return nil }
         self.init(host: host, port: port)
     }
+
+    /// The host as an IP address; nil for a host name.
+    public var address: IPAddress? { IPAddress(host) }
 
     /// `HOST:PORT`, with brackets around an IPv6 address: the form `init?(_:)` parses.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
@@ -129,8 +144,9 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 
 /// Tunables of a session; the defaults suit a LAN.
 public struct SessionConfiguration: Sendable {
-    /// Address the TCP listener and UDP socket bind to.
-    public var bindHost = "0.0.0.0"
+    /// Address the TCP listener and UDP socket bind to. `::` takes IPv6 and IPv4 peers alike (a
+    /// dual-stack socket); on a host without IPv6 the session falls back to `0.0.0.0`.
+    public var bindHost = "::"
     /// Port for TCP (and UDP when free); 0 lets the system choose.
     public var port = 0
     /// The largest frame payload this session accepts from a peer and lets the application send,
@@ -202,8 +218,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case closed
     /// `start()` could not listen on `host:port` (for example, the port is taken).
     case bindFailed(host: String, port: Int, reason: String)
-    /// The TCP connection to `endpoint` failed (refused, unreachable), or the handshake broke off.
-    case connectFailed(Endpoint, reason: String)
+    /// No address of the peer (`peer`, its name; nil for a bare `--connect`) took a TCP connection:
+    /// each attempt says which address it was and why it failed.
+    case connectFailed(peer: String?, attempts: [ConnectAttempt])
     /// `connect(to:)` was given a peer ID that DNS-SD has not found in this session.
     case unknownPeer(String)
     /// A send or a wait named a peer that is not connected.
@@ -263,7 +280,8 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notStarted: "the session is not started"
         case .closed: "the session is closed"
         case .bindFailed(let host, let port, let reason): "cannot listen on \(host):\(port): \(reason) (try another --port)"
-        case .connectFailed(let endpoint, let reason): "cannot connect to \(endpoint): \(reason)"
+        case .connectFailed(let peer, let attempts):
+            "cannot reach \(peer ?? attempts.first?.address ?? "the peer"): " + attempts.map(\.description).joined(separator: "; ")
         case .unknownPeer(let name): "no peer called \(name) was found (see `p2p peers`)"
         case .notConnected(let id): "not connected to peer \(id.short)"
         case .timedOut(let seconds): "timed out after \(seconds) s"

@@ -64,7 +64,7 @@ struct ChatCommand: AsyncParsableCommand {
             throw ValidationError("--room and --session-id name the same thing; give one (got \"\(room)\" and \"\(sessionID)\")")
         }
         if yes && ask { throw ValidationError("--yes and --ask contradict each other") }
-        if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
+        if let connect, Endpoint(connect) == nil { throw ValidationError(Endpoint.connectUsage(connect)) }
         if let context, context.utf8.count > ConnectionRequest.maxContextBytes {
             throw ValidationError("--context is \(context.utf8.count) bytes; at most \(ConnectionRequest.maxContextBytes)")
         }

@@ -41,7 +41,7 @@ struct GameCommand: AsyncParsableCommand {
     var timeout: Double = 30
 
     func validate() throws {
-        if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
+        if let connect, Endpoint(connect) == nil { throw ValidationError(Endpoint.connectUsage(connect)) }
     }
 
     func run() async throws {

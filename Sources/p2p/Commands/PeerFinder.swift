@@ -16,7 +16,7 @@ struct PeerFinder {
 
     func find(events: AsyncStream<SessionEvent>) async throws(ReachError) -> PeerInfo {
         if let connect {
-            guard let endpoint = Endpoint(connect) else { throw .badEndpoint("--connect wants HOST:PORT, got \"\(connect)\"") }
+            guard let endpoint = Endpoint(connect) else { throw .badEndpoint(Endpoint.connectUsage(connect)) }
             do throws(SessionError) {
                 return try await connectShowingProgress(to: connect, expecting: nil) { (session) async throws(SessionError) -> PeerInfo in
                     try await session.connect(to: endpoint)

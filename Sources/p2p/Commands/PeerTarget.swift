@@ -125,3 +125,11 @@ struct ConnectProgress: Sendable {
 
     static func awaitingAnswer(from name: String) -> String { "waiting for \(Terminal.sanitize(name)) to accept…" }
 }
+
+extension Endpoint {
+    /// What `--connect` takes, for the error about a value it cannot parse.
+    static func connectUsage(_ given: String) -> String {
+        "--connect wants HOST:PORT (10.0.0.2:4242, bob.local:4242, [2001:db8::1]:4242, or a link-local IPv6 address "
+            + "with its interface: [fe80::1%eth0]:4242), got \"\(given)\""
+    }
+}

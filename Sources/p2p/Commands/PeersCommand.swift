@@ -12,7 +12,9 @@ struct PeersCommand: AsyncParsableCommand {
             session, host, port, addresses and what it advertises with --info. Any of name, the start of the \
             fingerprint or the start of the ID names the peer for --to. With --json, one object per line: \
             {"event":"peer-found","name":…,"id":…,"fingerprint":…,"session":…,"host":…,"port":…,"addresses":[…],"info":{…}} \
-            and {"event":"peer-lost","name":…}. Ctrl-C stops early (exit 130).
+            and {"event":"peer-lost","name":…}. Addresses are IPv4 and IPv6 (a link-local one with its interface, \
+            fe80::1%eth0); a peer seen on several interfaces is one peer, and it is printed again (text: "also at", \
+            JSON: peer-found with every address so far) when more of its addresses answer. Ctrl-C stops early (exit 130).
             """
     )
 
@@ -40,18 +42,28 @@ struct PeersCommand: AsyncParsableCommand {
         }
         Interruption.quit(saying: { nil })  // What was found is printed already; the exit code says it was cut short.
         var found = 0
-        var seen: Set<String> = []
+        // One entry per peer, whatever interfaces and addresses it was seen on.
+        var seen: [String: DiscoveredService] = [:]
         if !json { Output.error(Terminal.paint("Browsing \(ServiceAnnouncement.serviceType) for \(timeout) s…", .dim)) }
         for await event in events {
             switch event {
             case .found(let service):
                 guard sessionID == nil || service.sessionID == sessionID else { continue }
-                // A peer seen on several interfaces is listed once.
-                guard seen.insert(service.name).inserted else { continue }
-                found += 1
-                print(service)
+                // A peer seen on several interfaces, or again with more addresses, is one peer: listed
+                // once, and again only when it shows addresses not listed yet.
+                guard var known = seen[service.name], known.port == service.port else {
+                    seen[service.name] = service
+                    found += 1
+                    print(service)
+                    continue
+                }
+                let added = service.addresses.filter { !known.addresses.contains($0) }
+                guard !added.isEmpty else { continue }
+                known.addresses = IPAddress.dialOrder(known.addresses + added)
+                seen[service.name] = known
+                print(known, adding: added)
             case .lost(let name):
-                guard seen.remove(name) != nil else { continue }
+                guard seen.removeValue(forKey: name) != nil else { continue }
                 if json {
                     Output.json(["event": "peer-lost", "name": name])
                 } else {
@@ -70,22 +82,26 @@ struct PeersCommand: AsyncParsableCommand {
         if !json && found == 0 { Output.error("No peers found.") }
     }
 
-    private func print(_ service: DiscoveredService) {
+    /// A peer's line (or JSON object); `adding` names the addresses that are new since it was printed.
+    private func print(_ service: DiscoveredService, adding added: [IPAddress] = []) {
+        let addresses = service.addresses.map(\.description)
         if json {
             Output.json([
                 "event": "peer-found", "name": service.name, "id": service.peerID?.hex ?? NSNull(),
                 "fingerprint": service.peerID?.fingerprint ?? NSNull(),
                 "session": service.sessionID ?? NSNull(), "host": service.host, "port": Int(service.port),
-                "addresses": service.addresses, "protocol": service.protocolVersion ?? NSNull(),
+                "addresses": addresses, "protocol": service.protocolVersion ?? NSNull(),
                 "info": service.discoveryInfo,
             ])
+        } else if !added.isEmpty {
+            Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  also at \(added.map(\.description).joined(separator: ","))")
         } else {
             // Announced, not yet proven: TLS checks this fingerprint when connecting.
             let id = service.peerID.map { "\($0.fingerprint)  id=\($0.hex)" } ?? "(no id)"
             let session = Terminal.sanitize(service.sessionID ?? "?")
             let info = service.discoveryInfo.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  \(id)  session=\(session)  "
-                + "\(Terminal.sanitize(service.host)):\(service.port)  \(service.addresses.joined(separator: ","))"
+                + "\(Terminal.sanitize(service.host)):\(service.port)  \(addresses.joined(separator: ","))"
                 + (info.isEmpty ? "" : "  " + Terminal.sanitize(info)))
         }
     }

@@ -44,7 +44,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
     func validate() throws {
         guard (store == nil) != (file == nil) else { throw ValidationError("give exactly one of --store and --file") }
         guard (to == nil) != (connect == nil) else { throw ValidationError("give exactly one of --to and --connect") }
-        if let connect, Endpoint(connect) == nil { throw ValidationError("--connect wants HOST:PORT, got \"\(connect)\"") }
+        if let connect, Endpoint(connect) == nil { throw ValidationError(Endpoint.connectUsage(connect)) }
         if sinceLast && store == nil { throw ValidationError("--since-last needs --store") }
         if !entity.isEmpty && store == nil { throw ValidationError("--entity needs --store") }
     }

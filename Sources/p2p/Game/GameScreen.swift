@@ -65,7 +65,7 @@ enum GameScreen {
             if state.peers.isEmpty { lines.append(Terminal.paint("   none yet — waiting for someone to start p2p game", .dim)) }
             for (index, peer) in state.peers.prefix(9).enumerated() {
                 let pointer = index == state.selection ? ">" : " "
-                let entry = fit(" \(pointer) \(index + 1)  \(Terminal.sanitize(peer.displayName)) (\(peer.id.short)) \(peer.addresses.first ?? "")")
+                let entry = fit(" \(pointer) \(index + 1)  \(Terminal.sanitize(peer.displayName)) (\(peer.id.short)) \(peer.addresses.first?.description ?? "")")
                 lines.append(index == state.selection ? Terminal.paint(entry, .bold) : entry)
             }
         }

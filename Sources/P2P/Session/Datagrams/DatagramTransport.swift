@@ -53,10 +53,14 @@ final class DatagramTransport: Sendable {
         return transport
     }
 
-    /// Starts routing datagrams to and from a connected peer whose HELLO announced a datagram port.
-    func addRoute(link: PeerLink, remote hello: Hello, remoteIP: String?) {
-        guard hello.datagramPort != 0, let remoteIP,
-              let address = try? SocketAddress(ipAddress: remoteIP, port: Int(hello.datagramPort)) else { return }
+    /// Starts routing datagrams to and from a connected peer whose HELLO announced a datagram port, at
+    /// the address its TCP connection comes from.
+    func addRoute(link: PeerLink, remote hello: Hello, remoteAddress: SocketAddress?) {
+        guard hello.datagramPort != 0, let ip = remoteAddress.flatMap({ IPAddress($0) }) else { return }
+        let port = Int(hello.datagramPort)
+        // A socket bound to `::` takes IPv4 peers only in their mapped form.
+        let address: SocketAddress
+        if case .v6 = channel.localAddress { address = ip.ipv6SocketAddress(port: port) } else { address = ip.socketAddress(port: port) }
         let route = Route(link: link.id, address: address, remoteToken: hello.datagramToken,
                           remoteKey: hello.datagramKey.isEmpty ? nil : SymmetricKey(data: hello.datagramKey),
                           localKey: link.localDatagramKey)
@@ -88,7 +92,7 @@ final class DatagramTransport: Sendable {
     private func open(_ datagram: ByteBuffer, from address: SocketAddress) -> (Frame, LinkID)? {
         guard let parsed = DatagramCodec.parse(datagram, catalog: catalog),
               let route = routes.withLockedValue({ $0[parsed.token] }),
-              route.address.ipAddress == address.ipAddress,
+              IPAddress(route.address) == IPAddress(address),
               let frame = parsed.open(with: route.localKey)
         else { return nil }
         // Only an authentic datagram may advance the window, or a forger could push real ones out of it.

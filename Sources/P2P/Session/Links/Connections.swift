@@ -67,7 +67,7 @@ final class Connections: LinkDelegate {
     /// Refuses a new inbound connection over the per-address limits (before a byte is read), or
     /// assembles its pipeline.
     func admit(_ channel: Channel) throws {
-        if let ip = channel.remoteAddress?.ipAddress {
+        if let ip = channel.remoteAddress?.peerIP?.description {
             let (open, handshaking) = table.withLockedValue { $0.inbound(from: ip) }
             do {
                 try admission.withLockedValue { try $0.admitConnection(from: ip, open: open, handshaking: handshaking) }
@@ -80,14 +80,14 @@ final class Connections: LinkDelegate {
         try configurePipeline(channel, link: PeerLink(channel: channel, direction: .inbound, secure: isSecure))
     }
 
-    /// Connects to `endpoint` and waits until the handshake settles who answered.
-    func connect(to endpoint: Endpoint, expecting expected: PeerID?, context: Data?, timeout: TimeAmount,
+    /// Connects to the first of `endpoints` that answers (tried in that order, staggered: `ConnectionRace`)
+    /// and waits until the handshake settles who answered. `peerName` names the peer in errors.
+    func connect(to endpoints: [Endpoint], peerName: String?, expecting expected: PeerID?, context: Data?, timeout: TimeAmount,
                  group: any EventLoopGroup) async throws(SessionError) -> PeerInfo {
         let contextBytes = context.map { [UInt8]($0) } ?? []
         guard contextBytes.count <= ConnectionRequest.maxContextBytes else {
             throw .contextTooLarge(size: contextBytes.count, limit: ConnectionRequest.maxContextBytes)
         }
-        log.debug("connecting to \(endpoint)")
         let loop = group.next()
         let completion = loop.makePromise(of: PeerID.self)
         // What the call waits on when the peer's simultaneous link supersedes ours after ours connected.
@@ -104,24 +104,38 @@ final class Connections: LinkDelegate {
             timer.cancel()
             successor.fail(SessionError.connectionLost)  // no-op when it was completed
         }
+        // TCP only: the pipeline goes onto the winner alone, once it is connected.
+        @Sendable func bootstrap() -> ClientBootstrap {
+            ClientBootstrap(group: loop).connectTimeout(timeout).channelOption(.tcpOption(.tcp_nodelay), value: 1)
+        }
+        let candidates = endpoints.map { endpoint in
+            if let address = endpoint.address {
+                let socketAddress = address.socketAddress(port: endpoint.port)
+                return ConnectionRace.Candidate(label: endpoint.description) { bootstrap().connect(to: socketAddress) }
+            }
+            return ConnectionRace.Candidate(label: endpoint.description) { bootstrap().connect(host: endpoint.host, port: endpoint.port) }
+        }
+        let who = peerName ?? endpoints.first?.description ?? "?"
+        log.debug("connecting to \(who) at \(candidates.map(\.label).joined(separator: ", "))")
         let channel: Channel
         do {
-            channel = try await ClientBootstrap(group: loop)
-                .connectTimeout(timeout)
-                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected,
-                                            completion: completion, requestContext: contextBytes)
-                        try self.configurePipeline(channel, link: link)
-                        opened.withLockedValue { $0 = channel }
-                    }
-                }
-                .connect(host: endpoint.host, port: endpoint.port).value
+            let outcome = try await ConnectionRace.run(candidates, timeout: timeout, on: loop).value
+            channel = outcome.channel
+            let others = outcome.failures.isEmpty ? "" : "; before it: " + outcome.failures.map(\.description).joined(separator: "; ")
+            log.info("reached \(who) at \(outcome.label) (\(outcome.failures.count + 1) of \(candidates.count) addresses tried\(others))")
+            try await channel.eventLoop.submit {
+                let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected,
+                                    completion: completion, requestContext: contextBytes)
+                try self.configurePipeline(channel, link: link)
+                opened.withLockedValue { $0 = channel }
+            }.value
+        } catch let failed as ConnectionRace.AllFailed {
+            completion.fail(SessionError.connectionLost)
+            log.info("could not reach \(who): \(failed.attempts.map(\.description).joined(separator: "; "))")
+            throw .connectFailed(peer: peerName, attempts: failed.attempts)
         } catch {
             completion.fail(error)
-            log.info("could not connect to \(endpoint): \(error)")
-            throw .connectFailed(endpoint, reason: "\(error)")
+            throw .connectFailed(peer: peerName, attempts: [ConnectAttempt(address: who, failure: .other("\(error)"))])
         }
         do {
             let id = try await completion.futureResult.value
@@ -134,7 +148,7 @@ final class Connections: LinkDelegate {
             }
         } catch {
             channel.close(promise: nil)
-            throw error as? SessionError ?? .connectFailed(endpoint, reason: "\(error)")
+            throw error as? SessionError ?? .connectFailed(peer: peerName, attempts: [ConnectAttempt(address: who, failure: .other("\(error)"))])
         }
     }
 
@@ -166,7 +180,7 @@ final class Connections: LinkDelegate {
         let tls = transport.withLockedValue { $0.tls }
         table.withLockedValue { table in
             table.open(link.id, link: link, direction: link.direction, completion: link.completion,
-                       remoteIP: channel.remoteAddress?.ipAddress, expected: link.expectedPeer)
+                       remoteIP: channel.remoteAddress?.peerIP?.description, expected: link.expectedPeer)
         }
         let pipeline = channel.pipeline.syncOperations
         if link.secure, let tls {
@@ -312,11 +326,11 @@ final class Connections: LinkDelegate {
         let proven = record.provenPeer
         let facts = HandshakePolicy.LinkFacts(secure: link.secure, provenPeer: proven, expectedPeer: link.expectedPeer)
         if let rejection = policy.check(hello, link: facts, trust: trust) {
-            log.notice("refused \(Self.describe(hello)) at \(address?.ipAddress ?? "?"): \(rejection.failure)")
+            log.notice("refused \(Self.describe(hello)) at \(Self.describe(address)): \(rejection.failure)")
             if rejection.failure.isImpersonation {
-                let ip = address?.ipAddress
+                let ip = address?.peerIP
                 reporter.emit(.refused(PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID,
-                                                host: ip, addresses: ip.map { [$0] } ?? []), reason: rejection.failure))
+                                                host: ip?.description, addresses: ip.map { [$0] } ?? []), reason: rejection.failure))
             }
             return .reject(rejection)
         }
@@ -324,14 +338,14 @@ final class Connections: LinkDelegate {
         info.displayName = hello.displayName
         info.trust = trust
         info.capabilities = hello.capabilities
-        if info.addresses.isEmpty, let ip = address?.ipAddress {
-            info.host = ip
+        if info.addresses.isEmpty, let ip = address?.peerIP {
+            info.host = ip.description
             info.addresses = [ip]
         }
         let (claim, allowed) = table.withLockedValue { table -> (Table.Claim, Bool) in
             let claim = table.claim(link.id, hello: hello, info: info, ownID: ownID)
             guard case .won(let dialing, _) = claim, link.direction == .inbound, !dialing else { return (claim, true) }
-            let allowed = admission.withLockedValue { $0.allowRequest(from: address?.ipAddress, now: .now) }
+            let allowed = admission.withLockedValue { $0.allowRequest(from: address?.peerIP?.description, now: .now) }
             if !allowed { table.setFailure(.denied(by: "the request rate limit"), on: link.id) }
             return (claim, allowed)
         }
@@ -345,7 +359,7 @@ final class Connections: LinkDelegate {
                     .whenComplete { _ in loser.channel.close(promise: nil) }
             }
             guard allowed else {
-                log.notice("refused \(Self.describe(hello)) at \(address?.ipAddress ?? "?"): too many connection requests")
+                log.notice("refused \(Self.describe(hello)) at \(Self.describe(address)): too many connection requests")
                 return .reject(HandshakeRejection(code: .connectionDenied, reason: "too many connection requests from your address; try again in a minute",
                                                   failure: .denied(by: "rate limit")))
             }
@@ -377,7 +391,7 @@ final class Connections: LinkDelegate {
             return table.withLockedValue { $0[link.id]?.info }
         }
         if let remote {
-            transport.withLockedValue { $0.datagrams }?.addRoute(link: link, remote: remote, remoteIP: link.channel.remoteAddress?.ipAddress)
+            transport.withLockedValue { $0.datagrams }?.addRoute(link: link, remote: remote, remoteAddress: link.channel.remoteAddress)
         }
         let settleConnectCalls: @Sendable () -> Void = {
             completion?.succeed(info.id)
@@ -441,8 +455,13 @@ final class Connections: LinkDelegate {
 
     /// "IP:port" as people write it, or "?" for a channel without an address.
     private static func describe(_ address: SocketAddress?) -> String {
-        guard let address, let ip = address.ipAddress else { return "?" }
-        let port = address.port.map { ":\($0)" } ?? ""
-        return ip.contains(":") ? "[\(ip)]\(port)" : "\(ip)\(port)"
+        guard let address, let ip = address.peerIP else { return "?" }
+        return address.port.map { ip.description(port: $0) } ?? ip.description
     }
+}
+
+extension SocketAddress {
+    /// The remote IP as p2p shows it: an IPv4 peer of the dual-stack listener without its `::ffff:`
+    /// prefix, a link-local IPv6 one with its interface.
+    var peerIP: IPAddress? { IPAddress(self) }
 }

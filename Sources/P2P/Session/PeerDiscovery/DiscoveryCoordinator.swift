@@ -21,6 +21,9 @@ final class DiscoveryCoordinator: Sendable {
         var advertiser: ServiceAdvertiser?
         var browser: ServiceBrowser?
         var discovered: [PeerID: PeerInfo] = [:]
+        /// Each discovered peer's addresses by the interface they were found on: a peer seen on two
+        /// links (Ethernet and Wi-Fi) is one peer with the addresses of both.
+        var addressesByInterface: [PeerID: [UInt32: [IPAddress]]] = [:]
         /// The daemon went away and discovery has not fully come back: observers heard it once.
         var daemonLost = false
     }
@@ -105,15 +108,25 @@ final class DiscoveryCoordinator: Sendable {
         switch event {
         case .found(let service):
             guard let id = service.peerID, id != ownID, service.sessionID == sessionID else { return }
-            var info = PeerInfo(id: id, displayName: service.name, sessionID: sessionID, host: service.host,
-                                port: Int(service.port), addresses: service.addresses)
-            info.discoveryInfo = service.discoveryInfo
-            state.withLockedValue { $0.discovered[id] = info }
+            let info = state.withLockedValue { state in
+                var byInterface = state.addressesByInterface[id] ?? [:]
+                // A new port means the peer restarted: what other interfaces said is stale.
+                if let known = state.discovered[id], known.port != Int(service.port) { byInterface = [:] }
+                byInterface[service.interfaceIndex] = service.addresses
+                state.addressesByInterface[id] = byInterface
+                let addresses = byInterface.keys.sorted().flatMap { byInterface[$0]! }
+                var info = PeerInfo(id: id, displayName: service.name, sessionID: sessionID, host: service.host,
+                                    port: Int(service.port), addresses: IPAddress.dialOrder(addresses))
+                info.discoveryInfo = service.discoveryInfo
+                state.discovered[id] = info
+                return info
+            }
             onEvent(.found(info))
         case .lost(let name):
             let lost = state.withLockedValue { state -> PeerInfo? in
                 guard let info = state.discovered.values.first(where: { $0.displayName == name }) else { return nil }
                 state.discovered[info.id] = nil
+                state.addressesByInterface[info.id] = nil
                 return info
             }
             if let lost { onEvent(.lost(lost)) }

@@ -87,7 +87,20 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         self.link = link
     }
 
+    /// An outbound link's handlers are added once its TCP connection won the race (`ConnectionRace`),
+    /// so the channel is active already and no `channelActive` will come.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { begin(context: context) }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        begin(context: context)
+        context.fireChannelActive()
+    }
+
+    /// Starts the handshake: HELLO (without TLS) and its timer. Once, whichever of the two calls it.
+    private func begin(context: ChannelHandlerContext) {
+        guard handshakeTimer == nil else { return }
         // With TLS, HELLO waits for the TLS handshake: it must travel encrypted and name the proven key.
         if !link.secure { sendHello(context: context) }
         let timeout = delegate.handshakeTimeout
@@ -102,7 +115,6 @@ final class PeerConnectionHandler: ChannelInboundHandler {
                 self.fail(context: context, code: .handshakeTimeout, reason: "no HELLO within the handshake timeout", failure: failure)
             }
         }
-        context.fireChannelActive()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NIOCore
+import NIOPosix
+
+/// One address of a peer that could not be reached, and why: what a person needs to decide what to try.
+public struct ConnectAttempt: Sendable, Hashable, CustomStringConvertible {
+    /// Why the attempt failed.
+    public enum Failure: Sendable, Hashable {
+        /// The host answered that nothing listens on that port (TCP reset).
+        case refused
+        /// Nothing answered within the time: the host is down, or a firewall drops the port silently.
+        case noAnswer(seconds: Double)
+        /// This host has no route to the address (another network, an interface that went away).
+        case noRoute
+        /// Anything else, as the system said it.
+        case other(String)
+    }
+
+    /// The address as people write it: `10.0.0.2:4242`, `[fe80::1%eth0]:4242`, or `host:port`.
+    public var address: String
+    public var failure: Failure
+
+    public init(address: String, failure: Failure) {
+        self.address = address
+        self.failure = failure
+    }
+
+    public var description: String {
+        switch failure {
+        case .refused: "\(address) refused the connection (nothing listens on that port: is p2p running there?)"
+        case .noAnswer(let seconds):
+            "\(address) did not answer within \(Self.format(seconds)) s (the host is off, or a firewall drops that port)"
+        case .noRoute: "\(address) has no route from this host (another network, or a link that went down)"
+        case .other(let reason): "\(address): \(reason)"
+        }
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+
+    /// What a failed TCP connect to `address` means, from NIO's error.
+    static func classify(_ error: any Error, address: String, timeout: TimeAmount) -> ConnectAttempt {
+        ConnectAttempt(address: address, failure: failure(of: error, timeout: timeout))
+    }
+
+    private static func failure(of error: any Error, timeout: TimeAmount) -> Failure {
+        if let error = error as? ChannelError, case .connectTimeout = error { return .noAnswer(seconds: timeout.seconds) }
+        if let error = error as? IOError {
+            switch error.errnoCode {
+            case ECONNREFUSED: return .refused
+            case ETIMEDOUT: return .noAnswer(seconds: timeout.seconds)
+            case EHOSTUNREACH, ENETUNREACH, ENETDOWN, EADDRNOTAVAIL, EAFNOSUPPORT: return .noRoute
+            default: return .other(String(cString: strerror(error.errnoCode)).lowercased())
+            }
+        }
+        if let error = error as? NIOConnectionError {
+            // A host name: NIO tried each of its addresses; the first real failure says the most.
+            if let first = error.connectionErrors.first { return failure(of: first.error, timeout: timeout) }
+            return .other("the name did not resolve to an address")
+        }
+        return .other("\(error)")
+    }
+}
+
+/// Dials a peer's addresses in turn, in the spirit of RFC 8305 (Happy Eyeballs v2) §5: the first
+/// attempt at once, each next one when the one before failed or `stagger` passed without an answer,
+/// whichever comes first; the first TCP connection to succeed wins and any that succeed after it are
+/// closed. Only TCP races here: TLS and HELLO then run on the winner alone, so one peer never gets two
+/// handshakes from one call. Its state is touched only on `loop`.
+final class ConnectionRace: @unchecked Sendable {
+    /// One address to try, with how to open a TCP connection to it.
+    struct Candidate {
+        var label: String
+        var connect: @Sendable () -> EventLoopFuture<Channel>
+    }
+
+    /// The winning connection, which address it was, and what failed before it.
+    struct Outcome {
+        var channel: Channel
+        var label: String
+        var failures: [ConnectAttempt]
+    }
+
+    /// Every address failed; in the order they were tried.
+    struct AllFailed: Error {
+        var attempts: [ConnectAttempt]
+    }
+
+    static let defaultStagger: TimeAmount = .milliseconds(250)
+
+    private let loop: any EventLoop
+    private let candidates: [Candidate]
+    private let stagger: TimeAmount
+    private let timeout: TimeAmount
+    private let promise: EventLoopPromise<Outcome>
+    private var started = 0
+    private var running = 0
+    private var failures: [(order: Int, attempt: ConnectAttempt)] = []
+    private var staggerTimer: Scheduled<Void>?
+    private var finished = false
+
+    private init(candidates: [Candidate], stagger: TimeAmount, timeout: TimeAmount, loop: any EventLoop) {
+        self.candidates = candidates
+        self.stagger = stagger
+        self.timeout = timeout
+        self.loop = loop
+        promise = loop.makePromise()
+    }
+
+    /// Races `candidates` (in that order) on `loop`; fails with `AllFailed` when none connected.
+    /// Each attempt's own limit is `timeout` (the bootstrap's connect timeout).
+    static func run(_ candidates: [Candidate], stagger: TimeAmount = defaultStagger, timeout: TimeAmount,
+                    on loop: any EventLoop) -> EventLoopFuture<Outcome> {
+        let race = ConnectionRace(candidates: candidates, stagger: stagger, timeout: timeout, loop: loop)
+        loop.execute { race.startNext() }
+        return race.promise.futureResult
+    }
+
+    private func startNext() {
+        loop.preconditionInEventLoop()
+        guard !finished else { return }
+        guard started < candidates.count else {
+            if running == 0 { fail() }
+            return
+        }
+        let order = started
+        let candidate = candidates[order]
+        started += 1
+        running += 1
+        staggerTimer?.cancel()
+        if started < candidates.count {
+            staggerTimer = loop.scheduleTask(in: stagger) { self.startNext() }
+        }
+        candidate.connect().hop(to: loop).whenComplete { result in
+            self.running -= 1
+            switch result {
+            case .success(let channel) where self.finished:
+                channel.close(promise: nil)  // a later answer than the winner's
+            case .success(let channel):
+                self.finished = true
+                self.staggerTimer?.cancel()
+                self.promise.succeed(Outcome(channel: channel, label: candidate.label, failures: self.sortedFailures))
+            case .failure(let error):
+                self.failures.append((order, ConnectAttempt.classify(error, address: candidate.label, timeout: self.timeout)))
+                // A failure does not wait for the stagger: the next address goes now.
+                self.startNext()
+            }
+        }
+    }
+
+    private var sortedFailures: [ConnectAttempt] { failures.sorted { $0.order < $1.order }.map(\.attempt) }
+
+    private func fail() {
+        finished = true
+        staggerTimer?.cancel()
+        promise.fail(AllFailed(attempts: sortedFailures))
+    }
+}
