@@ -4,15 +4,19 @@ say() { echo "$ME: $*"; }
 die() { echo "$ME: error: $*" >&2; exit 1; }
 need_root() { [ "$(id -u)" = 0 ] || die "must run as root (try: sudo $0 $*)"; }
 
-# A minimal avahi config that can only ever talk on the interfaces given ($2), IPv4 only,
-# with no wide-area DNS and no reflector, so a test daemon cannot leak onto a real LAN.
+# A minimal avahi config that can only ever talk on the interfaces given ($2), with no wide-area DNS
+# and no reflector, so a test daemon cannot leak onto a real LAN. IPv4 only, unless $3 says
+# ipv6ll (IPv6 only, for a lab veth inside a namespace that has link-local addresses alone) or dual.
+# Never IPv6 on the machine's own interfaces: only lab.sh passes $3.
 avahi_conf() {
+  local v4=yes v6=no
+  case ${3:-ipv4} in ipv6ll) v4=no v6=yes ;; dual) v6=yes ;; esac
   cat <<EOF
 [server]
 host-name=$1
 domain-name=local
-use-ipv4=yes
-use-ipv6=no
+use-ipv4=$v4
+use-ipv6=$v6
 allow-interfaces=$2
 enable-dbus=yes
 ratelimit-interval-usec=1000000

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Two-host mDNS test lab on one machine: network namespaces A and B joined by a veth pair,
-# each with its own system dbus-daemon and avahi-daemon (bound to the veth only, IPv4 only).
+# each with its own system dbus-daemon and avahi-daemon (bound to the veth only).
 # Nothing in the lab can reach a real network: the subnet is blackholed in the root namespace.
+# P2P_LAB_FAMILY picks the addresses on the veth: ipv4 (default: 10.213.7.1 and .2, avahi IPv4 only),
+# ipv6ll (no IPv4 at all: the link-local fe80:: addresses the kernel gives the veths, avahi IPv6 only:
+# two laptops joined by a cable, no DHCP), or dual (both, avahi both). IPv6 is only ever on the lab's
+# veths inside its namespaces.
 set -euo pipefail
 ME=lab.sh
 SELF=$(readlink -f "$0")
@@ -10,6 +14,8 @@ PREFIX=${P2P_LAB_PREFIX:-p2p}
 STATE=${P2P_LAB_STATE:-/tmp/$PREFIX-lab}
 NET=10.213.7.0/24
 ADDR_A=10.213.7.1 ADDR_B=10.213.7.2
+FAMILY=${P2P_LAB_FAMILY:-ipv4}
+case $FAMILY in ipv4|ipv6ll|dual) ;; *) echo "$ME: error: P2P_LAB_FAMILY is ipv4, ipv6ll or dual" >&2; exit 2 ;; esac
 # Interface names are limited to 15 characters; the veth is "<prefix>vB".
 [[ "$PREFIX" =~ ^[a-zA-Z0-9_-]{1,13}$ ]] || { echo "$ME: error: P2P_LAB_PREFIX must be 1-13 of [a-zA-Z0-9_-]" >&2; exit 2; }
 
@@ -61,7 +67,7 @@ start_host() { # X: dbus-daemon, then avahi-daemon (a bus client), in namespace 
   local x=$1 d; d=$(host_dir "$x")
   mkdir -p "$d/run-dbus" "$d/run-avahi"
   start_bg "$d/dbus.pid" dbus-daemon "$d/dbus.log" "$SELF" exec "$x" dbus-daemon --system --nofork
-  avahi_conf "$PREFIX-$(echo "$x" | tr AB ab)" "$(veth "$x")" >"$d/avahi-daemon.conf"
+  avahi_conf "$PREFIX-$(echo "$x" | tr AB ab)" "$(veth "$x")" "$FAMILY" >"$d/avahi-daemon.conf"
   DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x") wait_daemon "$d/dbus.pid" 10 bus_up || fail_up "dbus-daemon in $(ns "$x") did not come up"
   start_bg "$d/avahi.pid" avahi-daemon "$d/avahi.log" \
     "$SELF" exec "$x" avahi-daemon -f "$d/avahi-daemon.conf" --no-drop-root --no-chroot
@@ -70,15 +76,22 @@ start_host() { # X: dbus-daemon, then avahi-daemon (a bus client), in namespace 
 # Prove mDNS works across the veth: publish in A, resolve from B (remote) and from A (local
 # registrations must be visible to other processes on the same host, too).
 check_lab() {
-  local pub="$STATE/check-publish.pid" x
+  local pub="$STATE/check-publish.pid" x want=$ADDR_A
+  [ "$FAMILY" = ipv6ll ] && want=$(link_local A)
   start_bg "$pub" avahi-publish "$STATE/check-publish.log" \
     "$SELF" exec A avahi-publish -s lab-check _p2plabcheck._tcp 9 check=1
   for x in B A; do
     wait_for 10 sh -c '"$1" exec "$2" avahi-browse -rpt _p2plabcheck._tcp 2>/dev/null | grep -q "^=;.*;lab-check;.*;$3;9;"' \
-      sh "$SELF" "$x" "$ADDR_A" || { stop_pidfile "$pub"; fail_up "host $x did not resolve A's test service to $ADDR_A"; }
+      sh "$SELF" "$x" "$want" || { stop_pidfile "$pub"; fail_up "host $x did not resolve A's test service to $want"; }
   done
   stop_pidfile "$pub" >/dev/null
-  say "check ok: a service published in A resolves to $ADDR_A from B and from A"
+  say "check ok: a service published in A resolves to $want from B and from A"
+}
+
+has_link_local() { [ -n "$(link_local "$1")" ]; }
+# link_local X: host X's fe80:: address on its veth (no scope).
+link_local() {
+  ip -n "$(ns "$1")" -6 -o addr show dev "$(veth "$1")" scope link | awk '{print $4}' | cut -d/ -f1 | head -n 1
 }
 
 up() {
@@ -88,18 +101,32 @@ up() {
   ip route replace blackhole "$NET"
   ip netns add "$(ns A)"; ip netns add "$(ns B)"
   ip link add "$(veth A)" netns "$(ns A)" type veth peer name "$(veth B)" netns "$(ns B)"
-  ip -n "$(ns A)" addr add "$ADDR_A/24" dev "$(veth A)"
-  ip -n "$(ns B)" addr add "$ADDR_B/24" dev "$(veth B)"
+  if [ "$FAMILY" != ipv6ll ]; then
+    ip -n "$(ns A)" addr add "$ADDR_A/24" dev "$(veth A)"
+    ip -n "$(ns B)" addr add "$ADDR_B/24" dev "$(veth B)"
+  fi
   for x in A B; do
+    # Link-local IPv6 (the kernel's default on a veth) usable at once: no duplicate-address wait on a
+    # cable of two.
+    ip netns exec "$(ns $x)" sysctl -qw "net.ipv6.conf.$(veth $x).accept_dad=0"
     ip -n "$(ns $x)" link set lo up       # for 127.0.0.1 inside the host; avahi does not use it
     ip -n "$(ns $x)" link set "$(veth $x)" up
   done
+  if [ "$FAMILY" != ipv4 ]; then
+    for x in A B; do
+      wait_for 10 has_link_local "$x" || fail_up "no link-local IPv6 address on $(veth $x)"
+    done
+  fi
   mkdir -p "$STATE" /run/avahi-daemon   # the bind-mount target must exist
   start_host A; start_host B
   for x in A B; do
     DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr $x) wait_daemon "$(host_dir $x)/avahi.pid" 20 avahi_running || fail_up "avahi-daemon in $(ns $x) did not reach state 2 (running)"
   done
-  say "up: $(ns A) ($ADDR_A, $(bus_addr A)) <-> $(ns B) ($ADDR_B, $(bus_addr B))"
+  if [ "$FAMILY" = ipv6ll ]; then
+    say "up ($FAMILY): $(ns A) ($(link_local A)%$(veth A), $(bus_addr A)) <-> $(ns B) ($(link_local B)%$(veth B), $(bus_addr B))"
+  else
+    say "up ($FAMILY): $(ns A) ($ADDR_A, $(bus_addr A)) <-> $(ns B) ($ADDR_B, $(bus_addr B))"
+  fi
   check_lab
 }
 

@@ -111,6 +111,8 @@ import Testing
         ], stagger: .milliseconds(50), timeout: .seconds(5), on: loop).value
         #expect(outcome.label == "live")
         #expect(outcome.failures.isEmpty)  // the silent one was overtaken, not failed
+        #expect(outcome.overtaken == ["silent"])
+        #expect(outcome.summary == "live, attempt 2; silent had not answered")
         silent.fail(ChannelError.connectTimeout(.seconds(5)))
         try await outcome.channel.close().value
         try await live.close().value

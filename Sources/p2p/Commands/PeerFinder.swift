@@ -65,6 +65,9 @@ struct PeerFinder {
                 } catch {
                     let failure = PeerTarget.connectFailure(error, to: match.displayName)
                     if case .denied = failure { throw failure }
+                    // Only a refusal at every address looks like a stale record (the peer restarted on
+                    // another port); silence or no route will not change in a few seconds: say so now.
+                    if case .connectFailed(_, let attempts) = error, !attempts.allSatisfy({ $0.failure == .refused }) { throw failure }
                     lastFailure = failure
                 }
                 attempt += 1

@@ -94,7 +94,9 @@ enum PeerTarget {
         case .denied: .denied(error.description)
         case .timedOut(let seconds): .failed("\(Terminal.sanitize(name)) did not answer within \(duration(seconds))")
         // These name the address or the peer themselves (and the key warnings must stay word for word).
-        case .connectFailed, .unknownPeer, .untrustedIdentity, .identityMismatch: .failed(error.description)
+        case .unknownPeer, .untrustedIdentity, .identityMismatch: .failed(error.description)
+        // It names the peer as DNS-SD announced it: peer text.
+        case .connectFailed: .failed(Terminal.sanitize(error.description))
         default: .failed("cannot connect to \(Terminal.sanitize(name)): \(error.description)")
         }
     }

@@ -79,11 +79,19 @@ final class ConnectionRace: @unchecked Sendable {
         var connect: @Sendable () -> EventLoopFuture<Channel>
     }
 
-    /// The winning connection, which address it was, and what failed before it.
+    /// The winning connection, which address it was, what failed before it and which attempts it
+    /// overtook (still without an answer when it connected).
     struct Outcome {
         var channel: Channel
         var label: String
         var failures: [ConnectAttempt]
+        var overtaken: [String]
+
+        /// For the log: `10.0.0.2:4242, attempt 2 of 2; [fe80::1%eth0]:4242 had not answered`.
+        var summary: String {
+            let notes = failures.map(\.description) + overtaken.map { "\($0) had not answered" }
+            return "\(label), attempt \(failures.count + overtaken.count + 1)" + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
+        }
     }
 
     /// Every address failed; in the order they were tried.
@@ -101,6 +109,8 @@ final class ConnectionRace: @unchecked Sendable {
     private var started = 0
     private var running = 0
     private var failures: [(order: Int, attempt: ConnectAttempt)] = []
+    /// Attempts under way, by their order.
+    private var pending: Set<Int> = []
     private var staggerTimer: Scheduled<Void>?
     private var finished = false
 
@@ -132,19 +142,22 @@ final class ConnectionRace: @unchecked Sendable {
         let candidate = candidates[order]
         started += 1
         running += 1
+        pending.insert(order)
         staggerTimer?.cancel()
         if started < candidates.count {
             staggerTimer = loop.scheduleTask(in: stagger) { self.startNext() }
         }
         candidate.connect().hop(to: loop).whenComplete { result in
             self.running -= 1
+            self.pending.remove(order)
             switch result {
             case .success(let channel) where self.finished:
                 channel.close(promise: nil)  // a later answer than the winner's
             case .success(let channel):
                 self.finished = true
                 self.staggerTimer?.cancel()
-                self.promise.succeed(Outcome(channel: channel, label: candidate.label, failures: self.sortedFailures))
+                let overtaken = self.pending.sorted().map { self.candidates[$0].label }
+                self.promise.succeed(Outcome(channel: channel, label: candidate.label, failures: self.sortedFailures, overtaken: overtaken))
             case .failure(let error):
                 self.failures.append((order, ConnectAttempt.classify(error, address: candidate.label, timeout: self.timeout)))
                 // A failure does not wait for the stagger: the next address goes now.

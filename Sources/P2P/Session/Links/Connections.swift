@@ -121,8 +121,7 @@ final class Connections: LinkDelegate {
         do {
             let outcome = try await ConnectionRace.run(candidates, timeout: timeout, on: loop).value
             channel = outcome.channel
-            let others = outcome.failures.isEmpty ? "" : "; before it: " + outcome.failures.map(\.description).joined(separator: "; ")
-            log.info("reached \(who) at \(outcome.label) (\(outcome.failures.count + 1) of \(candidates.count) addresses tried\(others))")
+            log.info("reached \(who) at \(outcome.summary) (of \(candidates.count))")
             try await channel.eventLoop.submit {
                 let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected,
                                     completion: completion, requestContext: contextBytes)

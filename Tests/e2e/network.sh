@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Real-shaped networks between two lab hosts (namespaces A and B, each with its own avahi-daemon):
+#  - a cable with IPv6 link-local addresses only (no IPv4 at all, no DHCP; avahi IPv6 only): `p2p peers`
+#    shows the peer at fe80::…%<interface>, a file sent --to a name arrives, a file sent to
+#    --connect '[fe80::…%<interface>]:PORT' arrives, and two chats find each other and exchange a line;
+#  - a dual-stack link (IPv4 and link-local IPv6): with IPv6 dropped by B's firewall the send still
+#    arrives, over IPv4, after the IPv6 attempt was overtaken (--verbose names the address that won);
+#  - B's receive port dropped silently by its firewall (both families): the sender stops within its
+#    connect timeout, naming each address, "did not answer within 10 s" and the firewall (exit 4), with
+#    one "connecting to" line, not a retry storm; a closed port: "refused the connection" (exit 4).
+# nftables rules live in B's namespace only. Needs root (lab.sh up, nft).
+. "$(dirname "$0")/lib.sh"
+need ip nft python3 sha256sum
+[ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
+
+TAG=$$-$RANDOM
+V6=p2pn6 DUAL=p2pnd
+lab() { local prefix=$1; shift; run env P2P_LAB_PREFIX="$prefix" "$LAB" "$@"; }
+# in PREFIX HOST PROC WHO ARGS...: p2p ARGS in lab PREFIX's HOST, identity home-WHO, as process PROC.
+in_lab() { local prefix=$1 host=$2 p=$3 who=$4; shift 4
+  start_proc "$p" env P2P_HOME="$(home "$who")" P2P_LAB_PREFIX="$prefix" "$LAB" exec "$host" "$P2P" "$@"
+}
+. "$E2E_DIR/transfer_helpers.sh"   # exits, sha
+link_local() { # PREFIX HOST: the fe80:: address of HOST's lab veth
+  ip -n "$1$2" -6 -o addr show dev "$1v$2" scope link | awk '{print $4}' | cut -d/ -f1 | head -n 1
+}
+
+printf 'over a cable with IPv6 link-local addresses only\n' >"$E2E_TMP/cable.txt"
+head -c 300000 /dev/urandom >"$E2E_TMP/dual.bin"
+
+# ================================================================ IPv6 link-local only
+on_exit 'lab '"$V6"' down >>"$E2E_TMP/lab.log" 2>&1'
+log "lab $V6 up (IPv6 link-local only)"
+if P2P_LAB_FAMILY=ipv6ll lab "$V6" up >"$E2E_TMP/lab.log" 2>&1; then
+  pass "lab up with IPv6 link-local addresses only (avahi IPv6 only; A and B resolve each other)"
+else
+  fail "lab up (ipv6ll) failed" "$E2E_TMP/lab.log"; finish
+fi
+check "no IPv4 address on either lab veth" [ -z "$(ip -n ${V6}A -4 -o addr show dev ${V6}vA; ip -n ${V6}B -4 -o addr show dev ${V6}vB)" ]
+B_LL=$(link_local "$V6" B)
+
+mkdir -p "$E2E_TMP/in6"
+in_lab "$V6" B recv6 bob6 receive --json --yes --name "bob-$TAG" --dir "$E2E_TMP/in6"
+expect_json 20 recv6 "receive listens in B" event=listening name="bob-$TAG"
+PORT6=$(get_json recv6 port event=listening)
+
+peers6() {
+  run env P2P_HOME="$(home peers6)" P2P_LAB_PREFIX="$V6" "$LAB" exec A "$P2P" peers --json --timeout 3 >"$E2E_TMP/peers6.out" 2>"$E2E_TMP/peers6.err"
+  [ "$(count_json peers6 event=peer-found name="bob-$TAG" port="$PORT6" addresses~"$B_LL%${V6}vA")" -gt 0 ]
+}
+if wait_until 30 peers6; then
+  pass "p2p peers in A lists bob at $B_LL%${V6}vA (the scope is A's own interface)"
+else
+  fail "p2p peers in A does not list bob at $B_LL%${V6}vA" "$E2E_TMP/peers6.out" "$E2E_TMP/peers6.err"
+fi
+
+in_lab "$V6" A send6 alice6 send --json --name "alice-$TAG" --to "bob-$TAG" --timeout 30 "$E2E_TMP/cable.txt"
+exits send6 40 0 "a file sent --to bob by name over the link-local-only cable is delivered"
+check "it arrived whole (SHA-256)" [ "$(sha "$E2E_TMP/in6/cable.txt" 2>/dev/null)" = "$(sha "$E2E_TMP/cable.txt")" ]
+
+cp "$E2E_TMP/cable.txt" "$E2E_TMP/direct.txt"
+in_lab "$V6" A direct6 alice6 send --json --name "alice-$TAG" --connect "[$B_LL%${V6}vA]:$PORT6" "$E2E_TMP/direct.txt"
+exits direct6 30 0 "a file sent to --connect '[$B_LL%${V6}vA]:$PORT6' is delivered"
+check "it arrived whole (SHA-256)" [ "$(sha "$E2E_TMP/in6/direct.txt" 2>/dev/null)" = "$(sha "$E2E_TMP/direct.txt")" ]
+stop_proc recv6
+
+in_lab "$V6" A chatA alice6 chat --json --yes --name "alice-$TAG"
+in_lab "$V6" B chatB bob6 chat --json --yes --name "bob-$TAG"
+expect_json 40 chatA "alice's chat connects to bob's over IPv6 link-local (found by DNS-SD)" event=connected peer="bob-$TAG"
+expect_json 40 chatB "bob's chat connects to alice's" event=connected peer="alice-$TAG"
+send_line chatA "hello over fe80"
+expect_json 15 chatB "bob receives alice's line" event=message from="alice-$TAG" text="hello over fe80"
+stop_proc chatA; stop_proc chatB
+lab "$V6" down >>"$E2E_TMP/lab.log" 2>&1
+
+# ================================================================ dual stack, firewalls
+on_exit 'lab '"$DUAL"' down >>"$E2E_TMP/lab.log" 2>&1'
+log "lab $DUAL up (IPv4 and link-local IPv6)"
+if P2P_LAB_FAMILY=dual lab "$DUAL" up >>"$E2E_TMP/lab.log" 2>&1; then
+  pass "lab up with IPv4 and IPv6 link-local addresses"
+else
+  fail "lab up (dual) failed" "$E2E_TMP/lab.log"; finish
+fi
+BD_LL=$(link_local "$DUAL" B)
+firewall() { run env P2P_LAB_PREFIX="$DUAL" "$LAB" exec B nft "$@"; }
+
+mkdir -p "$E2E_TMP/in-dual"
+in_lab "$DUAL" B recvd bobd receive --json --yes --name "bobd-$TAG" --dir "$E2E_TMP/in-dual"
+expect_json 20 recvd "receive listens in B (dual stack)" event=listening name="bobd-$TAG"
+PORTD=$(get_json recvd port event=listening)
+
+# IPv6 is tried first (RFC 8305); B drops it, so IPv4 has to take over after the stagger.
+firewall add table ip6 p2ptest
+firewall add chain ip6 p2ptest input '{ type filter hook input priority 0; policy accept; }'
+firewall add rule ip6 p2ptest input tcp dport "$PORTD" drop
+in_lab "$DUAL" A sendd aliced send --verbose --name "alice-$TAG" --to "bobd-$TAG" --timeout 30 "$E2E_TMP/dual.bin"
+exits sendd 40 0 "with IPv6 dropped by B's firewall, a send --to bob still arrives"
+check "it arrived whole (SHA-256)" [ "$(sha "$E2E_TMP/in-dual/dual.bin" 2>/dev/null)" = "$(sha "$E2E_TMP/dual.bin")" ]
+if grep -q "found bobd-$TAG .*\[$BD_LL%${DUAL}vA\]:$PORTD" "$E2E_TMP/sendd.err" && grep -qF "reached bobd-$TAG at 10.213.7.2:$PORTD, attempt 2; [$BD_LL%${DUAL}vA]:$PORTD had not answered (of 2)" "$E2E_TMP/sendd.err"; then
+  pass "--verbose: bob was found at both addresses, and reached at 10.213.7.2 after the IPv6 attempt"
+else
+  fail "--verbose does not show both addresses and the IPv4 winner" sendd
+fi
+firewall delete table ip6 p2ptest
+
+# Both families dropped: a firewall that swallows the port.
+firewall add table inet p2ptest
+firewall add chain inet p2ptest input '{ type filter hook input priority 0; policy accept; }'
+firewall add rule inet p2ptest input tcp dport "$PORTD" drop
+t=$SECONDS
+in_lab "$DUAL" A fw aliced send --name "alice-$TAG" --to "bobd-$TAG" --timeout 30 "$E2E_TMP/dual.bin"
+exits fw 30 4 "with B's port dropped by its firewall, the send gives up"
+took=$((SECONDS - t))
+check "within the 10 s connect timeout and a little discovery (took $took s)" [ "$took" -le 16 ]
+if grep -q "cannot reach bobd-$TAG: \[$BD_LL%${DUAL}vA\]:$PORTD did not answer within 10 s (the host is off, or a firewall drops that port); 10.213.7.2:$PORTD did not answer within 10 s" "$E2E_TMP/fw.err"; then
+  pass "the error names bob, both addresses, the silence and the firewall"
+else
+  fail "the error does not say what happened at each address" fw
+fi
+check "one 'connecting to' line, not a retry storm ($(grep -c 'connecting to' "$E2E_TMP/fw.err"))" [ "$(grep -c 'connecting to' "$E2E_TMP/fw.err")" = 1 ]
+firewall delete table inet p2ptest
+stop_proc recvd
+
+# Nothing listens: refused, at once.
+CLOSED=$(free_port)
+in_lab "$DUAL" A refused aliced send --name "alice-$TAG" --connect "10.213.7.2:$CLOSED" "$E2E_TMP/dual.bin"
+exits refused 15 4 "a send to a port where nothing listens fails"
+if grep -q "cannot reach 10.213.7.2:$CLOSED: 10.213.7.2:$CLOSED refused the connection (nothing listens on that port: is p2p running there?)" "$E2E_TMP/refused.err"; then
+  pass "the error says the port refused and what to check"
+else
+  fail "the refusal is not explained" refused
+fi
+
+finish
