@@ -7,7 +7,11 @@
 #    arrives, over IPv4, after the IPv6 attempt was overtaken (--verbose names the address that won);
 #  - B's receive port dropped silently by its firewall (both families): the sender stops within its
 #    connect timeout, naming each address, "did not answer within 10 s" and the firewall (exit 4), with
-#    one "connecting to" line, not a retry storm; a closed port: "refused the connection" (exit 4).
+#    one "connecting to" line, not a retry storm; a closed port: "refused the connection" (exit 4);
+#  - multicast dropped by B's firewall after a first contact (and A's daemon restarted, so it forgets
+#    what it cached): `p2p peers` lists the pinned peer as known with its last address, a send --to it by
+#    name arrives within seconds at that address (the standard port), and a name never seen fails with
+#    an error that says the daemon works and multicast does not get through (exit 3).
 # nftables rules live in B's namespace only. Needs root (lab.sh up, nft).
 . "$(dirname "$0")/lib.sh"
 need ip nft python3 sha256sum
@@ -120,6 +124,51 @@ fi
 check "one 'connecting to' line, not a retry storm ($(grep -c 'connecting to' "$E2E_TMP/fw.err"))" [ "$(grep -c 'connecting to' "$E2E_TMP/fw.err")" = 1 ]
 firewall delete table inet p2ptest
 stop_proc recvd
+
+# Multicast dropped after a first contact: a pinned peer is still reached by name, at its last address.
+mkdir -p "$E2E_TMP/in-known"
+in_lab "$DUAL" B recvk carol receive --json --yes --name "carol-$TAG" --dir "$E2E_TMP/in-known"
+expect_json 20 recvk "carol's receive listens in B" event=listening name="carol-$TAG"
+check "on the standard port ($(get_json recvk port event=listening))" [ "$(get_json recvk port event=listening)" = 24242 ]
+printf 'first\n' >"$E2E_TMP/first.txt"; printf 'second\n' >"$E2E_TMP/second.txt"
+in_lab "$DUAL" A first aliced send --name "alice-$TAG" --to "carol-$TAG" --timeout 30 "$E2E_TMP/first.txt"
+exits first 40 0 "a first send to carol by name (both sides pin each other's key)"
+stop_proc recvk
+firewall add table inet nomdns
+firewall add chain inet nomdns input '{ type filter hook input priority 0; policy accept; }'
+firewall add chain inet nomdns output '{ type filter hook output priority 0; policy accept; }'
+firewall add rule inet nomdns input udp dport 5353 drop
+firewall add rule inet nomdns output udp dport 5353 drop
+# A's daemon forgets what it cached about B: from now on it learns nothing of B.
+lab "$DUAL" restart-avahi A >>"$E2E_TMP/lab.log" 2>&1
+in_lab "$DUAL" B recvk2 carol receive --json --yes --name "carol-$TAG" --dir "$E2E_TMP/in-known"
+expect_json 20 recvk2 "carol's receive starts again, announcing into a network that drops multicast" event=listening name="carol-$TAG"
+if ! run env P2P_HOME="$(home peersk)" P2P_LAB_PREFIX="$DUAL" "$LAB" exec A "$P2P" peers --json --timeout 3 2>/dev/null | grep -q "carol-$TAG"; then
+  pass "multicast DNS in A does not show carol any more"
+else
+  fail "A still sees carol through multicast DNS: the test proves nothing"
+fi
+run env P2P_HOME="$(home aliced)" P2P_LAB_PREFIX="$DUAL" "$LAB" exec A "$P2P" peers --json --timeout 2 >"$E2E_TMP/known.out" 2>/dev/null
+if [ "$(count_json known event=peer-known name="carol-$TAG")" = 1 ] && grep "carol-$TAG" "$E2E_TMP/known.out" | grep -q '10.213.7.2:24242'; then
+  pass "p2p peers in A lists carol as known, with where she was last reached (port 24242)"
+else
+  fail "p2p peers does not list carol as a known peer" "$E2E_TMP/known.out"
+fi
+t=$SECONDS
+in_lab "$DUAL" A second aliced send --name "alice-$TAG" --to "carol-$TAG" --timeout 30 "$E2E_TMP/second.txt"
+exits second 30 0 "with multicast dropped, a send --to carol (pinned) still arrives"
+check "it took a few seconds, not the whole timeout ($((SECONDS - t)) s)" [ $((SECONDS - t)) -le 10 ]
+check "the file is there" [ "$(cat "$E2E_TMP/in-known/second.txt" 2>/dev/null)" = second ]
+check "the sender said it dialled carol where she was last reached" grep -q "carol-$TAG is not announced here; trying where it was last reached: .*:24242" "$E2E_TMP/second.err"
+in_lab "$DUAL" A stranger aliced send --name "alice-$TAG" --to "dave-$TAG" --timeout 4 "$E2E_TMP/second.txt"
+exits stranger 20 3 "a send to a name never seen, with multicast dropped, gives up"
+if grep -q "no receiver called dave-$TAG appeared within 4 s; no peers were seen at all, though the mDNS daemon answers and shows this machine's own announcement: multicast is not getting through" "$E2E_TMP/stranger.err"; then
+  pass "the error says the daemon works and multicast does not get through, and what to use instead"
+else
+  fail "the stranger's error does not point at the network" stranger
+fi
+stop_proc recvk2
+firewall delete table inet nomdns
 
 # Nothing listens: refused, at once.
 CLOSED=$(free_port)

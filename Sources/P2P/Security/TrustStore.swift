@@ -18,6 +18,25 @@ public struct KnownPeer: Codable, Sendable, Hashable {
     public var method: Method
     /// When the key was pinned.
     public var pinnedAt: Date
+    /// Where the peer was last reached or announced itself, newest first (`HOST:PORT` as `Endpoint`
+    /// prints it, a link-local IPv6 address with its interface): so it can be dialled by name when
+    /// multicast DNS does not get through. Absent in stores written before p2p remembered addresses.
+    public var lastAddresses: [String]?
+    /// When the peer was last connected.
+    public var lastSeen: Date?
+
+    public init(id: PeerID, name: String, method: Method, pinnedAt: Date, lastAddresses: [String]? = nil, lastSeen: Date? = nil) {
+        self.id = id
+        self.name = name
+        self.method = method
+        self.pinnedAt = pinnedAt
+        self.lastAddresses = lastAddresses
+        self.lastSeen = lastSeen
+    }
+
+    /// `lastAddresses` as endpoints to dial (entries that no longer parse, such as an interface that
+    /// is gone, are left out).
+    public var lastEndpoints: [Endpoint] { (lastAddresses ?? []).compactMap(Endpoint.init) }
 }
 
 /// What the trust store says about a peer that proved `id` and calls itself `name`.
@@ -75,6 +94,22 @@ public final class TrustStore: Sendable {
             peers.append(KnownPeer(id: id, name: name, method: method, pinnedAt: Date()))
         }
     }
+
+    /// Remembers where a pinned peer was just reached: `endpoints` go first in its `lastAddresses`
+    /// (at most `maxRememberedAddresses` kept) and `lastSeen` becomes now. Does nothing for a peer that
+    /// is not pinned: an address alone is no reason to trust anyone.
+    public func recordContact(_ id: PeerID, at endpoints: [Endpoint]) throws(TrustStoreError) {
+        try update { peers in
+            guard let index = peers.firstIndex(where: { $0.id == id }) else { return }
+            let fresh = endpoints.map(\.description)
+            let older = (peers[index].lastAddresses ?? []).filter { !fresh.contains($0) }
+            peers[index].lastAddresses = Array((fresh + older).prefix(Self.maxRememberedAddresses))
+            peers[index].lastSeen = Date()
+        }
+    }
+
+    /// How many addresses a pinned peer keeps: enough for a few links and both families.
+    public static let maxRememberedAddresses = 8
 
     /// Forgets the peers whose name, full ID or ID prefix (at least 4 digits) matches; returns them.
     @discardableResult

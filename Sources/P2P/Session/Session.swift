@@ -156,6 +156,10 @@ public final class Session: Sendable {
         if mode.accepts {
             do {
                 listener = try await bindListener(host: host, port: port)
+            } catch let error as IOError where error.errnoCode == EADDRINUSE && configuration.fallsBackToAnyPort && port != 0 {
+                do { listener = try await bindListener(host: host, port: 0) } catch {
+                    throw .bindFailed(host: host, port: 0, reason: readableReason(error))
+                }
             } catch let error as IOError where host == "::" && [EAFNOSUPPORT, EADDRNOTAVAIL].contains(error.errnoCode) {
                 // A host without IPv6 (disabled in the kernel): IPv4 alone.
                 host = "0.0.0.0"
@@ -226,6 +230,11 @@ public final class Session: Sendable {
         await connections.settle()
         reporter.hub.finish()
     }
+
+    /// Whether discovery has shown this session's own announcement: the mDNS daemon answers and
+    /// multicast reaches this host. When no peer shows up either, the network between the machines is the
+    /// suspect, not this one.
+    public var discoverySeesItself: Bool { discovery.seesItself }
 
     // MARK: - Connecting
 

@@ -149,6 +149,13 @@ public struct SessionConfiguration: Sendable {
     public var bindHost = "::"
     /// Port for TCP (and UDP when free); 0 lets the system choose.
     public var port = 0
+    /// When `port` is taken (another p2p on this host has it), listen on any free port instead of
+    /// failing: how a command uses `standardPort`, so a peer is usually where it was last time.
+    public var fallsBackToAnyPort = false
+    /// The port p2p's commands listen on unless told otherwise (PROTOCOL.md §2.1): a stable number, so
+    /// a pinned peer can be dialled at its last address when multicast DNS does not get through, and a
+    /// firewall rule can name it. The second p2p on a host takes any free port.
+    public static let standardPort = 24242
     /// The largest frame payload this session accepts from a peer and lets the application send,
     /// checked on the frame header before anything is buffered. At most `WireFormat.absoluteMaxPayload`;
     /// both peers should use the same value, since a frame over the receiver's limit ends the connection.

@@ -138,8 +138,8 @@ final class ChatLoop {
         view.listening(session)
         do {
             try session.setAvailable(true)
-        } catch where DiscoveryNotice.listensWithout(error, port: options.network.port, findsByName: options.to != nil) {
-            view.warning("no-discovery", DiscoveryNotice.listeningWithoutDiscovery(port: options.network.port))
+        } catch where DiscoveryNotice.listensWithout(error, port: options.network.port ?? 0, findsByName: options.to != nil) {
+            view.warning("no-discovery", DiscoveryNotice.listeningWithoutDiscovery(port: options.network.port ?? 0))
         } catch {
             view.error("discovery", error.description)
             if options.connect == nil { return await finish(ExitStatus.noDaemon, outbox: false) }

@@ -12,8 +12,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(name: .customLong("session-id"), help: "Session ID; only peers with the same one are offered.")
     var sessionID: String?
 
-    @Option(help: "TCP and UDP port to listen on (0 = any free port).")
-    var port: Int = 0
+    @Option(help: ArgumentHelp(
+        "TCP and UDP port to listen on (0 = any free port; default \(SessionConfiguration.standardPort), or any free port when another p2p has it).",
+        valueName: "port"))
+    var port: Int?
 
     @Flag(help: "Also log connections, refusals, protocol errors and discovery to stderr.")
     var verbose = false
@@ -28,7 +30,7 @@ struct NetworkOptions: ParsableArguments {
     var info: [String] = []
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         do throws(DiscoveryError) {
             try ServiceAnnouncement.validate(discoveryInfo: try discoveryInfo())
         } catch {
@@ -76,7 +78,8 @@ struct NetworkOptions: ParsableArguments {
     /// `bulk`: frames up to 1 MiB, so that files travel in large chunks (`Capabilities.largeFrames`).
     func makeSession(defaultSessionID: String, pinning: Bool = true, bulk: Bool = false) throws -> Session {
         var configuration = SessionConfiguration()
-        configuration.port = port
+        configuration.port = port ?? SessionConfiguration.standardPort
+        configuration.fallsBackToAnyPort = port == nil
         if bulk { configuration.maxPayload = WireFormat.absoluteMaxPayload }
         if verbose { configuration.logger = Self.stderrLogger }
         configuration.discoveryInfo = (try? discoveryInfo()) ?? [:]  // checked by validate()

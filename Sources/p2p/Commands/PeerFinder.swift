@@ -43,7 +43,39 @@ struct PeerFinder {
         // with whatever address it has by then, browsing afresh now and then, before giving up.
         var lastFailure: ReachError?
         var seen: [PeerInfo] = []
-        for await event in events {
+        // Multicast DNS may never get through (guest Wi-Fi, AP isolation): a pinned peer that it does not
+        // show within a second is dialled where it was last reached, while the browse goes on.
+        let (steps, stepper) = AsyncStream.makeStream(of: FindStep.self)
+        let forward = Task {
+            for await event in events { stepper.yield(.event(event)) }
+            stepper.finish()
+        }
+        let knownTimer = Task {
+            guard to != nil, (try? await Task.sleep(for: Self.knownAddressDelay)) != nil else { return }
+            stepper.yield(.tryKnownAddresses)
+        }
+        defer { forward.cancel(); knownTimer.cancel() }
+        for await step in steps {
+            let event: SessionEvent
+            switch step {
+            case .event(let next): event = next
+            case .tryKnownAddresses:
+                guard let to, let known = try Self.pinnedPeer(to, in: session.configuration.trustStore),
+                      !known.lastEndpoints.isEmpty, !seen.contains(where: { $0.id == known.id }) else { continue }
+                let endpoints = known.lastEndpoints
+                progress.show("\(Terminal.sanitize(known.name)) is not announced here; trying where it was last reached: "
+                    + endpoints.map(\.description).joined(separator: ", "))
+                do throws(SessionError) {
+                    return try await connectShowingProgress(to: known.name, expecting: known.id) { (session) async throws(SessionError) -> PeerInfo in
+                        try await session.connect(to: endpoints, peerName: known.name, expecting: known.id)
+                    }
+                } catch {
+                    let failure = PeerTarget.connectFailure(error, to: known.name)
+                    if case .denied = failure { throw failure }
+                    lastFailure = failure
+                }
+                continue
+            }
             guard case .peerChanged(let peer, .available, _) = event else { continue }
             seen.append(peer)
             var match = peer
@@ -80,7 +112,22 @@ struct PeerFinder {
             break
         }
         if let lastFailure { throw lastFailure }
-        throw PeerTarget.notFound(to, role: role, seen: seen, within: timeout)
+        throw PeerTarget.notFound(to, role: role, seen: seen, within: timeout, seesItself: session.discoverySeesItself)
+    }
+
+    /// What `find` waits on: the session's events, and the moment to try a pinned peer's last addresses.
+    private enum FindStep: Sendable {
+        case event(SessionEvent)
+        case tryKnownAddresses
+    }
+
+    /// The pinned peer `query` names (its name, or the start of its ID or fingerprint), if exactly one.
+    static func pinnedPeer(_ query: String, in store: TrustStore?) throws(ReachError) -> KnownPeer? {
+        guard let store else { return nil }
+        let pinned = store.all
+        let candidates = pinned.map { PeerInfo(id: $0.id, displayName: $0.name, sessionID: "") }
+        guard let match = try PeerTarget.resolve(query, among: candidates) else { return nil }
+        return pinned.first { $0.id == match.id }
     }
 
     /// Connects, saying "connecting to NAME…" now and "waiting for NAME to accept…" once the handshake
@@ -135,7 +182,9 @@ extension PeerFinder {
         }
         collector.cancel()
         let found = seen.withLockedValue { $0.peers }
-        guard !found.isEmpty else { throw PeerTarget.notFound(nil, role: role, seen: [], within: timeout) }
+        guard !found.isEmpty else {
+            throw PeerTarget.notFound(nil, role: role, seen: [], within: timeout, seesItself: session.discoverySeesItself)
+        }
         var reached: [PeerInfo] = []
         var lastFailure: ReachError?
         await withTaskGroup(of: Result<PeerInfo, ReachError>.self) { group in
@@ -167,6 +216,8 @@ extension PeerFinder {
     static let quietAfterFirst: Duration = .milliseconds(1500)
     /// Seconds to wait for a fresh announcement after a discovered peer could not be reached.
     static let staleRecordGrace = 10.0
+    /// How long `--to` waits for multicast DNS before it dials a pinned peer at its last addresses.
+    static let knownAddressDelay: Duration = .seconds(1)
     /// How long a `--to` match waits for other peers of the same browse that might fit it too.
     static let settleAfterMatch: Duration = .milliseconds(500)
 }

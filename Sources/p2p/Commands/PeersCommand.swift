@@ -14,7 +14,9 @@ struct PeersCommand: AsyncParsableCommand {
             {"event":"peer-found","name":…,"id":…,"fingerprint":…,"session":…,"host":…,"port":…,"addresses":[…],"info":{…}} \
             and {"event":"peer-lost","name":…}. Addresses are IPv4 and IPv6 (a link-local one with its interface, \
             fe80::1%eth0); a peer seen on several interfaces is one peer, and it is printed again (text: "also at", \
-            JSON: peer-found with every address so far) when more of its addresses answer. Ctrl-C stops early (exit 130).
+            JSON: peer-found with every address so far) when more of its addresses answer. Then the pinned peers \
+            that did not show, with where they were last reached ({"event":"peer-known",…,"addresses":[…],"last-seen":…}): \
+            --to dials them there when multicast DNS does not get through. Ctrl-C stops early (exit 130).
             """
     )
 
@@ -79,7 +81,29 @@ struct PeersCommand: AsyncParsableCommand {
         }
         deadline.cancel()
         browser.stop()
-        if !json && found == 0 { Output.error("No peers found.") }
+        let known = knownNotSeen(seen: Set(seen.values.compactMap(\.peerID)))
+        known.forEach(print(known:))
+        if !json && found == 0 && known.isEmpty { Output.error("No peers found.") }
+    }
+
+    /// Pinned peers this browse did not show, with where they were last reached: `--to NAME` dials them
+    /// there when multicast DNS does not get through.
+    private func knownNotSeen(seen: Set<PeerID>) -> [KnownPeer] {
+        guard sessionID == nil, let store = try? TrustStore.standard() else { return [] }
+        return store.all.filter { !seen.contains($0.id) && !($0.lastAddresses ?? []).isEmpty }.sorted { $0.name < $1.name }
+    }
+
+    private func print(known peer: KnownPeer) {
+        let lastSeen = peer.lastSeen.map { $0.formatted(.iso8601) }
+        if json {
+            Output.json([
+                "event": "peer-known", "name": peer.name, "id": peer.id.hex, "fingerprint": peer.id.fingerprint,
+                "addresses": peer.lastAddresses ?? [], "last-seen": lastSeen ?? NSNull(),
+            ])
+        } else {
+            Output.line("\(Terminal.paint(Terminal.sanitize(peer.name), .bold))  \(peer.id.fingerprint)  known, not announced now; "
+                + "last reached \(lastSeen ?? "?") at \(Terminal.sanitize((peer.lastAddresses ?? []).joined(separator: ",")))")
+        }
     }
 
     /// A peer's line (or JSON object); `adding` names the addresses that are new since it was printed.

@@ -79,8 +79,8 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
         do {
             try session.setAvailable(true)
-        } catch where DiscoveryNotice.listensWithout(error, port: network.port, findsByName: false) {
-            let message = DiscoveryNotice.listeningWithoutDiscovery(port: network.port)
+        } catch where DiscoveryNotice.listensWithout(error, port: network.port ?? 0, findsByName: false) {
+            let message = DiscoveryNotice.listeningWithoutDiscovery(port: network.port ?? 0)
             if json {
                 Output.json(["event": "warning", "code": "no-discovery", "message": message])
             } else {
@@ -88,7 +88,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             }
         } catch {
             Output.error("p2p: \(error)")
-            if network.port == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
+            if (network.port ?? 0) == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
         }
     }
 }

@@ -158,8 +158,8 @@ struct StreamReceive {
         }
         do {
             try session.setAvailable(true)
-        } catch where DiscoveryNotice.listensWithout(error, port: command.network.port, findsByName: false) {
-            let message = DiscoveryNotice.listeningWithoutDiscovery(port: command.network.port)
+        } catch where DiscoveryNotice.listensWithout(error, port: (command.network.port ?? 0), findsByName: false) {
+            let message = DiscoveryNotice.listeningWithoutDiscovery(port: (command.network.port ?? 0))
             if command.json {
                 Self.json(["event": "warning", "code": "no-discovery", "message": message])
             } else {
@@ -167,7 +167,7 @@ struct StreamReceive {
             }
         } catch {
             Output.error("p2p: \(error)")
-            if command.network.port == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
+            if (command.network.port ?? 0) == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
         }
     }
 

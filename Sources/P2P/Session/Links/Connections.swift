@@ -396,11 +396,15 @@ final class Connections: LinkDelegate {
             completion?.succeed(info.id)
             for waiter in waiters { waiter.succeed(info.id) }
         }
-        if case .unknown = info.trust, link.secure, let store = configuration.trustStore {
+        if link.secure, let store = configuration.trustStore {
+            let reachedAt = Self.endpoints(of: info, over: link)
+            let firstUse = info.trust == .unknown
             // Trust on first use: the user (or --yes) accepted this key; from now on the name is bound to it.
-            // The connect call returns once the pin is written, so its caller can count on it.
+            // The connect call returns once the pin is written, so its caller can count on it. A pinned
+            // peer's addresses are remembered, to dial it by name when multicast DNS does not get through.
             trustQueue.async {
-                try? store.pin(info.id, name: info.displayName, method: .firstUse)
+                if firstUse { try? store.pin(info.id, name: info.displayName, method: .firstUse) }
+                try? store.recordContact(info.id, at: reachedAt)
                 settleConnectCalls()
             }
         } else {
@@ -449,6 +453,19 @@ final class Connections: LinkDelegate {
     }
 
     // MARK: - Log lines
+
+    /// Where a connected peer listens: the address we dialled (its port is the listener's), then what
+    /// DNS-SD announced. An inbound link's remote port is the peer's own ephemeral one: not kept.
+    private static func endpoints(of info: PeerInfo, over link: PeerLink) -> [Endpoint] {
+        var endpoints: [Endpoint] = []
+        if link.direction == .outbound, let remote = link.channel.remoteAddress, let ip = remote.peerIP, let port = remote.port {
+            endpoints.append(Endpoint(address: ip, port: port))
+        }
+        if let port = info.port {
+            endpoints += info.addresses.map { Endpoint(address: $0, port: port) }.filter { !endpoints.contains($0) }
+        }
+        return endpoints
+    }
 
     private static func describe(_ hello: Hello) -> String { "\(hello.displayName) (\(hello.peerID.fingerprint))" }
 

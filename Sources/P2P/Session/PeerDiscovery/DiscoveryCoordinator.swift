@@ -26,6 +26,8 @@ final class DiscoveryCoordinator: Sendable {
         var addressesByInterface: [PeerID: [UInt32: [IPAddress]]] = [:]
         /// The daemon went away and discovery has not fully come back: observers heard it once.
         var daemonLost = false
+        /// The browse showed this session's own announcement: the daemon works, whatever else does not.
+        var seesItself = false
     }
 
     private let ownID: PeerID
@@ -45,6 +47,9 @@ final class DiscoveryCoordinator: Sendable {
     var isRunning: Bool { state.withLockedValue { $0.advertiser != nil || $0.browser != nil } }
 
     var discovered: [PeerInfo] { state.withLockedValue { Array($0.discovered.values) } }
+
+    /// Whether the browse has shown this session's own announcement (which it otherwise leaves out).
+    var seesItself: Bool { state.withLockedValue { $0.seesItself } }
 
     func discovered(_ id: PeerID) -> PeerInfo? { state.withLockedValue { $0.discovered[id] } }
 
@@ -107,6 +112,7 @@ final class DiscoveryCoordinator: Sendable {
     func handle(_ event: ServiceBrowser.Event) {
         switch event {
         case .found(let service):
+            if service.peerID == ownID { state.withLockedValue { $0.seesItself = true } }
             guard let id = service.peerID, id != ownID, service.sessionID == sessionID else { return }
             let info = state.withLockedValue { state in
                 var byInterface = state.addressesByInterface[id] ?? [:]
