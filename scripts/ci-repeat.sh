@@ -22,6 +22,8 @@ done
 case $runs in ''|*[!0-9]*|0) echo "usage: $ME [--fresh] [--rev REV] N" >&2; exit 64 ;; esac
 
 WORK=$(mktemp -d /tmp/p2p-ci-repeat.XXXXXX)
+# Some e2e checks run p2p as user nobody, who must be able to reach the build.
+chmod 755 "$WORK"
 [ -d "$REPO/../shared" ] && ln -s "$(cd "$REPO/../shared" && pwd)" "$WORK/shared"
 commit=$(git -C "$REPO" rev-parse --short "$rev") || exit 64
 

@@ -5,15 +5,18 @@
 # P2P_LAB_FAMILY picks the addresses on the veth: ipv4 (default: 10.213.7.1 and .2, avahi IPv4 only),
 # ipv6ll (no IPv4 at all: the link-local fe80:: addresses the kernel gives the veths, avahi IPv6 only:
 # two laptops joined by a cable, no DHCP), or dual (both, avahi both). IPv6 is only ever on the lab's
-# veths inside its namespaces.
+# veths inside its namespaces. P2P_LAB_LINKS=2 adds a second veth pair <prefix>wA <-> <prefix>wB on
+# 10.213.8.1 and .2 (IPv4): two links between the same two hosts (Ethernet and Wi-Fi), avahi on both.
 set -euo pipefail
 ME=lab.sh
 SELF=$(readlink -f "$0")
 . "$(dirname "$SELF")/_common.sh"
 PREFIX=${P2P_LAB_PREFIX:-p2p}
 STATE=${P2P_LAB_STATE:-/tmp/$PREFIX-lab}
-NET=10.213.7.0/24
-ADDR_A=10.213.7.1 ADDR_B=10.213.7.2
+NET=10.213.7.0/24 NET2=10.213.8.0/24
+ADDR_A=10.213.7.1 ADDR_B=10.213.7.2 ADDR2_A=10.213.8.1 ADDR2_B=10.213.8.2
+LINKS=${P2P_LAB_LINKS:-1}
+case $LINKS in 1|2) ;; *) echo "$ME: error: P2P_LAB_LINKS is 1 or 2" >&2; exit 2 ;; esac
 FAMILY=${P2P_LAB_FAMILY:-ipv4}
 case $FAMILY in ipv4|ipv6ll|dual) ;; *) echo "$ME: error: P2P_LAB_FAMILY is ipv4, ipv6ll or dual" >&2; exit 2 ;; esac
 # Interface names are limited to 15 characters; the veth is "<prefix>vB".
@@ -40,6 +43,8 @@ EOF
 
 ns() { echo "$PREFIX$1"; }          # A -> p2pA
 veth() { echo "${PREFIX}v$1"; }     # A -> p2pvA
+veth2() { echo "${PREFIX}w$1"; }    # A -> p2pwA: the second link (P2P_LAB_LINKS=2)
+lab_interfaces() { if [ "$LINKS" = 2 ]; then echo "$(veth "$1"),$(veth2 "$1")"; else veth "$1"; fi; }
 host_dir() { echo "$STATE/$1"; }
 bus_addr() { echo "unix:path=$STATE/$1/run-dbus/system_bus_socket"; }
 ns_exists() { [ -e "/run/netns/$(ns "$1")" ]; }
@@ -67,7 +72,7 @@ start_host() { # X: dbus-daemon, then avahi-daemon (a bus client), in namespace 
   local x=$1 d; d=$(host_dir "$x")
   mkdir -p "$d/run-dbus" "$d/run-avahi"
   start_bg "$d/dbus.pid" dbus-daemon "$d/dbus.log" "$SELF" exec "$x" dbus-daemon --system --nofork
-  avahi_conf "$PREFIX-$(echo "$x" | tr AB ab)" "$(veth "$x")" "$FAMILY" >"$d/avahi-daemon.conf"
+  avahi_conf "$PREFIX-$(echo "$x" | tr AB ab)" "$(lab_interfaces "$x")" "$FAMILY" >"$d/avahi-daemon.conf"
   DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x") wait_daemon "$d/dbus.pid" 10 bus_up || fail_up "dbus-daemon in $(ns "$x") did not come up"
   start_bg "$d/avahi.pid" avahi-daemon "$d/avahi.log" \
     "$SELF" exec "$x" avahi-daemon -f "$d/avahi-daemon.conf" --no-drop-root --no-chroot
@@ -99,11 +104,18 @@ up() {
   down >/dev/null   # leftovers of a previous run
   # Blackhole the lab subnet in the root namespace first, so lab traffic can never be routed out.
   ip route replace blackhole "$NET"
+  ip route replace blackhole "$NET2"
   ip netns add "$(ns A)"; ip netns add "$(ns B)"
   ip link add "$(veth A)" netns "$(ns A)" type veth peer name "$(veth B)" netns "$(ns B)"
   if [ "$FAMILY" != ipv6ll ]; then
     ip -n "$(ns A)" addr add "$ADDR_A/24" dev "$(veth A)"
     ip -n "$(ns B)" addr add "$ADDR_B/24" dev "$(veth B)"
+  fi
+  if [ "$LINKS" = 2 ]; then
+    ip link add "$(veth2 A)" netns "$(ns A)" type veth peer name "$(veth2 B)" netns "$(ns B)"
+    ip -n "$(ns A)" addr add "$ADDR2_A/24" dev "$(veth2 A)"
+    ip -n "$(ns B)" addr add "$ADDR2_B/24" dev "$(veth2 B)"
+    for x in A B; do ip -n "$(ns $x)" link set "$(veth2 $x)" up; done
   fi
   for x in A B; do
     # Link-local IPv6 (the kernel's default on a veth) usable at once: no duplicate-address wait on a
@@ -144,6 +156,7 @@ down() {
   done
   # The veth normally dies with its namespace; this catches one left in the root namespace.
   ip link del "$(veth A)" 2>/dev/null || true
+  ip link del "$(veth2 A)" 2>/dev/null || true
   rm -rf "$STATE"
   # Labs with other prefixes share the subnet (each in its own namespaces); the blackhole stays
   # while any of them is up.
@@ -151,6 +164,7 @@ down() {
     say "blackhole route $NET kept: other namespaces exist"
   else
     ip route del blackhole "$NET" 2>/dev/null && say "removed blackhole route $NET" || true
+    ip route del blackhole "$NET2" 2>/dev/null || true
   fi
 }
 

@@ -107,6 +107,29 @@ import Testing
         guard case .gone = table.settle(low, waiter: "too late") else { Issue.record("no link is left"); return }
     }
 
+    /// The peer lost its side of our long-connected link (its Wi-Fi went, PathMonitor dropped it) and
+    /// dials again over another path: its new link replaces ours even where the tie-break favours ours,
+    /// instead of being refused until our heartbeat notices. Within `staleAfter` of connecting, a
+    /// simultaneous connect is still settled by the tie-break alone.
+    @Test(arguments: [false, true])
+    func aNewLinkFromThePeerReplacesOneConnectedLongAgo(_ long: Bool) {
+        let (low, high) = me < peer ? (me, peer) : (peer, me)
+        var table = Table()
+        let ours = LinkID.next(), theirs = LinkID.next()
+        // Ours was opened by the lower ID (us): the tie-break alone would keep it.
+        table.open(ours, link: "ours", direction: .outbound, completion: nil, remoteIP: nil)
+        _ = table.claim(ours, hello: hello(from: high), info: info(high), ownID: low)
+        _ = table.connected(ours)
+        table.open(theirs, link: "theirs", direction: .inbound, completion: nil, remoteIP: nil)
+        let later = ContinuousClock.now + (long ? Table.staleAfter + .seconds(1) : .milliseconds(100))
+        let claim = table.claim(theirs, hello: hello(from: high), info: info(high), ownID: low, now: later)
+        if long {
+            guard case .won(dialing: _, loser: "ours") = claim else { Issue.record("the peer's new link must replace the old one"); return }
+        } else {
+            guard case .lost = claim else { Issue.record("a simultaneous connect keeps the tie-break"); return }
+        }
+    }
+
     @Test func aNewLinkFromTheSameOpenerReplacesAStaleOne() {
         var table = Table()
         let old = LinkID.next(), new = LinkID.next()

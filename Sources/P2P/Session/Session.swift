@@ -47,6 +47,7 @@ public final class Session: Sendable {
         var started = false
         var closed = false
         var listener: Channel?
+        var paths: PathMonitor?
         var datagrams: DatagramTransport?
     }
 
@@ -184,9 +185,11 @@ public final class Session: Sendable {
             }
         }
         connections.use(tls: tls, datagrams: datagrams)
+        let paths = PathMonitor { [connections] in connections.dropLinksWithoutPath() }
         lifecycle.withLockedValue {
             $0.listener = listener
             $0.datagrams = datagrams
+            $0.paths = paths
             $0.started = true
         }
     }
@@ -220,10 +223,11 @@ public final class Session: Sendable {
     /// once every event up to here is in them.
     public func close() async {
         discovery.stop()
-        let (listener, datagrams) = lifecycle.withLockedValue { state in
+        let (listener, datagrams, paths) = lifecycle.withLockedValue { state in
             state.closed = true
-            return (state.listener, state.datagrams)
+            return (state.listener, state.datagrams, state.paths)
         }
+        paths?.stop()
         await connections.disconnectAll()
         try? await listener?.close().value
         await datagrams?.close()

@@ -250,6 +250,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The peer sent nothing for `SessionConfiguration.heartbeatTimeout`: it crashed, froze or the
     /// link is cut.
     case heartbeatLost
+    /// This host's side of the connection went away: the address it used (`localAddress`) is no longer
+    /// up here (a cable pulled, Wi-Fi gone). The peer can be dialled again over another path at once.
+    case pathLost(localAddress: String)
     /// The peer said goodbye (BYE) and closed the connection.
     case peerLeft
     /// The connection closed without a goodbye, for example because the peer's process died.
@@ -299,6 +302,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .remoteError(let code, let reason): "peer reported error \(code): \(reason)"
         case .protocolViolation(let what): "protocol violation: \(what)"
         case .heartbeatLost: "no sign of life from the peer (heartbeat lost)"
+        case .pathLost(let address): "the network path went away (\(address) is no longer up on this host)"
         case .peerLeft: "the peer left"
         case .connectionLost: "connection lost"
         case .duplicateConnection: "already connected to this peer"

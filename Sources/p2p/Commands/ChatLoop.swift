@@ -307,6 +307,9 @@ final class ChatLoop {
             case .disconnected:
                 dialing.remove(peer.id)
                 connected[peer.id] = nil
+                // Our side of the path went away (Wi-Fi gone, cable pulled): the peer is probably still
+                // there over another link, so dial it again now, not at the next reconnect tick.
+                if case .pathLost = reason, members[peer.id] != nil { redial(peer) }
             case .connecting, .unavailable:
                 break
             }

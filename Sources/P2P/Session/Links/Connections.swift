@@ -197,6 +197,31 @@ final class Connections: LinkDelegate {
         try pipeline.addHandler(PeerConnectionHandler(delegate: self, link: link))
     }
 
+    // MARK: - Paths
+
+    /// Closes every link whose local address is no longer up on this host (its interface went down, or
+    /// the address was removed): its peer can be dialled again over another path now, instead of after
+    /// the heartbeat timeout. Called by the session's `PathMonitor`.
+    func dropLinksWithoutPath() {
+        let usable = PathMonitor.usableLocalAddresses()
+        guard !usable.isEmpty else { return }  // cannot tell: keep everything
+        for link in table.withLockedValue({ $0.allLinks }) {
+            guard let local = link.channel.localAddress.flatMap({ IPAddress($0) }), !usable.contains(local) else { continue }
+            log.info("dropping the connection from \(local) to \(Self.describe(link.channel.remoteAddress)): that address is no longer up here")
+            table.withLockedValue { $0.setFailure(.pathLost(localAddress: local.description), on: link.id) }
+            // Not through TLS: its orderly shutdown would wait for a close_notify that cannot come back
+            // over a dead path (up to its 5 s timeout). The socket is closed below the TLS handler.
+            let channel = link.channel
+            channel.eventLoop.execute {
+                if let belowTLS = try? channel.pipeline.syncOperations.context(handlerType: NIOSSLHandler.self) {
+                    belowTLS.close(promise: nil)
+                } else {
+                    channel.close(promise: nil)
+                }
+            }
+        }
+    }
+
     // MARK: - Leaving and sending
 
     /// Leaves one peer politely: BYE, then close.

@@ -20,6 +20,8 @@ struct LinkTable<Link, Waiter> {
         var remote: Hello?
         var info: PeerInfo?
         var isConnected = false
+        /// When the link became connected.
+        var connectedAt: ContinuousClock.Instant?
         /// A `connecting` event was emitted for this link, so its end must be reported.
         var announced = false
         /// Why the link ended, as the user should hear it.
@@ -85,8 +87,13 @@ struct LinkTable<Link, Waiter> {
         return (fromIP.count, fromIP.filter { !$0.isConnected }.count)
     }
 
+    /// How long a link must have been connected before a new link the peer opens replaces it whatever
+    /// the tie-break says: the peer would not dial a peer it has a link to, so after this long (far past
+    /// any simultaneous connect) it has lost that link (its path went away) and this one is dead too.
+    static var staleAfter: Duration { .seconds(3) }
+
     /// Settles which link counts for the peer of a checked HELLO. `ownID`: our peer ID.
-    mutating func claim(_ id: LinkID, hello: Hello, info: PeerInfo, ownID: PeerID) -> Claim {
+    mutating func claim(_ id: LinkID, hello: Hello, info: PeerInfo, ownID: PeerID, now: ContinuousClock.Instant = .now) -> Claim {
         guard var record = records[id] else { return .lost(connectedWaiter: nil) }
         let peer = hello.peerID
         record.remote = hello
@@ -107,8 +114,12 @@ struct LinkTable<Link, Waiter> {
         }
         dialing = dialing || existing.direction == .outbound
         func opener(_ direction: PeerLink.Direction) -> PeerID { direction == .outbound ? ownID : peer }
-        // Same opener: the newer link replaces a stale one (the peer restarted).
+        // Same opener: the newer link replaces a stale one (the peer restarted). A link the peer opens
+        // while ours has long been connected: the peer lost its side of ours (a path change).
+        let peerReplacesOld = record.direction == .inbound && existing.isConnected
+            && existing.connectedAt.map { now - $0 >= Self.staleAfter } == true
         let newWins = opener(existing.direction) == opener(record.direction) || opener(record.direction) == min(ownID, peer)
+            || peerReplacesOld
         if newWins {
             existing.failure = .duplicateConnection
             records[existingID] = existing
@@ -138,6 +149,7 @@ struct LinkTable<Link, Waiter> {
     mutating func connected(_ id: LinkID) -> (info: PeerInfo, remote: Hello?, completion: Waiter?, waiters: [Waiter])? {
         guard var record = records[id], let info = record.info, winners[info.id] == id else { return nil }
         record.isConnected = true
+        record.connectedAt = .now
         records[id] = record
         connectedLinks[info.id] = record.link
         return (info, record.remote, record.completion, waiters.removeValue(forKey: info.id) ?? [])
