@@ -263,7 +263,7 @@ sleep 0.5
 mkdir -p "$E2E_TMP/inp"
 start_proc rxp env P2P_HOME="$(home rxp)" "$LAB" exec B "$P2P" receive --json --yes --once --name "rxp-$TAG" --port "$PORT" --dir "$E2E_TMP/inp"
 exits rxp 10 1 "receive --port $PORT (taken) fails"
-check "it says the address is in use and to try another --port" grep -q "cannot listen on 0.0.0.0:$PORT: Address already in use (try another --port)" "$E2E_TMP/rxp.err"
+check "it says the address is in use and to try another --port" grep -q "cannot listen on \[::\]:$PORT: Address already in use (try another --port)" "$E2E_TMP/rxp.err"
 stop_proc holder
 
 # config_case NAME HOME DESC PATTERN [RUNNER...]: receive with P2P_HOME=HOME exits 1 and says PATTERN.

@@ -11,7 +11,10 @@
 #  - multicast dropped by B's firewall after a first contact (and A's daemon restarted, so it forgets
 #    what it cached): `p2p peers` lists the pinned peer as known with its last address, a send --to it by
 #    name arrives within seconds at that address (the standard port), and a name never seen fails with
-#    an error that says the daemon works and multicast does not get through (exit 3).
+#    an error that says the daemon works and multicast does not get through (exit 3);
+#  - `p2p doctor`: every check passes on a working network (--to a peer: its address takes a connection);
+#    a firewalled port fails with the silence and the firewall named; with multicast dropped, its own
+#    announcement still comes back and "other peers" points at multicast.
 # nftables rules live in B's namespace only. Needs root (lab.sh up, nft).
 . "$(dirname "$0")/lib.sh"
 need ip nft python3 sha256sum
@@ -25,6 +28,17 @@ in_lab() { local prefix=$1 host=$2 p=$3 who=$4; shift 4
   start_proc "$p" env P2P_HOME="$(home "$who")" P2P_LAB_PREFIX="$prefix" "$LAB" exec "$host" "$P2P" "$@"
 }
 . "$E2E_DIR/transfer_helpers.sh"   # exits, sha
+# chats PREFIX PROC-A PROC-B NAME-A NAME-B LINE HOW: a chat in each host of lab PREFIX; they connect by
+# DNS-SD, and LINE typed in A shows in B.
+chats() {
+  local prefix=$1 pa=$2 pb=$3 na=$4 nb=$5 line=$6 how=$7
+  in_lab "$prefix" A "$pa" "$pa" chat --json --yes --name "$na"
+  in_lab "$prefix" B "$pb" "$pb" chat --json --yes --name "$nb"
+  expect_json 40 "$pa" "alice's chat connects to bob's $how" event=connected peer="$nb"
+  expect_json 40 "$pb" "bob's chat connects to alice's" event=connected peer="$na"
+  send_line "$pa" "$line"
+  expect_json 15 "$pb" "bob receives alice's line \"$line\"" event=message from="$na" text="$line"
+}
 link_local() { # PREFIX HOST: the fe80:: address of HOST's lab veth
   ip -n "$1$2" -6 -o addr show dev "$1v$2" scope link | awk '{print $4}' | cut -d/ -f1 | head -n 1
 }
@@ -70,12 +84,7 @@ stop_proc recv6
 
 # Chats under names of their own: a name the receive above just left may still be cached with its
 # old session's TXT record, which avahi does not report as a new instance.
-in_lab "$V6" A chatA alice6 chat --json --yes --name "alicec-$TAG"
-in_lab "$V6" B chatB bob6 chat --json --yes --name "bobc-$TAG"
-expect_json 40 chatA "alice's chat connects to bob's over IPv6 link-local (found by DNS-SD)" event=connected peer="bobc-$TAG"
-expect_json 40 chatB "bob's chat connects to alice's" event=connected peer="alicec-$TAG"
-send_line chatA "hello over fe80"
-expect_json 15 chatB "bob receives alice's line" event=message from="alicec-$TAG" text="hello over fe80"
+chats "$V6" chatA chatB "alicec-$TAG" "bobc-$TAG" "hello over fe80" "over IPv6 link-local (found by DNS-SD)"
 stop_proc chatA; stop_proc chatB
 lab "$V6" down >>"$E2E_TMP/lab.log" 2>&1
 
@@ -94,6 +103,13 @@ mkdir -p "$E2E_TMP/in-dual"
 in_lab "$DUAL" B recvd bobd receive --json --yes --name "bobd-$TAG" --dir "$E2E_TMP/in-dual"
 expect_json 20 recvd "receive listens in B (dual stack)" event=listening name="bobd-$TAG"
 PORTD=$(get_json recvd port event=listening)
+
+# p2p doctor on a working network: every check passes, and bob's addresses take a connection.
+in_lab "$DUAL" A doctor1 aliced doctor --to "bobd-$TAG"
+exits doctor1 20 0 "p2p doctor --to bob on a working network passes"
+for line in "ok   mDNS daemon: answers" "ok   own announcement: this machine's test announcement came back" "ok   other peers: " "ok   peer bobd-$TAG: .*:$PORTD takes a connection"; do
+  check "doctor says: $line" grep -q "$line" "$E2E_TMP/doctor1.out"
+done
 
 # IPv6 is tried first (RFC 8305); B drops it, so IPv4 has to take over after the stagger.
 firewall add table ip6 p2ptest
@@ -124,6 +140,9 @@ else
   fail "the error does not say what happened at each address" fw
 fi
 check "one 'connecting to' line, not a retry storm ($(grep -c 'connecting to' "$E2E_TMP/fw.err"))" [ "$(grep -c 'connecting to' "$E2E_TMP/fw.err")" = 1 ]
+in_lab "$DUAL" A doctor2 aliced doctor "10.213.7.2:$PORTD" --timeout 1
+exits doctor2 20 1 "p2p doctor of the firewalled port fails"
+check "doctor says the port did not answer and names the firewall" grep -q "FAIL peer 10.213.7.2:$PORTD: cannot reach 10.213.7.2:$PORTD: 10.213.7.2:$PORTD did not answer within 5 s (the host is off, or a firewall drops that port)" "$E2E_TMP/doctor2.out"
 firewall delete table inet p2ptest
 stop_proc recvd
 
@@ -162,6 +181,10 @@ exits second 30 0 "with multicast dropped, a send --to carol (pinned) still arri
 check "it took a few seconds, not the whole timeout ($((SECONDS - t)) s)" [ $((SECONDS - t)) -le 10 ]
 check "the file is there" [ "$(cat "$E2E_TMP/in-known/second.txt" 2>/dev/null)" = second ]
 check "the sender said it dialled carol where she was last reached" grep -q "carol-$TAG is not announced here; trying where it was last reached: .*:24242" "$E2E_TMP/second.err"
+in_lab "$DUAL" A doctor3 aliced doctor --timeout 2
+exits doctor3 20 0 "p2p doctor with multicast dropped has nothing failing on this host"
+check "doctor says its own announcement came back" grep -q "ok   own announcement" "$E2E_TMP/doctor3.out"
+check "doctor says no other peer answered and points at multicast" grep -q "??   other peers: none answered within 2 s. If p2p runs on another machine, multicast does not get through" "$E2E_TMP/doctor3.out"
 in_lab "$DUAL" A stranger aliced send --name "alice-$TAG" --to "dave-$TAG" --timeout 4 "$E2E_TMP/second.txt"
 exits stranger 20 3 "a send to a name never seen, with multicast dropped, gives up"
 if grep -q "no receiver called dave-$TAG appeared within 4 s; no peers were seen at all, though the mDNS daemon answers and shows this machine's own announcement: multicast is not getting through" "$E2E_TMP/stranger.err"; then
@@ -193,12 +216,7 @@ if P2P_LAB_LINKS=2 lab "$TWO" up >>"$E2E_TMP/lab.log" 2>&1; then
 else
   fail "lab up (two links) failed" "$E2E_TMP/lab.log"; finish
 fi
-in_lab "$TWO" A chat2A alice2 chat --json --yes --name "alice-$TAG"
-in_lab "$TWO" B chat2B bob2 chat --json --yes --name "bob-$TAG"
-expect_json 40 chat2A "alice and bob chat over one of the two links" event=connected peer="bob-$TAG"
-expect_json 40 chat2B "bob sees alice connected" event=connected peer="alice-$TAG"
-send_line chat2A "before the cut"
-expect_json 15 chat2B "a line before the cut arrives" event=message from="alice-$TAG" text="before the cut"
+chats "$TWO" chat2A chat2B "alice-$TAG" "bob-$TAG" "before the cut" "over one of the two links"
 # Which link carries the chat: the local address of A's one established connection to B.
 in_use=$(ip netns exec "${TWO}A" ss -tnH state established | awk '{print $3}' | grep -oE '10\.213\.[78]\.1' | head -n 1)
 case $in_use in

@@ -72,14 +72,15 @@ public final class ServiceBrowser: Sendable {
     /// A lookup without an answer by then is given up and retried (its peer may have gone quiet).
     static let lookupTimeout: DispatchTimeInterval = .seconds(5)
     /// After the first address, how long the other family has to answer (a host without IPv6, or
-    /// without IPv4, never answers that query).
-    static let addressSettle: DispatchTimeInterval = .milliseconds(1500)
+    /// without IPv4, never answers that query). Short: avahi answers both from its cache together.
+    static let addressSettle: DispatchTimeInterval = .milliseconds(250)
 
     /// A resolve, or the two address queries (A and AAAA) that follow it.
     private struct Lookup {
         let context: LookupContext
-        let operations: [DNSServiceOperation]
-        func cancel() { operations.forEach { $0.cancel() } }
+        /// The requests still open: a resolve's one, or the address queries by record type.
+        var operations: [UInt16: DNSServiceOperation]
+        func cancel() { operations.values.forEach { $0.cancel() } }
     }
 
     /// A browser that reports to `onEvent`. `backoff` paces the attempts to browse again after the daemon
@@ -231,7 +232,7 @@ public final class ServiceBrowser: Sendable {
             let operation = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
                 DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, type, domain, resolveReply, pointer)
             }
-            state.lookups[key] = Lookup(context: context, operations: [operation])
+            state.lookups[key] = Lookup(context: context, operations: [0: operation])
             expireLookup(context)
         } catch {
             lookupFailed(context, error, &state)
@@ -296,12 +297,10 @@ public final class ServiceBrowser: Sendable {
             let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
             let addressContext = LookupContext(browser: self, key: context.key, type: context.type, domain: context.domain, resolved: resolved)
             do throws(DiscoveryError) {
-                let queries = try [(kDNSServiceType_A, "query A record"), (kDNSServiceType_AAAA, "query AAAA record")].map {
-                    (type, operation) throws(DiscoveryError) in
-                    try DNSServiceOperation(operation, queue: queue, context: addressContext) { ref, pointer in
-                        DNSServiceQueryRecord(
-                            ref, 0, context.key.interfaceIndex, host,
-                            UInt16(type), UInt16(kDNSServiceClass_IN), addressReply, pointer)
+                var queries: [UInt16: DNSServiceOperation] = [:]
+                for (type, operation) in [(UInt16(kDNSServiceType_A), "query A record"), (UInt16(kDNSServiceType_AAAA), "query AAAA record")] {
+                    queries[type] = try DNSServiceOperation(operation, queue: queue, context: addressContext) { ref, pointer in
+                        DNSServiceQueryRecord(ref, 0, context.key.interfaceIndex, host, type, UInt16(kDNSServiceClass_IN), addressReply, pointer)
                     }
                 }
                 state.lookups[context.key] = Lookup(context: addressContext, operations: queries)
@@ -325,6 +324,11 @@ public final class ServiceBrowser: Sendable {
             let scope = interfaceIndex != 0 ? interfaceIndex : context.key.interfaceIndex
             guard flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0,
                   let found = IPAddress(bytes: address, scopeID: scope) else { return }
+            // A query is closed at its first answer, as it always was: with answered queries kept open
+            // for the other family's sake, a `p2p chat` crashed inside avahi's compatibility layer when
+            // the daemon was killed (a jump through a freed pointer on a dispatch thread).
+            let type = UInt16(found.isIPv6 ? kDNSServiceType_AAAA : kDNSServiceType_A)
+            state.lookups[context.key]?.operations.removeValue(forKey: type)?.cancel()
             var known = state.addresses[context.key] ?? []
             guard !known.contains(found) else { return }
             let first = known.isEmpty

@@ -161,7 +161,7 @@ public final class Session: Sendable {
                 do { listener = try await bindListener(host: host, port: 0) } catch {
                     throw .bindFailed(host: host, port: 0, reason: readableReason(error))
                 }
-            } catch let error as IOError where host == "::" && [EAFNOSUPPORT, EADDRNOTAVAIL].contains(error.errnoCode) {
+            } catch let error as IOError where host == "::" && [EAFNOSUPPORT, EADDRNOTAVAIL, EINVAL].contains(error.errnoCode) {
                 // A host without IPv6 (disabled in the kernel): IPv4 alone.
                 host = "0.0.0.0"
                 do { listener = try await bindListener(host: host, port: port) } catch {
@@ -202,7 +202,14 @@ public final class Session: Sendable {
                 // Over a limit, throwing here closes the connection before a byte is read.
                 channel.eventLoop.makeCompletedFuture { try connections.admit(channel) }
             }
-            .bind(host: host, port: port).value
+            .bind(to: try Self.bindAddress(host, port: port)).value
+    }
+
+    /// The address to bind: an IP literal is used as it is. Resolving `::` by name would fail on a host
+    /// whose only IPv6 address is loopback (getaddrinfo's AI_ADDRCONFIG), although binding it works.
+    static func bindAddress(_ host: String, port: Int) throws -> SocketAddress {
+        if let address = IPAddress(host) { return address.socketAddress(port: port) }
+        return try SocketAddress.makeAddressResolvingHost(host, port: port)
     }
 
     private func bindDatagrams(host: String, port: Int) async throws -> DatagramTransport {

@@ -289,7 +289,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .notStarted: "the session is not started"
         case .closed: "the session is closed"
-        case .bindFailed(let host, let port, let reason): "cannot listen on \(host):\(port): \(reason) (try another --port)"
+        case .bindFailed(let host, let port, let reason): "cannot listen on \(Endpoint(host: host, port: port)): \(reason) (try another --port)"
         case .connectFailed(let peer, let attempts):
             "cannot reach \(peer ?? attempts.first?.address ?? "the peer"): " + attempts.map(\.description).joined(separator: "; ")
         case .unknownPeer(let name): "no peer called \(name) was found (see `p2p peers`)"

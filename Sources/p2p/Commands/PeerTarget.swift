@@ -90,10 +90,11 @@ enum PeerTarget {
         } else if seesItself == true {
             others = "no peers were seen at all, though the mDNS daemon answers and shows this machine's own announcement: "
                 + "multicast is not getting through between the machines (guest Wi-Fi and access-point isolation block it). "
-                + "Use --connect HOST:PORT (the other side's `p2p receive` prints it); a peer reached once is then found by name"
+                + "Use --connect HOST:PORT (the other side's `p2p receive` prints it); a peer reached once is then found by name. "
+                + "`p2p doctor` checks each step"
         } else if seesItself == false {
             others = "no peers were seen at all, and the mDNS daemon did not show even this machine's own announcement: "
-                + "is avahi-daemon running and allowed on this network interface? Or use --connect HOST:PORT"
+                + "is avahi-daemon running and allowed on this network interface (`p2p doctor`)? Or use --connect HOST:PORT"
         } else {
             others = "no peers were seen (run `p2p receive` on the other machine, or use --connect HOST:PORT)"
         }

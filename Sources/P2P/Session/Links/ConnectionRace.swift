@@ -174,3 +174,30 @@ final class ConnectionRace: @unchecked Sendable {
         promise.fail(AllFailed(attempts: sortedFailures))
     }
 }
+
+/// Whether a peer's addresses take a TCP connection, without talking to it: what `p2p doctor` checks
+/// before blaming the peer, the network or a firewall.
+public enum Reachability {
+    /// Tries `endpoints` as a connection would (the same order and stagger) and hangs up at once: the
+    /// address that answered, or why each one failed.
+    public static func probe(_ endpoints: [Endpoint], timeout: TimeAmount = .seconds(5),
+                             group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async -> Result<String, SessionError> {
+        let loop = group.next()
+        let candidates = endpoints.map { endpoint in
+            ConnectionRace.Candidate(label: endpoint.description) {
+                let bootstrap = ClientBootstrap(group: loop).connectTimeout(timeout)
+                if let address = endpoint.address { return bootstrap.connect(to: address.socketAddress(port: endpoint.port)) }
+                return bootstrap.connect(host: endpoint.host, port: endpoint.port)
+            }
+        }
+        do {
+            let outcome = try await ConnectionRace.run(candidates, timeout: timeout, on: loop).value
+            try? await outcome.channel.close().value
+            return .success(outcome.label)
+        } catch let failed as ConnectionRace.AllFailed {
+            return .failure(.connectFailed(peer: nil, attempts: failed.attempts))
+        } catch {
+            return .failure(.connectFailed(peer: nil, attempts: [ConnectAttempt(address: endpoints.first?.description ?? "?", failure: .other("\(error)"))]))
+        }
+    }
+}
