@@ -142,6 +142,6 @@ for i in $(seq "$RUNS"); do
   socat_t+=($(( $(now_ms) - start )))
 done
 m_p2p=$(median "${p2p_t[@]}") m_socat=$(median "${socat_t[@]}")
-mbit() { python3 -c 'import sys; print(f"{int(sys.argv[1]) * 8 * 1.048576 / float(sys.argv[2]) * 1000 / 1e6:.0f}")' "$SIZE_MIB" "$1"; }
+mbit() { python3 -c 'import sys; print(f"{int(sys.argv[1]) * 8 * 1.048576 / (float(sys.argv[2]) / 1000):.0f}")' "$SIZE_MIB" "$1"; }
 echo "1 Gbit/s link, $SIZE_MIB MiB: p2p $m_p2p ms ($(mbit "$m_p2p") Mbit/s), socat $m_socat ms ($(mbit "$m_socat") Mbit/s)"
 echo "  ratio socat / p2p: $(ratio "$m_socat" "$m_p2p")  ($(load))"
