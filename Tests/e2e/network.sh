@@ -34,7 +34,7 @@ chats() {
   local prefix=$1 pa=$2 pb=$3 na=$4 nb=$5 line=$6 how=$7
   in_lab "$prefix" A "$pa" "$pa" chat --json --yes --name "$na"
   in_lab "$prefix" B "$pb" "$pb" chat --json --yes --name "$nb"
-  expect_json 40 "$pa" "alice's chat connects to bob's $how" event=connected peer="$nb"
+  expect_json 40 "$pa" "alice's chat connects to bob's $how" event=connected peer="$nb" address?
   expect_json 40 "$pb" "bob's chat connects to alice's" event=connected peer="$na"
   send_line "$pa" "$line"
   expect_json 15 "$pb" "bob receives alice's line \"$line\"" event=message from="$na" text="$line"
@@ -244,6 +244,8 @@ else
   check "the line typed before the cut arrived exactly once" [ "$(count_json chat2B event=message text="before the cut")" = 1 ]
   new_local=$(ip netns exec "${TWO}A" ss -tnH state established | awk '{print $3}' | grep -oE '10\.213\.[78]\.1' | head -n 1)
   check "the chat now runs over the other link ($new_local)" [ "$new_local" = "$other" ]
+  check "alice's chat says the new connection runs to bob's address on the other link (${other%.1}.2)" \
+    [ "$(count_json chat2A event=connected address~"${other%.1}.2:")" -ge 1 ]
 fi
 stop_proc chat2A; stop_proc chat2B
 lab "$TWO" down >>"$E2E_TMP/lab.log" 2>&1

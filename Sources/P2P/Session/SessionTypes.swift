@@ -50,6 +50,9 @@ public struct PeerInfo: Sendable, Hashable {
     /// Addresses of the peer: its host's IPv4 and IPv6 addresses as DNS-SD resolved them on every interface
     /// it was found on, or, for a peer that DNS-SD did not find, the remote address of its connection.
     public var addresses: [IPAddress]
+    /// The remote end of the connection, once there is one: `10.0.0.2:24242`, `[fe80::1%eth0]:24242`
+    /// (for a connection the peer opened, its own outgoing port). Which of the peer's addresses won.
+    public var connectedVia: String?
     /// What the trust store said when the peer connected (`.unknown` without a store or before connecting).
     public var trust: TrustVerdict = .unknown
     /// The app's key/value pairs the peer advertised (`SessionConfiguration.discoveryInfo`); empty for

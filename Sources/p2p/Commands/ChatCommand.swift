@@ -156,6 +156,7 @@ struct ChatView: Sendable {
             if state == .connected {
                 object["fingerprint"] = peer.fingerprint
                 object["trust"] = Self.trustName(peer.trust)
+                object["address"] = peer.connectedVia
             }
             if let reason { object["reason"] = reason.description }
             if state == .available || state == .unavailable { object["event"] = "peer-\(state.rawValue)" }

@@ -360,6 +360,7 @@ final class Connections: LinkDelegate {
         }
         var info = discovery.discovered(hello.peerID) ?? PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID)
         info.displayName = hello.displayName
+        info.connectedVia = Self.describe(address)
         info.trust = trust
         info.capabilities = hello.capabilities
         if info.addresses.isEmpty, let ip = address?.peerIP {
