@@ -42,6 +42,16 @@ import Testing
         #expect(error.description.hasPrefix("no receiver appeared within 2.5 s; no peers were seen"))
     }
 
+    /// Nobody seen at all: whether the daemon showed our own announcement tells the network apart
+    /// from the daemon, and each says what to do.
+    @Test func notFoundSaysWhetherTheNetworkOrTheDaemonIsTheSuspect() {
+        let network = PeerTarget.notFound("bob", role: "receiver", seen: [], within: 5, seesItself: true).description
+        #expect(network.contains("though the mDNS daemon answers and shows this machine's own announcement: multicast is not getting through"))
+        #expect(network.contains("--connect HOST:PORT") && network.contains("p2p doctor"))
+        let daemon = PeerTarget.notFound("bob", role: "receiver", seen: [], within: 5, seesItself: false).description
+        #expect(daemon.contains("did not show even this machine's own announcement: is avahi-daemon running"))
+    }
+
     @Test func aTimeoutNamesWhoDidNotAnswer() {
         #expect(PeerTarget.connectFailure(.timedOut(seconds: 10), to: "bob") == .failed("bob did not answer within 10 s"))
         #expect(PeerTarget.connectFailure(.denied(by: "bob"), to: "bob").exitCode(denial: ExitStatus.denied) == ExitStatus.denied)

@@ -286,6 +286,33 @@ struct LimitTests {
         let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
+
+    /// Where a pinned peer was reached is kept for dialling it without mDNS: newest first, no
+    /// repeats, at most `maxRememberedAddresses`; a peer that is not pinned gets nothing stored.
+    @Test func aPinnedPeerRemembersWhereItWasReached() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json")
+        let store = try TrustStore(file: file)
+        let bob = Identity.ephemeral().peerID, stranger = Identity.ephemeral().peerID
+        try store.pin(bob, name: "bob", method: .firstUse)
+        try store.recordContact(bob, at: [Endpoint("10.0.0.2:24242")!])
+        try store.recordContact(bob, at: [Endpoint("[fe80::1%1]:24242")!, Endpoint("10.0.0.2:24242")!])
+        let known = try #require(store.all.first)
+        #expect(known.lastAddresses?.count == 2)
+        #expect(known.lastEndpoints.first?.address?.scopeID == 1)
+        #expect(known.lastEndpoints.last == Endpoint("10.0.0.2:24242"))
+        #expect(known.lastSeen != nil)
+        try store.recordContact(bob, at: (1...20).map { Endpoint(host: "10.0.1.\($0)", port: 24242) })
+        #expect(store.all.first?.lastAddresses?.count == TrustStore.maxRememberedAddresses)
+        try store.recordContact(stranger, at: [Endpoint("10.0.0.9:24242")!])
+        #expect(store.all.map(\.id) == [bob])
+    }
+}
+
+@Suite struct PathMonitorTests {
+    @Test func loopbackIsAlwaysAUsablePath() {
+        let usable = PathMonitor.usableLocalAddresses()
+        #expect(usable.contains(IPAddress("127.0.0.1")!))
+    }
 }
 
 @Suite(.serialized, .timeLimit(.minutes(1)))
