@@ -115,12 +115,19 @@ up() {
     ip link add "$(veth2 A)" netns "$(ns A)" type veth peer name "$(veth2 B)" netns "$(ns B)"
     ip -n "$(ns A)" addr add "$ADDR2_A/24" dev "$(veth2 A)"
     ip -n "$(ns B)" addr add "$ADDR2_B/24" dev "$(veth2 B)"
-    for x in A B; do ip -n "$(ns $x)" link set "$(veth2 $x)" up; done
+    for x in A B; do
+      [ "$FAMILY" = ipv4 ] && ip netns exec "$(ns $x)" sysctl -qw "net.ipv6.conf.$(veth2 $x).disable_ipv6=1"
+      ip -n "$(ns $x)" link set "$(veth2 $x)" up
+    done
   fi
   for x in A B; do
-    # Link-local IPv6 (the kernel's default on a veth) usable at once: no duplicate-address wait on a
-    # cable of two.
-    ip netns exec "$(ns $x)" sysctl -qw "net.ipv6.conf.$(veth $x).accept_dad=0"
+    if [ "$FAMILY" = ipv4 ]; then
+      # An IPv4 network: no IPv6 at all on the lab links, as before p2p spoke IPv6.
+      ip netns exec "$(ns $x)" sysctl -qw "net.ipv6.conf.$(veth $x).disable_ipv6=1"
+    else
+      # Link-local IPv6 usable at once: no duplicate-address wait on a cable of two.
+      ip netns exec "$(ns $x)" sysctl -qw "net.ipv6.conf.$(veth $x).accept_dad=0"
+    fi
     ip -n "$(ns $x)" link set lo up       # for 127.0.0.1 inside the host; avahi does not use it
     ip -n "$(ns $x)" link set "$(veth $x)" up
   done

@@ -135,6 +135,23 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension IPAddress {
+    /// Whether the interface with this index has an IPv6 address other than loopback: without one, a
+    /// peer found there cannot be reached over IPv6, so there is no point asking for its AAAA record.
+    public static func interfaceHasIPv6(_ index: UInt32) -> Bool {
+        var first: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&first) == 0 else { return false }
+        defer { freeifaddrs(first) }
+        var next = first
+        while let entry = next?.pointee {
+            defer { next = entry.ifa_next }
+            guard let raw = entry.ifa_addr, Int32(raw.pointee.sa_family) == AF_INET6,
+                  Int32(bitPattern: entry.ifa_flags) & Int32(IFF_LOOPBACK) == 0,
+                  if_nametoindex(entry.ifa_name) == index else { continue }
+            return true
+        }
+        return false
+    }
+
     /// The order to try a peer's addresses in, in the spirit of RFC 8305 (Happy Eyeballs v2) §4: IPv6
     /// first, then the families alternate so one broken family costs one attempt, not all of them.
     /// Within a family, addresses on the link itself (link-local) come first: they need no router.

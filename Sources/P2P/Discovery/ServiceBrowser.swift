@@ -298,7 +298,11 @@ public final class ServiceBrowser: Sendable {
             let addressContext = LookupContext(browser: self, key: context.key, type: context.type, domain: context.domain, resolved: resolved)
             do throws(DiscoveryError) {
                 var queries: [UInt16: DNSServiceOperation] = [:]
-                for (type, operation) in [(UInt16(kDNSServiceType_A), "query A record"), (UInt16(kDNSServiceType_AAAA), "query AAAA record")] {
+                // AAAA only where IPv6 can be used: every query open when the daemon is killed risks a
+                // crash inside avahi's compatibility layer (see `handleAddress`), so none is made for nothing.
+                var families = [(UInt16(kDNSServiceType_A), "query A record")]
+                if IPAddress.interfaceHasIPv6(context.key.interfaceIndex) { families.append((UInt16(kDNSServiceType_AAAA), "query AAAA record")) }
+                for (type, operation) in families {
                     queries[type] = try DNSServiceOperation(operation, queue: queue, context: addressContext) { ref, pointer in
                         DNSServiceQueryRecord(ref, 0, context.key.interfaceIndex, host, type, UInt16(kDNSServiceClass_IN), addressReply, pointer)
                     }
@@ -324,9 +328,9 @@ public final class ServiceBrowser: Sendable {
             let scope = interfaceIndex != 0 ? interfaceIndex : context.key.interfaceIndex
             guard flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0,
                   let found = IPAddress(bytes: address, scopeID: scope) else { return }
-            // A query is closed at its first answer, as it always was: with answered queries kept open
-            // for the other family's sake, a `p2p chat` crashed inside avahi's compatibility layer when
-            // the daemon was killed (a jump through a freed pointer on a dispatch thread).
+            // A query is closed at its first answer, as it always was: with queries kept open for the
+            // other family's sake, `p2p` crashed inside avahi's compatibility layer when the daemon was
+            // killed or restarted (a jump through a freed pointer on a dispatch thread; faults.sh).
             let type = UInt16(found.isIPv6 ? kDNSServiceType_AAAA : kDNSServiceType_A)
             state.lookups[context.key]?.operations.removeValue(forKey: type)?.cancel()
             var known = state.addresses[context.key] ?? []
@@ -339,7 +343,7 @@ public final class ServiceBrowser: Sendable {
             state.outbox.append(.found(DiscoveredService(
                 name: context.key.name, txt: resolved.txt, host: resolved.host, port: resolved.port,
                 addresses: known, interfaceIndex: context.key.interfaceIndex)))
-            if Set(known.map(\.isIPv6)).count == 2 {
+            if Set(known.map(\.isIPv6)).count == 2 || state.lookups[context.key]?.operations.isEmpty == true {
                 finishAddressLookup(context, &state)
             } else if first {
                 queue.asyncAfter(deadline: .now() + Self.addressSettle) { [weak self] in

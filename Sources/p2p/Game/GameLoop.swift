@@ -428,6 +428,9 @@ final class GameLoop {
         guard let opponent, !output.messages.isEmpty else { return }
         do {
             for message in output.messages { try session.send(message, to: [opponent.id]) }
+        } catch .notConnected {
+            // The opponent left while this was on its way (a rematch due as it quit): its leaving is
+            // reported by its own event, and there is nobody to tell anything.
         } catch {
             view.error("send", error.description)
         }
