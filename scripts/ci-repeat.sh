@@ -5,34 +5,38 @@
 # everything), the later ones warm (the same clone). --fresh clones anew for every run (all cold).
 # Logs stay in the temporary folder, which is named at the end.
 #
-# usage: scripts/ci-repeat.sh [--fresh] [--rev REV] N
+# --reuse DIR runs in DIR/main, a clone an earlier run left (warm), after checking out REV there.
+#
+# usage: scripts/ci-repeat.sh [--fresh | --reuse DIR] [--rev REV] N
 set -uo pipefail
 ME=ci-repeat.sh
 REPO=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
-fresh=no rev=main runs=
+fresh=no rev=main runs= reuse=
 while [ $# -gt 0 ]; do
   case $1 in
     --fresh) fresh=yes ;;
     --rev) rev=$2; shift ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --reuse) reuse=$2; shift ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) runs=$1 ;;
   esac
   shift
 done
-case $runs in ''|*[!0-9]*|0) echo "usage: $ME [--fresh] [--rev REV] N" >&2; exit 64 ;; esac
+case $runs in ''|*[!0-9]*|0) echo "usage: $ME [--fresh | --reuse DIR] [--rev REV] N" >&2; exit 64 ;; esac
 
-WORK=$(mktemp -d /tmp/p2p-ci-repeat.XXXXXX)
+WORK=${reuse:-$(mktemp -d /tmp/p2p-ci-repeat.XXXXXX)}
 # Some e2e checks run p2p as user nobody, who must be able to reach the build.
 chmod 755 "$WORK"
-[ -d "$REPO/../shared" ] && ln -s "$(cd "$REPO/../shared" && pwd)" "$WORK/shared"
+[ -d "$REPO/../shared" ] && [ ! -e "$WORK/shared" ] && ln -s "$(cd "$REPO/../shared" && pwd)" "$WORK/shared"
 commit=$(git -C "$REPO" rev-parse --short "$rev") || exit 64
 
 clone() {
+  if [ -n "$reuse" ]; then git -C "$WORK/main" fetch -q "$REPO" "$rev" && git -C "$WORK/main" checkout -q "$commit"; return; fi
   rm -rf "$WORK/main"
   git clone -q "$REPO" "$WORK/main" && git -C "$WORK/main" checkout -q "$commit"
 }
 
-echo "$ME: $runs run(s) of .ci/run at $commit in $WORK/main ($([ $fresh = yes ] && echo 'each cold' || echo 'first cold, then warm'))"
+echo "$ME: $runs run(s) of .ci/run at $commit in $WORK/main ($([ -n "$reuse" ] && echo 'all warm' || { [ $fresh = yes ] && echo 'each cold' || echo 'first cold, then warm'; }))"
 clone || exit 1
 green=0 rows=()
 for i in $(seq 1 "$runs"); do
