@@ -105,8 +105,11 @@ final class Connections: LinkDelegate {
             successor.fail(SessionError.connectionLost)  // no-op when it was completed
         }
         // TCP only: the pipeline goes onto the winner alone, once it is connected.
+        // Nothing is read until the pipeline is in place: a plaintext acceptor sends its HELLO the moment
+        // the connection is up, and a read before the decoder is there would drop it.
         @Sendable func bootstrap() -> ClientBootstrap {
             ClientBootstrap(group: loop).connectTimeout(timeout).channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .channelOption(.autoRead, value: false)
         }
         let candidates = endpoints.map { endpoint in
             if let address = endpoint.address {
@@ -127,6 +130,7 @@ final class Connections: LinkDelegate {
                                     completion: completion, requestContext: contextBytes)
                 try self.configurePipeline(channel, link: link)
                 opened.withLockedValue { $0 = channel }
+                try channel.syncOptions?.setOption(.autoRead, value: true)
             }.value
         } catch let failed as ConnectionRace.AllFailed {
             completion.fail(SessionError.connectionLost)
