@@ -210,7 +210,9 @@ final class Connections: LinkDelegate {
         let usable = PathMonitor.usableLocalAddresses()
         guard !usable.isEmpty else { return }  // cannot tell: keep everything
         for link in table.withLockedValue({ $0.allLinks }) {
-            guard let local = link.channel.localAddress.flatMap({ IPAddress($0) }), !usable.contains(local) else { continue }
+            // Loopback never loses its path, whatever a snapshot of the interfaces says.
+            guard let local = link.channel.localAddress.flatMap({ IPAddress($0) }), !local.isLoopback,
+                  !usable.contains(local) else { continue }
             log.info("dropping the connection from \(local) to \(Self.describe(link.channel.remoteAddress)): that address is no longer up here")
             table.withLockedValue { $0.setFailure(.pathLost(localAddress: local.description), on: link.id) }
             // Not through TLS: its orderly shutdown would wait for a close_notify that cannot come back
