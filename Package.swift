@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "P2P", targets: ["P2P"]),
-        .executable(name: "p2p", targets: ["p2p"]),
+        .executable(name: "p2p", targets: ["P2PCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -46,8 +46,10 @@ let package = Package(
             ],
             linkerSettings: [.linkedLibrary("dns_sd", .when(platforms: [.linux]))]
         ),
+        // The command line: the executable is `p2p`; the target has its own name, because `Sources/p2p`
+        // and `Sources/P2P` are one folder on a case-insensitive disk (a Mac's default).
         .executableTarget(
-            name: "p2p",
+            name: "P2PCLI",
             dependencies: [
                 "P2P",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -83,7 +85,7 @@ let package = Package(
         // matching), fed keys and events without a terminal.
         .testTarget(
             name: "CommandLineTests",
-            dependencies: ["p2p", "P2P"]
+            dependencies: ["P2PCLI", "P2P"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -49,6 +49,14 @@ tsan_catches_a_real_race() {
   fi
 }
 
+# A Mac's disk is case-insensitive by default: no two tracked paths (or their folders) may differ only in case.
+case_collisions() {
+  local dupes
+  dupes=$(git ls-files | awk -F/ '{p=""; for (i=1; i<=NF; i++) {p=(i==1?$i:p"/"$i); print p}}' | sort -u | tr 'A-Z' 'a-z' | sort | uniq -d)
+  [ -z "$dupes" ] || { echo "$ME: paths that differ only in case: $dupes" >&2; return 1; }
+}
+step "no paths that differ only in case" case_collisions
+
 # Only a daemon this run starts is stopped at the end; an avahi that already answers is left alone.
 if ! scripts/mdns-loopback.sh status >/dev/null 2>&1; then started_mdns=yes; fi
 step "setup" scripts/setup.sh

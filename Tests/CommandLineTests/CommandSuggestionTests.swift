@@ -1,5 +1,5 @@
 import Testing
-@testable import p2p
+@testable import P2PCLI
 
 /// "did you mean `send`?" for mistyped subcommands, and silence for everything else.
 @Suite struct CommandSuggestionTests {

@@ -1,7 +1,7 @@
 import Foundation
 import P2P
 import Testing
-@testable import p2p
+@testable import P2PCLI
 
 /// `p2p history`: text lines and images from their two tables as one list in the order they happened.
 @Suite struct HistoryItemTests {

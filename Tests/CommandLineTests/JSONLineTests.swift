@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import p2p
+@testable import P2PCLI
 
 /// `--json` events are written without Foundation's object graph; they must read the same as what
 /// `JSONSerialization` (sorted keys, slashes unescaped) wrote before.

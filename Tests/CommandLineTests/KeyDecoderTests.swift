@@ -1,5 +1,5 @@
 import Testing
-@testable import p2p
+@testable import P2PCLI
 
 /// Terminal bytes become the keys a person pressed.
 @Suite struct KeyDecoderTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import p2p
+@testable import P2PCLI
 
 /// The input line edits as a shell's does.
 @Suite struct LineEditorTests {

@@ -1,7 +1,7 @@
 import Foundation
 import P2P
 import Testing
-@testable import p2p
+@testable import P2PCLI
 
 /// `--to` on the command line: which peer it means, and what the user reads when none or several fit.
 @Suite struct PeerTargetTests {

@@ -1,7 +1,7 @@
 import Foundation
 @testable import P2P
 import Testing
-@testable import p2p
+@testable import P2PCLI
 
 /// Questions are asked one at a time; keys go to the one shown; a question whose asker left goes away.
 @Suite struct PromptQueueTests {

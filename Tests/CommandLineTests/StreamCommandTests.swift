@@ -1,6 +1,6 @@
 import ArgumentParser
 import Testing
-@testable import p2p
+@testable import P2PCLI
 
 /// `p2p send -` and `p2p receive --stdout` on the command line: which send streams standard input, and
 /// the usage errors for `-` and `--as` that do not come together.
