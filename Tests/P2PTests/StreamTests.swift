@@ -125,6 +125,8 @@ struct StreamTests {
         try await pair.alice.connections.connectedLinks([pair.bob.peerID])[0].channel.close().value
         #expect(try await pair.received.waitForOutcome() == .failure(.peerDisconnected))
         #expect(pair.received.bytes.count == 300_000, "what arrived was handed over before the error")
+        // Closing returns before alice's session has taken the link out of its table.
+        try await waitUntil("alice to see bob gone") { pair.alice.connectedPeer(pair.bob.peerID) == nil }
         await #expect(throws: StreamError.peerDisconnected) { try await stream.write(contentsOf: [1, 2, 3]) }
         await #expect(throws: StreamError.peerDisconnected) { try await stream.finish() }
         await pair.close()
