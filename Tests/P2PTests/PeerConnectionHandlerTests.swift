@@ -53,7 +53,7 @@ import Testing
             return PeerInfo(id: PeerConnectionHandlerTests.bob, displayName: "bob", sessionID: "test")
         }
         func link(_ link: PeerLink, receivedError message: ErrorMessage) {
-            log.withLockedValue { $0.failures.append(.remoteError(code: message.rawCode, reason: message.reason)) }
+            log.withLockedValue { $0.failures.append(.remoteError(code: message.rawCode, reason: PeerText(message.reason))) }
         }
         func link(_ link: PeerLink, failed failure: SessionError, overwrite: Bool) { log.withLockedValue { $0.failures.append(failure) } }
         func linkClosed(_ link: PeerLink) { log.withLockedValue { $0.closed += 1 } }

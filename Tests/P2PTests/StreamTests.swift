@@ -152,7 +152,7 @@ struct StreamTests {
         let stream = try await pair.aliceStreams.open(to: pair.bob.peerID, name: "cancelled")
         try await stream.write(contentsOf: Self.randomBytes(100_000))
         stream.cancel()
-        #expect(try await pair.received.waitForOutcome() == .failure(.cancelledByPeer(ByteStreams.senderCancelledReason)))
+        #expect(try await pair.received.waitForOutcome() == .failure(.cancelledByPeer(PeerText(ByteStreams.senderCancelledReason))))
         await #expect(throws: StreamError.cancelled) { try await stream.write(contentsOf: [1]) }
         #expect(pair.alice.connectedPeer(pair.bob.peerID) != nil, "a cancel is no reason to disconnect")
         await pair.close()
@@ -162,7 +162,7 @@ struct StreamTests {
         let pair = try await connectedPair(window: 256 << 10, acknowledgeEvery: 64 << 10, behavior: .cancelAfter(100_000))
         let stream = try await pair.aliceStreams.open(to: pair.bob.peerID, name: "unwanted")
         let bytes = Self.randomBytes(4 << 20)
-        await #expect(throws: StreamError.cancelledByPeer(ByteStreams.receiverCancelledReason)) {
+        await #expect(throws: StreamError.cancelledByPeer(PeerText(ByteStreams.receiverCancelledReason))) {
             for start in stride(from: 0, to: bytes.count, by: 64 << 10) {
                 try await stream.write(contentsOf: bytes[start..<start + 64 << 10])
             }

@@ -75,7 +75,7 @@ struct TransferTests {
             Issue.record("the sender read the refused image as delivered")
         } catch {
             guard case .cancelledByPeer(let reason) = error else { throw error }
-            #expect(reason.contains("offered as image/png"), "the sender learns why: \(reason)")
+            #expect(reason.raw.contains("offered as image/png"), "the sender learns why: \(reason)")
         }
         try await pair.events.waitFor { if case .failed = $0 { true } else { false } }
         let refused = pair.events.all.first { if case .failed = $0 { true } else { false } }

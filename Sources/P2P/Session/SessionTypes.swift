@@ -238,7 +238,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A connection attempt did not finish within its timeout.
     case timedOut(seconds: Double)
     /// The peer (by its name), or a limit on our side, declined the connection request.
-    case denied(by: String)
+    case denied(by: PeerText)
     /// The peer is in another session (another app): GameKit's session ID keeps apps apart.
     case sessionMismatch(theirs: String, ours: String)
     /// A peer other than the one we dialed answered: we connected to `expected`'s address and
@@ -247,7 +247,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The address belongs to this session itself.
     case connectedToSelf
     /// The peer sent an ERROR frame.
-    case remoteError(code: UInt16, reason: String)
+    case remoteError(code: UInt16, reason: PeerText)
     /// The peer sent bytes that break the protocol; we sent it an ERROR frame and closed.
     case protocolViolation(String)
     /// The peer sent nothing for `SessionConfiguration.heartbeatTimeout`: it crashed, froze or the
@@ -256,6 +256,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// This host's side of the connection went away: the address it used (`localAddress`) is no longer
     /// up here (a cable pulled, Wi-Fi gone). The peer can be dialled again over another path at once.
     case pathLost(localAddress: String)
+    /// The peer read nothing while `queuedFrames` frames (`queuedBytes` bytes) waited for it, so it
+    /// was cut off: each peer's share of our memory stays bounded.
+    case peerNotReading(queuedBytes: Int, queuedFrames: Int)
     /// The peer said goodbye (BYE) and closed the connection.
     case peerLeft
     /// The connection closed without a goodbye, for example because the peer's process died.
@@ -280,7 +283,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// One of the `Limits` (connections or handshakes per address) was exceeded.
     case limitExceeded(String)
     /// The peer refused us because our name is pinned to another key over there.
-    case refusedAsUntrusted(String)
+    case refusedAsUntrusted(PeerText)
     /// A connection request's context over `ConnectionRequest.maxContextBytes`.
     case contextTooLarge(size: Int, limit: Int)
     /// The peer's p2p predates connection contexts (its HELLO lacks the capability), so the request with
@@ -299,13 +302,15 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notConnected(let id): "not connected to peer \(id.short)"
         case .timedOut(let seconds): "timed out after \(seconds) s"
         case .denied(let name): "\(name) declined the connection"
-        case .sessionMismatch(let theirs, let ours): "the peer is in session \"\(theirs)\", this one in \"\(ours)\""
+        case .sessionMismatch(let theirs, let ours): "the peer is in session \"\(PeerText(theirs))\", this one in \"\(ours)\""
         case .unexpectedPeer(let expected, let got): "expected peer \(expected.short) but \(got.short) answered"
         case .connectedToSelf: "that address is this peer itself"
         case .remoteError(let code, let reason): "peer reported error \(code): \(reason)"
         case .protocolViolation(let what): "protocol violation: \(what)"
         case .heartbeatLost: "no sign of life from the peer (heartbeat lost)"
         case .pathLost(let address): "the network path went away (\(address) is no longer up on this host)"
+        case .peerNotReading(let bytes, let frames):
+            "the peer stopped reading while \(frames) messages (\(bytes) bytes) waited for it; cut off so it cannot fill this side's memory"
         case .peerLeft: "the peer left"
         case .connectionLost: "connection lost"
         case .duplicateConnection: "already connected to this peer"
@@ -315,12 +320,12 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tlsFailed(let why): "TLS failed: \(why)"
         case .tlsRequired: "the peer requires TLS; it refuses --insecure connections"
         case .untrustedIdentity(let name, let pinned, let presented):
-            "WARNING: \"\(name)\" is pinned to key \(pinned.fingerprint) but this peer has key \(presented.fingerprint). "
-                + "Refused. If \(name) really has a new key, run `p2p trust remove \(pinned.short)` or pair again with `p2p pair`."
+            "WARNING: \"\(PeerText(name))\" is pinned to key \(pinned.fingerprint) but this peer has key \(presented.fingerprint). "
+                + "Refused. If \(PeerText(name)) really has a new key, run `p2p trust remove \(pinned.short)` or pair again with `p2p pair`."
         case .refusedAsUntrusted(let reason): "the peer refused us: \(reason)"
         case .contextTooLarge(let size, let limit): "a connection context of \(size) bytes is too large (limit \(limit))"
         case .contextNotSupported(let name):
-            "\(name) runs a p2p too old for connection contexts (its HELLO lacks the capability); connect without one, or update p2p there"
+            "\(PeerText(name)) runs a p2p too old for connection contexts (its HELLO lacks the capability); connect without one, or update p2p there"
         case .limitExceeded(let what): "limit exceeded: \(what)"
         case .identityMismatch(let claimed, let proven):
             "IMPERSONATION REFUSED: the peer claims ID \(claimed.fingerprint) but its key proves \(proven?.fingerprint ?? "no identity")"

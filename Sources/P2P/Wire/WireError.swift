@@ -31,6 +31,9 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable {
     case tlsRequired = 14
     /// The peer's key is not the one pinned for that name; refused until re-paired.
     case untrustedIdentity = 15
+    /// The peer read nothing while more than a limit of frames or bytes waited for it (a flood it does
+    /// not read the answers to); cut off so its memory on this side stays bounded.
+    case notReading = 16
 }
 
 /// What went wrong reading bytes from a peer. Each case maps to the error code sent back before closing.

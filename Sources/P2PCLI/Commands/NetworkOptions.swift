@@ -55,7 +55,7 @@ struct NetworkOptions: ParsableArguments {
     static let stderrLogger = Logger(label: "p2p") { label in
         var handler = StreamLogHandler.standardError(label: label)
         handler.logLevel = .debug
-        return handler
+        return SanitizingLogHandler(wrapped: handler)
     }
 
     /// `user@host-xxxx`: user and host alone are often the same on two machines (`root@vm` on two

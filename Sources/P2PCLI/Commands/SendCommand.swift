@@ -195,7 +195,7 @@ enum TransferSession {
         case .denied: ExitStatus.denied
         case .cancelled: ExitStatus.cancelled
         // Someone pressed Ctrl-C over there; any other CANCEL is the receiver failing (disk full, unwritable).
-        case .cancelledByPeer(let reason) where reason == FileTransfers.receiverCancelledReason: ExitStatus.cancelled
+        case .cancelledByPeer(let reason) where reason.raw == FileTransfers.receiverCancelledReason: ExitStatus.cancelled
         default: ExitStatus.transferFailed
         }
     }

@@ -3,6 +3,7 @@
 @preconcurrency import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
+import P2P
 
 /// What the terminal we run in can do, and text made safe to print on it.
 enum Terminal {
@@ -20,18 +21,9 @@ enum Terminal {
         useColor ? "\u{1B}[\(color.rawValue)m\(text)\u{1B}[0m" : text
     }
 
-    /// Peer-supplied text with control characters (escape sequences included) made visible and harmless.
-    static func sanitize(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            switch scalar.value {
-            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
-                // Controls, and bidi overrides that could make a line lie about its content.
-                Unicode.Scalar(0xFFFD)!
-            default:
-                scalar
-            }
-        }))
-    }
+    /// Peer-supplied text with control characters (escape sequences included) made visible and harmless:
+    /// the library's one sanitizer, `PeerText.sanitized`.
+    static func sanitize(_ text: String) -> String { PeerText.sanitized(text) }
 }
 
 /// Serialises everything written to stdout and stderr, flushing each line so pipes see it at once.

@@ -243,7 +243,7 @@ struct StreamReceive {
             case .stream(.cancelled):
                 code = ExitStatus.cancelled
                 message = "interrupted; the stream \(name) from \(peer) was cancelled: standard output holds only part of it"
-            case .stream(.cancelledByPeer(let reason)) where reason == ByteStreams.senderCancelledReason:
+            case .stream(.cancelledByPeer(let reason)) where reason.raw == ByteStreams.senderCancelledReason:
                 code = ExitStatus.cancelled
                 message = "\(peer) cancelled the stream \(name) after \(ByteCount.describe(bytes)): standard output holds only part of it"
             case .stream(.peerDisconnected):

@@ -114,10 +114,10 @@ struct StreamSend {
                 opened.withLockedValue { $0 }?.cancel(reason: "the sender could not read its input: \(input.reason)")
                 failure = CLIError("cannot read standard input: \(input.reason); the stream to \(who) was cancelled", code: ExitStatus.transferFailed)
             case StreamError.denied(let reason):
-                failure = CLIError("\(who) declined the stream: \(Terminal.sanitize(reason))", code: ExitStatus.denied)
+                failure = CLIError("\(who) declined the stream: \(reason)", code: ExitStatus.denied)
             case StreamError.cancelled, is CancellationError:
                 failure = CLIError("interrupted; the stream to \(who) was cancelled after \(ByteCount.describe(written))", code: ExitStatus.cancelled)
-            case StreamError.cancelledByPeer(let reason) where reason == ByteStreams.receiverCancelledReason:
+            case StreamError.cancelledByPeer(let reason) where reason.raw == ByteStreams.receiverCancelledReason:
                 failure = CLIError("\(who) cancelled the stream after \(ByteCount.describe(written))", code: ExitStatus.cancelled)
             case StreamError.peerDisconnected:
                 failure = CLIError("the stream to \(who) broke after \(ByteCount.describe(written)): the connection was lost before the receiver "

@@ -156,7 +156,7 @@ public final class RecordExchange: Sendable {
         switch try await next("waiting for the offer to be accepted") {
         case .accepted(let w) where w > 0: window = Int(w)
         case .accepted: throw .transfer("\(peer.short) accepted with a window of 0 bytes")
-        case .denied(let reason): throw .transfer("\(peer.short) denied the snapshot: \(reason)")
+        case .denied(let reason): throw .transfer("\(peer.short) denied the snapshot: \(PeerText(reason))")
         case .result(let result): return result
         default: throw .transfer("\(peer.short) answered the offer out of order")
         }

@@ -291,7 +291,7 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
             if let problem { return violation(problem) }
             wake()
         case .cancel(let reason):
-            broke(.cancelledByPeer(reason))
+            broke(.cancelledByPeer(PeerText(reason)))
         default:
             violation("unexpected \(OutgoingByteStream.name(of: body)) from the sender")
         }

@@ -220,13 +220,13 @@ public final class OutgoingByteStream: Sendable {
         case .accept where !accepted:
             update { $0.accepted = true }
         case .deny(let reason) where !accepted:
-            fail(.denied(reason), tellPeer: false)
+            fail(.denied(PeerText(reason)), tellPeer: false)
         case .ack(let consumed) where accepted && consumed <= sent:
             update { $0.acknowledged = max($0.acknowledged, consumed) }
         case .result(let verified, let sha256) where endSent:
             update { $0.result = (verified, sha256) }
         case .cancel(let reason):
-            fail(.cancelledByPeer(reason), tellPeer: false)
+            fail(.cancelledByPeer(PeerText(reason)), tellPeer: false)
         default:
             let what = "unexpected \(Self.name(of: body)) from the receiver of stream \(info.id)"
             fail(.protocolViolation(what), tellPeer: false)

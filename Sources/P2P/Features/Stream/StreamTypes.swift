@@ -32,11 +32,11 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The stream's name or media type breaks a rule (the value says which).
     case invalidName(String)
     /// The receiver declined the stream, with its reason.
-    case denied(String)
+    case denied(PeerText)
     /// This side cancelled (`cancel()`, `ByteStreams.cancelAll()`, or the task was cancelled).
     case cancelled
     /// The other side cancelled, or could not go on (its reason says which).
-    case cancelledByPeer(String)
+    case cancelledByPeer(PeerText)
     /// The connection ended before the stream did: what arrived is incomplete.
     case peerDisconnected
     /// The bytes that arrived do not hash to what the sender sent.
@@ -54,12 +54,12 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notSupported(let peer):
-            "\(peer) runs an older p2p without byte streams (its HELLO lacks capability bit 6, byteStreams); update p2p there"
+            "\(PeerText(peer)) runs an older p2p without byte streams (its HELLO lacks capability bit 6, byteStreams); update p2p there"
         case .notConnected: "not connected to that peer"
         case .invalidName(let why): "invalid stream name: \(why)"
         case .denied(let reason): "denied: \(reason)"
         case .cancelled: "cancelled"
-        case .cancelledByPeer(let reason) where reason == ByteStreams.receiverCancelledReason || reason == ByteStreams.senderCancelledReason:
+        case .cancelledByPeer(let reason) where reason.raw == ByteStreams.receiverCancelledReason || reason.raw == ByteStreams.senderCancelledReason:
             "cancelled by the peer: \(reason)"
         // Any other CANCEL is a failure over there (its output closed, a broken rule), not someone's choice.
         case .cancelledByPeer(let reason): "the peer could not go on: \(reason)"

@@ -161,7 +161,7 @@ public final class FileTransfers: Sendable {
         let (offset, prefixHash): (UInt64, [UInt8])
         switch try await mailbox.next() {
         case .accept(let acceptedOffset, let hash): (offset, prefixHash) = (acceptedOffset, hash)
-        case .deny(let reason): throw .denied(reason)
+        case .deny(let reason): throw .denied(PeerText(reason))
         case let other: throw .protocolViolation("expected ACCEPT or DENY, got \(other)")
         }
         // Resume only when the receiver's bytes are ours: hash our own prefix of the same length.
@@ -254,7 +254,7 @@ public final class FileTransfers: Sendable {
 
     static func acknowledgement(_ body: TransferMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
         // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
-        if case .cancel(let reason) = body { throw .cancelledByPeer(reason) }
+        if case .cancel(let reason) = body { throw .cancelledByPeer(PeerText(reason)) }
         guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(body)") }
         return max(current, written)
     }
@@ -325,7 +325,7 @@ public final class FileTransfers: Sendable {
             }
             if case .cancel(let reason) = message.body, let withdrawn = withdraw(id, from: peer.id) {
                 // The sender gave up before the answer: the question is withdrawn, nothing is cut off.
-                emit(.failed(withdrawn, .cancelledByPeer(reason)))
+                emit(.failed(withdrawn, .cancelledByPeer(PeerText(reason))))
                 return
             }
             guard let file = state.withLockedValue({ $0.incoming[id] }), file.info.peer.id == peer.id else {
@@ -482,7 +482,7 @@ final class Mailbox: Sendable {
         }
         if Task.isCancelled { throw .cancelled }
         guard let body else { throw .peerDisconnected }
-        if case .cancel(let reason) = body { throw .cancelledByPeer(reason) }
+        if case .cancel(let reason) = body { throw .cancelledByPeer(PeerText(reason)) }
         return body
     }
 }

@@ -125,7 +125,7 @@ final class IncomingFile: Sendable {
         case .done(let sha256):
             queue.async { [self] in disk.withLockedValue { finish(theirs: sha256, &$0) } }
         case .cancel(let reason):
-            queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(reason), tellPeer: false, &$0) } }
+            queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(PeerText(reason)), tellPeer: false, &$0) } }
         default:
             violation("unexpected \(body)")
         }

@@ -99,11 +99,11 @@ public enum TransferEvent: Sendable {
 /// Why a transfer did not complete. A receiver never leaves a partial file under the final name.
 public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The receiver declined the offer, with its reason.
-    case denied(String)
+    case denied(PeerText)
     /// This side cancelled (its task was cancelled, or `cancelAll()` ran).
     case cancelled
     /// The other side cancelled, or could not go on (its reason says which).
-    case cancelledByPeer(String)
+    case cancelledByPeer(PeerText)
     /// The connection ended mid-transfer; run the same send again to resume.
     case peerDisconnected
     /// The offered name (first value) was refused, for the reason given second: absolute, `..`,
@@ -137,23 +137,23 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .denied(let reason): "denied: \(reason)"
         case .cancelled: "cancelled"
-        case .cancelledByPeer(let reason) where reason == FileTransfers.receiverCancelledReason || reason == FileTransfers.senderCancelledReason:
+        case .cancelledByPeer(let reason) where reason.raw == FileTransfers.receiverCancelledReason || reason.raw == FileTransfers.senderCancelledReason:
             "cancelled by the peer: \(reason)"
         // Any other CANCEL is a failure over there (disk full, unwritable directory), not someone's choice.
         case .cancelledByPeer(let reason): "the peer could not go on: \(reason)"
         case .peerDisconnected: "the peer disconnected (run the same send again to resume)"
-        case .unsafeName(let name, let why): "refused the name \"\(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined())\": \(why)"
+        case .unsafeName(let name, let why): "refused the name \"\(PeerText(name))\": \(why)"
         case .unreadable(let path, let why): "cannot read \(path): \(why)"
         case .unwritable(let path, let why): "cannot write \(path): \(why)"
         case .verificationFailed(let expected, let got): "SHA-256 mismatch: sender \(expected.prefix(16))…, received \(got.prefix(16))…; the .part file was kept"
         case .sizeMismatch(let expected, let got): "size mismatch: offered \(expected) bytes, got \(got)"
         case .notTheOfferedType(let name, let offered, let found):
-            "\(name) was offered as \(offered), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"
+            "\(PeerText(name)) was offered as \(PeerText(offered)), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"
         case .protocolViolation(let what): "protocol violation: \(what)"
         case .notConnected: "not connected to that peer"
         case .peerTooOld(let name, let capability):
-            "\(name) runs an older p2p (protocol version 1 without the \(capability) capability in its HELLO), which cannot receive this; update p2p there"
-        case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(first))"
+            "\(PeerText(name)) runs an older p2p (protocol version 1 without the \(capability) capability in its HELLO), which cannot receive this; update p2p there"
+        case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(PeerText(first)))"
         case .duplicateName(let name): "two of the paths would arrive as \(name); send them separately"
         }
     }

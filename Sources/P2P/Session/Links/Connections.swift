@@ -197,6 +197,7 @@ final class Connections: LinkDelegate {
         }
         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maxPayload: configuration.maxPayload, catalog: router.catalog)))
         try pipeline.addHandler(FrameWriteBatcher())
+        try pipeline.addHandler(UnreadBacklogGuard())
         try pipeline.addHandler(HeartbeatHandler())
         try pipeline.addHandler(PeerConnectionHandler(delegate: self, link: link))
     }
@@ -450,13 +451,13 @@ final class Connections: LinkDelegate {
     func link(_ link: PeerLink, receivedError message: ErrorMessage) {
         let name = table.withLockedValue { $0[link.id]?.info?.displayName } ?? "the peer"
         let failure: SessionError = switch message.code {
-        case .connectionDenied: .denied(by: name)
+        case .connectionDenied: .denied(by: PeerText(name))
         case .tlsRequired: .tlsRequired
-        case .untrustedIdentity: .refusedAsUntrusted(message.reason)
+        case .untrustedIdentity: .refusedAsUntrusted(PeerText(message.reason))
         case .duplicateConnection: .duplicateConnection
-        default: .remoteError(code: message.rawCode, reason: message.reason)
+        default: .remoteError(code: message.rawCode, reason: PeerText(message.reason))
         }
-        log.info("\(name) sent ERROR \(message.rawCode): \(message.reason)")
+        log.info("\(PeerText(name)) sent ERROR \(message.rawCode): \(PeerText(message.reason))")
         self.link(link, failed: failure, overwrite: true)
     }
 

@@ -3,7 +3,8 @@ import NIOCore
 /// Keeps a quiet connection alive and notices a dead one.
 ///
 /// Sits behind an `IdleStateHandler`: write-idle sends a PING, read-idle means the peer has been
-/// silent for the whole timeout and the connection is closed. PINGs are answered with PONGs here,
+/// silent for the whole timeout and the connection is closed. PINGs are answered with PONGs here
+/// (while the socket can take them),
 /// so no handler further in sees either; a PING or PONG whose payload is not an 8-byte nonce goes on
 /// as a `malformedPayload` error, which ends the connection with ERROR 6.
 final class HeartbeatHandler: ChannelInboundHandler {
@@ -22,6 +23,9 @@ final class HeartbeatHandler: ChannelInboundHandler {
         case .ping:
             do {
                 let ping = try Heartbeat(frame: frame)
+                // A PONG only shows we are alive, which whatever is already queued for the peer shows as
+                // well once it reads: a peer that floods PINGs and reads nothing gets no pile of PONGs.
+                guard context.channel.isWritable else { return }
                 context.writeAndFlush(wrapOutboundOut(ping.frame(.pong)), promise: nil)
             } catch {
                 context.fireErrorCaught(error)

@@ -362,6 +362,15 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         case let tls as NIOSSLError:
             delegate.link(link, failed: .tlsFailed("\(tls)"), overwrite: false)
             close(context: context)
+        case let backlog as UnreadBacklogGuard.PeerNotReading:
+            // The ERROR goes out best effort: the peer reads nothing, so waiting for the write would
+            // wait for ever. Reported gone at once, as for a silent peer below.
+            guard phase != .closing else { return }
+            delegate.link(link, failed: .peerNotReading(queuedBytes: backlog.queuedBytes, queuedFrames: backlog.queuedFrames), overwrite: true)
+            let reason = "you read nothing while \(backlog.queuedFrames) frames (\(backlog.queuedBytes) bytes) waited for you"
+            context.writeAndFlush(wrapOutboundOut(ErrorMessage(code: .notReading, reason: reason).frame()), promise: nil)
+            delegate.linkClosed(link)
+            close(context: context)
         case is HeartbeatHandler.PeerSilent:
             delegate.link(link, failed: .heartbeatLost, overwrite: true)
             // Report the peer gone now: closing waits for TLS close_notify from a peer that is silent by

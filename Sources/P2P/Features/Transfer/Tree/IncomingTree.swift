@@ -164,7 +164,7 @@ final class IncomingTree: Sendable {
             return
         }
         if case .cancel(let reason) = body {
-            queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(reason), tellPeer: false, &$0) } }
+            queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(PeerText(reason)), tellPeer: false, &$0) } }
             return
         }
         if let violation = order.withLockedValue({ check(body, &$0) }) {

@@ -36,7 +36,7 @@ extension FileTransfers {
         }
         // The receiver's verdict covers every file: each is reported now, then the tree.
         for delivery in report.deliveries { emit(.fileFinished(info, delivery)) }
-        for failure in report.failures { emit(.fileFailed(info, name: failure.name, .cancelledByPeer(failure.reason))) }
+        for failure in report.failures { emit(.fileFailed(info, name: failure.name, .cancelledByPeer(PeerText(failure.reason)))) }
         emit(.treeFinished(info, report))
         if let first = report.failures.first {
             throw .filesFailed(count: report.failures.count, first: "\(first.name): \(first.reason)")
@@ -182,7 +182,7 @@ struct TreeSender {
                 guard Int(count) == held.count else { throw .protocolViolation("TREE_ACCEPT counts \(count) held files, \(held.count) arrived") }
                 return held
             case .deny(let reason):
-                throw .denied(reason)
+                throw .denied(PeerText(reason))
             case let other:
                 throw .protocolViolation("expected HELD, TREE_ACCEPT or DENY, got \(other)")
             }
