@@ -3,6 +3,7 @@
 
 usage: raw_peer.py HOST PORT SCENARIO [--session S] [--timeout SECONDS] [--plaintext] [--claim HEX]
                   [--names JSON-LIST] [--name NAME] [--type MEDIA-TYPE] [--data-file PATH] [--extra N]
+                  [--reason TEXT] [--count N] [--hold SECONDS] [--hold-file PATH]
 
 By default it speaks TLS 1.3 like a real peer: a fresh P-256 key and self-signed certificate per run,
 presented as the client certificate; the server's (self-signed) certificate is not verified, only
@@ -32,6 +33,13 @@ Scenarios:
   plaintext-hello a plaintext HELLO (implies --plaintext) against a TLS server          -> plaintext ERROR 14
   tls12           offer at most TLS 1.2                                     -> TLS handshake fails
   nocert          TLS 1.3 without a client certificate                      -> refused by a TLS alert
+
+Hostile scenarios (Tests/e2e/hostile.sh):
+  pingflood       valid handshake, then --count PINGs (default 200000) while reading nothing; then holds the
+                  connection, still reading nothing, for --hold seconds or until --hold-file exists
+                  ("sent" in the report: how many went out)
+  error-reason    valid handshake, then ERROR 1 whose reason is --reason (escape sequences and all)
+  cancel-reason   valid handshake, then an OFFER of --name (16 bytes); on ACCEPT a CANCEL whose reason is --reason
 
 File transfer scenarios (TRANSFER frames, type 0x50; see Protocol/TRANSFER.md). They add "transfers":
 [{"name", "id", "reply" (ACCEPT, DENY, CANCEL or null), "reason", "offset", "result"}] to the report.
@@ -293,7 +301,8 @@ class Conn:
 def main():
     args = sys.argv[1:]
     session, timeout, plaintext, claim = "chat", 15.0, False, None
-    opts = {"names": "[]", "name": "file.bin", "type": "application/octet-stream", "data-file": None, "extra": "0"}
+    opts = {"names": "[]", "name": "file.bin", "type": "application/octet-stream", "data-file": None, "extra": "0",
+            "reason": "", "count": "200000", "hold": "0", "hold-file": None}
     for key in list(opts):
         if "--" + key in args:
             i = args.index("--" + key); opts[key] = args[i + 1]; del args[i:i + 2]
@@ -462,12 +471,49 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
         c.send(transfer(CHUNK, tid, struct.pack(">Q", 0) + b"nobody asked for this"))
         reply, fields = c.wait_transfer(tid, deadline)
         c.transfers.append(dict({"name": None, "id": tid, "reply": reply}, **fields))
+    elif scenario == "pingflood":
+        # Never reads: every PONG the server writes piles up on its side unless it holds back.
+        handshake()
+        count, batch = int(opts["count"]), frame(PING, struct.pack(">Q", 1)) * 1000
+        try:
+            for _ in range(count // 1000):
+                c.send(batch)
+            c.sent = count
+            if opts["hold-file"]:
+                open(opts["hold-file"] + ".sent", "w").close()  # tells the test the flood is out
+        except OSError as e:
+            note = "sending: %s" % e
+        hold(c, opts)
+        return report(c, scenario, start, our_id, note)  # leaves without reading what piled up
+    elif scenario == "error-reason":
+        handshake()
+        reason = opts["reason"].encode("utf-8")
+        c.send(frame(ERROR, struct.pack(">HH", 1, len(reason)) + reason))
+    elif scenario == "cancel-reason":
+        # Offers a file, and once it is accepted cancels it with --reason.
+        handshake()
+        tid = random.getrandbits(63) + 1
+        c.send(offer(tid, opts["name"], 16, "application/octet-stream"))
+        reply, fields = c.wait_transfer(tid, deadline)
+        c.transfers.append(dict({"name": opts["name"], "id": tid, "reply": reply}, **fields))
+        if reply == "ACCEPT":
+            c.send(transfer(CANCEL, tid, short_string(opts["reason"])))
+        if not c.closed:
+            c.send(frame(BYE))
     elif scenario in ("silent", "tls12", "nocert"):
         pass
     else:
         sys.exit("unknown scenario " + scenario)
     c.drain(deadline)
     return report(c, scenario, start, our_id, note)
+
+
+def hold(c, opts):
+    """Keeps the connection open, reading nothing, until --hold seconds pass or --hold-file appears, so a
+    test can look at the server meanwhile."""
+    end = time.monotonic() + float(opts["hold"])
+    while time.monotonic() < end and not (opts["hold-file"] and os.path.exists(opts["hold-file"])):
+        time.sleep(0.05)
 
 
 def report(c, scenario, start, our_id, note):
@@ -478,6 +524,7 @@ def report(c, scenario, start, our_id, note):
         "error_code": c.error[0] if c.error else None, "error_reason": c.error[1] if c.error else None,
         "closed_by_server": c.closed, "tls_error": c.tls_error, "elapsed": round(time.monotonic() - start, 2),
         "note": note, "transfers": getattr(c, "transfers", []), "records": getattr(c, "records", []),
+        "sent": getattr(c, "sent", None),
     }))
     return 0
 
