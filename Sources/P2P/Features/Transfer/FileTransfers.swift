@@ -32,7 +32,15 @@ public final class FileTransfers: Sendable {
         /// Unread events each `events()` stream holds; beyond that its consumer gets `.eventsDropped`.
         /// A transfer of many files makes several events per file.
         public var eventBufferLimit = 65_536
-        /// The defaults: a 4 MiB window, an acknowledgement per MiB written, no overwriting.
+        /// Offers (files and trees, manifests still arriving included) one peer may have waiting for an
+        /// answer at once. More are denied at once, unasked: a peer cannot fill memory or the screen with
+        /// questions.
+        public var undecidedOffersPerPeer = 16
+        /// How long an offer waits for an answer; then it is denied ("not answered within …"), so no
+        /// sender waits for ever and no question is kept for ever.
+        public var decisionTimeout: Duration = .seconds(600)
+        /// The defaults: a 4 MiB window, an acknowledgement per MiB written, no overwriting, 16 offers
+        /// waiting per peer, 10 minutes to answer one.
         public init() {}
     }
 
@@ -60,6 +68,33 @@ public final class FileTransfers: Sendable {
     struct UndecidedOffer {
         let info: TransferInfo
         var decision: Task<Void, Never>?
+    }
+
+    /// Offers from `peer` waiting for an answer, manifests still arriving included.
+    static func waiting(from peer: PeerID, in state: State) -> Int {
+        state.undecided.values.count { $0.info.peer.id == peer } + state.manifests.values.count { $0.info.peer.id == peer }
+    }
+
+    /// Admits a new offer `id` from `peer` into `state` with `add`, unless the ID is taken (a protocol
+    /// violation) or the peer already has as many offers waiting as it may.
+    private func admit(_ id: UInt64, from peer: PeerID, _ add: (inout State) -> Void) -> Admission {
+        state.withLockedValue { state in
+            guard state.undecided[id] == nil, state.manifests[id] == nil, state.incoming[id] == nil, state.trees[id] == nil else {
+                return .duplicate
+            }
+            guard Self.waiting(from: peer, in: state) < configuration.undecidedOffersPerPeer else { return .overLimit }
+            add(&state)
+            return .admitted
+        }
+    }
+
+    private enum Admission { case admitted, duplicate, overLimit }
+
+    /// Refuses an offer over the per-peer limit: the sender hears why; nothing is shown here, since a
+    /// flood of them would be a flood of lines.
+    private func refuseOverLimit(_ id: UInt64, from peer: PeerID) {
+        let limit = configuration.undecidedOffersPerPeer
+        try? send(.deny(reason: "\(limit) offers from you already wait for an answer; offer again once they are answered"), id: id, to: peer)
     }
 
     /// Takes over the session's TRANSFER messages. Files arrive in `directory`.
@@ -305,19 +340,21 @@ public final class FileTransfers: Sendable {
         case .treeOffer(let count, let total):
             var info = TransferInfo(id: id, peer: peer, name: "", size: total, mediaType: "inode/directory", direction: .receiving)
             info.isTree = true
-            let fresh = state.withLockedValue { state in
-                guard state.manifests[id] == nil, state.undecided[id] == nil else { return false }
-                state.manifests[id] = PendingManifest(info: info, expected: Int(count))
-                return true
+            switch admit(id, from: peer.id, { $0.manifests[id] = PendingManifest(info: info, expected: Int(count)) }) {
+            case .admitted: break
+            case .duplicate: cutOff(peer.id, id: id, reason: "a second TREE_OFFER for transfer \(id)")
+            case .overLimit: refuseOverLimit(id, from: peer.id)
             }
-            if !fresh { cutOff(peer.id, id: id, reason: "a second TREE_OFFER for transfer \(id)") }
         case .entries(let first, let entries):
             manifestArrived(id, from: peer.id, first: first, entries)
         case .offer(let path, let size, let mediaType):
             // The name is checked against the file system: not on the event loop.
             let info = TransferInfo(id: id, peer: peer, name: path, size: size, mediaType: mediaType, direction: .receiving)
-            state.withLockedValue { $0.undecided[id] = UndecidedOffer(info: info) }
-            Task { self.offered(info) }
+            switch admit(id, from: peer.id, { $0.undecided[id] = UndecidedOffer(info: info) }) {
+            case .admitted: Task { self.offered(info) }
+            case .duplicate: cutOff(peer.id, id: id, reason: "a second OFFER for transfer \(id)")
+            case .overLimit: refuseOverLimit(id, from: peer.id)
+            }
         default:
             if case .cancel = message.body,
                state.withLockedValue({ $0.manifests[id]?.info.peer.id == peer.id ? $0.manifests.removeValue(forKey: id) : nil }) != nil {
@@ -354,10 +391,17 @@ public final class FileTransfers: Sendable {
         let info = offer.info
         emit(.offered(offer))
         let handler = state.withLockedValue { $0.offerHandler }
+        let timeout = configuration.decisionTimeout
         let decision = Task {
-            let accepted = await handler?(offer) ?? false
+            let accepted = await withDeadline(timeout) { await handler?(offer) ?? false }
             // A withdrawn offer (the sender gave up or left) was already reported: its answer goes nowhere.
             guard state.withLockedValue({ $0.undecided.removeValue(forKey: info.id) }) != nil else { return }
+            guard let accepted else {
+                let waited = "not answered within \(Self.describe(timeout))"
+                try? self.send(.deny(reason: waited), id: info.id, to: info.peer.id)
+                self.emit(.failed(info, .denied(PeerText(waited))))
+                return
+            }
             guard accepted else {
                 try? self.send(.deny(reason: "declined by the receiver"), id: info.id, to: info.peer.id)
                 self.emit(.failed(info, .denied("declined by you")))
@@ -370,6 +414,11 @@ public final class FileTransfers: Sendable {
             return state.undecided[info.id] == nil
         }
         if withdrawn { decision.cancel() }
+    }
+
+    static func describe(_ duration: Duration) -> String {
+        let seconds = Int(duration.components.seconds)
+        return seconds % 60 == 0 && seconds >= 60 ? "\(seconds / 60) min" : "\(seconds) s"
     }
 
     /// Takes an offer from `peer` off the undecided ones, cancelling the handler's task; nil when there

@@ -9,8 +9,11 @@ extension FileTransfers {
             guard var pending = state.manifests[id], pending.info.peer.id == peer else { return .violation("ENTRIES without a TREE_OFFER") }
             guard Int(first) == pending.entries.count else { return .violation("ENTRIES from \(first), expected \(pending.entries.count)") }
             guard pending.entries.count + entries.count <= pending.expected else { return .violation("more entries than the \(pending.expected) offered") }
-            pending.pathBytes += entries.reduce(0) { $0 + $1.path.utf8.count }
-            guard pending.pathBytes <= PendingManifest.maxPathBytes else { return .violation("a manifest over \(PendingManifest.maxPathBytes) bytes of paths") }
+            let added = entries.reduce(0) { $0 + $1.path.utf8.count }
+            pending.pathBytes += added
+            // The limit holds for all of one peer's arriving manifests together, not for each of them.
+            let peerBytes = added + state.manifests.values.reduce(0) { $0 + ($1.info.peer.id == peer ? $1.pathBytes : 0) }
+            guard peerBytes <= PendingManifest.maxPathBytes else { return .violation("manifests over \(PendingManifest.maxPathBytes) bytes of paths") }
             pending.entries += entries
             guard pending.entries.count == pending.expected else {
                 state.manifests[id] = pending
