@@ -54,6 +54,19 @@ struct SessionTests {
         await alice.close(); await bob.close()
     }
 
+    /// A question nobody answers is declined when its time is up, not kept open for as long as the peer waits.
+    @Test func anUnansweredRequestIsDeclinedWhenItsTimeIsUp() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob") { $0.requestDecisionTimeout = .milliseconds(300) }
+        bob.setConnectionRequestHandler { _ in
+            await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }  // a person who never answers
+            return true
+        }
+        await #expect(throws: SessionError.denied(by: "bob")) { try await alice.connect(to: bob.endpoint, timeout: .seconds(60)) }
+        #expect(bob.connectedPeers.isEmpty)
+        await alice.close(); await bob.close()
+    }
+
     /// MultipeerConnectivity's invitation context: bytes attached to the request, shown to the handler.
     @Test func aConnectionContextReachesTheRequestHandler() async throws {
         let alice = try await makeSession("alice")

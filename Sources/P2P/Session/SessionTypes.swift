@@ -181,6 +181,9 @@ public struct SessionConfiguration: Sendable {
     public var trustStore: TrustStore?
     /// What happens to connection requests when no handler is set.
     public var acceptsConnectionsByDefault = false
+    /// How long a connection request waits for the handler's answer (a person may be asked); then it is
+    /// declined, so a peer that never gives up cannot keep a question open for ever.
+    public var requestDecisionTimeout: Duration = .seconds(120)
     /// An app's own key/value pairs, advertised in the TXT record beside p2p's keys and seen by other
     /// peers as `PeerInfo.discoveryInfo` (MultipeerConnectivity's `discoveryInfo`). Keys of 1–9
     /// printable ASCII characters without `=`; the whole record at most 400 bytes (RFC 6763 §6).

@@ -100,6 +100,35 @@ struct RecordTransferTests {
         await alice.close(); await bob.close()
     }
 
+    /// Bob's question never gets an answer: one offer waits, a second at the same time is denied at once,
+    /// and the first is denied when its time is up.
+    @Test func oneSnapshotAtATimePerPeerAndNoQuestionWaitsForEver() async throws {
+        let alice = try await RecordPeer("alice")
+        let bob = try await RecordPeer("bob")
+        let asked = NIOLockedValueBoxWrapper(0)
+        var options = RecordReceiveOptions()
+        options.decisionTimeout = .seconds(2)
+        bob.records.onSnapshot(options: options, accept: { _, _ in
+            asked.mutate { $0 += 1 }
+            await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }  // a person who never answers
+            return true
+        }) { _, _ in RecordTransferResult(MergeOutcome()) }
+        try await alice.session.connect(to: bob.session.endpoint)
+        let snapshot = try F.example("tasks.json")
+        let first = Task { try await alice.send(snapshot, to: bob.peerID) }
+        try await asked.wait(for: "bob to be asked about the first snapshot") { $0 == 1 }
+        do {
+            _ = try await alice.send(snapshot, to: bob.peerID)
+            Issue.record("a second snapshot while the first is under way must be denied")
+        } catch {
+            #expect(error.description.contains("1 snapshot is from you already under way"), "\(error)")
+        }
+        guard case .failure(let error) = await first.result else { Issue.record("expected the first to be denied"); return }
+        #expect("\(error)".contains("not answered within 2 s"), "\(error)")
+        #expect(asked.value == 1, "the second never reached the person")
+        await alice.close(); await bob.close()
+    }
+
     @Test func theSenderLearnsWhenThePeerLeaves() async throws {
         let alice = try await RecordPeer("alice")
         let bob = try await RecordPeer("bob")

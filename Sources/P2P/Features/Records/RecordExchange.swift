@@ -22,8 +22,13 @@ public struct RecordReceiveOptions: Sendable {
     public var maxSnapshotBytes = 256 << 20
     /// Bytes a sender may have in flight unacknowledged (what the receiver buffers beyond the snapshot).
     public var window: UInt32 = 1 << 20
+    /// Snapshots one peer may have under way at once (waiting for an answer or arriving); more are
+    /// denied unasked, so one peer holds at most this many times `maxSnapshotBytes`.
+    public var snapshotsPerPeer = 1
+    /// How long an offer waits for an answer (a person may be asked); then it is denied.
+    public var decisionTimeout: Duration = .seconds(120)
 
-    /// The defaults: snapshots up to 256 MiB, 1 MiB in flight.
+    /// The defaults: snapshots up to 256 MiB, 1 MiB in flight, one at a time per peer, 120 s to decide.
     public init() {}
 }
 
@@ -65,6 +70,8 @@ public final class RecordExchange: Sendable {
     private struct State {
         var outgoing: [UInt64: (peer: PeerID, replies: AsyncStream<Reply>.Continuation)] = [:]
         var incoming: [Key: Incoming] = [:]
+        /// Offers put to the receiver's `accept`, not answered yet.
+        var undecided: Set<Key> = []
         var receiver: Receiver?
     }
 
@@ -203,7 +210,10 @@ public final class RecordExchange: Sendable {
         case .ack(let id, let received): reply(.acknowledged(received), to: id, from: peer.id)
         case .result(let id, let result): reply(.result(result), to: id, from: peer.id)
         case .offer(let offer):
-            let (receiver, duplicate) = state.withLockedValue { ($0.receiver, $0.incoming[key] != nil) }
+            let (receiver, duplicate, underWay) = state.withLockedValue { state in
+                (state.receiver, state.incoming[key] != nil || state.undecided.contains(key),
+                 state.incoming.keys.count { $0.peer == peer.id } + state.undecided.count { $0.peer == peer.id })
+            }
             guard !duplicate else { return }
             guard let receiver else {
                 answer(.deny(transfer: offer.transferID, reason: "this peer does not take record snapshots"), to: peer.id)
@@ -213,8 +223,21 @@ public final class RecordExchange: Sendable {
                 answer(.deny(transfer: offer.transferID, reason: "a snapshot of \(offer.size) bytes exceeds the limit of \(receiver.options.maxSnapshotBytes) bytes"), to: peer.id)
                 return
             }
+            guard underWay < receiver.options.snapshotsPerPeer else {
+                let limit = receiver.options.snapshotsPerPeer
+                answer(.deny(transfer: offer.transferID, reason: "\(limit) snapshot\(limit == 1 ? " is" : "s are") from you already under way; offer again once \(limit == 1 ? "it has" : "they have") ended"), to: peer.id)
+                return
+            }
+            state.withLockedValue { _ = $0.undecided.insert(key) }
             Task {
-                guard await receiver.accept(offer, peer) else {
+                let timeout = receiver.options.decisionTimeout
+                let accepted = await withDeadline(timeout) { await receiver.accept(offer, peer) }
+                guard self.state.withLockedValue({ $0.undecided.remove(key) }) != nil else { return }
+                guard let accepted else {
+                    self.answer(.deny(transfer: offer.transferID, reason: "not answered within \(FileTransfers.describe(timeout))"), to: peer.id)
+                    return
+                }
+                guard accepted else {
                     self.answer(.deny(transfer: offer.transferID, reason: "declined"), to: peer.id)
                     return
                 }
@@ -296,6 +319,7 @@ public final class RecordExchange: Sendable {
     private func peerLeft(_ peer: PeerID) {
         let waiting = state.withLockedValue { state in
             state.incoming = state.incoming.filter { $0.key.peer != peer }
+            state.undecided = state.undecided.filter { $0.peer != peer }
             return state.outgoing.values.filter { $0.peer == peer }.map(\.replies)
         }
         for continuation in waiting { continuation.yield(.peerLeft) }

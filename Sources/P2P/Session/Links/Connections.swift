@@ -410,7 +410,8 @@ final class Connections: LinkDelegate {
             return loop.makeSucceededFuture(configuration.acceptsConnectionsByDefault)
         }
         let promise = loop.makePromise(of: Bool.self)
-        let decision = Task { await handler(request) }
+        let timeout = configuration.requestDecisionTimeout
+        let decision = Task { await withDeadline(timeout) { await handler(request) } ?? false }
         // A request whose link closes first (the peer gave up or left) is withdrawn: the handler's task
         // is cancelled, so a question put to a person can be taken off the screen.
         link.channel.closeFuture.whenComplete { _ in decision.cancel() }
