@@ -6,6 +6,8 @@ usage: Fuzz/make_seeds.py OUTDIR
 OUTDIR/<target>/ gets one file per seed, named by its SHA-1 (so re-running adds nothing twice):
   frame      every TCP frame of frames.json, game.json, transfer.json and stream.json, and pairs of them back to back
   stream     the same streams behind the 9-byte prefix fuzz_stream reads (limit selector, cut seed)
+  connection a HELLO and then frames, behind the 9-byte prefix fuzz_connection reads (mode, cut seed),
+             for every mode: the session's answers, the direction, a socket that takes nothing
   datagram   the datagram vectors of frames.json
   replay     the replayWindow counter sequences of security.json (base 0, 16-bit offsets)
   <type>     the payloads (header stripped) of that type's frames: hello welcome error bye context ping text text-ack
@@ -60,6 +62,14 @@ def main():
         if len(f) >= 10 and f[:2] == b"P2" and f[3] in TYPES:
             add(TYPES[f[3]], f[10:])
     valid = [f for f in frames if len(f) >= 10 and f[:2] == b"P2" and len(f) == 10 + struct.unpack(">I", f[6:10])[0]]
+    hellos = [f for f in valid if f[3] == 0x01]
+    after = [f for f in valid if f[3] not in (0x01, 0x02)]
+    for mode in range(32):
+        for i, hello in enumerate(hellos[:2]):
+            rest = b"".join(after[(mode + i + k) % len(after)] for k in range(4))
+            welcome = [f for f in valid if f[3] == 0x02][:1]
+            add("connection", bytes([mode]) + struct.pack(">Q", mode * 0x9E3779B97F4A7C15 % 2**64) + hello
+                + (welcome[0] if welcome and mode & 8 else b"") + rest)
     for i, f in enumerate(valid):
         pair = f + valid[(i + 1) % len(valid)]
         add("frame", pair)

@@ -15,6 +15,7 @@ enum FuzzTargets {
     static let all: [FuzzTarget] = [
         FuzzTarget(name: "frame", run: fuzzFrames),
         FuzzTarget(name: "stream", run: fuzzStream),
+        FuzzTarget(name: "connection", run: fuzzConnection),
         FuzzTarget(name: "datagram", run: fuzzDatagram),
         FuzzTarget(name: "replay", run: fuzzReplayWindow),
         message("hello", Hello.self, canonical: true),
