@@ -38,6 +38,8 @@ Hostile scenarios (Tests/e2e/hostile.sh):
   pingflood       valid handshake, then --count PINGs (default 200000) while reading nothing; then holds the
                   connection, still reading nothing, for --hold seconds or until --hold-file exists
                   ("sent" in the report: how many went out)
+  offerflood      valid handshake, then --count OFFERs of 16-byte files (never sent), reading nothing; holds as pingflood
+  textflood       valid handshake, then --count chat lines (TEXT, ~90 bytes), reading nothing; holds as pingflood
   error-reason    valid handshake, then ERROR 1 whose reason is --reason (escape sequences and all)
   cancel-reason   valid handshake, then an OFFER of --name (16 bytes); on ACCEPT a CANCEL whose reason is --reason
 
@@ -485,6 +487,26 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
             note = "sending: %s" % e
         hold(c, opts)
         return report(c, scenario, start, our_id, note)  # leaves without reading what piled up
+    elif scenario in ("offerflood", "textflood"):
+        # --count OFFERs (16 bytes each, never sent) or chat lines, reading nothing back.
+        handshake()
+        count = int(opts["count"])
+        try:
+            for start_n in range(0, count, 1000):
+                if scenario == "offerflood":
+                    batch = b"".join(offer(random.getrandbits(63) + 1, "flood-%d.bin" % n, 16, "application/octet-stream")
+                                     for n in range(start_n, min(count, start_n + 1000)))
+                else:
+                    batch = b"".join(frame(TEXT, struct.pack(">Qq", random.getrandbits(63) + 1, int(time.time() * 1000))
+                                           + (b"line %d " % n) + b"x" * 80) for n in range(start_n, min(count, start_n + 1000)))
+                c.send(batch)
+            c.sent = count
+            if opts["hold-file"]:
+                open(opts["hold-file"] + ".sent", "w").close()
+        except OSError as e:
+            note = "sending: %s" % e
+        hold(c, opts)
+        return report(c, scenario, start, our_id, note)
     elif scenario == "error-reason":
         handshake()
         reason = opts["reason"].encode("utf-8")
