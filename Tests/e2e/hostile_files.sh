@@ -50,7 +50,7 @@ out=$(raw "$P" tree-lie --name big.bin --total 1024 --size $((64 * MiB)) --timeo
 log "tree-lie: $out"
 check "the lying tree is denied (reply $(field "$out" transfers 0 reply))" [ "$(field "$out" transfers 0 reply)" = DENY ]
 check "the sender hears why: \"$(field "$out" transfers 0 reason)\"" bash -c '[[ "$1" == *"total says 1.0 KiB"*"add up to 64.0 MiB"* ]]' _ "$(field "$out" transfers 0 reason)"
-if wait_json 10 rx event=transfer-failed "reason~refused the offer: its total says 1.0 KiB (1024 bytes), but its files add up to 64.0 MiB" >/dev/null; then
+if wait_json 10 rx event=transfer-failed "reason~refused the offer from raw-1-$TAG: its total says 1.0 KiB (1024 bytes), but its files add up to 64.0 MiB" >/dev/null; then
   pass "the receiving user sees the refusal with both numbers"
 else
   fail "no transfer-failed event naming the lie" rx

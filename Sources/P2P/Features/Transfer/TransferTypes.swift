@@ -177,9 +177,10 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case filesFailed(count: Int, first: String)
     /// Two of the paths to send would arrive under the same name.
     case duplicateName(String)
-    /// The offer contradicts itself (a tree whose total is not the sum of its files): refused before
-    /// anything was written. The value says what does not add up.
-    case untruthfulOffer(String)
+    /// The offer from a peer (its name, first value) contradicts itself (a tree whose total is not the
+    /// sum of its files): refused before anyone was asked or anything written. The second value says
+    /// what does not add up.
+    case untruthfulOffer(peer: String, String)
     /// A file (its relative path, first value) was not written because the receiver's answer does not
     /// let it through, for the reason given second (a hidden path).
     case skipped(String, String)
@@ -207,7 +208,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(PeerText(name)) runs an older p2p (protocol version 1 without the \(capability) capability in its HELLO), which cannot receive this; update p2p there"
         case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(PeerText(first)))"
         case .duplicateName(let name): "two of the paths would arrive as \(name); send them separately"
-        case .untruthfulOffer(let what): "refused the offer: \(what); the sender's p2p is broken or hostile"
+        case .untruthfulOffer(let peer, let what): "refused the offer from \(PeerText(peer)): \(what); the sender's p2p is broken or hostile"
         case .skipped(let name, let why): "skipped \(PeerText(name)): \(why)"
         }
     }

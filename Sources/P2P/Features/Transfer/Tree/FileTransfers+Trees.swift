@@ -42,7 +42,7 @@ extension FileTransfers {
         // must be the sum of the files, or the offer is refused before anyone is asked.
         if let lie = Self.untruthful(total: info.size, pending.entries) {
             _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
-            let error = TransferError.untruthfulOffer(lie)
+            let error = TransferError.untruthfulOffer(peer: info.peer.displayName, lie)
             try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
             emit(.failed(info, error))
             return
