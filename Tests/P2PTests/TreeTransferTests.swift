@@ -339,3 +339,30 @@ extension TreeTransferTests {
         #expect(TreeManifest.label(entries) == "3 items")
     }
 }
+
+extension TreeTransferTests {
+    /// A file entry receives at most its declared size: one byte more is a violation that cancels, cuts
+    /// the peer off and writes nothing beyond what was accepted (nor anything under the final name).
+    @Test func aFileEntryTakesAtMostItsDeclaredSize() async throws {
+        let pair = try await TransferTests().connectedPair(rawAlice: true)
+        let events = EventRecorder(pair.bob)
+        let replies = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let entries = [TreeEntry(path: "f.bin", kind: .file, mode: 0o644, size: 100_000)]
+        try pair.alice.send(TransferMessage(transferID: 12, .treeOffer(entries: 1, total: 100_000)), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 12, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try await replies.waitForCount(1)  // TREE_ACCEPT
+        try pair.alice.send(TransferMessage(transferID: 12, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 12, .chunk(offset: 0, bytes: ByteBuffer(repeating: 1, count: 60_000))), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 12, .chunk(offset: 60_000, bytes: ByteBuffer(repeating: 2, count: 40_001))), to: [pair.bob.peerID])
+        _ = try await events.waitFor(pair.alice.peerID, .disconnected)
+        try await pair.events.waitFor {
+            if case .failed(_, .protocolViolation(let what)) = $0 { return what.contains("more bytes than the 100000 offered") }
+            return false
+        }
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("f.bin").path))
+        let part = (try? FileManager.default.attributesOfItem(atPath: pair.inbox.appendingPathComponent("f.bin.part").path)[.size] as? Int) ?? 0
+        #expect(part <= 60_000, "the chunk over the size was not written (\(part) bytes)")
+        await pair.alice.close(); await pair.bob.close()
+    }
+}
