@@ -41,7 +41,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: "Accept offers from this peer (display name or ID prefix) without asking.")
     var from: String?
 
-    @Flag(help: "Replace existing files instead of writing NAME (1).ext.")
+    @Flag(help: "Replace existing regular files (never a folder, link, FIFO or device) instead of writing NAME (1).ext.")
     var overwrite = false
 
     @Flag(help: "Write files under hidden paths (.ssh/, .bashrc, …) when accepting without a question (--yes, --from); otherwise they are skipped.")
