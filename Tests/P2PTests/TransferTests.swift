@@ -30,13 +30,23 @@ struct TransferTests {
         return url
     }
 
+    /// A `.part` file as a broken run from `peer` leaves it: the bytes, and `peer` recorded as its sender.
+    static func plantPart(_ bytes: Data, at url: URL, from peer: PeerID) throws {
+        try bytes.write(to: url)
+        let descriptor = open(url.path, O_RDWR)
+        defer { close(descriptor) }
+        PartFile.record(peer, on: descriptor)
+        #expect(PartFile.owner(descriptor) == peer.hex, "this file system keeps extended attributes")
+    }
+
     static func sha256(_ url: URL) throws -> String {
         Array(SHA256.hash(data: try Data(contentsOf: url))).map { String(format: "%02x", $0) }.joined()
     }
 
     /// `rawAlice`: alice runs no FileTransfers, so the test's own TRANSFER messages and subscriber are
     /// all alice says and hears.
-    func connectedPair(accept: Bool = true, window: Int = 1 << 20, rawAlice: Bool = false, checksImages: Bool = false) async throws -> Pair {
+    func connectedPair(accept: Bool = true, window: Int = 1 << 20, rawAlice: Bool = false, checksImages: Bool = false,
+                       overwrite: Bool = false, allowsHidden: Bool = false) async throws -> Pair {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")
         try await alice.connect(to: bob.endpoint)
@@ -46,6 +56,8 @@ struct TransferTests {
         configuration.acknowledgeEvery = window / 4
         let aliceFiles = rawAlice ? nil : FileTransfers(session: alice, directory: try Self.temporaryDirectory(), configuration: configuration)
         configuration.checksImageSignatures = checksImages
+        configuration.overwrite = overwrite
+        configuration.allowsHiddenPaths = allowsHidden
         let bobFiles = FileTransfers(session: bob, directory: inbox, configuration: configuration)
         bobFiles.setOfferHandler { _ in accept }
         return Pair(alice: alice, bob: bob, aliceFiles: aliceFiles, bobFiles: bobFiles, inbox: inbox, events: TransferRecorder(bobFiles))
@@ -189,9 +201,9 @@ struct TransferTests {
     @Test func anInterruptedTransferResumesWhereTheReceiverStopped() async throws {
         let pair = try await connectedPair()
         let source = try Self.randomFile(2 << 20, in: try Self.temporaryDirectory(), name: "big.bin")
-        // What a broken earlier run leaves behind: the first 1.5 MiB as big.bin.part.
+        // What a broken earlier run of alice's leaves behind: the first 1.5 MiB as big.bin.part, hers.
         let bytes = try Data(contentsOf: source)
-        try bytes.prefix(1_500_000).write(to: pair.inbox.appendingPathComponent("big.bin.part"))
+        try Self.plantPart(bytes.prefix(1_500_000), at: pair.inbox.appendingPathComponent("big.bin.part"), from: pair.alice.peerID)
         let deliveries = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
         #expect(deliveries[0].resumedFrom == 1_500_000)
         #expect(try Self.sha256(pair.inbox.appendingPathComponent("big.bin")) == (try Self.sha256(source)))
@@ -201,7 +213,7 @@ struct TransferTests {
     @Test func aPartFileThatIsNotOurPrefixStartsOver() async throws {
         let pair = try await connectedPair()
         let source = try Self.randomFile(300_000, in: try Self.temporaryDirectory(), name: "f.bin")
-        try Data(repeating: 0x55, count: 100_000).write(to: pair.inbox.appendingPathComponent("f.bin.part"))
+        try Self.plantPart(Data(repeating: 0x55, count: 100_000), at: pair.inbox.appendingPathComponent("f.bin.part"), from: pair.alice.peerID)
         let deliveries = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
         #expect(deliveries[0].resumedFrom == 0)
         #expect(try Self.sha256(pair.inbox.appendingPathComponent("f.bin")) == (try Self.sha256(source)))
@@ -285,7 +297,7 @@ final class TransferRecorder: Sendable {
         try FileManager.default.createSymbolicLink(at: inbox.appendingPathComponent("link"), withDestinationURL: outside)
         defer { try? FileManager.default.removeItem(at: base) }
         #expect(throws: TransferError.self) { try SafePath.resolve("link/x.txt", in: inbox) }
-        var checked: Set<String> = []
+        var checked: Set<[UInt8]> = []
         let prefix = SafePath.folderPrefix(of: inbox)
         for path in ["real/a.txt", "new/b.txt", "new/deeper/c.txt", "real/d.txt"] {
             #expect(try SafePath.resolvedPath(path, under: prefix, checked: &checked) == prefix + path)
@@ -401,5 +413,148 @@ final class TransferRecorder: Sendable {
             index = next
         }
         return bytes
+    }
+}
+
+// MARK: - Hostile peers (issue 21): overwriting, .part files, hidden paths, byte-exact path checks
+
+extension TransferTests {
+    /// Sends `bytes` as `name` the way a sender does, speaking TRANSFER as alice; returns bob's replies.
+    func push(_ bytes: [UInt8], as name: String, id: UInt64, over pair: Pair) async throws -> Inbox<TransferMessage> {
+        let replies = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        try pair.alice.send(TransferMessage(transferID: id, .offer(path: name, size: UInt64(bytes.count), mediaType: "text/plain")), to: [pair.bob.peerID])
+        try await replies.waitForCount(1)
+        guard case .accept = replies.messages[0].0.body else { return replies }
+        for body: TransferMessage.Body in [.start(offset: 0), .chunk(offset: 0, bytes: ByteBuffer(bytes: bytes)),
+                                           .done(sha256: Array(SHA256.hash(data: bytes)))] {
+            try pair.alice.send(TransferMessage(transferID: id, body), to: [pair.bob.peerID])
+        }
+        try await replies.waitForCount(2)
+        return replies
+    }
+
+    /// The attack: `receive --overwrite` and an OFFER named like an existing folder deleted the folder
+    /// and everything in it. Now only a regular file is ever replaced; the rest fails with the reason.
+    @Test func overwritingNeverRemovesAFolderOrFollowsALink() async throws {
+        let pair = try await connectedPair(rawAlice: true, overwrite: true)
+        let folder = pair.inbox.appendingPathComponent("docs")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("keep me".utf8).write(to: folder.appendingPathComponent("thesis.txt"))
+        let replies = try await push(Array("hostile".utf8), as: "docs", id: 21, over: pair)
+        guard case .result(let verified, _) = replies.messages[1].0.body else { Issue.record("expected RESULT, got \(replies.messages[1].0.body)"); return }
+        #expect(!verified)
+        try await pair.events.waitFor {
+            if case .failed(_, .unwritable(_, let why)) = $0 { return why.contains("a directory is there") }
+            return false
+        }
+        #expect(try String(contentsOf: folder.appendingPathComponent("thesis.txt"), encoding: .utf8) == "keep me")
+
+        // A symbolic link under the name stays a link, and what it points to is untouched.
+        let victim = try Self.temporaryDirectory().appendingPathComponent("victim.txt")
+        try Data("untouched".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(at: pair.inbox.appendingPathComponent("link.txt"), withDestinationURL: victim)
+        _ = try await push(Array("hostile".utf8), as: "link.txt", id: 22, over: pair)
+        try await pair.events.waitFor {
+            if case .failed(_, .unwritable(_, let why)) = $0 { return why.contains("a symbolic link is there") }
+            return false
+        }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: pair.inbox.appendingPathComponent("link.txt").path) == victim.path)
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "untouched")
+
+        // A regular file is what overwriting is for: replaced.
+        try Data("old".utf8).write(to: pair.inbox.appendingPathComponent("note.txt"))
+        let done = try await push(Array("new!".utf8), as: "note.txt", id: 23, over: pair)
+        guard case .result(true, _) = done.messages[1].0.body else { Issue.record("expected RESULT(1), got \(done.messages[1].0.body)"); return }
+        #expect(try String(contentsOf: pair.inbox.appendingPathComponent("note.txt"), encoding: .utf8) == "new!")
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    /// A `.part` left by another sender is not offered back (its prefix's SHA-256 would tell the new
+    /// sender about someone else's file) and never appended to: the transfer starts over in a new file.
+    @Test func aPartFileFromAnotherSenderIsNeitherOfferedBackNorAppendedTo() async throws {
+        let pair = try await connectedPair(rawAlice: true)
+        let part = pair.inbox.appendingPathComponent("shared.bin.part")
+        try Self.plantPart(Data(repeating: 0x41, count: 1000), at: part, from: PeerID(bytes: Array(repeating: 7, count: 16)))
+        let bytes = Array(repeating: UInt8(0x41), count: 1000) + Array("tail".utf8)
+        let replies = try await push(bytes, as: "shared.bin", id: 31, over: pair)
+        guard case .accept(let offset, let prefix) = replies.messages[0].0.body else { Issue.record("expected ACCEPT, got \(replies.messages[0].0.body)"); return }
+        #expect(offset == 0, "another sender's .part is not offered for a resume")
+        #expect(prefix == Array(repeating: 0, count: 32), "nor is its SHA-256")
+        guard case .result(true, _) = replies.messages[1].0.body else { Issue.record("expected RESULT(1), got \(replies.messages[1].0.body)"); return }
+        #expect(try Data(contentsOf: pair.inbox.appendingPathComponent("shared.bin")) == Data(bytes))
+        #expect(!FileManager.default.fileExists(atPath: part.path))
+        #expect(getxattrCount(pair.inbox.appendingPathComponent("shared.bin")) <= 0, "the final file keeps no record of the transfer")
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    private func getxattrCount(_ url: URL) -> Int {
+        let descriptor = open(url.path, O_RDONLY)
+        defer { close(descriptor) }
+        return PartFile.owner(descriptor).map(\.count) ?? 0
+    }
+
+    /// A `.part` planted as a symbolic link is never written through: the transfer fails with the
+    /// reason, the link and its target stay as they were.
+    @Test func aPartFileThatIsASymbolicLinkIsNeverWrittenThrough() async throws {
+        let pair = try await connectedPair()
+        let victim = try Self.temporaryDirectory().appendingPathComponent("authorized_keys")
+        try Data("mine\n".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(at: pair.inbox.appendingPathComponent("x.bin.part"), withDestinationURL: victim)
+        let source = try Self.randomFile(5000, in: try Self.temporaryDirectory(), name: "x.bin")
+        await #expect(throws: TransferError.self) { _ = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID) }
+        try await pair.events.waitFor {
+            if case .failed(_, .unwritable(_, let why)) = $0 { return why.contains("a symbolic link is where the .part file goes") }
+            return false
+        }
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "mine\n")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: pair.inbox.appendingPathComponent("x.bin.part").path) == victim.path)
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("x.bin").path))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    /// One file under a hidden path is denied with the reason unless the answer allows hidden paths.
+    @Test func aHiddenFileIsSkippedUnlessAllowed() async throws {
+        let pair = try await connectedPair()
+        let source = try Self.randomFile(100, in: try Self.temporaryDirectory(), name: ".bashrc")
+        await #expect(throws: TransferError.self) { _ = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID) }
+        try await pair.events.waitFor { if case .failed(_, .skipped(".bashrc", _)) = $0 { true } else { false } }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
+        await pair.alice.close(); await pair.bob.close()
+
+        let allowing = try await connectedPair(allowsHidden: true)
+        #expect(try await allowing.aliceFiles.sendResource(at: source, to: allowing.bob.peerID).count == 1)
+        #expect(try Self.sha256(allowing.inbox.appendingPathComponent(".bashrc")) == (try Self.sha256(source)))
+        await allowing.alice.close(); await allowing.bob.close()
+    }
+}
+
+extension SafePathAndImageTests {
+    /// The cache of folders found not to be links compares bytes: "é" precomposed (U+00E9) and "e" +
+    /// U+0301 are equal Strings but two names on disk, so a real folder under one spelling must not vouch
+    /// for a link under the other.
+    @Test func theSymlinkCacheComparesBytesNotCanonicalEquivalence() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("safepath-nfd-\(UInt32.random(in: 0 ... .max))")
+        let inbox = base.appendingPathComponent("inbox"), outside = base.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: base) }
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed, "Swift calls them equal")
+        #expect(Array(composed.utf8) != Array(decomposed.utf8), "the file system does not")
+        #expect(mkdir(inbox.path + "/" + composed, 0o755) == 0)
+        #expect(symlink(outside.path, inbox.path + "/" + decomposed) == 0)
+        var checked: Set<[UInt8]> = []
+        let prefix = SafePath.folderPrefix(of: inbox)
+        #expect(try SafePath.resolvedPath(composed + "/a.txt", under: prefix, checked: &checked) == prefix + composed + "/a.txt")
+        #expect(throws: TransferError.self) { try SafePath.resolvedPath(decomposed + "/b.txt", under: prefix, checked: &checked) }
+    }
+
+    @Test func hiddenMeansAComponentStartingWithADot() {
+        #expect(SafePath.isHidden(".ssh/authorized_keys"))
+        #expect(SafePath.isHidden("home/.config/autostart/x.desktop"))
+        #expect(SafePath.isHidden(".bashrc"))
+        #expect(!SafePath.isHidden("notes/v1.2/readme.txt"))
+        #expect(!SafePath.isHidden("a.txt"))
     }
 }

@@ -97,7 +97,8 @@ struct TreeTransferTests {
         for name in ["a/f0.txt", "a/f2.txt"] {
             try FileManager.default.copyItem(at: tree.appendingPathComponent(name), to: target.appendingPathComponent(name))
         }
-        try Data(contentsOf: tree.appendingPathComponent("large.bin")).prefix(123_456).write(to: target.appendingPathComponent("large.bin.part"))
+        try TransferTests.plantPart(Data(contentsOf: tree.appendingPathComponent("large.bin")).prefix(123_456),
+                                    at: target.appendingPathComponent("large.bin.part"), from: pair.alice.peerID)
         let report = try await pair.aliceFiles.send([tree], to: pair.bob.peerID)
         #expect(Set(report.deliveries.filter { $0.alreadyThere }.map(\.name)) == ["many/a/f0.txt", "many/a/f2.txt"])
         #expect(report.deliveries.first { $0.name == "many/large.bin" }?.resumedFrom == 123_456)
@@ -187,6 +188,181 @@ struct TreeTransferTests {
         try await pair.events.waitFor { if case .failed(_, .cancelledByPeer) = $0 { true } else { false } }
         #expect(FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("two/a.txt").path))
         #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("two/b.bin").path))
+        await pair.alice.close(); await pair.bob.close()
+    }
+}
+
+// MARK: - Hostile peers (issue 21): offers that lie, overwriting, hidden paths and execute bits
+
+extension TreeTransferTests {
+    /// The attack: TREE_OFFER says 1 KiB, its one entry 64 MiB; the question and the free-space check
+    /// used 1 KiB and 64 MiB were written. Now the total must be the sum of the files (overflow
+    /// checked) or the tree is denied before anyone is asked, and nothing is written.
+    @Test(arguments: [
+        (UInt64(1024), [UInt64(64 << 20)]),
+        (UInt64(10), [UInt64.max / 2 + 1, UInt64.max / 2 + 1, 10]),
+        (UInt64(64 << 20), [UInt64(1024)]),
+    ])
+    func aTreeWhoseTotalIsNotTheSumOfItsFilesIsDenied(total: UInt64, sizes: [UInt64]) async throws {
+        let pair = try await TransferTests().connectedPair(rawAlice: true)
+        let asked = NIOLockedValueBoxWrapper(0)
+        pair.bobFiles.setOfferHandler { _ in
+            asked.mutate { $0 += 1 }
+            return true
+        }
+        let replies = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let entries = sizes.enumerated().map { TreeEntry(path: "big\($0.offset).bin", kind: .file, mode: 0o644, size: $0.element) }
+        try pair.alice.send(TransferMessage(transferID: 8, .treeOffer(entries: UInt32(entries.count), total: total)), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 8, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try await replies.waitForCount(1)
+        guard case .deny(let reason) = replies.messages[0].0.body else { Issue.record("expected DENY, got \(replies.messages[0].0.body)"); return }
+        #expect(reason.contains("add up"), "the sender hears why: \(reason)")
+        try await pair.events.waitFor { if case .failed(_, .untruthfulOffer) = $0 { true } else { false } }
+        #expect(asked.value == 0, "nobody is asked about a lie")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
+        // Bytes pushed after the refusal are bytes nobody accepted.
+        let events = EventRecorder(pair.bob)
+        try pair.alice.send(TransferMessage(transferID: 8, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
+        _ = try await events.waitFor(pair.alice.peerID, .disconnected)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    /// The truthful tree of the same shape arrives, and its events say what arrived.
+    @Test func aTruthfulTreeReportsWhatArrived() async throws {
+        let pair = try await TransferTests().connectedPair()
+        let directory = try TransferTests.temporaryDirectory().appendingPathComponent("two")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        _ = try TransferTests.randomFile(1000, in: directory, name: "a.txt")
+        _ = try TransferTests.randomFile(300_000, in: directory, name: "b.bin")
+        _ = try await pair.aliceFiles.send([directory], to: pair.bob.peerID)
+        try await pair.events.waitFor { if case .treeFinished = $0 { true } else { false } }
+        guard case .treeFinished(let info, let report)? = pair.events.all.first(where: { if case .treeFinished = $0 { true } else { false } }) else { return }
+        #expect(info.size == 301_000)
+        #expect(report.deliveries.reduce(0) { $0 + $1.size } == 301_000)
+        #expect(report.bytesSent == 301_000)
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    /// A tree with `--overwrite`: a file entry named like an existing folder fails with the reason; the
+    /// folder and its files stay, and the other files arrive.
+    @Test func overwritingATreeLeavesFoldersAlone() async throws {
+        let pair = try await TransferTests().connectedPair(overwrite: true)
+        let source = try TransferTests.temporaryDirectory().appendingPathComponent("many")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        _ = try TransferTests.randomFile(100, in: source, name: "docs")
+        _ = try TransferTests.randomFile(200_000, in: source, name: "big")
+        _ = try TransferTests.randomFile(10, in: source, name: "ok.txt")
+        let target = pair.inbox.appendingPathComponent("many")
+        for folder in ["docs", "big"] {
+            try FileManager.default.createDirectory(at: target.appendingPathComponent(folder), withIntermediateDirectories: true)
+            try Data("keep".utf8).write(to: target.appendingPathComponent(folder + "/inside.txt"))
+        }
+        try Data("old".utf8).write(to: target.appendingPathComponent("ok.txt"))
+        await #expect(throws: TransferError.self) { _ = try await pair.aliceFiles.send([source], to: pair.bob.peerID) }
+        try await pair.events.waitFor { if case .treeFinished = $0 { true } else { false } }
+        guard case .treeFinished(_, let report)? = pair.events.all.first(where: { if case .treeFinished = $0 { true } else { false } }) else { return }
+        #expect(Set(report.failures.map(\.name)) == ["many/docs", "many/big"], "packed and chunked files alike")
+        #expect(report.failures.allSatisfy { $0.reason.contains("a directory is there") })
+        for folder in ["docs", "big"] {
+            #expect(try String(contentsOf: target.appendingPathComponent(folder + "/inside.txt"), encoding: .utf8) == "keep")
+        }
+        #expect(try Data(contentsOf: target.appendingPathComponent("ok.txt")) == Data(contentsOf: source.appendingPathComponent("ok.txt")))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    /// Files under hidden paths are skipped (not written, reported with the reason) and execute bits
+    /// removed, unless the answer allows them; then they arrive as offered.
+    @Test func hiddenPathsAreSkippedAndExecuteBitsRemovedUnlessAllowed() async throws {
+        let source = try TransferTests.temporaryDirectory().appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: source.appendingPathComponent(".ssh"), withIntermediateDirectories: true)
+        let keys = try TransferTests.randomFile(400, in: source.appendingPathComponent(".ssh"), name: "authorized_keys")
+        let script = try TransferTests.randomFile(300, in: source, name: "run.sh")
+        chmod(script.path, 0o755)
+        _ = try TransferTests.randomFile(200_000, in: source, name: ".big-hidden")  // chunked, not packed
+        _ = try TransferTests.randomFile(50, in: source, name: "plain.txt")
+
+        let pair = try await TransferTests().connectedPair()
+        let offers = NIOLockedValueBoxWrapper<[IncomingOffer]>([])
+        pair.bobFiles.setOfferHandler { offer in
+            offers.mutate { $0.append(offer) }
+            return true
+        }
+        await #expect(throws: TransferError.self) { _ = try await pair.aliceFiles.send([source], to: pair.bob.peerID) }
+        try await pair.events.waitFor { if case .treeFinished = $0 { true } else { false } }
+        #expect(offers.value.first?.hiddenPaths == ["home/.big-hidden", "home/.ssh/authorized_keys"])
+        #expect(offers.value.first?.executablePaths == ["home/run.sh"])
+        guard case .treeFinished(_, let report)? = pair.events.all.first(where: { if case .treeFinished = $0 { true } else { false } }) else { return }
+        #expect(Set(report.skipped.map(\.name)) == ["home/.big-hidden", "home/.ssh/authorized_keys"])
+        #expect(report.skipped.allSatisfy { $0.reason.contains("hidden path") })
+        let target = pair.inbox.appendingPathComponent("home")
+        #expect(!FileManager.default.fileExists(atPath: target.appendingPathComponent(".ssh").path), "not even the folder")
+        #expect(!FileManager.default.fileExists(atPath: target.appendingPathComponent(".big-hidden").path))
+        #expect(!FileManager.default.fileExists(atPath: target.appendingPathComponent(".big-hidden.part").path))
+        #expect(try FileManager.default.attributesOfItem(atPath: target.appendingPathComponent("run.sh").path)[.posixPermissions] as? Int == 0o644)
+        #expect(FileManager.default.fileExists(atPath: target.appendingPathComponent("plain.txt").path))
+        await pair.alice.close(); await pair.bob.close()
+
+        let allowing = try await TransferTests().connectedPair()
+        allowing.bobFiles.setOfferHandler(answers: { _ in OfferAnswer(accepted: true, allowsHidden: true, allowsExecutable: true) })
+        let report2 = try await allowing.aliceFiles.send([source], to: allowing.bob.peerID)
+        #expect(report2.failures.isEmpty)
+        let arrived = allowing.inbox.appendingPathComponent("home")
+        #expect(try TransferTests.sha256(arrived.appendingPathComponent(".ssh/authorized_keys")) == (try TransferTests.sha256(keys)))
+        #expect(try FileManager.default.attributesOfItem(atPath: arrived.appendingPathComponent("run.sh").path)[.posixPermissions] as? Int == 0o755)
+        await allowing.alice.close(); await allowing.bob.close()
+    }
+
+    /// A tree's `.part` left by another sender is not offered back; the file starts over.
+    @Test func aTreePartFileFromAnotherSenderIsNotResumed() async throws {
+        let pair = try await TransferTests().connectedPair()
+        let tree = try Self.makeTree(small: 2)
+        let target = pair.inbox.appendingPathComponent("many")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        try TransferTests.plantPart(Data(contentsOf: tree.appendingPathComponent("large.bin")).prefix(123_456),
+                                    at: target.appendingPathComponent("large.bin.part"), from: PeerID(bytes: Array(repeating: 9, count: 16)))
+        let report = try await pair.aliceFiles.send([tree], to: pair.bob.peerID)
+        #expect(report.deliveries.first { $0.name == "many/large.bin" }?.resumedFrom == 0)
+        try await pair.events.waitFor { if case .treeFinished = $0 { true } else { false } }
+        #expect(try Self.sameTree(tree, target))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func severalRootsAreNamed() {
+        let entries = [TreeEntry(path: "a.txt", kind: .file, mode: 0o644, size: 1), TreeEntry(path: "many", kind: .directory, mode: 0o755, size: 0),
+                       TreeEntry(path: "many/b", kind: .file, mode: 0o644, size: 1), TreeEntry(path: ".ssh", kind: .directory, mode: 0o700, size: 0)]
+        var offer = IncomingOffer(info: TransferInfo(id: 1, peer: PeerInfo(id: PeerID(bytes: Array(repeating: 1, count: 16)), displayName: "p", sessionID: "files"), name: "3 items", size: 2, mediaType: "", direction: .receiving, isTree: true),
+                                  destination: URL(fileURLWithPath: "/tmp"))
+        offer.entries = entries
+        #expect(offer.roots == ["a.txt", "many/", ".ssh/"])
+        #expect(TreeManifest.label(entries) == "3 items")
+    }
+}
+
+extension TreeTransferTests {
+    /// A file entry receives at most its declared size: one byte more is a violation that cancels, cuts
+    /// the peer off and writes nothing beyond what was accepted (nor anything under the final name).
+    @Test func aFileEntryTakesAtMostItsDeclaredSize() async throws {
+        let pair = try await TransferTests().connectedPair(rawAlice: true)
+        let events = EventRecorder(pair.bob)
+        let replies = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let entries = [TreeEntry(path: "f.bin", kind: .file, mode: 0o644, size: 100_000)]
+        try pair.alice.send(TransferMessage(transferID: 12, .treeOffer(entries: 1, total: 100_000)), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 12, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try await replies.waitForCount(1)  // TREE_ACCEPT
+        try pair.alice.send(TransferMessage(transferID: 12, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 12, .chunk(offset: 0, bytes: ByteBuffer(repeating: 1, count: 60_000))), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 12, .chunk(offset: 60_000, bytes: ByteBuffer(repeating: 2, count: 40_001))), to: [pair.bob.peerID])
+        _ = try await events.waitFor(pair.alice.peerID, .disconnected)
+        try await pair.events.waitFor {
+            if case .failed(_, .protocolViolation(let what)) = $0 { return what.contains("more bytes than the 100000 offered") }
+            return false
+        }
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("f.bin").path))
+        let part = (try? FileManager.default.attributesOfItem(atPath: pair.inbox.appendingPathComponent("f.bin.part").path)[.size] as? Int) ?? 0
+        #expect(part <= 60_000, "the chunk over the size was not written (\(part) bytes)")
         await pair.alice.close(); await pair.bob.close()
     }
 }

@@ -3,10 +3,14 @@
 
 usage: raw_peer.py HOST PORT SCENARIO [--session S] [--timeout SECONDS] [--plaintext] [--claim HEX]
                   [--names JSON-LIST] [--name NAME] [--type MEDIA-TYPE] [--data-file PATH] [--extra N]
-                  [--reason TEXT] [--count N] [--hold SECONDS] [--hold-file PATH]
+                  [--reason TEXT] [--count N] [--hold SECONDS] [--hold-file PATH] [--identity DIR] [--cut N]
+                  [--peer-name NAME]
+                  [--total N] [--size N] [--entries JSON-LIST]
 
 By default it speaks TLS 1.3 like a real peer: a fresh P-256 key and self-signed certificate per run,
-presented as the client certificate; the server's (self-signed) certificate is not verified, only
+presented as the client certificate (--peer-name NAME: the HELLO's display name, default raw-SCENARIO;
+--identity DIR: the key and certificate kept in DIR, made there on
+first use, so that several runs are one peer); the server's (self-signed) certificate is not verified, only
 recorded. Our peer ID is the first 16 bytes of SHA-256 over our SubjectPublicKeyInfo DER, and our HELLO
 claims it and carries a random 32-byte datagram key. --plaintext speaks the old plaintext protocol
 (what `p2p --insecure` speaks): no TLS, HELLO without a datagram key.
@@ -52,8 +56,17 @@ File transfer scenarios (TRANSFER frames, type 0x50; see Protocol/TRANSFER.md). 
                   as --name (default file.bin) of type --type (default application/octet-stream): OFFER,
                   on ACCEPT: START(0), CHUNKs, DONE(SHA-256), then waits for RESULT. With --extra N it
                   sends N bytes more than it offered before DONE              -> CANCEL, connection closed
+                  With --cut N it leaves (closes the connection) after N bytes instead, as a killed sender
+                  would, leaving NAME.part behind for a resume.
   push            valid handshake, then a CHUNK for a transfer nobody offered or accepted
                                                                               -> CANCEL, connection closed
+  tree-lie        valid handshake, then a TREE_OFFER whose total is --total (default 1024) with one file entry
+                  --name of --size bytes (default 64 MiB): the lie of issue 21. If the receiver accepts, all
+                  --size bytes are sent (FILE, CHUNKs, FILE_DONE, TREE_END) and TREE_RESULT is waited for
+                                                                              -> DENY, nothing written
+  tree            valid handshake, then an honest tree of --entries (a JSON list of [path, mode, size]; size
+                  null for a directory) with random bytes: every file as FILE, CHUNKs, FILE_DONE, then
+                  TREE_END; "tree_result" in the report: {"verified", "already", "failures": [[index, reason]]}
 
 Records scenario (RECORDS frames, type 0x40; see Protocol/RECORDS.md). Adds "records": [{"reply" (ACCEPT,
 DENY or null), "status" (RESULT status: 0 merged, 1 rejected, 2 failed, or null), "message"}].
@@ -78,8 +91,9 @@ NAMES = {HELLO: "HELLO", WELCOME: "WELCOME", ERROR: "ERROR", PING: "PING", PONG:
          TRANSFER: "TRANSFER"}
 # TRANSFER kinds
 OFFER, ACCEPT, DENY, START, CHUNK, ACK, DONE, RESULT, CANCEL = range(1, 10)
+TREE_OFFER, ENTRIES, HELD, TREE_ACCEPT, T_FILE, FILE_DONE, T_SKIP, SMALL, TREE_END, TREE_RESULT = range(10, 20)
 KINDS = {OFFER: "OFFER", ACCEPT: "ACCEPT", DENY: "DENY", START: "START", CHUNK: "CHUNK", ACK: "ACK", DONE: "DONE",
-         RESULT: "RESULT", CANCEL: "CANCEL"}
+         RESULT: "RESULT", CANCEL: "CANCEL", HELD: "HELD", TREE_ACCEPT: "TREE_ACCEPT", TREE_RESULT: "TREE_RESULT"}
 MAX_CHUNK = 60 * 1024
 RECORDS = 0x40
 # RECORDS kinds
@@ -125,7 +139,31 @@ def parse_transfer(payload):
         fields = {"written": struct.unpack(">Q", rest[:8])[0]}
     elif kind == RESULT:
         fields = {"verified": rest[0] == 1, "sha256": rest[1:33].hex()}
+    elif kind == TREE_RESULT:
+        verified, already, count = struct.unpack(">III", rest[:12])
+        off, failures = 12, []
+        for _ in range(count):
+            index, n = struct.unpack(">IH", rest[off:off + 6])
+            failures.append([index, rest[off + 6:off + 6 + n].decode("utf-8", "replace")])
+            off += 6 + n
+        fields = {"verified": verified, "already": already, "failures": failures}
     return KINDS.get(kind, str(kind)), tid, fields
+
+
+def tree_entries(first, entries):
+    """ENTRIES: first index u32, then per entry kind u8 (0 file, 1 directory), mode u16, size u64, path str16."""
+    body = struct.pack(">I", first)
+    for path, mode, size in entries:
+        body += struct.pack(">BHQ", 1 if size is None else 0, mode, size or 0) + short_string(path)
+    return body
+
+
+def send_tree_file(c, tid, index, data):
+    """FILE(index, 0), CHUNKs, FILE_DONE(index, SHA-256)."""
+    c.send(transfer(T_FILE, tid, struct.pack(">IQ", index, 0)))
+    for off in range(0, len(data), MAX_CHUNK):
+        c.send(transfer(CHUNK, tid, struct.pack(">Q", off) + data[off:off + MAX_CHUNK]))
+    c.send(transfer(FILE_DONE, tid, struct.pack(">I", index) + hashlib.sha256(data).digest()))
 
 
 def parse_hello(payload):
@@ -304,7 +342,8 @@ def main():
     args = sys.argv[1:]
     session, timeout, plaintext, claim = "chat", 15.0, False, None
     opts = {"names": "[]", "name": "file.bin", "type": "application/octet-stream", "data-file": None, "extra": "0",
-            "reason": "", "count": "200000", "hold": "0", "hold-file": None}
+            "reason": "", "count": "200000", "hold": "0", "hold-file": None, "identity": None, "cut": None,
+            "total": "1024", "size": str(64 << 20), "entries": "[]", "peer-name": None}
     for key in list(opts):
         if "--" + key in args:
             i = args.index("--" + key); opts[key] = args[i + 1]; del args[i:i + 2]
@@ -324,7 +363,16 @@ def main():
     tls = not plaintext
     tmp = tempfile.mkdtemp(prefix="raw_peer.")
     try:
-        if tls:
+        if tls and opts["identity"]:
+            os.makedirs(opts["identity"], exist_ok=True)
+            cert, key = os.path.join(opts["identity"], "cert.pem"), os.path.join(opts["identity"], "key.pem")
+            if not os.path.exists(cert):
+                make_identity(opts["identity"])
+            from cryptography import x509
+            with open(cert, "rb") as f:
+                from cryptography.hazmat.primitives import serialization
+                our_id = spki_peer_id(x509.load_pem_x509_certificate(f.read()).public_bytes(serialization.Encoding.DER))
+        elif tls:
             cert, key, our_id = make_identity(tmp)
         else:
             cert, key, our_id = None, None, os.urandom(16)
@@ -344,7 +392,7 @@ def main():
 def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts=None):
     note = ""
     c.transfers = []
-    name = "raw-" + scenario
+    name = (opts or {}).get("peer-name") or "raw-" + scenario
 
     def hello(peer_id=our_id, key=datagram_key, version=1):
         return frame(HELLO, hello_payload(peer_id, name, session, key), version=version)
@@ -421,6 +469,17 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
         reply, fields = c.wait_transfer(tid, deadline)
         record = dict({"name": opts["name"], "id": tid, "reply": reply, "size": len(data)}, **fields)
         c.transfers.append(record)
+        if reply == "ACCEPT" and opts["cut"] is not None:
+            # A sender killed mid-way: some bytes, then the connection just ends.
+            begin = record["offset"]
+            c.send(transfer(START, tid, struct.pack(">Q", begin)))
+            cut = int(opts["cut"])
+            for off in range(begin, cut, MAX_CHUNK):
+                c.send(transfer(CHUNK, tid, struct.pack(">Q", off) + data[off:min(cut, off + MAX_CHUNK)]))
+            time.sleep(0.5)  # let the receiver write them before the connection goes
+            c.sock.close()
+            c.closed = True
+            return report(c, scenario, start, our_id, "cut after %d bytes" % cut)
         if reply == "ACCEPT":
             c.send(transfer(START, tid, struct.pack(">Q", 0)))
             payload = data + os.urandom(extra)
@@ -465,6 +524,44 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
                 except ValueError:
                     record["message"] = detail.hex()
                 break
+        if not c.closed:
+            c.send(frame(BYE))
+    elif scenario == "tree-lie":
+        handshake()
+        tid = random.getrandbits(63) + 1
+        size, total = int(opts["size"]), int(opts["total"])
+        c.send(transfer(TREE_OFFER, tid, struct.pack(">IQ", 1, total)))
+        c.send(transfer(ENTRIES, tid, tree_entries(0, [(opts["name"], 0o644, size)])))
+        reply, fields = c.wait_transfer(tid, deadline, skip=("ACK", "HELD"))
+        record = dict({"name": opts["name"], "id": tid, "reply": reply, "total": total, "size": size}, **fields)
+        c.transfers.append(record)
+        if reply == "TREE_ACCEPT":
+            try:
+                send_tree_file(c, tid, 0, os.urandom(size))
+                c.send(transfer(TREE_END, tid))
+            except OSError as e:
+                note = "sending: %s" % e
+            reply, fields = c.wait_transfer(tid, deadline)
+            record["result"] = dict({"reply": reply}, **fields)
+        if not c.closed:
+            c.send(frame(BYE))
+    elif scenario == "tree":
+        handshake()
+        tid = random.getrandbits(63) + 1
+        entries = [(path, mode, size) for path, mode, size in json.loads(opts["entries"])]
+        total = sum(size or 0 for _, _, size in entries)
+        c.send(transfer(TREE_OFFER, tid, struct.pack(">IQ", len(entries), total)))
+        c.send(transfer(ENTRIES, tid, tree_entries(0, entries)))
+        reply, fields = c.wait_transfer(tid, deadline, skip=("ACK", "HELD"))
+        record = dict({"name": None, "id": tid, "reply": reply}, **fields)
+        c.transfers.append(record)
+        if reply == "TREE_ACCEPT":
+            for index, (path, mode, size) in enumerate(entries):
+                if size is not None:
+                    send_tree_file(c, tid, index, os.urandom(size))
+            c.send(transfer(TREE_END, tid))
+            reply, fields = c.wait_transfer(tid, deadline)
+            c.tree_result = dict({"reply": reply}, **fields)
         if not c.closed:
             c.send(frame(BYE))
     elif scenario == "push":
@@ -546,7 +643,7 @@ def report(c, scenario, start, our_id, note):
         "error_code": c.error[0] if c.error else None, "error_reason": c.error[1] if c.error else None,
         "closed_by_server": c.closed, "tls_error": c.tls_error, "elapsed": round(time.monotonic() - start, 2),
         "note": note, "transfers": getattr(c, "transfers", []), "records": getattr(c, "records", []),
-        "sent": getattr(c, "sent", None),
+        "sent": getattr(c, "sent", None), "tree_result": getattr(c, "tree_result", None),
     }))
     return 0
 

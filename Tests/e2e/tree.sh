@@ -4,8 +4,8 @@
 # receiver of the session (--all). Each path given to send is one transfer (one question, files back to
 # back, each verified by SHA-256 and renamed into place):
 #  1. a 10,000-file tree (100 folders of 4 KiB random files, an empty folder, a mode-600 file, a 755
-#     script, a deeply nested file), sent by name to `receive --yes --once`: both exit 0, `diff -r` finds
-#     nothing, file modes are kept, send prints "Delivered 10,000 files ... all verified.", receive prints
+#     script, a deeply nested file), sent by name to `receive --yes --once --allow-executable`: both exit
+#     0, `diff -r` finds nothing, file modes are kept, send prints "Delivered 10,000 files ... all verified.", receive prints
 #     "Received 10,000 files ... each verified by SHA-256"; the same with --json on both ends: tree-finished
 #     says files=10000 verified=10000, and one file-received event per file;
 #  2. resume: a tree of 200 small files and three 32 MiB files (A's veth shaped to 80 Mbit/s so it takes
@@ -126,7 +126,8 @@ NCUT=$(find "$SRC/cut" -type f | wc -l)   # 203
 
 # ================================================================ 1. 10,000 files by name
 log "10,000 files, text output"
-receiver rx1 rx1 "$E2E_TMP/in1"
+# --allow-executable: accepted unasked (--yes), run.sh would otherwise arrive without its execute bits.
+receiver rx1 rx1 "$E2E_TMP/in1" --allow-executable
 sender tx1 tx1 --to "rx1-$TAG" "$SRC/many"
 exits tx1 120 0 "send of the 10,000-file tree succeeds"
 log "send has exited"

@@ -15,7 +15,12 @@ struct ReceiveCommand: AsyncParsableCommand {
             --verbose adds a line per file. Files are written as NAME.part and renamed to NAME only after their \
             SHA-256 matches; an existing NAME gets "NAME (1).ext" unless --overwrite. Names from the peer are checked: \
             nothing is written outside --dir. A sender that vanished mid-file (crash, lost connection) can run the \
-            same send again: it resumes where it stopped (the .part file stays).
+            same send again: it resumes where it stopped (the .part file stays; only that sender resumes it). \
+            --overwrite replaces regular files only: a folder, link, FIFO or device under an offered name stays, and that \
+            file fails with the reason. Hidden paths (a component starting with ".": .ssh/authorized_keys, \
+            .config/autostart/…) and execute bits are named in the question; accepted without one (--yes, --from) hidden \
+            files are skipped (not written, reported) unless --allow-hidden, and files arrive without execute bits unless \
+            --allow-executable. A tree whose total is not the sum of its files is refused.
             --stdout takes one byte stream instead (`p2p send - --as NAME`) and writes its bytes to standard output, \
             every message on stderr; it exits 0 only once the whole stream arrived and its SHA-256 matched, and non-zero \
             (7 cancelled, 8 broken or mismatched) if the stream broke, so the output is never mistaken for complete. \
@@ -36,8 +41,14 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: "Accept offers from this peer (display name or ID prefix) without asking.")
     var from: String?
 
-    @Flag(help: "Replace existing files instead of writing NAME (1).ext.")
+    @Flag(help: "Replace existing regular files (never a folder, link, FIFO or device) instead of writing NAME (1).ext.")
     var overwrite = false
+
+    @Flag(help: "Write files under hidden paths (.ssh/, .bashrc, …) when accepting without a question (--yes, --from); otherwise they are skipped.")
+    var allowHidden = false
+
+    @Flag(help: "Keep the execute bits files were offered with when accepting without a question (--yes, --from); otherwise they are removed.")
+    var allowExecutable = false
 
     @Flag(help: "One JSON object per event per line.")
     var json = false

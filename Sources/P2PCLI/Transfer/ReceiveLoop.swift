@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p receive`'s one loop: transfer and session events, keys, and the questions connection requests
@@ -21,7 +22,7 @@ final class ReceiveLoop {
     private struct Batch {
         let name: String
         let began = ContinuousClock.now
-        var files = 0, failed = 0, alreadyThere = 0
+        var files = 0, failed = 0, alreadyThere = 0, skipped = 0
         var bytes: UInt64 = 0
         /// The tree under way: its files so far and in all (for "n/N files").
         var tree: (done: Int, files: Int)?
@@ -63,6 +64,9 @@ final class ReceiveLoop {
     private var standing: [String: Bool] = [:]
     /// Transfers that started and have not ended.
     private var started: Set<UInt64> = []
+    /// Offers (peer ID/transfer ID) whose question named their hidden paths and execute bits: a yes to
+    /// that question allows them. Filled by the loop, read by the offer handler once answered.
+    private let named = NIOLockedValueBox<Set<String>>([])
 
     init(session: Session, transfers: FileTransfers, options: ReceiveCommand, directory: URL) {
         self.session = session
@@ -83,10 +87,15 @@ final class ReceiveLoop {
             if trusted(request.peer) { return true }
             return await Self.ask(.connection(request), through: feed)
         }
-        transfers.setOfferHandler { offer in
-            if trusted(offer.info.peer) { return true }
-            return await Self.ask(.offer(offer), through: feed)
-        }
+        let (allowsHidden, allowsExecutable, named) = (options.allowHidden, options.allowExecutable, named)
+        transfers.setOfferHandler(answers: { offer in
+            // Accepted unasked: hidden paths and execute bits only as the flags say.
+            if trusted(offer.info.peer) { return OfferAnswer(accepted: true, allowsHidden: allowsHidden, allowsExecutable: allowsExecutable) }
+            let yes = await Self.ask(.offer(offer), through: feed)
+            // A yes to a question that named them allows them; a standing answer ("a", a folder) did not.
+            let shown = named.withLockedValue { $0.remove(Self.key(offer.info)) != nil }
+            return OfferAnswer(accepted: yes, allowsHidden: allowsHidden || shown, allowsExecutable: allowsExecutable || shown)
+        })
         let transferPump = EventPump(transfers.events()) { feed.yield(.transfer($0)) }
         let sessionPump = EventPump(session.events()) { feed.yield(.session($0)) }
         Signals.onInterrupt { feed.yield(.interrupt) }
@@ -211,10 +220,14 @@ final class ReceiveLoop {
                 declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
                 return
             }
-            let what = info.fileCount == 1 && !info.name.hasSuffix("/")
+            let roots = offer.roots
+            var what = info.fileCount == 1 && !info.name.hasSuffix("/")
                 ? "\(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)))"
                 : "\(Self.count(info.fileCount, "file")), \(TransferView.bytes(info.size)) in \(Terminal.sanitize(info.name))"
-            _ = questions.queue.ask("\(name) offers \(what) — accept?", asker: asker)
+            // Several roots: which ones, not only how many.
+            if roots.count > 1 { what += " (\(Self.list(roots)))" }
+            named.withLockedValue { _ = $0.insert(Self.key(info)) }
+            _ = questions.queue.ask("\(name) offers \(what)\(Self.risks(offer)) — accept?", asker: asker)
         case .offer(let offer):
             let info = offer.info
             let folder = Self.folder(of: info.name)
@@ -238,11 +251,30 @@ final class ReceiveLoop {
                 _ = questions.queue.ask("\(name) offers the folder \(Terminal.sanitize(folder)) (first file \(Terminal.sanitize(info.name)), "
                                 + "\(TransferView.bytes(info.size))) — accept everything in it?", key: key, asker: asker)
             } else {
-                _ = questions.queue.ask("\(name) offers \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)), \(Terminal.sanitize(info.mediaType))) — accept? (a: all from \(name))",
+                named.withLockedValue { _ = $0.insert(Self.key(info)) }
+                _ = questions.queue.ask("\(name) offers \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)), \(Terminal.sanitize(info.mediaType)))\(Self.risks(offer)) — accept? (a: all from \(name))",
                                 key: key, asker: asker)
             }
         }
     }
+
+    /// Names what a yes would let through beyond plain files: " — includes hidden paths: .ssh/authorized_keys
+    /// — executable: run.sh"; empty when there is nothing of the kind.
+    static func risks(_ offer: IncomingOffer) -> String {
+        var text = ""
+        let hidden = offer.hiddenPaths, executable = offer.executablePaths
+        if !hidden.isEmpty { text += " — includes hidden paths: \(list(hidden))" }
+        if !executable.isEmpty { text += " — executable: \(list(executable))" }
+        return text
+    }
+
+    /// Up to `limit` peer-given names, sanitized, then "and N more".
+    static func list(_ names: [String], limit: Int = 5) -> String {
+        let shown = names.prefix(limit).map { Terminal.sanitize($0) }.joined(separator: ", ")
+        return names.count > limit ? "\(shown) and \(names.count - limit) more" : shown
+    }
+
+    private static func key(_ info: TransferInfo) -> String { "\(info.peer.id.hex)/\(info.id)" }
 
     private func declined(_ what: String) {
         if options.json { return }  // The transfer-failed event says it.
@@ -302,6 +334,10 @@ final class ReceiveLoop {
             batches[info.peer.id]?.tree?.done += 1
             if delivery.alreadyThere { batches[info.peer.id]?.alreadyThere += 1 } else { batches[info.peer.id]?.files += 1 }
             batches[info.peer.id]?.lastFile = (delivery.name, delivery.url?.path, delivery.sha256)
+        case .fileFailed(let info, _, .skipped):
+            // Left out as the answer said (a hidden path): reported, not a failure here.
+            batches[info.peer.id]?.skipped += 1
+            batches[info.peer.id]?.tree?.done += 1
         case .fileFailed(let info, _, _):
             tally.failed += 1
             batches[info.peer.id]?.failed += 1
@@ -330,7 +366,7 @@ final class ReceiveLoop {
             // An offer that never started: declined, withdrawn before the answer (its question went away
             // with a note), or refused (a hostile name).
             switch error {
-            case .denied: tally.denied += 1
+            case .denied, .skipped: tally.denied += 1
             case .cancelledByPeer, .peerDisconnected: break
             default: tally.failed += 1
             }
@@ -397,12 +433,13 @@ final class ReceiveLoop {
 
     /// One line for what a sender sent, when it leaves (or the receiver stops).
     private func summarize(_ peer: PeerID) {
-        guard let batch = batches.removeValue(forKey: peer), !options.json, batch.files + batch.failed + batch.alreadyThere > 0 else { return }
+        guard let batch = batches.removeValue(forKey: peer), !options.json, batch.files + batch.failed + batch.alreadyThere + batch.skipped > 0 else { return }
         if Terminal.stderrIsTTY && !options.network.verbose { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         let seconds = Double((ContinuousClock.now - batch.began).components.seconds) + Double((ContinuousClock.now - batch.began).components.attoseconds) / 1e18
         let rate = TransferView.bytes(UInt64(Self.rate(batch.bytes, since: batch.began)))
         let failed = (batch.alreadyThere > 0 ? "; \(batch.alreadyThere) already there (same SHA-256), left as they were" : "") + (batch.failed > 0 ? "; \(batch.failed) failed" : "")
-        if batch.files == 1, batch.failed == 0, batch.alreadyThere == 0, let file = batch.lastFile {
+            + (batch.skipped > 0 ? "; \(batch.skipped) skipped (hidden paths; --allow-hidden writes them)" : "")
+        if batch.files == 1, batch.failed == 0, batch.alreadyThere == 0, batch.skipped == 0, let file = batch.lastFile {
             Output.line("Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(batch.bytes)), \(rate)/s) from \(Terminal.sanitize(batch.name))"
                         + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; SHA-256 verified")
         } else {

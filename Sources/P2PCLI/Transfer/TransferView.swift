@@ -62,6 +62,13 @@ final class TransferView: Sendable {
                 let place = delivery.url.map { " → \(Terminal.sanitize($0.path))" } ?? ""
                 Output.line("\(verb) \(Terminal.sanitize(delivery.name)) (\(Self.bytes(delivery.size)))\(place)")
             }
+        case .fileFailed(let tree, let name, .skipped(_, let why)):
+            if json {
+                Output.json(["event": "file-skipped", "name": name, "tree": tree.name, "peer": tree.peer.displayName, "reason": why])
+            } else {
+                clearBar()
+                Output.error(Terminal.paint("p2p: skipped \(Terminal.sanitize(name)): \(why) (--allow-hidden writes them)", .yellow))
+            }
         case .fileFailed(let tree, let name, let error):
             if json {
                 Output.json(["event": "transfer-failed", "direction": tree.direction.rawValue, "name": name, "tree": tree.name,
@@ -74,10 +81,19 @@ final class TransferView: Sendable {
             if json {
                 Output.json(["event": "tree-finished", "direction": tree.direction.rawValue, "name": tree.name, "peer": tree.peer.displayName,
                              "files": tree.fileCount, "verified": report.deliveries.count { !$0.alreadyThere },
-                             "already-there": report.deliveries.count { $0.alreadyThere }, "failed": report.failures.count,
-                             "size": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, done: report.bytesSent))])
+                             "already-there": report.deliveries.count { $0.alreadyThere },
+                             "failed": report.failures.count - report.skipped.count, "skipped": report.skipped.count,
+                             // What is on this side now (arrived or already there), not what was offered.
+                             "size": report.deliveries.reduce(UInt64(0)) { $0 + $1.size }, "offered": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, done: report.bytesSent))])
             } else {
                 clearBar()
+            }
+        case .failed(let info, .skipped(_, let why)):
+            if json {
+                Output.json(["event": "file-skipped", "name": info.name, "peer": info.peer.displayName, "reason": why])
+            } else {
+                clearBar()
+                Output.error(Terminal.paint("p2p: skipped \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): \(why) (--allow-hidden writes it)", .yellow))
             }
         case .failed(let info, let error):
             if json {

@@ -39,8 +39,14 @@ public final class FileTransfers: Sendable {
         /// How long an offer waits for an answer; then it is denied ("not answered within …"), so no
         /// sender waits for ever and no question is kept for ever.
         public var decisionTimeout: Duration = .seconds(600)
+        /// What a yes from a `Bool` offer handler lets through: files under hidden paths
+        /// (`IncomingOffer.hiddenPaths`). Off, they are skipped (a single file so named is denied).
+        public var allowsHiddenPaths = false
+        /// What a yes from a `Bool` offer handler lets through: the execute bits of a tree's files. Off,
+        /// they arrive without them.
+        public var allowsExecutableModes = false
         /// The defaults: a 4 MiB window, an acknowledgement per MiB written, no overwriting, 16 offers
-        /// waiting per peer, 10 minutes to answer one.
+        /// waiting per peer, 10 minutes to answer one, no hidden paths and no execute bits written.
         public init() {}
     }
 
@@ -60,7 +66,7 @@ public final class FileTransfers: Sendable {
         var manifests: [UInt64: PendingManifest] = [:]
         /// Accepted trees being received.
         var trees: [UInt64: IncomingTree] = [:]
-        var offerHandler: (@Sendable (IncomingOffer) async -> Bool)?
+        var offerHandler: (@Sendable (IncomingOffer) async -> OfferAnswer)?
         /// Offers the handler has not answered yet, with the task asking it.
         var undecided: [UInt64: UndecidedOffer] = [:]
     }
@@ -118,7 +124,21 @@ public final class FileTransfers: Sendable {
     /// Decides on each offer; without a handler every offer is denied (consent first). An offer that
     /// goes away before the answer (the sender cancelled it or left) cancels the handler's task, so a
     /// question put to a person can be withdrawn; it is reported `.failed` and the answer is ignored.
+    ///
+    /// A yes lets through what the configuration allows (`allowsHiddenPaths`, `allowsExecutableModes`);
+    /// `setOfferHandler(answers:)` decides that per offer.
     public func setOfferHandler(_ handler: (@Sendable (IncomingOffer) async -> Bool)?) {
+        guard let handler else { return setOfferHandler(answers: nil) }
+        let hidden = configuration.allowsHiddenPaths, executable = configuration.allowsExecutableModes
+        setOfferHandler(answers: { @Sendable offer in
+            OfferAnswer(accepted: await handler(offer), allowsHidden: hidden, allowsExecutable: executable)
+        })
+    }
+
+    /// Decides on each offer, and for a yes which of its riskier parts go through: files under hidden
+    /// paths, execute bits (`IncomingOffer.hiddenPaths`, `.executablePaths`; a person should have seen
+    /// them named before allowing them). Otherwise as `setOfferHandler(_:)`.
+    public func setOfferHandler(answers handler: (@Sendable (IncomingOffer) async -> OfferAnswer)?) {
         state.withLockedValue { $0.offerHandler = handler }
     }
 
@@ -383,31 +403,41 @@ public final class FileTransfers: Sendable {
             emit(.failed(info, error))
             return
         }
-        ask(IncomingOffer(info: info, destination: destination)) { self.accept($0) }
+        ask(IncomingOffer(info: info, destination: destination)) { offer, answer in
+            // One file under a hidden path that the answer does not allow: skipped, which for a single
+            // file means denied, with the reason.
+            if !answer.allowsHidden, SafePath.isHidden(info.name) {
+                let error = TransferError.skipped(info.name, IncomingTree.hiddenReason)
+                try? self.send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+                self.emit(.failed(info, error))
+                return
+            }
+            self.accept(offer)
+        }
     }
 
-    /// Shows `offer` to the offer handler and runs `accept` on a yes; denies on a no.
-    func ask(_ offer: IncomingOffer, accept: @escaping @Sendable (IncomingOffer) -> Void) {
+    /// Shows `offer` to the offer handler and runs `accept` on a yes, with the answer; denies on a no.
+    func ask(_ offer: IncomingOffer, accept: @escaping @Sendable (IncomingOffer, OfferAnswer) -> Void) {
         let info = offer.info
         emit(.offered(offer))
         let handler = state.withLockedValue { $0.offerHandler }
         let timeout = configuration.decisionTimeout
         let decision = Task {
-            let accepted = await withDeadline(timeout) { await handler?(offer) ?? false }
+            let answer = await withDeadline(timeout) { await handler?(offer) ?? .declined }
             // A withdrawn offer (the sender gave up or left) was already reported: its answer goes nowhere.
             guard state.withLockedValue({ $0.undecided.removeValue(forKey: info.id) }) != nil else { return }
-            guard let accepted else {
+            guard let answer else {
                 let waited = "not answered within \(Self.describe(timeout))"
                 try? self.send(.deny(reason: waited), id: info.id, to: info.peer.id)
                 self.emit(.failed(info, .denied(PeerText(waited))))
                 return
             }
-            guard accepted else {
+            guard answer.accepted else {
                 try? self.send(.deny(reason: "declined by the receiver"), id: info.id, to: info.peer.id)
                 self.emit(.failed(info, .denied("declined by you")))
                 return
             }
-            accept(offer)
+            accept(offer, answer)
         }
         let withdrawn = state.withLockedValue { state in
             state.undecided[info.id]?.decision = decision

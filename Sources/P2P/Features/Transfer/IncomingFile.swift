@@ -54,42 +54,41 @@ final class IncomingFile: Sendable {
         queue.async { [self] in disk.withLockedValue { openPart(&$0) } }
     }
 
+    /// Finds what this sender's `.part` already holds (another sender's is not offered back: see
+    /// `PartFile`), checks the free space, and answers ACCEPT. Nothing is created yet: START makes the
+    /// file, so an offer refused here leaves nothing behind.
     private func openPart(_ state: inout DiskState) {
-        var createdPart = false
         do {
-            let fileManager = FileManager.default
-            try fileManager.createDirectory(at: partURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if !fileManager.fileExists(atPath: partURL.path) {
-                let fd = open(partURL.path, O_CREAT | O_EXCL | O_WRONLY, 0o644)
-                guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                close(fd)
-                createdPart = true
-            }
-            let handle = try FileHandle(forUpdating: partURL)
-            state.handle = handle
-            let existing = try handle.seekToEnd()
-            if existing > 0 && existing <= info.size {
-                try handle.seek(toOffset: 0)
-                var remaining = existing
-                while remaining > 0, let block = try handle.read(upToCount: Int(min(remaining, 1 << 20))), !block.isEmpty {
-                    state.prefixHasher.update(data: block)
-                    remaining -= UInt64(block.count)
+            try FileManager.default.createDirectory(at: partURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if let what = SafePath.nonRegular(partURL.path) { throw PartFile.Occupied(what: what) }
+            if let (descriptor, existing) = PartFile.openForResume(partURL.path, by: info.peer.id) {
+                let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+                if existing > 0 && existing <= info.size {
+                    state.handle = handle
+                    try handle.seek(toOffset: 0)
+                    var remaining = existing
+                    while remaining > 0, let block = try handle.read(upToCount: Int(min(remaining, 1 << 20))), !block.isEmpty {
+                        state.prefixHasher.update(data: block)
+                        remaining -= UInt64(block.count)
+                    }
+                    state.heldBytes = existing
+                } else {
+                    try? handle.close()
                 }
-                state.heldBytes = existing
             }
             // Refuse at once what cannot fit, rather than fill the disk and fail half-way.
             let needed = info.size - state.heldBytes
             if let free = Self.freeSpace(at: partURL.deletingLastPathComponent().path), needed > free {
-                try? handle.close()
+                try? state.handle?.close()
                 state.handle = nil
-                if createdPart { try? fileManager.removeItem(at: partURL) }
                 return fail(.unwritable(partURL.path, "not enough space: \(ByteCount.describe(needed)) needed, \(ByteCount.describe(free)) free"), tellPeer: true, &state)
             }
             // finalize() leaves the hasher as it is: it goes on over the rest of the file.
             offered.withLockedValue { $0 = state.heldBytes }
             transfers?.reply(.accept(offset: state.heldBytes, prefixHash: state.heldBytes > 0 ? Array(state.prefixHasher.finalize()) : Array(repeating: 0, count: 32)), for: self)
         } catch {
-            if createdPart { try? FileManager.default.removeItem(at: partURL) }
+            try? state.handle?.close()
+            state.handle = nil
             fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
         }
     }
@@ -142,13 +141,18 @@ final class IncomingFile: Sendable {
     }
 
     private func start(at offset: UInt64, _ state: inout DiskState) {
-        guard !state.over, let handle = state.handle else { return }
+        guard !state.over else { return }
         do {
+            let handle: FileHandle
             if offset == 0 {
-                // The sender's file differs from what we held: start over.
-                try handle.truncate(atOffset: 0)
+                // Nothing held, or the sender's file differs from what we held: a new .part, this sender's.
+                try? state.handle?.close()
+                handle = FileHandle(fileDescriptor: try PartFile.create(partURL.path, for: info.peer.id), closeOnDealloc: true)
+                state.handle = handle
                 state.hasher = SHA256()
             } else {
+                guard let held = state.handle else { return }
+                handle = held
                 state.hasher = state.prefixHasher
             }
             try handle.seek(toOffset: offset)
@@ -184,7 +188,9 @@ final class IncomingFile: Sendable {
     private func finish(theirs: [UInt8], _ state: inout DiskState) {
         guard !state.over, let handle = state.handle else { return }
         let ours = Array(state.hasher.finalize())
+        let verified = state.written == info.size && ours == theirs
         do {
+            if verified { PartFile.forget(on: handle.fileDescriptor) }
             try handle.synchronize()
             try handle.close()
         } catch {
@@ -210,12 +216,17 @@ final class IncomingFile: Sendable {
             }
         }
         let final = overwrite ? offer.destination : SafePath.available(offer.destination)
-        do {
-            if overwrite && fileManager.fileExists(atPath: final.path) { try fileManager.removeItem(at: final) }
-            try fileManager.moveItem(at: partURL, to: final)
-        } catch {
+        // Overwriting replaces a regular file and nothing else: a folder named like the offered file, a
+        // link, a FIFO or a device stays as it is, and this file fails with the reason.
+        if overwrite, let what = SafePath.nonRegular(final.path) {
             transfers?.reply(.result(verified: false, sha256: ours), for: self)
-            return fail(.unwritable(final.path, readableReason(error)), tellPeer: false, &state)
+            return fail(.unwritable(final.path, SafePath.notReplaced(what)), tellPeer: false, &state)
+        }
+        // rename(2) replaces an existing regular file in one step, which is what overwriting means.
+        guard rename(partURL.path, final.path) == 0 else {
+            let reason = errnoReason()
+            transfers?.reply(.result(verified: false, sha256: ours), for: self)
+            return fail(.unwritable(final.path, reason), tellPeer: false, &state)
         }
         state.over = true
         transfers?.reply(.result(verified: true, sha256: ours), for: self)

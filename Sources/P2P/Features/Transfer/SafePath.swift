@@ -36,7 +36,7 @@ public enum SafePath {
 
     /// Where `path` goes inside `directory`; the final check makes sure nothing escapes it.
     public static func resolve(_ path: String, in directory: URL) throws(TransferError) -> URL {
-        var checked: Set<String> = []
+        var checked: Set<[UInt8]> = []
         return URL(fileURLWithPath: try resolvedPath(path, under: folderPrefix(of: directory), checked: &checked), isDirectory: false)
     }
 
@@ -50,8 +50,11 @@ public enum SafePath {
     /// Where `path` goes under `prefix` (from `folderPrefix`), as a plain path. For many paths in one
     /// directory, `checked` remembers the folders already found not to be symbolic links, so a tree of
     /// 10,000 files does not look at its folders 10,000 times; and no URL is made of each entry, which
-    /// cost more than the checks.
-    static func resolvedPath(_ path: String, under prefix: String, checked: inout Set<String>) throws(TransferError) -> String {
+    /// cost more than the checks. It holds the paths' bytes, not Strings: String equality is Unicode
+    /// canonical equivalence ("é" precomposed equals "e" + U+0301), but the file system compares bytes,
+    /// so a String key would let a folder checked under one spelling vouch for a symbolic link under
+    /// the other.
+    static func resolvedPath(_ path: String, under prefix: String, checked: inout Set<[UInt8]>) throws(TransferError) -> String {
         let parts = try components(of: path)
         // `components` refused `.`, `..` and empty parts, so joining cannot climb out; checked anyway.
         let target = prefix + parts.joined(separator: "/")
@@ -62,29 +65,65 @@ public enum SafePath {
         var walk = String(prefix.dropLast())
         for part in parts.dropLast() {
             walk += "/" + part
-            guard !checked.contains(walk) else { continue }
+            let key = Array(walk.utf8)
+            guard !checked.contains(key) else { continue }
             var info = stat()
             if lstat(walk, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
                 throw .unsafeName(path, "\(part) is a symbolic link")
             }
             // A folder, or nothing yet (it will be made by us): either way, not a link out.
-            checked.insert(walk)
+            checked.insert(key)
         }
         return target
     }
 
-    /// `name.ext`, else `name (1).ext`, `name (2).ext`, … — the first that does not exist yet.
+    /// `name.ext`, else `name (1).ext`, `name (2).ext`, … — the first that does not exist yet. A
+    /// symbolic link counts as existing even when it leads nowhere (renaming onto it would replace it).
     public static func available(_ url: URL) -> URL {
-        let fileManager = FileManager.default
-        guard fileManager.fileExists(atPath: url.path) else { return url }
+        guard exists(url.path) else { return url }
         let directory = url.deletingLastPathComponent()
         let ext = url.pathExtension
         let stem = url.deletingPathExtension().lastPathComponent
         for number in 1... {
             let name = ext.isEmpty ? "\(stem) (\(number))" : "\(stem) (\(number)).\(ext)"
             let candidate = directory.appendingPathComponent(name)
-            if !fileManager.fileExists(atPath: candidate.path) { return candidate }
+            if !exists(candidate.path) { return candidate }
         }
         return url
+    }
+
+    /// Whether anything (a dangling symbolic link included) is at `path`, relative to `folder` (a
+    /// directory descriptor) when one is given.
+    static func exists(_ path: String, in folder: Int32 = AT_FDCWD) -> Bool {
+        var info = stat()
+        return fstatat(folder, path, &info, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
+    /// What is at `path` when it is not a regular file ("a directory", "a symbolic link", …); nil when
+    /// nothing is there or a regular file is. Overwriting replaces regular files only: whatever else is
+    /// there (a folder and what is in it, a link, a FIFO, a device) is never removed.
+    static func nonRegular(_ path: String, in folder: Int32 = AT_FDCWD) -> String? {
+        var info = stat()
+        guard fstatat(folder, path, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFLNK: return "a symbolic link"
+        case S_IFIFO: return "a FIFO"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
+    }
+
+    /// The reason a file is not placed at `path` because something other than a regular file is there.
+    static func notReplaced(_ what: String) -> String {
+        "\(what) is there; only a regular file is ever replaced, so it was left as it is (the verified bytes stay in the .part file)"
+    }
+
+    /// Whether a component of `path` starts with "." (`.ssh/authorized_keys`, `a/.git/hooks/x`): a
+    /// hidden file, the kind that configures programs rather than holds a person's data.
+    public static func isHidden(_ path: String) -> Bool {
+        path.split(separator: "/").contains { $0.first == "." }
     }
 }

@@ -37,6 +37,49 @@ public struct IncomingOffer: Sendable {
     public let destination: URL
     /// A tree's manifest (files and directories, in order); empty for a single file.
     public var entries: [TreeEntry] = []
+
+    /// Files whose path has a component starting with "." (`.ssh/authorized_keys`, `.config/autostart/x`):
+    /// the places where a file changes what a program does. A receiver names them before it accepts;
+    /// unless its answer allows them (`OfferAnswer.allowsHidden`) they are skipped, never written.
+    public var hiddenPaths: [String] {
+        guard info.isTree else { return SafePath.isHidden(info.name) ? [info.name] : [] }
+        return entries.filter { $0.kind == .file && SafePath.isHidden($0.path) }.map(\.path)
+    }
+
+    /// Files of a tree offered with an execute bit; unless the answer allows them
+    /// (`OfferAnswer.allowsExecutable`) they arrive without any execute bit. A single file never has one.
+    public var executablePaths: [String] {
+        entries.filter { $0.kind == .file && $0.mode & 0o111 != 0 }.map(\.path)
+    }
+
+    /// The top-level items of the offer, in manifest order: `many/` for a folder, a file's name; for a
+    /// single file its path as offered.
+    public var roots: [String] {
+        guard info.isTree else { return [info.name] }
+        return TreeManifest.roots(entries)
+    }
+}
+
+/// What a receiver says to an offer: no, or yes and which of the riskier parts it lets through.
+public struct OfferAnswer: Sendable, Equatable {
+    /// Whether the offer is accepted at all.
+    public var accepted: Bool
+    /// Write files whose path has a component starting with "." (`IncomingOffer.hiddenPaths`); when
+    /// false they are skipped: not written, reported as skipped with the reason (a single file so named
+    /// is denied).
+    public var allowsHidden: Bool
+    /// Keep the execute bits a tree's files were offered with; when false they arrive without them.
+    public var allowsExecutable: Bool
+
+    /// An answer; by default a yes lets neither hidden paths nor execute bits through.
+    public init(accepted: Bool, allowsHidden: Bool = false, allowsExecutable: Bool = false) {
+        self.accepted = accepted
+        self.allowsHidden = allowsHidden
+        self.allowsExecutable = allowsExecutable
+    }
+
+    /// No.
+    public static let declined = OfferAnswer(accepted: false)
 }
 
 /// A file that arrived whole and verified, or one that was delivered to a peer.
@@ -63,6 +106,9 @@ public struct TreeReport: Sendable, Equatable {
     public var failures: [FileFailure]
     /// Bytes that travelled (not counting skipped files and resumed prefixes).
     public var bytesSent: UInt64
+    /// Files the receiver's answer did not let through (hidden paths): not written, with the reason.
+    /// Also in `failures`, since the sender hears of them as files that did not arrive.
+    public var skipped: [FileFailure] = []
 
     /// One file of a tree that did not arrive.
     public struct FileFailure: Sendable, Equatable {
@@ -131,6 +177,13 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case filesFailed(count: Int, first: String)
     /// Two of the paths to send would arrive under the same name.
     case duplicateName(String)
+    /// The offer from a peer (its name, first value) contradicts itself (a tree whose total is not the
+    /// sum of its files): refused before anyone was asked or anything written. The second value says
+    /// what does not add up.
+    case untruthfulOffer(peer: String, String)
+    /// A file (its relative path, first value) was not written because the receiver's answer does not
+    /// let it through, for the reason given second (a hidden path).
+    case skipped(String, String)
 
     /// What went wrong, for people; names a resume where one is possible.
     public var description: String {
@@ -155,6 +208,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(PeerText(name)) runs an older p2p (protocol version 1 without the \(capability) capability in its HELLO), which cannot receive this; update p2p there"
         case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(PeerText(first)))"
         case .duplicateName(let name): "two of the paths would arrive as \(name); send them separately"
+        case .untruthfulOffer(let peer, let what): "refused the offer from \(PeerText(peer)): \(what); the sender's p2p is broken or hostile"
+        case .skipped(let name, let why): "skipped \(PeerText(name)): \(why)"
         }
     }
 }

@@ -38,10 +38,21 @@ extension FileTransfers {
         var info = pending.info
         info.name = TreeManifest.label(pending.entries)
         info.fileCount = pending.entries.count { $0.kind == .file }
+        // The total is what the person is asked about and what the free space is checked against: it
+        // must be the sum of the files, or the offer is refused before anyone is asked.
+        if let lie = Self.untruthful(total: info.size, pending.entries) {
+            _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
+            let error = TransferError.untruthfulOffer(peer: info.peer.displayName, lie)
+            try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+            emit(.failed(info, error))
+            return
+        }
         var destinations: [String] = []
         destinations.reserveCapacity(pending.entries.count)
+        // Strings on purpose: two spellings of one name that are canonically equivalent count as one
+        // (refused as a duplicate), which is right where the file system normalizes names too.
         var seen: Set<String> = []
-        var checked: Set<String> = []
+        var checked: Set<[UInt8]> = []
         let prefix = SafePath.folderPrefix(of: directory)
         for entry in pending.entries {
             do {
@@ -59,11 +70,24 @@ extension FileTransfers {
         var offer = IncomingOffer(info: info, destination: directory)
         offer.entries = pending.entries
         let resolved = destinations
-        ask(offer) { offer in
-            let tree = IncomingTree(offer: offer, paths: resolved, transfers: self)
+        ask(offer) { offer, answer in
+            let tree = IncomingTree(offer: offer, paths: resolved, answer: answer, transfers: self)
             self.state.withLockedValue { $0.trees[offer.info.id] = tree }
             tree.begin()
         }
+    }
+
+    /// What does not add up in a tree whose TREE_OFFER says `total` bytes, or nil when the files' sizes
+    /// sum to exactly that (without overflowing a u64).
+    static func untruthful(total: UInt64, _ entries: [TreeEntry]) -> String? {
+        var sum: UInt64 = 0
+        for entry in entries {
+            let (added, overflow) = sum.addingReportingOverflow(entry.size)
+            guard !overflow else { return "its files add up to more than 2^64 bytes" }
+            sum = added
+        }
+        guard sum != total else { return nil }
+        return "its total says \(ByteCount.describe(total)) (\(total) bytes), but its files add up to \(ByteCount.describe(sum)) (\(sum) bytes)"
     }
 
     func reply(_ body: TransferMessage.Body, id: UInt64, to peer: PeerID) {

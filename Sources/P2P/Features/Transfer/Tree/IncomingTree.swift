@@ -28,6 +28,11 @@ final class IncomingTree: Sendable {
     private weak let transfers: FileTransfers?
     private let acknowledgeEvery: UInt64
     private let overwrite: Bool
+    /// What the receiver's answer lets through: hidden paths, execute bits.
+    private let answer: OfferAnswer
+    /// File entries not to be written (hidden paths the answer does not allow): their bytes are taken
+    /// off the wire, counted for flow control and dropped; each is reported as skipped.
+    private let skipped: Set<UInt32>
     private let queue: DispatchQueue
     private let disk = NIOLockedValueBox(DiskState())
     private let order = NIOLockedValueBox(OrderState())
@@ -41,11 +46,17 @@ final class IncomingTree: Sendable {
         var nextIndex: UInt32 = 0
         /// The file whose chunks are arriving, and the next offset.
         var current: (index: UInt32, next: UInt64)?
+        /// Data bytes (CHUNK and SMALL) of the whole tree so far: never more than the offer's total.
+        var received: UInt64 = 0
         var ended = false
     }
 
     private struct DiskState {
         var handle: FileHandle?
+        /// The current file is not written (skipped, or its `.part` cannot be made): its chunks are
+        /// dropped, and at FILE_DONE it fails with `discardReason`, or is reported skipped without one.
+        var discarding: UInt32?
+        var discardReason: TransferError?
         var current: (index: UInt32, part: String, hasher: SHA256, written: UInt64, start: UInt64)?
         /// SHA-256 states after each held `.part` prefix, in case the sender resumes there.
         var prefixHashers: [UInt32: SHA256] = [:]
@@ -62,6 +73,7 @@ final class IncomingTree: Sendable {
         var verified: UInt32 = 0
         var alreadyThere: UInt32 = 0
         var failed: [FailedFile] = []
+        var skippedFiles: [TreeReport.FileFailure] = []
         var handled: Set<UInt32> = []
         var deliveries: [Delivery] = []
         /// Per-file events of the message being handled, emitted together when it is done: one wake-up
@@ -70,7 +82,7 @@ final class IncomingTree: Sendable {
         var over = false
     }
 
-    init(offer: IncomingOffer, paths: [String], transfers: FileTransfers) {
+    init(offer: IncomingOffer, paths: [String], answer: OfferAnswer, transfers: FileTransfers) {
         info = offer.info
         entries = offer.entries
         self.paths = paths
@@ -80,6 +92,8 @@ final class IncomingTree: Sendable {
         self.transfers = transfers
         acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
         overwrite = transfers.configuration.overwrite
+        self.answer = answer
+        skipped = answer.allowsHidden ? [] : Set(offer.entries.indices.filter { SafePath.isHidden(offer.entries[$0].path) }.map { UInt32($0) })
         queue = DispatchQueue(label: "p2p.tree.\(info.id)")
     }
 
@@ -101,7 +115,13 @@ final class IncomingTree: Sendable {
             if listings[folder] == nil { listings[folder] = Set((try? fileManager.contentsOfDirectory(atPath: folder)) ?? []) }
             return listings[folder]!.contains(String(path.dropFirst(folder.count + 1)))
         }
+        var skippedBytes: UInt64 = 0
         for (position, entry) in entries.enumerated() {
+            // A hidden folder is not made, a hidden file not looked for: neither is written.
+            if skipped.contains(UInt32(position)) {
+                skippedBytes += entry.size
+                continue
+            }
             if entry.kind == .directory {
                 do {
                     try makeDirectory(paths[position], &state)
@@ -119,15 +139,19 @@ final class IncomingTree: Sendable {
                 state.wholeHashes[index] = Array(hasher.finalize())
                 held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: state.wholeHashes[index]!))
                 heldBytes += entry.size
-            } else if lstat(paths[position] + ".part", &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG,
-                      UInt64(attributes.st_size) <= entry.size, attributes.st_size > 0,
-                      let hasher = Self.hash(URL(fileURLWithPath: paths[position] + ".part", isDirectory: false), upTo: UInt64(attributes.st_size)) {
-                state.prefixHashers[index] = hasher
-                held.append(HeldFile(index: index, state: .partial, length: UInt64(attributes.st_size), sha256: Array(hasher.finalize())))
-                heldBytes += UInt64(attributes.st_size)
+            } else if let (descriptor, length) = PartFile.openForResume(paths[position] + ".part", by: info.peer.id) {
+                // Only this sender's own .part is offered back (PartFile): another peer learns nothing of it.
+                let reader = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+                var hasher = SHA256()
+                if length > 0, length <= entry.size, (try? FileTransfers.hash(reader, upTo: length, into: &hasher)) != nil {
+                    state.prefixHashers[index] = hasher
+                    held.append(HeldFile(index: index, state: .partial, length: length, sha256: Array(hasher.finalize())))
+                    heldBytes += length
+                }
+                try? reader.close()
             }
         }
-        let needed = info.size - min(info.size, heldBytes)
+        let needed = info.size - min(info.size, heldBytes + skippedBytes)
         if let free = IncomingFile.freeSpace(at: transfers?.directory.path ?? "/"), needed > free {
             return fail(.unwritable(transfers?.directory.path ?? "", "not enough space: \(ByteCount.describe(needed)) needed, \(ByteCount.describe(free)) free"),
                         tellPeer: true, &state)
@@ -197,6 +221,7 @@ final class IncomingTree: Sendable {
             let next = offset + UInt64(bytes.readableBytes)
             guard next <= entries[Int(current.index)].size else { return "more bytes than the \(entries[Int(current.index)].size) offered" }
             order.current = (current.index, next)
+            order.received += UInt64(bytes.readableBytes)
         case .fileDone(let index, _):
             guard order.current?.index == index else { return "FILE_DONE for entry \(index), not the current file" }
             order.current = nil
@@ -209,6 +234,7 @@ final class IncomingTree: Sendable {
                 guard UInt64(file.bytes.readableBytes) == entries[Int(file.index)].size else {
                     return "SMALL entry \(file.index) of \(file.bytes.readableBytes) bytes, offered \(entries[Int(file.index)].size)"
                 }
+                order.received += UInt64(file.bytes.readableBytes)
             }
         case .treeEnd:
             guard order.current == nil else { return "TREE_END inside a file" }
@@ -216,6 +242,9 @@ final class IncomingTree: Sendable {
         default:
             return "unexpected \(Self.name(of: body)) in a tree"
         }
+        // Each file gets at most its size and the sizes add up to the total (checked before the offer
+        // was shown), so this holds already; checked anyway, since it is the promise made to the person.
+        guard order.received <= info.size else { return "more bytes than the \(info.size) offered for the tree" }
         return nil
     }
 
@@ -251,31 +280,53 @@ final class IncomingTree: Sendable {
     }
 
     private func open(_ index: UInt32, at offset: UInt64, _ state: inout DiskState) {
+        if skipped.contains(index) {
+            state.discarding = index
+            return
+        }
         let part = paths[Int(index)] + ".part"
         do {
             try makeDirectory(folders[Int(index)], &state)
-            if !FileManager.default.fileExists(atPath: part) {
-                guard FileManager.default.createFile(atPath: part, contents: nil) else { throw POSIXError(.EACCES) }
-            }
-            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: part, isDirectory: false))
+            let handle: FileHandle
             let hasher: SHA256
             if offset == 0 {
-                try handle.truncate(atOffset: 0)
+                // A new .part, this sender's, never the old one truncated in place (PartFile).
+                handle = FileHandle(fileDescriptor: try PartFile.create(part, for: info.peer.id), closeOnDealloc: true)
                 hasher = SHA256()
             } else {
-                hasher = state.prefixHashers[index] ?? SHA256()
+                // The HELD offset: this sender's own .part, checked when the tree was accepted.
+                guard let (descriptor, length) = PartFile.openForResume(part, by: info.peer.id) else {
+                    throw PartFile.Occupied(what: "a .part file that is not this sender's")
+                }
+                handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+                guard length >= offset, let prefix = state.prefixHashers[index] else {
+                    try? handle.close()
+                    throw PartFile.Occupied(what: "a .part file that changed since it was offered back")
+                }
+                hasher = prefix
+                try handle.truncate(atOffset: offset)
                 try handle.seek(toOffset: offset)
                 state.spared += offset
             }
             state.prefixHashers[index] = nil
             state.handle = handle
             state.current = (index, part, hasher, offset, offset)
+        } catch let occupied as PartFile.Occupied {
+            // Something that is not ours sits where the .part goes (a link, a folder, a FIFO, another
+            // sender's .part): this file fails, the others go on.
+            state.discarding = index
+            state.discardReason = .unwritable(part, occupied.description)
         } catch {
             fail(.unwritable(part, readableReason(error)), tellPeer: true, &state)
         }
     }
 
     private func write(_ bytes: ByteBuffer, _ state: inout DiskState) {
+        if state.discarding != nil {
+            // Not written; counted, so that the sender's window moves on.
+            state.written += UInt64(bytes.readableBytes)
+            return acknowledgeAndReport(&state)
+        }
         guard let handle = state.handle, var current = state.current else { return }
         do {
             try bytes.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
@@ -290,12 +341,22 @@ final class IncomingTree: Sendable {
     }
 
     private func finishFile(_ index: UInt32, theirs: [UInt8], _ state: inout DiskState) {
+        if state.discarding == index {
+            state.discarding = nil
+            if let reason = state.discardReason {
+                state.discardReason = nil
+                return fileFailed(index, reason, &state)
+            }
+            return skip(index, &state)
+        }
         guard let handle = state.handle, let current = state.current else { return }
         state.handle = nil
         state.current = nil
-        try? handle.close()
         let ours = Array(current.hasher.finalize())
         let entry = entries[Int(index)]
+        // The sender's record described the transfer; the file about to take its name does not keep it.
+        if current.written == entry.size, ours == theirs { PartFile.forget(on: handle.fileDescriptor) }
+        try? handle.close()
         guard current.written == entry.size, ours == theirs else {
             // The .part stays, for a look or for the next run to start over.
             let error: TransferError = current.written != entry.size
@@ -308,16 +369,20 @@ final class IncomingTree: Sendable {
 
     private func writeSmall(_ file: SmallFile, _ state: inout DiskState) {
         let index = file.index
+        if skipped.contains(index) {
+            state.written += UInt64(file.bytes.readableBytes)
+            return skip(index, &state)
+        }
         let ours = file.bytes.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
         guard ours == file.sha256 else { return fileFailed(index, .verificationFailed(expected: file.sha256.hex, got: ours.hex), &state) }
         let part = names[Int(index)] + ".part"
         let folder: Int32
         do {
             folder = try folderDescriptor(folders[Int(index)], &state)
-            let descriptor = openat(folder, part, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            // Written whole here and renamed at once: no sender is recorded, nothing is left to resume.
+            let descriptor = try PartFile.create(part, in: folder, for: nil)
             defer { close(descriptor) }
-            fchmod(descriptor, mode_t(entries[Int(index)].mode))
+            fchmod(descriptor, mode(of: index))
             try file.bytes.withUnsafeReadableBytes { buffer in
                 var done = 0
                 while done < buffer.count {
@@ -329,13 +394,19 @@ final class IncomingTree: Sendable {
                     done += wrote
                 }
             }
+        } catch let occupied as PartFile.Occupied {
+            state.written += UInt64(file.bytes.readableBytes)
+            return fileFailed(index, .unwritable(paths[Int(index)] + ".part", occupied.description), &state)
         } catch {
             return fail(.unwritable(paths[Int(index)] + ".part", readableReason(error)), tellPeer: true, &state)
         }
         state.written += UInt64(file.bytes.readableBytes)
         let name = names[Int(index)]
-        let final = overwrite || faccessat(folder, name, F_OK, 0) != 0 ? name : SafePath.available(destination(Int(index))).lastPathComponent
-        // rename(2) replaces an existing file in one step, which is what overwriting means.
+        if overwrite, let what = SafePath.nonRegular(name, in: folder) {
+            return fileFailed(index, .unwritable(paths[Int(index)], SafePath.notReplaced(what)), &state)
+        }
+        let final = overwrite || !SafePath.exists(name, in: folder) ? name : SafePath.available(destination(Int(index))).lastPathComponent
+        // rename(2) replaces an existing regular file in one step, which is what overwriting means.
         guard renameat(folder, part, folder, final) == 0 else {
             return fileFailed(index, .unwritable(folders[Int(index)] + "/" + final, String(cString: strerror(errno))), &state)
         }
@@ -362,15 +433,38 @@ final class IncomingTree: Sendable {
     /// applies the sender's permission bits.
     private func place(_ index: UInt32, from part: String, sha256: [UInt8], resumedFrom: UInt64, _ state: inout DiskState) {
         let path = paths[Int(index)]
-        let final = overwrite || access(path, F_OK) != 0 ? path : SafePath.available(destination(Int(index))).path
-        // rename(2) replaces an existing file in one step, which is what overwriting means.
+        // Overwriting replaces a regular file and nothing else: a folder (and what is in it), a link, a
+        // FIFO or a device under the name stays, and this file fails with the reason.
+        if overwrite, let what = SafePath.nonRegular(path) {
+            return fileFailed(index, .unwritable(path, SafePath.notReplaced(what)), &state)
+        }
+        let final = overwrite || !SafePath.exists(path) ? path : SafePath.available(destination(Int(index))).path
+        // rename(2) replaces an existing regular file in one step, which is what overwriting means.
         guard rename(part, final) == 0 else {
             return fileFailed(index, .unwritable(final, String(cString: strerror(errno))), &state)
         }
-        chmod(final, mode_t(entries[Int(index)].mode))
+        chmod(final, mode(of: index))
         state.verified += 1
         delivered(index, sha256: sha256, url: URL(fileURLWithPath: final, isDirectory: false), resumedFrom: resumedFrom, alreadyThere: false, &state)
     }
+
+    /// The entry's permission bits as they are applied: without execute bits unless the answer allows them.
+    private func mode(of index: UInt32) -> mode_t {
+        mode_t(entries[Int(index)].mode) & (answer.allowsExecutable ? 0o777 : 0o666)
+    }
+
+    /// A file the answer does not let through: nothing written, reported as skipped (to the sender, as a
+    /// file that did not arrive, with the reason).
+    private func skip(_ index: UInt32, _ state: inout DiskState) {
+        state.handled.insert(index)
+        let error = TransferError.skipped(entries[Int(index)].path, Self.hiddenReason)
+        state.failed.append(FailedFile(index: index, reason: error.description))
+        state.skippedFiles.append(TreeReport.FileFailure(name: entries[Int(index)].path, reason: error.description))
+        state.events.append(.fileFailed(info, name: entries[Int(index)].path, error))
+    }
+
+    /// Why a hidden file was skipped.
+    static let hiddenReason = "a hidden path (a component starts with \".\"), which this receiver does not accept"
 
     private func delivered(_ index: UInt32, sha256: [UInt8], url: URL, resumedFrom: UInt64, alreadyThere: Bool, _ state: inout DiskState) {
         state.handled.insert(index)
@@ -409,11 +503,14 @@ final class IncomingTree: Sendable {
         state.over = true
         transfers?.reply(.ack(written: state.written), id: info.id, to: info.peer.id)
         transfers?.reply(.treeResult(verified: state.verified, alreadyThere: state.alreadyThere, failed: state.failed), id: info.id, to: info.peer.id)
-        transfers?.progress(tree: self, started: nil, bytes: info.size)
+        // What really arrived (or was already there), not what was offered.
+        transfers?.progress(tree: self, started: nil, bytes: state.deliveries.reduce(0) { $0 + $1.size })
         flushEvents(&state)
         let failures = state.failed.map { TreeReport.FileFailure(name: entries[Int($0.index)].path, reason: $0.reason) }
         let sent = state.written
-        transfers?.finished(tree: self, .success(TreeReport(deliveries: state.deliveries, failures: failures, bytesSent: sent)))
+        var report = TreeReport(deliveries: state.deliveries, failures: failures, bytesSent: sent)
+        report.skipped = state.skippedFiles
+        transfers?.finished(tree: self, .success(report))
     }
 
     /// Ends the tree; finished files stay where they are, the current `.part` stays for a resume.

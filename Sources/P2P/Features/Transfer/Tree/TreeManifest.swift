@@ -60,14 +60,20 @@ struct TreeManifest {
     /// What a person is shown for a tree: `many/` for one folder, the name for one file, else how many
     /// top-level items.
     static func label(_ entries: [TreeEntry]) -> String {
+        let roots = roots(entries)
+        return roots.count == 1 ? roots[0] : "\(roots.count) items"
+    }
+
+    /// The top-level items, in manifest order: a folder as `name/`, a file as its name.
+    static func roots(_ entries: [TreeEntry]) -> [String] {
         var roots: [String] = []
+        var seen: Set<String> = []
         for entry in entries {
             let root = String(entry.path.prefix { $0 != "/" })
-            if roots.last != root && !roots.contains(root) { roots.append(root) }
+            guard seen.insert(root).inserted else { continue }
+            // A folder's entries come after it; a root whose first entry is nested is a folder too.
+            roots.append(entry.kind == .directory || entry.path.count > root.count ? root + "/" : root)
         }
-        if roots.count == 1, let first = entries.first {
-            return first.kind == .directory ? roots[0] + "/" : roots[0]
-        }
-        return "\(roots.count) items"
+        return roots
     }
 }
