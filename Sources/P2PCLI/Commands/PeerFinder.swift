@@ -80,11 +80,12 @@ struct PeerFinder {
             seen.append(peer)
             var match = peer
             if let to {
-                guard try PeerTarget.resolve(to, among: session.knownPeers) != nil else { continue }
+                let pins = session.configuration.trustStore?.all ?? []
+                guard try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) != nil else { continue }
                 // One browse reports peers one by one: a second "bob" (or the "bob (2)" DNS-SD made of it)
                 // may come a moment after the first. Let them arrive before deciding there is only one.
                 try? await Task.sleep(for: Self.settleAfterMatch)
-                guard let named = try PeerTarget.resolve(to, among: session.knownPeers) else { continue }
+                guard let named = try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) else { continue }
                 match = named
             }
             let giveUp = ContinuousClock.now + .seconds(Self.staleRecordGrace)
@@ -126,7 +127,7 @@ struct PeerFinder {
         guard let store else { return nil }
         let pinned = store.all
         let candidates = pinned.map { PeerInfo(id: $0.id, displayName: $0.name, sessionID: "") }
-        guard let match = try PeerTarget.resolve(query, among: candidates) else { return nil }
+        guard let match = try PeerTarget.resolve(query, among: candidates, pinned: pinned) else { return nil }
         return pinned.first { $0.id == match.id }
     }
 

@@ -168,10 +168,11 @@ final class ReceiveLoop {
         if tally.received == 0 && tally.denied > 0 { throw ExitStatus.denied }
     }
 
-    /// `--yes`, or `--from` naming the peer (display name, or an ID prefix of at least four characters).
+    /// `--yes`, or `--from` naming the peer (`PeerTarget.fits`: its pinned name for a pinned key, never a
+    /// name pinned to another key; or an ID or fingerprint prefix of at least four characters).
     private static func trusted(everyone: Bool, from: String?) -> @Sendable (PeerInfo) -> Bool {
         { peer in
-            everyone || from.map { $0 == peer.displayName || ($0.count >= 4 && peer.id.hex.hasPrefix($0.lowercased())) } ?? false
+            everyone || from.map { PeerTarget.fits(from: $0, peer) } ?? false
         }
     }
 
@@ -190,7 +191,7 @@ final class ReceiveLoop {
     private func queue(_ asker: AskedQuestion) {
         guard questions.admit(asker) else { return }
         let peer = asker.question.peer
-        let name = Terminal.sanitize(peer.displayName)
+        let name = PeerTarget.name(peer)
         switch asker.question {
         case .connection(let request):
             switch policy.decide(peer.id, trust: request.trust) {

@@ -49,12 +49,12 @@ struct StreamReceive {
         let streams = ByteStreams(session: session)
         let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
         let trusted: @Sendable (PeerInfo) -> Bool = { peer in
-            yes || from.map { $0 == peer.displayName || ($0.count >= 4 && peer.id.hex.hasPrefix($0.lowercased())) } ?? false
+            yes || from.map { PeerTarget.fits(from: $0, peer) } ?? false
         }
         let asker = Asker()
         session.setConnectionRequestHandler { request in
             if trusted(request.peer) { return true }
-            if case .known = request.trust { return true }
+            if request.trust.pinnedKey != nil { return true }
             guard interactive else { return false }
             let note = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
                 .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
