@@ -93,6 +93,12 @@ enum PeerTarget {
         PeerMatcher(query).names(peer)
     }
 
+    /// What to pass to `--from` to trust this peer: its pinned name for a pinned key (the name it calls
+    /// itself would not do), else the name it uses; sanitized.
+    static func fromName(_ peer: PeerInfo) -> String {
+        Terminal.sanitize(peer.trust.pinnedKey?.name ?? peer.displayName)
+    }
+
     static func ambiguous(_ query: String, _ peers: [PeerInfo]) -> ReachError {
         let listed = peers.sorted { $0.id < $1.id }.map(label).joined(separator: ", ")
         return .ambiguous("\(peers.count) peers fit --to \(Terminal.sanitize(query)): \(listed); "

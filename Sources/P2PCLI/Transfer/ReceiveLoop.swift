@@ -198,7 +198,7 @@ final class ReceiveLoop {
             case .accept: asker.answer.resume(returning: true)
             case .deny:
                 asker.answer.resume(returning: false)
-                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
+                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(PeerTarget.fromName(peer))")
             case .ask:
                 let trust = ChatView.trustNote(request.trust, fingerprint: peer.fingerprint)
                     .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
@@ -209,7 +209,7 @@ final class ReceiveLoop {
             if standing[peer.id.hex + "/"] == true { return asker.answer.resume(returning: true) }
             guard interactive else {
                 asker.answer.resume(returning: false)
-                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
                 return
             }
             let what = info.fileCount == 1 && !info.name.hasSuffix("/")
@@ -227,7 +227,7 @@ final class ReceiveLoop {
             }
             guard interactive else {
                 asker.answer.resume(returning: false)
-                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
                 return
             }
             if let folder {
