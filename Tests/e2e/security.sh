@@ -341,7 +341,10 @@ start_proc rcv env P2P_HOME="$HN" "$P2P" receive --from "$CAROL" --once --dir "$
 wait_until 20 bash -c "ss -ltn | grep -q ':$PR '" || fail "receive --from $CAROL did not listen" rcv
 out=$(run env P2P_HOME="$HK1" "$P2P" send "$E2E_TMP/from.txt" --name "$CAROL" --connect "127.0.0.1:$PR" --session-id "$SID" 2>&1); rc=$?
 check "receive --from $CAROL declines key 1 calling itself $CAROL: send exits 6 (got $rc: $out)" [ "$rc" = 6 ]
-if wait_for "$E2E_TMP/rcv.err" "declined a connection from $CAROL \(pinned as \"$ALICE\"\).*--from $ALICE" 5; then
+if wait_for "$E2E_TMP/rcv.out" "^\* $CAROL \(pinned as \"$ALICE\"\) \([a-z0-9-]+\) connected" 5; then
+  pass "receive: '$CAROL (pinned as \"$ALICE\") (…) connected'"
+else fail "receive's connected line" rcv; fi
+if wait_for "$E2E_TMP/rcv.err" "declined from.txt from $CAROL \(pinned as \"$ALICE\"\); use --yes, or --from $ALICE" 5; then
   pass "receive says whom it declined and that --from $ALICE would take it"
 else fail "receive's decline line" rcv; fi
 check "nothing arrived" [ ! -e "$E2E_TMP/inbox-from/from.txt" ]
@@ -358,6 +361,7 @@ mkdir -p "$E2E_TMP/inbox-to"
 start_proc k1r env P2P_HOME="$HK1" "$P2P" receive --yes --once --dir "$E2E_TMP/inbox-to" --name "$CAROL" --session-id "$SID"
 out=$(run env P2P_HOME="$HN" "$P2P" send "$E2E_TMP/from.txt" --to "$CAROL" --timeout 4 --name "n-$TAG" --session-id "$SID" 2>&1); rc=$?
 check "send --to $CAROL does not reach key 1 (pinned as $ALICE) announced as $CAROL: exits 3 (got $rc: $out)" [ "$rc" = 3 ]
+check "... and lists it as seen under both names" grep -q "seen: .*$CAROL (pinned as \"$ALICE\")" <<<"$out"
 out=$(run env P2P_HOME="$HN" "$P2P" send "$E2E_TMP/from.txt" --to "$ALICE" --timeout 20 --name "n-$TAG" --session-id "$SID" 2>&1); rc=$?
 check "send --to $ALICE reaches key 1 announced as $CAROL: exits 0 (got $rc: $out)" [ "$rc" = 0 ]
 check "and the file arrived" cmp -s "$E2E_TMP/from.txt" "$E2E_TMP/inbox-to/from.txt"

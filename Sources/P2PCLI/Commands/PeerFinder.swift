@@ -113,7 +113,15 @@ struct PeerFinder {
             break
         }
         if let lastFailure { throw lastFailure }
-        throw PeerTarget.notFound(to, role: role, seen: seen, within: timeout, seesItself: session.discoverySeesItself)
+        // Named as the trust store knows them: a pinned key announced under another name is listed as
+        // `carol (pinned as "alice")`, so `--to carol` not finding it is plain.
+        let pins = session.configuration.trustStore?.all ?? []
+        let judged = seen.map { peer in
+            var peer = peer
+            if !pins.isEmpty { peer.trust = TrustVerdict(id: peer.id, name: peer.displayName, pinned: pins) }
+            return peer
+        }
+        throw PeerTarget.notFound(to, role: role, seen: judged, within: timeout, seesItself: session.discoverySeesItself)
     }
 
     /// What `find` waits on: the session's events, and the moment to try a pinned peer's last addresses.

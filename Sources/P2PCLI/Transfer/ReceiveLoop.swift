@@ -356,7 +356,7 @@ final class ReceiveLoop {
     private func show(_ event: SessionEvent) {
         switch event {
         case .peerChanged(let peer, .connected, _):
-            if !options.json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)) connected.", .dim)) }
+            if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, _):
             summarize(peer.id)
             standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }

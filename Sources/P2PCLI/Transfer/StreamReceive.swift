@@ -266,7 +266,7 @@ struct StreamReceive {
     private func show(_ event: SessionEvent) {
         switch event {
         case .peerChanged(let peer, .connected, _):
-            if !command.json { Output.error(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)) connected.", .dim)) }
+            if !command.json { Output.error(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, _):
             if !command.json { Output.error(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
         case .advertising(let name):
