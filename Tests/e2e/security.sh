@@ -7,6 +7,12 @@
 #    as an argument;
 #  - trust on first use pins a peer's key; another installation with the same name is refused with a
 #    warning, until `p2p trust remove NAME`.
+#  - a name is never taken at face value for a key pinned under another name (issue 21, identity): a
+#    pinned key using another pinned name is refused and named by its pinned name; under a new name it
+#    is shown as `NEW (pinned as "OLD")`; `--from` and `--to` go by the pinned name; an `--insecure` peer
+#    is "unauthenticated" on every line and never pinned; a piped room without --yes dials no new key,
+#    and one with --yes shows the NEW key fingerprint; forged room announcements are dialled at most 4
+#    at a time, reported once.
 # Each P2P_HOME is fresh, the session ID is unique per run (chats of other tests on the shared loopback
 # avahi are never dialled), servers wait --to a peer that does not exist so they dial nobody, and
 # clients use --connect 127.0.0.1:PORT. Needs root for tcpdump.
@@ -288,5 +294,167 @@ expect_json 10 a2 "restarted A, pin removed: A's connected event for the newcome
 trusts "$HA"
 check "A now pins $NAME to the newcomer's key" [ "$(count_json trust name="$NAME" id="$C_ID")" = 1 -a "$(count_json trust id="$B_ID")" = 0 ]
 leave a2
+
+
+# ================================================================ 4. names and keys (a name is not an identity)
+log "names and keys"
+HN=$(home names-n) HK1=$(home names-k1) HK2=$(home names-k2) HX=$(home names-x)
+ALICE=alice-$TAG BOB=bob-$TAG CAROL=carol-$TAG
+P=$(free_port)
+# N: a chat for a person (not JSON: what a person reads), accepting everyone, dialling no one.
+start_proc n env P2P_HOME="$HN" "$P2P" chat --yes --name "n-$TAG" --port "$P" --session-id "$SID" --to "nobody-$TAG" --timeout 600
+if wait_for "$E2E_TMP/n.out" "You are n-$TAG" 20; then pass "N listens"; else fail "N did not start" n; fi
+visit "$ALICE" "$HK1" k1a
+K1_ID=$(get_json k1a id event=listening)
+visit "$BOB" "$HK2" k2b
+K2_ID=$(get_json k2b id event=listening)
+trusts "$HN"
+check "N pinned key 1 as $ALICE and key 2 as $BOB" [ "$(count_json trust name="$ALICE" id="$K1_ID")" = 1 -a "$(count_json trust name="$BOB" id="$K2_ID")" = 1 ]
+
+# ---- key 1 (pinned as alice) calls itself bob (pinned to key 2): refused, and named by its pinned name
+visit "$BOB" "$HK1" k1b
+check "key 1 calling itself $BOB is refused: exits 4 (got $EXIT_RC)" [ "$EXIT_RC" = 4 ]
+expect_json 1 k1b "key 1 as $BOB hears its name is pinned to another key" event=error "message~pinned to another key"
+if wait_for "$E2E_TMP/n.err" "REFUSED $ALICE \(calls itself \"$BOB\", pinned to another key\)" 5; then
+  pass "N says: REFUSED $ALICE (calls itself \"$BOB\", pinned to another key)"
+else fail "N did not name the refused key by its pinned name" n; fi
+if grep -q "hello from k1b" "$E2E_TMP/n.out"; then fail "N showed the line of key 1 posing as $BOB" n; else pass "N never showed a line from key 1 posing as $BOB"; fi
+check "N shows no '$BOB connected' for key 1 (only key 2's first visit)" [ "$(grep -c "$BOB connected" "$E2E_TMP/n.out")" = 1 ]
+
+# ---- key 1 under a new, unpinned name: accepted as the pinned key, never shown under the bare new name
+visit "$CAROL" "$HK1" k1c
+check "key 1 as $CAROL connects and exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]
+if wait_for "$E2E_TMP/n.out" "$CAROL \(pinned as \"$ALICE\"\) connected — key [a-z0-9-]+, pinned at first contact as \"$ALICE\"" 5; then
+  pass "N: $CAROL (pinned as \"$ALICE\") connected — key …, pinned at first contact as \"$ALICE\""
+else fail "N did not show key 1's new name with its pinned name" n; fi
+if wait_for "$E2E_TMP/n.out" "\] $CAROL \(pinned as \"$ALICE\"\)> hello from k1c" 5; then pass "N shows its line as '$CAROL (pinned as \"$ALICE\")> …'"; else fail "N's line from key 1 as $CAROL" n; fi
+if grep -qE "\] $CAROL> |^\* $CAROL connected" "$E2E_TMP/n.out"; then fail "N showed $CAROL at face value" n; else pass "N never showed '$CAROL' at face value"; fi
+trusts "$HN"
+check "the pin is unchanged: $ALICE is key 1, nothing is pinned as $CAROL" [ "$(count_json trust name="$ALICE" id="$K1_ID")" = 1 -a "$(count_json trust name="$CAROL")" = 0 ]
+leave n
+
+# ---- --from goes by the pinned name: key 1 as carol is not "carol" to `p2p receive --from carol`
+echo "from key 1" >"$E2E_TMP/from.txt"
+mkdir -p "$E2E_TMP/inbox-from"
+PR=$(free_port)
+start_proc rcv env P2P_HOME="$HN" "$P2P" receive --from "$CAROL" --once --dir "$E2E_TMP/inbox-from" --name "n-$TAG" --port "$PR" --session-id "$SID"
+wait_until 20 bash -c "ss -ltn | grep -q ':$PR '" || fail "receive --from $CAROL did not listen" rcv
+out=$(run env P2P_HOME="$HK1" "$P2P" send "$E2E_TMP/from.txt" --name "$CAROL" --connect "127.0.0.1:$PR" --session-id "$SID" 2>&1); rc=$?
+check "receive --from $CAROL declines key 1 calling itself $CAROL: send exits 6 (got $rc: $out)" [ "$rc" = 6 ]
+if wait_for "$E2E_TMP/rcv.out" "^\* $CAROL \(pinned as \"$ALICE\"\) \([a-z0-9-]+\) connected" 5; then
+  pass "receive: '$CAROL (pinned as \"$ALICE\") (…) connected'"
+else fail "receive's connected line" rcv; fi
+if wait_for "$E2E_TMP/rcv.err" "declined from.txt from $CAROL \(pinned as \"$ALICE\"\); use --yes, or --from $ALICE" 5; then
+  pass "receive says whom it declined and that --from $ALICE would take it"
+else fail "receive's decline line" rcv; fi
+check "nothing arrived" [ ! -e "$E2E_TMP/inbox-from/from.txt" ]
+stop_proc rcv
+start_proc rcv2 env P2P_HOME="$HN" "$P2P" receive --from "$ALICE" --once --dir "$E2E_TMP/inbox-from" --name "n-$TAG" --port "$PR" --session-id "$SID"
+wait_until 20 bash -c "ss -ltn | grep -q ':$PR '" || fail "receive --from $ALICE did not listen" rcv2
+out=$(run env P2P_HOME="$HK1" "$P2P" send "$E2E_TMP/from.txt" --name "$CAROL" --connect "127.0.0.1:$PR" --session-id "$SID" 2>&1); rc=$?
+check "receive --from $ALICE takes key 1 whatever it calls itself: send exits 0 (got $rc: $out)" [ "$rc" = 0 ]
+check "the file arrived" cmp -s "$E2E_TMP/from.txt" "$E2E_TMP/inbox-from/from.txt"
+if wait_exit rcv2 15; then check "receive --once exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "receive --once still running" rcv2; stop_proc rcv2; fi
+
+# ---- --to goes by the pinned name too (found by mDNS): key 1 announced as carol is "alice" to N
+mkdir -p "$E2E_TMP/inbox-to"
+start_proc k1r env P2P_HOME="$HK1" "$P2P" receive --yes --once --dir "$E2E_TMP/inbox-to" --name "$CAROL" --session-id "$SID"
+out=$(run env P2P_HOME="$HN" "$P2P" send "$E2E_TMP/from.txt" --to "$CAROL" --timeout 4 --name "n-$TAG" --session-id "$SID" 2>&1); rc=$?
+check "send --to $CAROL does not reach key 1 (pinned as $ALICE) announced as $CAROL: exits 3 (got $rc: $out)" [ "$rc" = 3 ]
+check "... and lists it as seen under both names" grep -q "seen: .*$CAROL (pinned as \"$ALICE\")" <<<"$out"
+out=$(run env P2P_HOME="$HN" "$P2P" send "$E2E_TMP/from.txt" --to "$ALICE" --timeout 20 --name "n-$TAG" --session-id "$SID" 2>&1); rc=$?
+check "send --to $ALICE reaches key 1 announced as $CAROL: exits 0 (got $rc: $out)" [ "$rc" = 0 ]
+check "and the file arrived" cmp -s "$E2E_TMP/from.txt" "$E2E_TMP/inbox-to/from.txt"
+if wait_exit k1r 15; then pass "key 1's receive --once exits"; else stop_proc k1r; fi
+
+# ---- --insecure: unauthenticated on every line, never "now pinned", nothing pinned
+PI=$(free_port)
+start_proc ins env P2P_HOME="$HX" "$P2P" chat --insecure --yes --name "x-$TAG" --port "$PI" --session-id "$SID" --to "nobody-$TAG" --timeout 600
+if wait_for "$E2E_TMP/ins.out" "You are x-$TAG" 20; then pass "an --insecure chat listens"; else fail "--insecure chat did not start" ins; fi
+start_proc ivis env P2P_HOME="$HK2" "$P2P" chat --json --insecure --yes --name "$BOB" --connect "127.0.0.1:$PI" --session-id "$SID"
+send_line ivis "hello in plaintext"
+close_stdin ivis
+if wait_exit ivis 20; then check "the --insecure visitor exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "--insecure visitor still running" ivis; stop_proc ivis; fi
+expect_json 1 ivis "the visitor's connected event says trust unauthenticated" event=connected peer="x-$TAG" trust=unauthenticated
+if wait_for "$E2E_TMP/ins.out" "^\* $BOB \(unauthenticated: --insecure\) connected — unauthenticated: --insecure" 5; then
+  pass "the --insecure chat: '$BOB (unauthenticated: --insecure) connected — unauthenticated: --insecure …'"
+else fail "the --insecure chat's connected line" ins; fi
+if wait_for "$E2E_TMP/ins.out" "\] $BOB \(unauthenticated: --insecure\)> hello in plaintext" 5; then pass "its line is marked unauthenticated too"; else fail "the --insecure chat's message line" ins; fi
+if wait_for "$E2E_TMP/ins.out" "^\* $BOB \(unauthenticated: --insecure\) left" 5; then pass "and so is its leaving"; else fail "the --insecure chat's left line" ins; fi
+if grep -q "now pinned" "$E2E_TMP/ins.out"; then fail "the --insecure chat said 'now pinned'" ins; else pass "the --insecure chat never says 'now pinned'"; fi
+trusts "$HX"
+check "the --insecure chat pinned nothing" [ "$(count_json trust)" = 0 ]
+leave ins
+
+# ---- rooms: a piped chat without --yes dials no new key; with --yes it shows the NEW key fingerprint
+ROOM=room-$TAG
+RL=$(home room-1) RH=$(home room-2)
+ID1=$(run env P2P_HOME="$RL" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+ID2=$(run env P2P_HOME="$RH" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+# The lower ID dials: make RL the lower one, so its room is the one that would dial.
+if [[ "$ID2" < "$ID1" ]]; then t=$RL; RL=$RH; RH=$t; t=$ID1; ID1=$ID2; ID2=$t; fi
+start_proc rhigh env P2P_HOME="$RH" "$P2P" chat --json --yes --name "high-$TAG" --room "$ROOM"
+expect_json 20 rhigh "the room's higher ID listens" event=listening
+start_proc rlow env P2P_HOME="$RL" "$P2P" chat --json --name "low-$TAG" --room "$ROOM"
+expect_json 20 rlow "a piped room chat without --yes sees a new key and says it does not dial it" event=warning code=new-key "message~high-$TAG"
+sleep 3  # nothing to wait for: this is the absence of a dial; give a dial the time it would take
+expect_no_json rlow "... and it never connected the new key" event=connected
+expect_no_json rhigh "... nor did the other side see it connect" event=connected
+trusts "$RL"
+check "the piped room pinned nothing" [ "$(count_json trust)" = 0 ]
+close_stdin rlow; wait_exit rlow 15 || stop_proc rlow
+# The same room with --yes, for a person: it dials, and the NEW key fingerprint is on screen.
+FP2=$(run env P2P_HOME="$RH" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])')
+start_proc rlow2 env P2P_HOME="$RL" "$P2P" chat --yes --name "low-$TAG" --room "$ROOM"
+if wait_for "$E2E_TMP/rlow2.out" "^\* high-$TAG connected — NEW key $FP2, now pinned" 20; then
+  pass "the room's dial shows 'high-$TAG connected — NEW key $FP2, now pinned'"
+else fail "the room's dial did not show the NEW key fingerprint" rlow2; fi
+close_stdin rlow2; wait_exit rlow2 15 || stop_proc rlow2
+close_stdin rhigh; wait_exit rhigh 15 || stop_proc rhigh
+
+# ---- forged room announcements: at most 4 dials at a time, the flood reported once
+FLOOD=flood-$TAG
+FP=$(free_port)
+# A listener that takes every TCP connection and says nothing: each dial waits out its handshake
+# timeout, so the number open at once is the number of dials under way.
+start_bg sink "$PYTHON" -u -c '
+import selectors, socket, sys, time
+port = int(sys.argv[1]); sel = selectors.DefaultSelector(); socks = []
+for fam, addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+    s = socket.socket(fam); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if fam == socket.AF_INET6: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind((addr, port)); s.listen(512); sel.register(s, selectors.EVENT_READ, "listen")
+print("listening", flush=True); open_now = 0; peak = 0; total = 0
+while True:
+    for key, _ in sel.select():
+        if key.data == "listen":
+            c, _ = key.fileobj.accept(); sel.register(c, selectors.EVENT_READ, "conn")
+            open_now += 1; total += 1; peak = max(peak, open_now)
+        else:
+            if not key.fileobj.recv(65536):
+                sel.unregister(key.fileobj); key.fileobj.close(); open_now -= 1
+        print("open=%d peak=%d total=%d" % (open_now, peak, total), flush=True)
+' "$FP"
+wait_for "$E2E_TMP/sink.out" "listening" 10 || fail "the sink did not listen" sink
+for i in $(seq 1 30); do
+  start_bg "forged$i" avahi-publish -s "forged-$TAG-$i" _p2p._tcp "$FP" txtvers=1 pv=1 "id=ff$(head -c 15 /dev/urandom | od -An -tx1 | tr -d ' \n')" "sid=$FLOOD"
+done
+HF=$(home flood)
+FID=$(run env P2P_HOME="$HF" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+case $FID in ff*) log "the flooded chat's ID starts with ff: a forged ID may be lower and not dialled (fewer dials)";; esac
+start_proc flooded env P2P_HOME="$HF" "$P2P" chat --json --yes --name "flooded-$TAG" --room "$FLOOD"
+expect_json 30 flooded "30 forged announcements: the room reports the dial limit" event=warning code=dial-limit
+# Let dials come and go for two handshake timeouts (10 s each), as long as the flood keeps them busy.
+wait_until 25 bash -c "grep -q 'total=12' '$E2E_TMP/sink.out'" || log "fewer than 12 dials within 25 s: $(tail -n 1 "$E2E_TMP/sink.out")"
+PEAK=$(tail -n 1 "$E2E_TMP/sink.out" | sed -E 's/.*peak=([0-9]+).*/\1/')
+TOTAL=$(tail -n 1 "$E2E_TMP/sink.out" | sed -E 's/.*total=([0-9]+).*/\1/')
+check "forged peers were dialled at most 4 at a time (peak $PEAK open, $TOTAL dials)" [ "${PEAK:-99}" -ge 1 -a "${PEAK:-99}" -le 4 ]
+check "at most 20 new peers dialled in the first minute (got $TOTAL)" [ "${TOTAL:-99}" -le 20 ]
+check "the dial limit was reported once (got $(count_json flooded event=warning code=dial-limit))" [ "$(count_json flooded event=warning code=dial-limit)" = 1 ]
+check "the flooded chat is still running" is_running flooded
+close_stdin flooded
+if wait_exit flooded 20; then check "the flooded chat exits 0 on EOF (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "flooded chat did not exit" flooded; stop_proc flooded; fi
+for i in $(seq 1 30); do stop_proc "forged$i"; done
+stop_proc sink
 
 finish

@@ -2,7 +2,8 @@
 # What a person sees, tested as a person sees it: `p2p chat` and `p2p receive` run in real terminals
 # (tmux panes) in two lab hosts (namespaces A 10.213.7.1 and B 10.213.7.2, each with its own
 # avahi-daemon); keys are typed with send-keys and the screens read with capture-pane.
-#  - a room: two chats find each other with nobody picked; only one side is asked about the new key;
+#  - a room: two chats find each other with nobody picked; only one side is asked about the new key,
+#    the side that dialled shows the NEW key fingerprint (nothing is pinned unseen);
 #    a line typed while nobody was there is shown queued and reaches the peer who joins;
 #  - chat input: unknown /commands are refused and not sent, a number and //text are lines,
 #    /image without a path or with a missing file says so, /me, Up recalls, Ctrl-L clears;
@@ -94,6 +95,8 @@ fi
 see 15 alice 'bob connected' "alice shows bob connected"
 see 15 bob 'alice connected' "bob shows alice connected"
 unseen "$OTHER" "wants to chat" "$OTHER was not asked as well"
+# The side that dialled was not asked, but nothing is pinned unseen: it shows the NEW key's fingerprint.
+see 5 "$OTHER" "$ASKED connected — NEW key [a-z0-9]{4}(-[a-z0-9]{4}){5}, now pinned" "$OTHER, whose room dialled $ASKED, shows $ASKED's NEW key fingerprint"
 see 10 bob 'alice> early bird' "the queued line reached bob when he joined"
 
 type_line alice "/foo bar"

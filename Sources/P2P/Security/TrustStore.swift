@@ -40,14 +40,73 @@ public struct KnownPeer: Codable, Sendable, Hashable {
 }
 
 /// What the trust store says about a peer that proved `id` and calls itself `name`.
+///
+/// A name is never taken at face value for a key pinned under another name: a pinned key that uses a
+/// new name is ``renamed(_:)`` (show its pinned name beside the new one), and one that uses a name
+/// pinned to another key is a conflict (``conflictingName(pinnedAs:nameOwner:)``), refused like a
+/// stranger using a pinned name (``conflict(pinned:)``).
 public enum TrustVerdict: Sendable, Hashable {
-    /// The peer's ID is pinned (under this or any other name): accept it.
+    /// The peer's ID is pinned under the name it uses: accept it.
     case known(KnownPeer)
+    /// The peer's ID is pinned, but under another name (`KnownPeer.name`), and the name it uses now is
+    /// pinned to nobody. Accepted (the key is the one the user trusted), but it must be shown with its
+    /// pinned name, `bob (pinned as "alice")`, never as a stranger's or a friend's "bob". The pin keeps
+    /// its name: only the user renames a pin (`p2p trust remove`, then a new first contact or pairing).
+    case renamed(KnownPeer)
     /// Never seen: first contact, the user decides (trust on first use) or pairs.
     case unknown
-    /// The name is pinned to another key: someone else is using it, or the peer got a new key.
-    /// Refused until the user removes the old pin or pairs again.
+    /// The name is pinned to another key, and this key is pinned to nothing: someone else is using it, or
+    /// the peer got a new key. Refused until the user removes the old pin or pairs again.
     case conflict(pinned: KnownPeer)
+    /// The peer's key is pinned as `pinnedAs.name`, but it calls itself a name pinned to another key
+    /// (`nameOwner`): a known peer passing itself off as another known peer. Refused like
+    /// ``conflict(pinned:)``; shown as `alice (calls itself "bob", pinned to another key)`.
+    case conflictingName(pinnedAs: KnownPeer, nameOwner: KnownPeer)
+    /// The connection is not authenticated (``TransportSecurity/insecure``): the ID is a mere claim, so
+    /// it was neither checked against the store nor pinned.
+    case unauthenticated
+
+    /// The verdict for a peer that proved `id` and calls itself `name`, given the pins `pinned`.
+    ///
+    /// Names compare by canonical equivalence (PROTOCOL.md §11): Swift's `String ==` is exactly that, so
+    /// an NFD "café" is the NFC "café" it looks like and cannot slip past a pin as a stranger. Do not
+    /// replace it with a byte comparison (`utf8.elementsEqual`).
+    public init(id: PeerID, name: String, pinned: [KnownPeer]) {
+        let own = pinned.first { $0.id == id }
+        let namesake = pinned.first { $0.name == name && $0.id != id }
+        switch (own, namesake) {
+        case (let own?, nil) where own.name == name: self = .known(own)
+        case (let own?, nil): self = .renamed(own)
+        case (let own?, let owner?): self = .conflictingName(pinnedAs: own, nameOwner: owner)
+        case (nil, let owner?): self = .conflict(pinned: owner)
+        case (nil, nil): self = .unknown
+        }
+    }
+
+    /// The pin of the peer's own key, whatever name it uses now.
+    public var pinnedKey: KnownPeer? {
+        switch self {
+        case .known(let pin), .renamed(let pin), .conflictingName(let pin, _): pin
+        case .unknown, .conflict, .unauthenticated: nil
+        }
+    }
+
+    /// Whether the name the peer uses belongs to another key: the connection is refused.
+    public var isConflict: Bool {
+        switch self {
+        case .conflict, .conflictingName: true
+        case .known, .renamed, .unknown, .unauthenticated: false
+        }
+    }
+
+    /// The name people know this key by, when it differs from `name` (the name the peer uses now): the
+    /// pinned name of a renamed or conflicting key. `nil` when the name can be shown as it is.
+    public var pinnedNameIfDifferent: String? {
+        switch self {
+        case .renamed(let pin), .conflictingName(let pin, _): pin.name
+        case .known, .unknown, .conflict, .unauthenticated: nil
+        }
+    }
 }
 
 /// Pinned peer keys, kept as JSON in `known-peers.json` (mode 0600) in the config directory.
@@ -73,18 +132,14 @@ public final class TrustStore: Sendable {
     /// Every pinned peer; empty if the file cannot be read.
     public var all: [KnownPeer] { (try? load()) ?? [] }
 
-    /// The verdict for a peer that proved `id` and calls itself `name`: known if the ID is pinned, a
-    /// conflict if the name is pinned to another ID, unknown otherwise. An unreadable file gives `.unknown`.
-    ///
-    /// Names compare by canonical equivalence (PROTOCOL.md §11): Swift's `String ==` is exactly that, so
-    /// an NFD "café" is the NFC "café" it looks like and cannot slip past a pin as a stranger. Do not
-    /// replace it with a byte comparison (`utf8.elementsEqual`).
+    /// The verdict for a peer that proved `id` and calls itself `name` (``TrustVerdict/init(id:name:pinned:)``):
+    /// known if the ID is pinned under that name, renamed if it is pinned under another name nobody else
+    /// holds, a conflict if the name is pinned to another ID, unknown otherwise. An unreadable file gives
+    /// `.unknown`.
     public func verdict(for id: PeerID, name: String) -> TrustVerdict {
         // An unreadable store pins nothing, but a name it cannot check is not trusted either.
         guard let peers = try? load() else { return .unknown }
-        if let known = peers.first(where: { $0.id == id }) { return .known(known) }
-        if let namesake = peers.first(where: { $0.name == name }) { return .conflict(pinned: namesake) }
-        return .unknown
+        return TrustVerdict(id: id, name: name, pinned: peers)
     }
 
     /// Pins `id` under `name`, replacing any pin of the same ID or name.

@@ -33,13 +33,24 @@ public struct PeerMatcher: Sendable {
 
     /// Every peer `query` fits, one per peer ID (the same peer found on two interfaces, or both discovered
     /// and connected, counts once), in the order of `candidates`.
-    public func matches(in candidates: [PeerInfo]) -> [PeerInfo] {
+    ///
+    /// A name is never taken at face value for a pinned key (``TrustVerdict``): a peer whose key is
+    /// pinned answers to its pinned name only, and a stranger calling itself by a name pinned to another
+    /// key answers to no name (only to its ID or fingerprint). Each candidate is judged against `pinned`
+    /// (the trust store's pins: DNS-SD announcements carry no verdict), or, when `pinned` is empty, by
+    /// its own ``PeerInfo/trust`` (a connected peer's).
+    public func matches(in candidates: [PeerInfo], pinned: [KnownPeer] = []) -> [PeerInfo] {
         var seen = Set<PeerID>()
         let peers = candidates.filter { seen.insert($0.id).inserted }
         let lowercased = query.lowercased()
-        let byName = peers.filter {
-            let name = $0.displayName.lowercased()
-            return name == lowercased || Self.withoutConflictSuffix(name) == lowercased
+        let byName = peers.filter { peer in
+            switch Self.nameToMatch(peer, pinned: pinned) {
+            case .pinned(let name): return name.lowercased() == lowercased
+            case .claimed(let name):
+                let name = name.lowercased()
+                return name == lowercased || Self.withoutConflictSuffix(name) == lowercased
+            case .none: return false
+            }
         }
         if !byName.isEmpty { return byName }
         let compact = lowercased.replacingOccurrences(of: "-", with: "")
@@ -47,6 +58,35 @@ public struct PeerMatcher: Sendable {
         return peers.filter {
             $0.id.hex.hasPrefix(compact) || $0.fingerprint.replacingOccurrences(of: "-", with: "").hasPrefix(compact)
         }
+    }
+
+    /// Whether `query` names `peer` strictly enough to trust it by that (`p2p receive --from NAME`):
+    /// exactly its name (its pinned name for a pinned key; never a name pinned to another key; no case
+    /// folding and no DNS-SD suffix, so `Bob` or `bob (2)` is not `bob`), or a prefix of its ID or
+    /// fingerprint of at least ``minimumPrefixLength`` characters. Judged like ``matches(in:pinned:)``.
+    public func names(_ peer: PeerInfo, pinned: [KnownPeer] = []) -> Bool {
+        switch Self.nameToMatch(peer, pinned: pinned) {
+        case .pinned(let name), .claimed(let name): if name == query { return true }
+        case .none: break
+        }
+        let compact = query.lowercased().replacingOccurrences(of: "-", with: "")
+        guard compact.count >= Self.minimumPrefixLength else { return false }
+        return peer.id.hex.hasPrefix(compact) || peer.fingerprint.replacingOccurrences(of: "-", with: "").hasPrefix(compact)
+    }
+
+    /// The name a peer answers to: the name it is pinned under, the name it claims (nobody's pin), or
+    /// none (the name it uses is pinned to another key).
+    enum MatchName: Equatable {
+        case pinned(String)
+        case claimed(String)
+        case none
+    }
+
+    static func nameToMatch(_ peer: PeerInfo, pinned: [KnownPeer]) -> MatchName {
+        let verdict = pinned.isEmpty ? peer.trust : TrustVerdict(id: peer.id, name: peer.displayName, pinned: pinned)
+        if let pin = verdict.pinnedKey { return .pinned(pin.name) }
+        if verdict.isConflict { return .none }
+        return .claimed(peer.displayName)
     }
 
     /// A name as registered before DNS-SD renamed it for a conflict: "bob (2)" → "bob"; other names as they are.
@@ -58,8 +98,8 @@ public struct PeerMatcher: Sendable {
     }
 
     /// The one peer `query` means, or why there is not exactly one.
-    public func match(in candidates: [PeerInfo]) -> Match {
-        let found = matches(in: candidates)
+    public func match(in candidates: [PeerInfo], pinned: [KnownPeer] = []) -> Match {
+        let found = matches(in: candidates, pinned: pinned)
         switch found.count {
         case 0: return .none
         case 1: return .one(found[0])

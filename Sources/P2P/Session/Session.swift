@@ -358,14 +358,22 @@ public final class Session: Sendable {
     /// a fingerprint prefix (at least 4 characters, dashes optional); the rules are ``PeerMatcher``'s.
     /// `nil` when no peer fits, and also when several do (two peers called "bob"): a guess could reach
     /// the wrong peer. ``peers(matching:)`` lists them, to ask which one was meant.
+    /// A pinned key answers to its pinned name only (``PeerMatcher/matches(in:pinned:)``, judged against
+    /// ``SessionConfiguration/trustStore``).
     public func peer(matching query: String) -> PeerInfo? {
-        if case .one(let peer) = PeerMatcher(query).match(in: knownPeers) { return peer }
+        if case .one(let peer) = PeerMatcher(query).match(in: knownPeers, pinned: pins) { return peer }
         return nil
     }
 
     /// Every discovered or connected peer `query` fits (``PeerMatcher``), once each.
     public func peers(matching query: String) -> [PeerInfo] {
-        PeerMatcher(query).matches(in: knownPeers)
+        PeerMatcher(query).matches(in: knownPeers, pinned: pins)
+    }
+
+    /// The trust store's pins, to judge names by; none without a store or over plaintext, where IDs are claims.
+    private var pins: [KnownPeer] {
+        guard configuration.transportSecurity != .insecure else { return [] }
+        return configuration.trustStore?.all ?? []
     }
 
     /// Peers discovered now and peers with a link (connected or connecting), once each: a peer both

@@ -98,14 +98,14 @@ struct ChatView: Sendable {
             Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": entry.text,
                          "time": entry.sentAt.iso8601, "message": String(entry.messageID)])
         } else {
-            Output.line(Self.format(entry.text, by: Terminal.paint(Terminal.sanitize(peer.displayName), .cyan), at: entry.sentAt))
+            Output.line(Self.format(entry.text, by: Terminal.paint(PeerTarget.name(peer), .cyan), at: entry.sentAt))
         }
     }
 
     /// What the person typed, as the others will see it (`to`: a /msg; `held`: nobody gets it yet).
     func ownLine(_ text: String, to peer: PeerInfo?, held: Bool) {
         guard !json else { return }
-        let me = Terminal.paint("me", .green) + (peer.map { " → " + Terminal.sanitize($0.displayName) } ?? "")
+        let me = Terminal.paint("me", .green) + (peer.map { " → " + PeerTarget.name($0) } ?? "")
         Output.line(Self.format(text, by: me, at: Date()) + (held ? Terminal.paint(" (queued)", .dim) : ""))
     }
 
@@ -150,7 +150,7 @@ struct ChatView: Sendable {
     }
 
     func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
-        let name = Terminal.sanitize(peer.displayName)
+        let name = PeerTarget.name(peer)
         if json {
             var object: [String: Any] = ["event": state.rawValue, "peer": peer.displayName, "id": peer.id.hex]
             if state == .connected {
@@ -158,6 +158,9 @@ struct ChatView: Sendable {
                 object["trust"] = Self.trustName(peer.trust)
                 object["address"] = peer.connectedVia
             }
+            // The name the key is pinned under, when the peer now uses another: programs must not take
+            // `peer` at face value either.
+            if let pinnedName = peer.trust.pinnedNameIfDifferent { object["pinned-as"] = pinnedName }
             if let reason { object["reason"] = reason.description }
             if state == .available || state == .unavailable { object["event"] = "peer-\(state.rawValue)" }
             Output.json(object)
@@ -173,22 +176,29 @@ struct ChatView: Sendable {
         }
     }
 
-    /// How a peer's key is trusted, for people.
+    /// How a peer's key is trusted, for people. Never "pinned" for a peer over plaintext: nothing is.
     static func trustNote(_ trust: TrustVerdict, fingerprint: String) -> String {
         switch trust {
         case .known(let known) where known.method == .paired: "key \(fingerprint), verified by pairing"
         case .known: "key \(fingerprint), as pinned at first contact"
+        case .renamed(let known):
+            "key \(fingerprint), \(known.method == .paired ? "paired" : "pinned at first contact") as \"\(Terminal.sanitize(known.name))\" (it uses another name now)"
         case .unknown: "NEW key \(fingerprint), now pinned (trust on first use; compare it with the peer's `p2p id`)"
         case .conflict: "key \(fingerprint) CONFLICTS with the pinned one"
+        case .conflictingName(let known, _):
+            "key \(fingerprint), pinned as \"\(Terminal.sanitize(known.name))\", uses a name pinned to ANOTHER key"
+        case .unauthenticated: "unauthenticated: --insecure, claims ID \(fingerprint); no key was checked and nothing is pinned"
         }
     }
 
-    /// How a peer's key is trusted, for programs: `paired`, `pinned`, `new`, `conflict`.
+    /// How a peer's key is trusted, for programs: `paired`, `pinned` (also under another name: the
+    /// event's `pinned-as` says which), `new`, `conflict`, `unauthenticated` (`--insecure`).
     static func trustName(_ trust: TrustVerdict) -> String {
         switch trust {
-        case .known(let known): known.method == .paired ? "paired" : "pinned"
+        case .known(let known), .renamed(let known): known.method == .paired ? "paired" : "pinned"
         case .unknown: "new"
-        case .conflict: "conflict"
+        case .conflict, .conflictingName: "conflict"
+        case .unauthenticated: "unauthenticated"
         }
     }
 
@@ -199,7 +209,7 @@ struct ChatView: Sendable {
                          "type": image.mediaType, "width": image.width, "height": image.height])
             return
         }
-        Output.line("\(Terminal.paint(Terminal.sanitize(peer.displayName), .cyan)) sent an image: \(Terminal.sanitize(url.lastPathComponent)) "
+        Output.line("\(Terminal.paint(PeerTarget.name(peer), .cyan)) sent an image: \(Terminal.sanitize(url.lastPathComponent)) "
             + "(\(image.mediaType), \(image.width)×\(image.height)) → \(Terminal.sanitize(url.path))")
         guard Terminal.stdoutIsTTY, let chafa = ["/usr/bin/chafa", "/usr/local/bin/chafa"].first(where: FileManager.default.isExecutableFile) else { return }
         let preview = Process()

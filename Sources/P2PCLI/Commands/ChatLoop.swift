@@ -22,7 +22,7 @@ final class ChatLoop {
         /// reports nothing unless --verbose: a stale DNS-SD record is not the user's error.
         case connectFailed(String, any Error, unasked: PeerID?)
         /// A dial that is still waiting a moment after it began: the other side is being asked.
-        case dialSlow(PeerID, name: String)
+        case dialSlow(PeerInfo)
         case waitForPeerExpired
         case reconnectTick
         case acknowledgementsOverdue
@@ -69,6 +69,13 @@ final class ChatLoop {
     /// The library's event streams, moved into `inputs`: drained before the chat returns.
     private var pumps: (session: EventPump, features: [EventPump])!
     private var dialing: Set<PeerID> = []
+    /// Caps the dials the room makes by itself: DNS-SD announcements are unauthenticated, and forged
+    /// ones must not make this chat open hundreds of connections.
+    private var dialLimiter = DialLimiter()
+    /// Peers of the room the limiter held back: dialled on a later reconnect tick, when it lets them.
+    private var roomWaiting: Set<PeerID> = []
+    /// New keys of the room that a piped chat without --yes does not dial: reported once each.
+    private var newKeysNotDialled: Set<PeerID> = []
     private var editor = LineEditor()
     /// Images being received (started, not ended).
     private var receivingImages: Set<UInt64> = []
@@ -206,6 +213,7 @@ final class ChatLoop {
                 let denied = if case .denied? = error as? SessionError { true } else { false }
                 if let unasked {
                     dialing.remove(unasked)
+                    dialLimiter.finished(unasked)
                     if denied { noRedial.insert(unasked) }
                     if options.network.verbose || denied { view.note("connecting to \(Terminal.sanitize(target)) failed: \(error)") }
                     break
@@ -213,8 +221,8 @@ final class ChatLoop {
                 let message = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target).description } ?? "cannot connect to \(Terminal.sanitize(target)): \(error)"
                 view.error(denied ? "denied" : "connect", message)
                 if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
-            case .dialSlow(let peer, let name):
-                if dialing.contains(peer) && connected[peer] == nil { view.note("waiting for \(Terminal.sanitize(name)) to accept…") }
+            case .dialSlow(let peer):
+                if dialing.contains(peer.id) && connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
             case .waitForPeerExpired:
                 if connected.isEmpty && dialing.isEmpty {
                     view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout).description)
@@ -299,6 +307,8 @@ final class ChatLoop {
                 peerAvailable(peer)
             case .connected:
                 dialing.remove(peer.id)
+                dialLimiter.finished(peer.id)
+                roomWaiting.remove(peer.id)
                 connected[peer.id] = peer
                 members[peer.id] = peer
                 noRedial.remove(peer.id)
@@ -306,6 +316,7 @@ final class ChatLoop {
                 sendHeldLines()
             case .disconnected:
                 dialing.remove(peer.id)
+                dialLimiter.finished(peer.id)
                 connected[peer.id] = nil
                 // Our side of the path went away (Wi-Fi gone, cable pulled): the peer is probably still
                 // there over another link, so dial it again now, not at the next reconnect tick.
@@ -316,7 +327,7 @@ final class ChatLoop {
         case .advertising(let name):
             view.advertising(as: name, requested: options.network.displayName)
         case .refused(let peer, let reason):
-            view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
+            view.error("refused", "REFUSED \(PeerTarget.name(peer)) (\(peer.fingerprint)): \(reason)")
         case .discoveryFailed(let error):
             DiscoveryNotice.show(error, json: options.json)
         case .eventsDropped(let count):
@@ -332,18 +343,62 @@ final class ChatLoop {
         } else if isRoom, session.peerID < peer.id {
             // One side of each pair dials (the lower ID), so the other side's person is asked about a
             // new key instead of both dials meeting and accepting each other unasked.
+            dialRoomPeer(peer)
+        }
+    }
+
+    /// The peer as the trust store judges its announcement (the ID it claims, the name it uses), so a
+    /// line about a peer not yet connected names it as a connected one would be named. A peer already
+    /// judged (connected) keeps its verdict.
+    private func judged(_ peer: PeerInfo) -> PeerInfo {
+        guard peer.trust == .unknown else { return peer }
+        var judged = peer
+        if options.network.insecure {
+            judged.trust = .unauthenticated
+        } else if let store = session.configuration.trustStore {
+            judged.trust = store.verdict(for: peer.id, name: peer.displayName)
+        }
+        return judged
+    }
+
+    /// Dials a peer of the room that nobody asked for by name, within the room's limits: a new key only
+    /// where its fingerprint will be seen (a terminal shows the NEW key line, --yes accepted it; a pipe
+    /// without --yes neither dials nor accepts one, so nothing is pinned unseen), and no more dials than
+    /// `DialLimiter` lets through (the rest wait for a later tick; the first hold is reported).
+    private func dialRoomPeer(_ peer: PeerInfo) {
+        guard connected[peer.id] == nil, !dialing.contains(peer.id), !noRedial.contains(peer.id) else { return }
+        let peer = judged(peer)
+        guard members[peer.id] != nil || policy.dialsUnasked(peer.id, trust: peer.trust) else {
+            if newKeysNotDialled.insert(peer.id).inserted {
+                view.warning("new-key", "\(PeerTarget.label(peer)) is in room \"\(Terminal.sanitize(session.sessionID))\" with a key that is not pinned: "
+                    + "not connected, since nobody at a pipe sees its fingerprint; use --yes to connect new keys, or pin it first with p2p pair")
+            }
+            return
+        }
+        switch dialLimiter.request(peer.id, isNew: members[peer.id] == nil, now: .now) {
+        case .dial:
+            roomWaiting.remove(peer.id)
             dial(peer, unasked: true)
+        case .held(let reason, let report):
+            roomWaiting.insert(peer.id)
+            guard report else { return }
+            let limit = switch reason {
+            case .tooManyAtOnce(let limit): "\(limit) dials at a time"
+            case .tooManyNewPeers(let limit, let window): "\(limit) new peers per \(window.components.seconds) s"
+            }
+            view.warning("dial-limit", "more peers announce room \"\(Terminal.sanitize(session.sessionID))\" than it dials at once (at most \(limit)); "
+                + "the others wait their turn (said once; forged announcements on the network look like this; /peers lists them)")
         }
     }
 
     private func dial(_ peer: PeerInfo, unasked: Bool = false) {
         guard connected[peer.id] == nil, dialing.insert(peer.id).inserted else { return }
         let context = requestContext
-        if !unasked || !members.keys.contains(peer.id) { view.note("connecting to \(Terminal.sanitize(peer.displayName))…") }
+        if !unasked || !members.keys.contains(peer.id) { view.note("connecting to \(PeerTarget.name(judged(peer)))…") }
         let feed = self.feed
         Task {
             try? await Task.sleep(for: .seconds(1.5))
-            feed.yield(.dialSlow(peer.id, name: peer.displayName))
+            feed.yield(.dialSlow(peer))
         }
         dial(peer.displayName, unasked: unasked ? peer.id : nil) { try await $0.connect(to: peer.id, context: context) }
     }
@@ -360,14 +415,14 @@ final class ChatLoop {
         }
     }
 
-    /// Dials a member that is away, unless it refused us.
+    /// Dials a member that is away, unless it refused us (within the room's dial limits).
     private func redial(_ peer: PeerInfo) {
-        guard !noRedial.contains(peer.id) else { return }
-        dial(peer, unasked: true)
+        dialRoomPeer(peer)
     }
 
+    /// Members that are away, and peers of the room the dial limits held back.
     private func redialMembers() {
-        for peer in session.availablePeers where members[peer.id] != nil && connected[peer.id] == nil && !dialing.contains(peer.id) {
+        for peer in session.availablePeers where (members[peer.id] != nil || roomWaiting.contains(peer.id)) && connected[peer.id] == nil && !dialing.contains(peer.id) {
             redial(peer)
         }
     }
@@ -428,7 +483,7 @@ final class ChatLoop {
         if json {
             Output.json(["event": "connection-request", "peer": peer.displayName, "id": peer.id.hex, "context": text])
         } else {
-            Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName))'s request says: \(Terminal.sanitize(text))", .dim))
+            Output.line(Terminal.paint("* \(PeerTarget.name(peer))'s request says: \(Terminal.sanitize(text))", .dim))
         }
     }
 
@@ -437,7 +492,7 @@ final class ChatLoop {
     /// Decides a question by the policy, or queues it for the person.
     private func queue(_ asker: AskedQuestion) {
         guard questions.admit(asker) else { return }
-        let name = Terminal.sanitize(asker.question.peer.displayName)
+        let name = PeerTarget.name(asker.question.peer)
         switch asker.question {
         case .connection(let request):
             switch policy.decide(request.peer.id, trust: request.trust) {
@@ -464,7 +519,7 @@ final class ChatLoop {
 
     private func withdraw(_ token: UInt64) {
         guard let (prompt, wasShown) = questions.withdraw(token) else { return }
-        let name = Terminal.sanitize(prompt.asker.question.peer.displayName)
+        let name = PeerTarget.name(prompt.asker.question.peer)
         switch prompt.asker.question {
         case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
         case .offer(let offer): view.note("\(name) withdrew the image \(Terminal.sanitize(offer.info.name)).")
@@ -494,9 +549,9 @@ final class ChatLoop {
             recordImage(image, named: delivery.name, path: url.path, direction: .received, peer: info.peer)
         case .failed(let info, .notTheOfferedType(_, let offered, let found)):
             let actual = found ?? "not a PNG, JPEG, GIF or WebP image"
-            view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): offered as \(offered), but its signature says \(actual); the sender was told")
+            view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(PeerTarget.name(info.peer)): offered as \(offered), but its signature says \(actual); the sender was told")
         case .finished(let info, let delivery):
-            view.note("sent the image \(Terminal.sanitize(info.name)) to \(Terminal.sanitize(info.peer.displayName)).")
+            view.note("sent the image \(Terminal.sanitize(info.name)) to \(PeerTarget.name(info.peer)).")
             if let sent = takeSendingImage(info) {
                 recordImage(sent.image, named: delivery.name, path: sent.file.path, direction: .sent, peer: info.peer)
             }
@@ -680,14 +735,14 @@ final class ChatLoop {
     private func listPeers() {
         var rows: [(name: String, line: String)] = []
         for peer in connected.values {
-            rows.append((peer.displayName, "connected  \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint))"))
+            rows.append((peer.displayName, "connected  \(PeerTarget.label(peer))"))
         }
         for peer in members.values where connected[peer.id] == nil {
-            rows.append((peer.displayName, "away       \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): lines for them wait in the outbox"))
+            rows.append((peer.displayName, "away       \(PeerTarget.label(judged(peer))): lines for them wait in the outbox"))
         }
         for peer in session.availablePeers where members[peer.id] == nil {
-            let state = dialing.contains(peer.id) ? "connecting" : "available "
-            rows.append((peer.displayName, "\(state) \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint))"))
+            let state = dialing.contains(peer.id) ? "connecting" : roomWaiting.contains(peer.id) ? "waiting   " : "available "
+            rows.append((peer.displayName, "\(state) \(PeerTarget.label(judged(peer)))"))
         }
         if rows.isEmpty { view.note("Nobody else is in room \"\(session.sessionID)\" yet.") }
         for row in rows.sorted(by: { $0.name < $1.name }) { view.note(row.line) }
@@ -714,12 +769,23 @@ struct RequestPolicy {
 
     func decide(_ peer: PeerID, trust: TrustVerdict) -> Decision {
         if acceptsEveryone { return .accept }
-        if case .conflict = trust { return canAsk ? .ask : .deny }
+        if trust.isConflict { return canAsk ? .ask : .deny }
         if !asksAlways {
             if acceptedThisRun.contains(peer) { return .accept }
-            if case .known = trust { return .accept }
+            // A pinned key under a new name is still the key the user trusted; every line names it with
+            // its pinned name.
+            if trust.pinnedKey != nil { return .accept }
         }
         return canAsk ? .ask : .deny
+    }
+
+    /// Whether a room dials a peer nobody asked for by name: a pinned key (or one accepted in this run);
+    /// a new key only when its fingerprint is seen (a person at a terminal sees the NEW key line, as
+    /// after a direct dial) or `--yes` accepts every key. From a pipe without --yes a new key is neither
+    /// accepted (`decide`) nor dialled, so nothing is pinned that nobody saw.
+    func dialsUnasked(_ peer: PeerID, trust: TrustVerdict) -> Bool {
+        if acceptsEveryone || canAsk || acceptedThisRun.contains(peer) { return true }
+        return trust.pinnedKey != nil
     }
 
     /// The peer was accepted (or connected): it is not asked about again in this run.

@@ -80,11 +80,12 @@ struct PeerFinder {
             seen.append(peer)
             var match = peer
             if let to {
-                guard try PeerTarget.resolve(to, among: session.knownPeers) != nil else { continue }
+                let pins = session.configuration.trustStore?.all ?? []
+                guard try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) != nil else { continue }
                 // One browse reports peers one by one: a second "bob" (or the "bob (2)" DNS-SD made of it)
                 // may come a moment after the first. Let them arrive before deciding there is only one.
                 try? await Task.sleep(for: Self.settleAfterMatch)
-                guard let named = try PeerTarget.resolve(to, among: session.knownPeers) else { continue }
+                guard let named = try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) else { continue }
                 match = named
             }
             let giveUp = ContinuousClock.now + .seconds(Self.staleRecordGrace)
@@ -112,7 +113,15 @@ struct PeerFinder {
             break
         }
         if let lastFailure { throw lastFailure }
-        throw PeerTarget.notFound(to, role: role, seen: seen, within: timeout, seesItself: session.discoverySeesItself)
+        // Named as the trust store knows them: a pinned key announced under another name is listed as
+        // `carol (pinned as "alice")`, so `--to carol` not finding it is plain.
+        let pins = session.configuration.trustStore?.all ?? []
+        let judged = seen.map { peer in
+            var peer = peer
+            if !pins.isEmpty { peer.trust = TrustVerdict(id: peer.id, name: peer.displayName, pinned: pins) }
+            return peer
+        }
+        throw PeerTarget.notFound(to, role: role, seen: judged, within: timeout, seesItself: session.discoverySeesItself)
     }
 
     /// What `find` waits on: the session's events, and the moment to try a pinned peer's last addresses.
@@ -126,7 +135,7 @@ struct PeerFinder {
         guard let store else { return nil }
         let pinned = store.all
         let candidates = pinned.map { PeerInfo(id: $0.id, displayName: $0.name, sessionID: "") }
-        guard let match = try PeerTarget.resolve(query, among: candidates) else { return nil }
+        guard let match = try PeerTarget.resolve(query, among: candidates, pinned: pinned) else { return nil }
         return pinned.first { $0.id == match.id }
     }
 

@@ -56,18 +56,47 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
 /// How the command line names peers for `--to`: which one a query means, and the messages when none
 /// or several do. Pure, so the wording and the rules are unit-tested.
 enum PeerTarget {
-    /// A peer as people tell peers apart: its name and its full fingerprint, `bob (v6om-2htw-…)`.
+    /// A peer as people tell peers apart: its name (``name(_:)``) and its full fingerprint, `bob (v6om-2htw-…)`.
     static func label(_ peer: PeerInfo) -> String {
-        "\(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint))"
+        "\(name(peer)) (\(peer.fingerprint))"
     }
 
-    /// The one peer `query` means among `candidates`; nil while nobody fits (keep looking).
-    static func resolve(_ query: String, among candidates: [PeerInfo]) throws(ReachError) -> PeerInfo? {
-        switch PeerMatcher(query).match(in: candidates) {
+    /// A peer's name as every line about it shows it, sanitized, so that a name is never taken at face
+    /// value (`TrustVerdict`): a pinned key under a new name is `bob (pinned as "alice")`; a pinned key
+    /// using another pinned peer's name is `alice (calls itself "bob", pinned to another key)`; a new key
+    /// using a pinned name is `bob (not the pinned bob: another key)`; a peer over plaintext is
+    /// `bob (unauthenticated: --insecure)`.
+    static func name(_ peer: PeerInfo) -> String {
+        let name = Terminal.sanitize(peer.displayName)
+        switch peer.trust {
+        case .known, .unknown: return name
+        case .renamed(let pin): return "\(name) (pinned as \"\(Terminal.sanitize(pin.name))\")"
+        case .conflictingName(let pin, _): return "\(Terminal.sanitize(pin.name)) (calls itself \"\(name)\", pinned to another key)"
+        case .conflict: return "\(name) (not the pinned \(name): another key)"
+        case .unauthenticated: return "\(name) (unauthenticated: --insecure)"
+        }
+    }
+
+    /// The one peer `query` means among `candidates`; nil while nobody fits (keep looking). `pinned`: the
+    /// trust store's pins, so a pinned key answers to its pinned name only (`PeerMatcher`).
+    static func resolve(_ query: String, among candidates: [PeerInfo], pinned: [KnownPeer] = []) throws(ReachError) -> PeerInfo? {
+        switch PeerMatcher(query).match(in: candidates, pinned: pinned) {
         case .one(let peer): return peer
         case .none: return nil
         case .ambiguous(let peers): throw ambiguous(query, peers)
         }
+    }
+
+    /// Whether `--from NAME-OR-ID` names `peer` (a connection request's or an offer's, carrying its
+    /// trust verdict): its pinned name for a pinned key, exactly; a name pinned to another key never.
+    static func fits(from query: String, _ peer: PeerInfo) -> Bool {
+        PeerMatcher(query).names(peer)
+    }
+
+    /// What to pass to `--from` to trust this peer: its pinned name for a pinned key (the name it calls
+    /// itself would not do), else the name it uses; sanitized.
+    static func fromName(_ peer: PeerInfo) -> String {
+        Terminal.sanitize(peer.trust.pinnedKey?.name ?? peer.displayName)
     }
 
     static func ambiguous(_ query: String, _ peers: [PeerInfo]) -> ReachError {

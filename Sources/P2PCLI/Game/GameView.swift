@@ -47,7 +47,7 @@ final class GameView {
     func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
         guard interactive else { return chat.peerChanged(peer, state, reason: reason) }
         if state == .connected {
-            note("\(Terminal.sanitize(peer.displayName)) connected — \(ChatView.trustNote(peer.trust, fingerprint: peer.fingerprint)).")
+            note("\(PeerTarget.name(peer)) connected — \(ChatView.trustNote(peer.trust, fingerprint: peer.fingerprint)).")
         }
     }
 

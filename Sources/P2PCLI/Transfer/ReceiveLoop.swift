@@ -177,10 +177,11 @@ final class ReceiveLoop {
         if tally.received == 0 && tally.denied > 0 { throw ExitStatus.denied }
     }
 
-    /// `--yes`, or `--from` naming the peer (display name, or an ID prefix of at least four characters).
+    /// `--yes`, or `--from` naming the peer (`PeerTarget.fits`: its pinned name for a pinned key, never a
+    /// name pinned to another key; or an ID or fingerprint prefix of at least four characters).
     private static func trusted(everyone: Bool, from: String?) -> @Sendable (PeerInfo) -> Bool {
         { peer in
-            everyone || from.map { $0 == peer.displayName || ($0.count >= 4 && peer.id.hex.hasPrefix($0.lowercased())) } ?? false
+            everyone || from.map { PeerTarget.fits(from: $0, peer) } ?? false
         }
     }
 
@@ -199,14 +200,14 @@ final class ReceiveLoop {
     private func queue(_ asker: AskedQuestion) {
         guard questions.admit(asker) else { return }
         let peer = asker.question.peer
-        let name = Terminal.sanitize(peer.displayName)
+        let name = PeerTarget.name(peer)
         switch asker.question {
         case .connection(let request):
             switch policy.decide(peer.id, trust: request.trust) {
             case .accept: asker.answer.resume(returning: true)
             case .deny:
                 asker.answer.resume(returning: false)
-                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
+                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(PeerTarget.fromName(peer))")
             case .ask:
                 let trust = ChatView.trustNote(request.trust, fingerprint: peer.fingerprint)
                     .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
@@ -217,7 +218,7 @@ final class ReceiveLoop {
             if standing[peer.id.hex + "/"] == true { return asker.answer.resume(returning: true) }
             guard interactive else {
                 asker.answer.resume(returning: false)
-                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
                 return
             }
             let roots = offer.roots
@@ -239,7 +240,7 @@ final class ReceiveLoop {
             }
             guard interactive else {
                 asker.answer.resume(returning: false)
-                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(Terminal.sanitize(peer.displayName))")
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
                 return
             }
             if let folder {
@@ -391,7 +392,7 @@ final class ReceiveLoop {
     private func show(_ event: SessionEvent) {
         switch event {
         case .peerChanged(let peer, .connected, _):
-            if !options.json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)) connected.", .dim)) }
+            if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, _):
             summarize(peer.id)
             standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }

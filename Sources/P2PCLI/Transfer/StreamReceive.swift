@@ -49,12 +49,12 @@ struct StreamReceive {
         let streams = ByteStreams(session: session)
         let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
         let trusted: @Sendable (PeerInfo) -> Bool = { peer in
-            yes || from.map { $0 == peer.displayName || ($0.count >= 4 && peer.id.hex.hasPrefix($0.lowercased())) } ?? false
+            yes || from.map { PeerTarget.fits(from: $0, peer) } ?? false
         }
         let asker = Asker()
         session.setConnectionRequestHandler { request in
             if trusted(request.peer) { return true }
-            if case .known = request.trust { return true }
+            if request.trust.pinnedKey != nil { return true }
             guard interactive else { return false }
             let note = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
                 .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
@@ -266,7 +266,7 @@ struct StreamReceive {
     private func show(_ event: SessionEvent) {
         switch event {
         case .peerChanged(let peer, .connected, _):
-            if !command.json { Output.error(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)) connected.", .dim)) }
+            if !command.json { Output.error(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, _):
             if !command.json { Output.error(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
         case .advertising(let name):

@@ -35,7 +35,13 @@ struct HandshakePolicy: Sendable {
             return HandshakeRejection(code: .malformedPayload, reason: "a TLS peer must send a 32-byte datagram key",
                                       failure: .protocolViolation("HELLO without a datagram key"))
         }
-        if case .conflict(let pinned) = trust {
+        // A stranger using a pinned name, or a pinned key using another pinned peer's name: either way
+        // the name would be shown for a key it is not pinned to.
+        let nameOwner: KnownPeer? = switch trust {
+        case .conflict(let pinned), .conflictingName(_, let pinned): pinned
+        default: nil
+        }
+        if let pinned = nameOwner {
             return HandshakeRejection(
                 code: .untrustedIdentity,
                 reason: "the name \"\(hello.displayName)\" is pinned to another key on this peer; pair again (p2p pair)",

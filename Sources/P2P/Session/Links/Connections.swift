@@ -341,7 +341,9 @@ final class Connections: LinkDelegate {
     func link(_ link: PeerLink, receivedHello hello: Hello, from address: SocketAddress?) -> EventLoopFuture<HelloVerdict> {
         let loop = link.channel.eventLoop
         // Only a TLS-proven key can be pinned or held against a pin; plaintext claims prove nothing.
-        guard link.secure, let store = configuration.trustStore else {
+        // Without TLS the ID is a claim: say so on every report about the peer, and pin nothing.
+        guard link.secure else { return loop.makeSucceededFuture(verdict(link, hello, address, trust: .unauthenticated)) }
+        guard let store = configuration.trustStore else {
             return loop.makeSucceededFuture(verdict(link, hello, address, trust: .unknown))
         }
         let promise = loop.makePromise(of: TrustVerdict.self)
@@ -360,8 +362,12 @@ final class Connections: LinkDelegate {
             log.notice("refused \(Self.describe(hello)) at \(Self.describe(address)): \(rejection.failure)")
             if rejection.failure.isImpersonation {
                 let ip = address?.peerIP
-                reporter.emit(.refused(PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID,
-                                                host: ip?.description, addresses: ip.map { [$0] } ?? []), reason: rejection.failure))
+                var refused = PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID,
+                                       host: ip?.description, addresses: ip.map { [$0] } ?? [])
+                // The verdict says which pin the name or key contradicts, so the report can name the peer
+                // by its pinned name instead of the one it claims.
+                refused.trust = trust
+                reporter.emit(.refused(refused, reason: rejection.failure))
             }
             return .reject(rejection)
         }

@@ -1,0 +1,259 @@
+import Foundation
+import Testing
+@testable import P2P
+
+/// Issue 21, item 5: a name is never taken at face value for a key pinned under another name, nothing
+/// is pinned over plaintext, and the dials a room makes by itself are capped.
+@Suite struct TrustVerdictTests {
+    let aliceKey = PeerID(hex: "0123456789abcdef0123456789abcdef")!
+    let bobKey = PeerID(hex: "fedcba9876543210fedcba9876543210")!
+    let strangerKey = PeerID(hex: "5555555555555555aaaaaaaaaaaaaaaa")!
+    var alice: KnownPeer { KnownPeer(id: aliceKey, name: "alice", method: .firstUse, pinnedAt: Date(timeIntervalSince1970: 0)) }
+    var bob: KnownPeer { KnownPeer(id: bobKey, name: "bob", method: .paired, pinnedAt: Date(timeIntervalSince1970: 0)) }
+    var pins: [KnownPeer] { [alice, bob] }
+
+    @Test func aPinnedKeyUnderItsOwnNameIsKnown() {
+        #expect(TrustVerdict(id: aliceKey, name: "alice", pinned: pins) == .known(alice))
+        #expect(TrustVerdict(id: aliceKey, name: "alice", pinned: pins).pinnedNameIfDifferent == nil)
+    }
+
+    @Test func aPinnedKeyUnderAnUnpinnedNameIsRenamedNotANewcomer() {
+        let verdict = TrustVerdict(id: aliceKey, name: "carol", pinned: pins)
+        #expect(verdict == .renamed(alice))
+        #expect(verdict.pinnedNameIfDifferent == "alice")
+        #expect(verdict.pinnedKey == alice)
+        #expect(!verdict.isConflict)
+    }
+
+    @Test func aPinnedKeyUsingAnotherPinnedNameIsAConflict() {
+        let verdict = TrustVerdict(id: aliceKey, name: "bob", pinned: pins)
+        #expect(verdict == .conflictingName(pinnedAs: alice, nameOwner: bob))
+        #expect(verdict.isConflict)
+        #expect(verdict.pinnedNameIfDifferent == "alice")
+    }
+
+    @Test func aStrangerUsingAPinnedNameIsAConflictAndAnUnpinnedOneIsUnknown() {
+        #expect(TrustVerdict(id: strangerKey, name: "bob", pinned: pins) == .conflict(pinned: bob))
+        #expect(TrustVerdict(id: strangerKey, name: "bob", pinned: pins).pinnedKey == nil)
+        #expect(TrustVerdict(id: strangerKey, name: "dave", pinned: pins) == .unknown)
+        #expect(TrustVerdict(id: strangerKey, name: "bob", pinned: []) == .unknown)
+    }
+
+    /// The store gives the same verdicts as the pure rule, from what it has on disk.
+    @Test func theStoreJudgesBothWays() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
+        let store = try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
+        try store.pin(aliceKey, name: "alice", method: .firstUse)
+        try store.pin(bobKey, name: "bob", method: .paired)
+        guard case .conflictingName(let pinnedAs, let owner) = store.verdict(for: aliceKey, name: "bob") else {
+            Issue.record("alice's key calling itself bob: \(store.verdict(for: aliceKey, name: "bob"))")
+            return
+        }
+        #expect(pinnedAs.id == aliceKey && pinnedAs.name == "alice")
+        #expect(owner.id == bobKey)
+        guard case .renamed(let pin) = store.verdict(for: bobKey, name: "robert") else {
+            Issue.record("bob's key calling itself robert: \(store.verdict(for: bobKey, name: "robert"))")
+            return
+        }
+        #expect(pin.name == "bob" && pin.method == .paired)
+    }
+
+    @Test func theHandshakeRefusesAPinnedKeyUsingAnotherPinnedName() {
+        let policy = HandshakePolicy(ownID: strangerKey, sessionID: "chat")
+        let hello = Hello(peerID: aliceKey, capabilities: .all, datagramPort: 0, datagramToken: 1, datagramKey: Array(repeating: 7, count: 32),
+                          displayName: "bob", sessionID: "chat")
+        let link = HandshakePolicy.LinkFacts(secure: true, provenPeer: aliceKey, expectedPeer: nil)
+        let rejection = policy.check(hello, link: link, trust: .conflictingName(pinnedAs: alice, nameOwner: bob))
+        #expect(rejection?.code == .untrustedIdentity)
+        #expect(rejection?.failure == .untrustedIdentity(name: "bob", pinned: bobKey, presented: aliceKey))
+        // A renamed key passes: it is the key the user pinned, shown with its pinned name.
+        #expect(policy.check(hello, link: link, trust: .renamed(alice)) == nil)
+    }
+}
+
+/// `--to` and `--from` against pins: a pinned key answers to its pinned name only.
+@Suite struct PinnedNameMatchingTests {
+    let aliceKey = PeerID(hex: "0123456789abcdef0123456789abcdef")!
+    let bobKey = PeerID(hex: "fedcba9876543210fedcba9876543210")!
+    let strangerKey = PeerID(hex: "5555555555555555aaaaaaaaaaaaaaaa")!
+    var pins: [KnownPeer] {
+        [KnownPeer(id: aliceKey, name: "alice", method: .firstUse, pinnedAt: Date()),
+         KnownPeer(id: bobKey, name: "bob", method: .firstUse, pinnedAt: Date())]
+    }
+
+    @Test func aPinnedKeyAnnouncingAnotherNameAnswersToItsPinnedName() {
+        let aliceAsCarol = PeerInfo(id: aliceKey, displayName: "carol", sessionID: "chat")
+        #expect(PeerMatcher("carol").match(in: [aliceAsCarol], pinned: pins) == .none)
+        #expect(PeerMatcher("alice").match(in: [aliceAsCarol], pinned: pins) == .one(aliceAsCarol))
+        // Without pins the announced name is all there is.
+        #expect(PeerMatcher("carol").match(in: [aliceAsCarol]) == .one(aliceAsCarol))
+    }
+
+    @Test func aForgedNamesakeDoesNotMakeThePinnedPeerAmbiguous() {
+        let bob = PeerInfo(id: bobKey, displayName: "bob", sessionID: "chat")
+        let fakeBob = PeerInfo(id: strangerKey, displayName: "bob", sessionID: "chat")
+        let aliceAsBob = PeerInfo(id: aliceKey, displayName: "bob", sessionID: "chat")
+        #expect(PeerMatcher("bob").match(in: [fakeBob, aliceAsBob, bob], pinned: pins) == .one(bob))
+        #expect(PeerMatcher("bob").match(in: [fakeBob], pinned: pins) == .none)
+        // The impostor is still reachable by what it cannot forge: its fingerprint.
+        #expect(PeerMatcher(String(strangerKey.fingerprint.prefix(9))).match(in: [fakeBob, bob], pinned: pins) == .one(fakeBob))
+    }
+
+    @Test func fromNamesAPeerByItsVerdictExactly() {
+        var aliceAsBob = PeerInfo(id: aliceKey, displayName: "bob", sessionID: "files")
+        aliceAsBob.trust = .conflictingName(pinnedAs: pins[0], nameOwner: pins[1])
+        #expect(!PeerMatcher("bob").names(aliceAsBob))
+        #expect(PeerMatcher("alice").names(aliceAsBob))
+        var aliceAsCarol = PeerInfo(id: aliceKey, displayName: "carol", sessionID: "files")
+        aliceAsCarol.trust = .renamed(pins[0])
+        #expect(!PeerMatcher("carol").names(aliceAsCarol), "--from carol must not trust alice's key by the name it chose")
+        #expect(PeerMatcher("alice").names(aliceAsCarol))
+        var stranger = PeerInfo(id: strangerKey, displayName: "bob", sessionID: "files")
+        stranger.trust = .conflict(pinned: pins[1])
+        #expect(!PeerMatcher("bob").names(stranger))
+        #expect(PeerMatcher("5555").names(stranger), "an ID prefix names the key itself")
+        var newcomer = PeerInfo(id: strangerKey, displayName: "dave", sessionID: "files")
+        newcomer.trust = .unknown
+        #expect(PeerMatcher("dave").names(newcomer))
+        #expect(!PeerMatcher("Dave").names(newcomer), "a trust decision does not fold case")
+        #expect(!PeerMatcher("dav").names(newcomer))
+    }
+}
+
+/// The room's dial limiter, driven by a clock passed in: no sockets, no sleeps.
+@Suite struct DialLimiterTests {
+    let start = ContinuousClock.now
+    func peer(_ n: Int) -> PeerID { PeerID(hex: String(format: "%032x", n))! }
+
+    @Test func atMostNDialsAreUnderWayAtOnce() {
+        var limiter = DialLimiter(limits: .init(concurrent: 2, newPeers: 100))
+        #expect(limiter.request(peer(1), isNew: true, now: start) == .dial)
+        #expect(limiter.request(peer(2), isNew: true, now: start) == .dial)
+        #expect(limiter.request(peer(3), isNew: true, now: start) == .held(.tooManyAtOnce(limit: 2), report: true))
+        limiter.finished(peer(1))
+        #expect(limiter.request(peer(3), isNew: true, now: start) == .dial)
+        #expect(limiter.inFlight == [peer(2), peer(3)])
+    }
+
+    @Test func atMostMNewPeersPerWindowAndMembersAreNotCounted() {
+        var limiter = DialLimiter(limits: .init(concurrent: 100, newPeers: 3, window: .seconds(60)))
+        for n in 1...3 {
+            #expect(limiter.request(peer(n), isNew: true, now: start + .seconds(n)) == .dial)
+            limiter.finished(peer(n))
+        }
+        #expect(limiter.request(peer(4), isNew: true, now: start + .seconds(10)) == .held(.tooManyNewPeers(limit: 3, window: .seconds(60)), report: true))
+        // A member coming back is not a new peer: a flood does not keep friends out.
+        #expect(limiter.request(peer(1), isNew: false, now: start + .seconds(11)) == .dial)
+        // The window slides: the first new dial (at 1 s) leaves it at 61 s.
+        #expect(limiter.request(peer(4), isNew: true, now: start + .seconds(60)) == .held(.tooManyNewPeers(limit: 3, window: .seconds(60)), report: false))
+        #expect(limiter.request(peer(4), isNew: true, now: start + .seconds(61)) == .dial)
+    }
+
+    @Test func aFloodIsReportedOnceUntilAQuietWindow() {
+        var limiter = DialLimiter(limits: .init(concurrent: 1, newPeers: 100, window: .seconds(60)))
+        #expect(limiter.request(peer(0), isNew: true, now: start) == .dial)
+        var reports = 0
+        for n in 1...500 {
+            if case .held(_, report: true) = limiter.request(peer(n), isNew: true, now: start + .milliseconds(n * 10)) { reports += 1 }
+        }
+        #expect(reports == 1)
+        #expect(limiter.heldSinceReport == 500)
+        // A new flood after a whole quiet minute is news again.
+        if case .held(_, let report) = limiter.request(peer(9999), isNew: true, now: start + .seconds(5 + 61)) {
+            #expect(report)
+        } else {
+            Issue.record("the slot is still taken: the request must be held")
+        }
+    }
+
+    @Test func askingTwiceForAPeerUnderWayIsNeitherADialNorAReport() {
+        var limiter = DialLimiter(limits: .init(concurrent: 4, newPeers: 4))
+        #expect(limiter.request(peer(1), isNew: true, now: start) == .dial)
+        #expect(limiter.request(peer(1), isNew: true, now: start) == .held(.tooManyAtOnce(limit: 4), report: false))
+        #expect(limiter.inFlight.count == 1)
+    }
+}
+
+/// The verdicts with real sessions: the same key under another name, and plaintext.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct HostileIdentitySessionTests {
+    private func temporaryStore() throws -> TrustStore {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
+        return try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
+    }
+
+    private func session(_ name: String, identity: Identity, configure: (inout SessionConfiguration) -> Void = { _ in }) async throws -> Session {
+        var configuration = SessionConfiguration()
+        configuration.bindHost = "127.0.0.1"
+        configuration.acceptsConnectionsByDefault = true
+        configure(&configuration)
+        let session = Session(sessionID: "test", displayName: name, identity: identity, configuration: configuration)
+        try await session.start()
+        return session
+    }
+
+    @Test func aPinnedKeyCallingItselfByAnotherPinnedNameIsRefusedAndReportedByItsPinnedName() async throws {
+        let store = try temporaryStore()
+        let me = try await session("me", identity: .ephemeral()) { $0.trustStore = store }
+        let aliceIdentity = Identity.ephemeral()
+        let alice = try await session("alice", identity: aliceIdentity)
+        let bob = try await session("bob", identity: .ephemeral())
+        try await me.connect(to: alice.endpoint)
+        try await me.connect(to: bob.endpoint)
+        #expect(Set(store.all.map(\.name)) == ["alice", "bob"])
+        await alice.close()
+
+        let events = EventRecorder(me)
+        let aliceAsBob = try await session("bob", identity: aliceIdentity)
+        await #expect(throws: SessionError.refusedAsUntrusted("the name \"bob\" is pinned to another key on this peer; pair again (p2p pair)")) {
+            try await aliceAsBob.connect(to: me.endpoint)
+        }
+        let refused = try await events.waitFor("me refusing alice's key as bob") {
+            if case .refused(let peer, _) = $0 { peer.id == aliceIdentity.peerID } else { false }
+        }
+        guard case .refused(let peer, .untrustedIdentity(let name, let pinned, let presented)) = refused else {
+            Issue.record("unexpected refusal \(refused)")
+            return
+        }
+        #expect(name == "bob" && pinned == bob.peerID && presented == aliceIdentity.peerID)
+        #expect(peer.trust.pinnedNameIfDifferent == "alice", "the report knows the key is pinned as alice")
+        #expect(!me.connectedPeers.contains { $0.id == aliceIdentity.peerID })
+        #expect(Set(store.all.map(\.name)) == ["alice", "bob"], "no pin changed")
+        await me.close(); await bob.close(); await aliceAsBob.close()
+    }
+
+    @Test func aPinnedKeyUnderANewNameConnectsAsRenamedAndKeepsItsPin() async throws {
+        let store = try temporaryStore()
+        let me = try await session("me", identity: .ephemeral()) { $0.trustStore = store }
+        let aliceIdentity = Identity.ephemeral()
+        let alice = try await session("alice", identity: aliceIdentity)
+        try await me.connect(to: alice.endpoint)
+        await alice.close()
+        try await waitUntil("alice gone") { me.connectedPeers.isEmpty }
+
+        let aliceAsCarol = try await session("carol", identity: aliceIdentity)
+        let peer = try await me.connect(to: aliceAsCarol.endpoint)
+        #expect(peer.displayName == "carol")
+        guard case .renamed(let pin) = peer.trust else {
+            Issue.record("alice's key as carol: \(peer.trust)")
+            return
+        }
+        #expect(pin.name == "alice")
+        #expect(store.all.map(\.name) == ["alice"], "the pin keeps its name; carol is pinned to nobody")
+        await me.close(); await aliceAsCarol.close()
+    }
+
+    @Test func aPlaintextPeerIsUnauthenticatedAndNeverPinned() async throws {
+        let store = try temporaryStore()
+        let me = try await session("me", identity: .ephemeral()) {
+            $0.trustStore = store
+            $0.transportSecurity = .insecure
+        }
+        let other = try await session("bob", identity: .ephemeral()) { $0.transportSecurity = .insecure }
+        let peer = try await me.connect(to: other.endpoint)
+        #expect(peer.trust == .unauthenticated)
+        #expect(me.connectedPeers.first?.trust == .unauthenticated)
+        #expect(store.all.isEmpty)
+        await me.close(); await other.close()
+    }
+}
