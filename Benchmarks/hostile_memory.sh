@@ -84,7 +84,7 @@ PIDS+=($!); RECV=$!
 C=$(free_port)
 sleep 1000000 | P2P_HOME=$WORK/home-chat "$P2P" chat --yes --name chat --port "$C" --session-id "$SID" --to nobody --timeout 3600 \
   >"$WORK/chat.out" 2>&1 &
-PIDS+=($!); CHAT=$(pgrep -n -f "p2p chat --name chat --port $C")
+PIDS+=($!); CHAT=$!  # a pipeline's $! is its last command: p2p itself
 until grep -q "Waiting" "$WORK/recv.out" 2>/dev/null; do sleep 0.1; done
 until grep -q "waiting for nobody" "$WORK/chat.out" 2>/dev/null; do sleep 0.1; done
 

@@ -15,9 +15,20 @@ import Testing
         counter.initialize(to: 0)
         defer { counter.deallocate() }
         let address = UInt(bitPattern: counter)
-        DispatchQueue.concurrentPerform(iterations: 2) { _ in
-            for _ in 0..<10_000 { racyIncrement(address) }
+        // Two threads of their own, both started before either is waited for: nothing orders one's
+        // writes before the other's, however the machine schedules them. (concurrentPerform may run both
+        // iterations on one thread when the machine is busy, and then there is no race to find: a run
+        // under load once passed without a report.)
+        let go = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        for _ in 0..<2 {
+            Thread {
+                go.wait()
+                for _ in 0..<10_000 { racyIncrement(address) }
+                done.signal()
+            }.start()
         }
+        go.signal(); go.signal()
+        done.wait(); done.wait()
         #expect(counter.pointee > 0)
     }
 }
