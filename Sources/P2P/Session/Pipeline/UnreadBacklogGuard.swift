@@ -5,10 +5,10 @@ import NIOCore
 ///
 /// Reads do not pause while the socket is full: two peers sending bulk data to each other would then
 /// each stop reading until the other reads, and wait for ever. Instead, frames written while the channel
-/// is not writable are counted. Our own bulk senders wait for writability (`OutboundQueue.waitForRoom`),
-/// so they add little; what piles up beyond ``byteLimit`` or ``frameLimit`` is the peer's doing. The
-/// count starts again each time the channel becomes writable (NIO's buffer is then below its low-water
-/// mark), so what is buffered for one peer stays below the limits plus one mark.
+/// is not writable are tracked until the socket has taken them. A peer that reads, however slowly, lets
+/// them go; only what piles up beyond ``byteLimit`` or ``frameLimit`` without being taken ends the link.
+/// Not writable is no sign of a bad peer on its own: a bulk transfer over a slow link keeps the channel
+/// unwritable for as long as it lasts, with its window's worth queued and moving.
 final class UnreadBacklogGuard: ChannelDuplexHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -17,16 +17,16 @@ final class UnreadBacklogGuard: ChannelDuplexHandler {
 
     /// Fired down the pipeline when a limit is passed; the connection ends with ERROR 16.
     struct PeerNotReading: Error, Equatable {
-        /// Bytes (frame headers included) queued for the peer since its side stopped taking them.
+        /// Bytes (frame headers included) queued for the peer and not taken by its socket.
         var queuedBytes: Int
         var queuedFrames: Int
     }
 
-    /// Bytes written to a peer that is not reading before it is cut off: eight times the largest
-    /// window a bulk sender keeps in flight. `Session.send` itself does not wait for room, so an
-    /// application may queue this much for a peer that has stopped reading before it hears why.
+    /// Bytes queued for a peer, and not taken, before it is cut off: eight times the largest window a
+    /// bulk sender keeps in flight. `Session.send` itself does not wait for room, so an application may
+    /// queue this much for a peer that has stopped reading before it hears why.
     static let byteLimit = 32 << 20
-    /// Frames written to a peer that is not reading before it is cut off: small frames cost more than
+    /// Frames queued for a peer, and not taken, before it is cut off: small frames cost more than
     /// their bytes (a buffer and a TLS record each), so their number has a limit of its own.
     static let frameLimit = 16_384
 
@@ -41,14 +41,6 @@ final class UnreadBacklogGuard: ChannelDuplexHandler {
         self.frameLimit = frameLimit
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable {
-            queuedBytes = 0
-            queuedFrames = 0
-        }
-        context.fireChannelWritabilityChanged()
-    }
-
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = unwrapOutboundIn(data)
         // The ERROR that says why goes through, so a peer that reads again still learns it.
@@ -57,16 +49,23 @@ final class UnreadBacklogGuard: ChannelDuplexHandler {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        if !context.channel.isWritable {
-            queuedBytes += WireFormat.headerSize + frame.payload.readableBytes
-            queuedFrames += 1
-            if queuedBytes > byteLimit || queuedFrames > frameLimit {
-                cutOff = true
-                promise?.fail(ChannelError.ioOnClosedChannel)
-                context.fireErrorCaught(PeerNotReading(queuedBytes: queuedBytes, queuedFrames: queuedFrames))
-                return
-            }
+        // While the socket takes everything at once, nothing piles up: nothing to track.
+        guard !context.channel.isWritable else { return context.write(data, promise: promise) }
+        let size = WireFormat.headerSize + frame.payload.readableBytes
+        queuedBytes += size
+        queuedFrames += 1
+        guard queuedBytes <= byteLimit, queuedFrames <= frameLimit else {
+            cutOff = true
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            context.fireErrorCaught(PeerNotReading(queuedBytes: queuedBytes, queuedFrames: queuedFrames))
+            return
         }
-        context.write(data, promise: promise)
+        let written = promise ?? context.eventLoop.makePromise()
+        written.futureResult.assumeIsolated().whenComplete { _ in
+            // Taken by the socket, or dropped with the connection: either way no longer ours to hold.
+            self.queuedBytes -= size
+            self.queuedFrames -= 1
+        }
+        context.write(data, promise: written)
     }
 }
