@@ -229,6 +229,47 @@ extension TreeTransferTests {
         await pair.alice.close(); await pair.bob.close()
     }
 
+    /// 6,000 files offered and never sent: every one is reported failed to the sender, in TREE_RESULTs that
+    /// each fit its 64 KiB frames (one result listing them all was 300,021 bytes, and broke the link).
+    @Test func failuresOfAnyNumberReachTheSenderInFramesItTakes() async throws {
+        let pair = try await TransferTests().connectedPair(rawAlice: true)
+        let replies = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let count = 6_000
+        let entries = (0 ..< count).map { TreeEntry(path: "many/f\($0).bin", kind: .file, mode: 0o644, size: 1) }
+        try pair.alice.send(TransferMessage(transferID: 21, .treeOffer(entries: UInt32(count), total: UInt64(count))), to: [pair.bob.peerID])
+        for first in stride(from: 0, to: count, by: 1000) {
+            try pair.alice.send(TransferMessage(transferID: 21, .entries(first: UInt32(first), Array(entries[first ..< first + 1000]))), to: [pair.bob.peerID])
+        }
+        try await replies.waitForCount(1)
+        guard case .treeAccept = replies.messages[0].0.body else { Issue.record("expected TREE_ACCEPT, got \(replies.messages[0].0.body)"); return }
+        try pair.alice.send(TransferMessage(transferID: 21, .treeEnd), to: [pair.bob.peerID])
+        try await waitUntil("every failure to arrive", seconds: 20) {
+            replies.messages.reduce(0) { total, message in
+                if case .treeResult(let verified, let there, let failures) = message.0.body, verified == 0, there == 0 { total + failures.count } else { total }
+            } == count
+        }
+        let results = replies.messages.filter { if case .treeResult = $0.0.body { true } else { false } }
+        #expect(results.count > 1, "split over several frames")
+        for result in results { #expect(result.0.frame().payload.readableBytes <= WireFormat.defaultMaxPayload) }
+        #expect(pair.alice.connectedPeer(pair.bob.peerID) != nil, "nothing over the limit broke the link")
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    @Test func treeResultsSplitToFitAndKeepEveryFailureInOrder() {
+        let failed = (0 ..< 3000).map { FailedFile(index: UInt32($0), reason: String(repeating: "r", count: $0 % 40)) }
+        let results = TransferMessage.treeResults(verified: 7, alreadyThere: 2, failed: failed, maxPayload: 4096)
+        var again: [FailedFile] = []
+        for body in results {
+            guard case .treeResult(let verified, let there, let part) = body else { Issue.record("not a TREE_RESULT"); return }
+            #expect(verified == 7 && there == 2)
+            again += part
+            #expect(TransferMessage(transferID: .max, body).frame().payload.readableBytes <= 4096)
+        }
+        #expect(again == failed)
+        #expect(TransferMessage.treeResults(verified: 1, alreadyThere: 0, failed: [], maxPayload: 4096).count == 1, "always one")
+    }
+
     /// The truthful tree of the same shape arrives, and its events say what arrived.
     @Test func aTruthfulTreeReportsWhatArrived() async throws {
         let pair = try await TransferTests().connectedPair()

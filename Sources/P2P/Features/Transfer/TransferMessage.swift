@@ -192,6 +192,30 @@ public struct TransferMessage: WireMessage, Equatable {
         }
     }
 
+    /// TREE_RESULT as frames that each fit `maxPayload`: the failures split in order over as many as
+    /// needed, every one with the same counts (TRANSFER.md, "Trees"). The sender knows the last by the
+    /// numbers: verified + already there + the failures so far equal the files it offered. Always at
+    /// least one frame.
+    static func treeResults(verified: UInt32, alreadyThere: UInt32, failed: [FailedFile], maxPayload: Int) -> [Body] {
+        // kind, transfer ID, then the three counts.
+        let fixed = 1 + 8 + 3 * 4
+        var results: [Body] = []
+        var part: [FailedFile] = []
+        var size = fixed
+        for file in failed {
+            let entry = 4 + 2 + file.reason.utf8Prefix(maxBytes: maxReasonBytes).utf8.count
+            if size + entry > maxPayload && !part.isEmpty {
+                results.append(.treeResult(verified: verified, alreadyThere: alreadyThere, failed: part))
+                part = []
+                size = fixed
+            }
+            part.append(file)
+            size += entry
+        }
+        results.append(.treeResult(verified: verified, alreadyThere: alreadyThere, failed: part))
+        return results
+    }
+
     /// Writes the layout `init(payload:)` reads.
     public func encode(into buffer: inout ByteBuffer) {
         func kind(_ kind: Kind) {

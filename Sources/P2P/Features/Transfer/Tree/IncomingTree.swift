@@ -502,7 +502,13 @@ final class IncomingTree: Sendable {
         sync()
         state.over = true
         transfers?.reply(.ack(written: state.written), id: info.id, to: info.peer.id)
-        transfers?.reply(.treeResult(verified: state.verified, alreadyThere: state.alreadyThere, failed: state.failed), id: info.id, to: info.peer.id)
+        if let transfers {
+            // Any number of failures, in frames the sender takes (a list of 6,000 went over 64 KiB in one).
+            for result in TransferMessage.treeResults(verified: state.verified, alreadyThere: state.alreadyThere, failed: state.failed,
+                                                      maxPayload: transfers.payloadLimit(for: info.peer)) {
+                transfers.reply(result, id: info.id, to: info.peer.id)
+            }
+        }
         // What really arrived (or was already there), not what was offered.
         transfers?.progress(tree: self, started: nil, bytes: state.deliveries.reduce(0) { $0 + $1.size })
         flushEvents(&state)

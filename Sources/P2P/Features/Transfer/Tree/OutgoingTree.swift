@@ -46,8 +46,13 @@ extension FileTransfers {
 
     /// Data bytes per frame to `peer`: 1 MiB frames when both ends take them, else the default 64 KiB.
     func chunkSize(for peer: PeerInfo) -> Int {
+        payloadLimit(for: peer) == WireFormat.absoluteMaxPayload ? TransferMessage.maxLargeChunk : TransferMessage.maxChunk
+    }
+
+    /// The largest frame payload both ends take: 1 MiB between `largeFrames` peers, else 64 KiB.
+    func payloadLimit(for peer: PeerInfo) -> Int {
         session.configuration.maxPayload >= WireFormat.absoluteMaxPayload && peer.capabilities.contains(.largeFrames)
-            ? TransferMessage.maxLargeChunk : TransferMessage.maxChunk
+            ? WireFormat.absoluteMaxPayload : WireFormat.defaultMaxPayload
     }
 }
 
@@ -114,12 +119,16 @@ struct TreeSender {
         }
         try await flushPack()
         try send(.treeEnd)
+        // The failures may come in several TREE_RESULTs (each fits a frame); the counts say when all did.
+        var failures: [FailedFile] = []
         while true {
             switch try await mailbox.next() {
             case .ack(let written):
                 acknowledged = max(acknowledged, written)
-            case .treeResult(_, _, let failed):
-                return report(failed)
+            case .treeResult(let verified, let alreadyThere, let failed):
+                failures += failed
+                let accounted = Int(verified) + Int(alreadyThere) + failures.count
+                guard accounted < manifest.fileCount else { return report(failures) }
             case let other:
                 throw .protocolViolation("expected TREE_RESULT, got \(other)")
             }
