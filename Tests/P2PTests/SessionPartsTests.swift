@@ -387,3 +387,42 @@ extension DiscoveryCoordinator.Event {
         }
     }
 }
+
+/// `send` waits for a slow consumer instead of dropping: a producer that can wait loses nothing.
+@Suite struct EventHubBackpressureTests {
+    @Test(.timeLimit(.minutes(1))) func aWaitingProducerLosesNothingToASlowConsumer() async {
+        let hub = EventHub<Int>(limit: 16) { -$0 }
+        let stream = hub.stream()
+        let producer = Task { for event in 0 ..< 5000 { await hub.send(event) }; hub.finish() }
+        var seen: [Int] = []
+        for await event in stream {
+            seen.append(event)
+            if event % 100 == 0 { await Task.yield() }
+        }
+        await producer.value
+        #expect(seen == Array(0 ..< 5000), "every event, in order, no notice of a drop")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aConsumerThatStoppedReadingHoldsTheProducerOnlyForItsPatience() async {
+        let hub = EventHub<Int>(limit: 2) { -$0 }
+        let stalled = hub.stream()
+        for event in 0 ..< 2 { await hub.send(event) }
+        await hub.send(2, patience: .milliseconds(100))  // full: waits, then drops it for that stream
+        hub.finish()
+        var seen: [Int] = []
+        for await event in stalled { seen.append(event) }
+        #expect(seen == [0, 1])
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aStreamWhoseConsumerLeftDoesNotHoldTheProducer() async {
+        let hub = EventHub<Int>(limit: 2) { -$0 }
+        var gone: AsyncStream<Int>? = hub.stream()
+        for event in 0 ..< 2 { await hub.send(event) }
+        _ = gone
+        gone = nil  // the consumer went away with its stream full
+        let clock = ContinuousClock()
+        let took = await clock.measure { await hub.send(2, patience: .seconds(30)) }
+        #expect(took < .seconds(20), "not the whole patience: \(took)")
+        #expect(hub.streamCount == 0)
+    }
+}

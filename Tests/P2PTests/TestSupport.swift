@@ -14,6 +14,10 @@ func makeSession(
     var configuration = SessionConfiguration()
     configuration.bindHost = "127.0.0.1"
     configuration.acceptsConnectionsByDefault = accept
+    // Tests of the handshake timeout set their own; for every other test a clock that ran out would only
+    // measure the machine's load (under ThreadSanitizer with CI beside it, TLS and a HELLO once took over
+    // 10 s, and tests with raw peers failed with "I/O on closed channel").
+    configuration.handshakeTimeout = .seconds(120)
     configure(&configuration)
     let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration)
     try await session.start()
