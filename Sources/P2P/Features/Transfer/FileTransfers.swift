@@ -149,10 +149,6 @@ public final class FileTransfers: Sendable {
 
     func emit(_ event: TransferEvent) { hub.emit(event) }
 
-    /// Emits from a task that can wait: while a consumer's stream is full the task waits, so thousands
-    /// of per-file events in a row reach every consumer (`EventHub.send`).
-    func emitWaiting(_ event: TransferEvent) async { await hub.send(event) }
-
     // MARK: - Sending
 
     /// Sends a file, or a directory recursively with relative paths, to a connected peer. Returns one

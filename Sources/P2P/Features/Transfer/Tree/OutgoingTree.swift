@@ -35,10 +35,9 @@ extension FileTransfers {
             throw error
         }
         // The receiver's verdict covers every file: each is reported now, then the tree.
-        // A report of 120,000 files is 120,000 events at once: they wait for the consumers, none is dropped.
-        for delivery in report.deliveries { await emitWaiting(.fileFinished(info, delivery)) }
-        for failure in report.failures { await emitWaiting(.fileFailed(info, name: failure.name, .cancelledByPeer(PeerText(failure.reason)))) }
-        await emitWaiting(.treeFinished(info, report))
+        for delivery in report.deliveries { emit(.fileFinished(info, delivery)) }
+        for failure in report.failures { emit(.fileFailed(info, name: failure.name, .cancelledByPeer(PeerText(failure.reason)))) }
+        emit(.treeFinished(info, report))
         if let first = report.failures.first {
             throw .filesFailed(count: report.failures.count, first: "\(first.name): \(first.reason)")
         }
