@@ -62,14 +62,7 @@ struct HeartbeatTests {
         }
 
         /// The error that reached the end of the pipeline (where `PeerConnectionHandler` closes the link), if any.
-        func caughtError() -> (any Error)? {
-            do {
-                try channel.throwIfErrorCaught()
-                return nil
-            } catch {
-                return error
-            }
-        }
+        func caughtError() -> (any Error)? { channel.caughtError() }
     }
 
     static func ping(_ nonce: UInt64) -> Frame { Heartbeat(nonce: nonce).frame(.ping) }

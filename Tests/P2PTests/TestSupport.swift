@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOEmbedded
 import NIOPosix
 import NIOSSL
 import Testing
@@ -271,5 +272,18 @@ final class RawPeer: Sendable {
             received.mutate { $0.append(frame) }
         }
         func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
+    }
+}
+
+extension EmbeddedChannel {
+    /// The error that reached the end of the pipeline since the last look (where `PeerConnectionHandler`
+    /// would close the link), if any.
+    func caughtError() -> (any Error)? {
+        do {
+            try throwIfErrorCaught()
+            return nil
+        } catch {
+            return error
+        }
     }
 }

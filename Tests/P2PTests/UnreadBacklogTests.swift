@@ -52,14 +52,7 @@ struct UnreadBacklogTests {
             return try decodeFrames(pieces)
         }
 
-        func caughtError() -> (any Error)? {
-            do {
-                try channel.throwIfErrorCaught()
-                return nil
-            } catch {
-                return error
-            }
-        }
+        func caughtError() -> (any Error)? { channel.caughtError() }
     }
 
     /// A socket whose peer reads only when the test says so: bytes pass (so the test can look at them),
