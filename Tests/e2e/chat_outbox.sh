@@ -7,7 +7,8 @@
 need ip python3
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
-PREFIX=${P2P_LAB_PREFIX:-p2p}
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-pco$$}
+PREFIX=$P2P_LAB_PREFIX
 NS_B=${PREFIX}B VETH_B=${PREFIX}vB
 SID=e2e-outbox-$$
 

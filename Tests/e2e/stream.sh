@@ -11,13 +11,13 @@
 #  - Ctrl-C on the sender: both exit 7 (cancelled);
 #  - a file sent to a --stdout receiver is declined with the reason (send exits 6), and a stream sent
 #    to a receiver of files is declined with the reason, instead of either waiting for an answer.
-# The lab prefix defaults to p2pst (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
+# The lab prefix defaults to p2pst<PID> (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
 # Needs root (lab.sh up, tc).
 . "$(dirname "$0")/lib.sh"
 need ip tc python3 sha256sum cmp
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
-export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pst}
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pst$$}
 PREFIX=$P2P_LAB_PREFIX
 NS_A=${PREFIX}A A_LINK=${PREFIX}vA
 TAG=$$-$RANDOM

@@ -20,7 +20,7 @@
 need ip tmux python3
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
-export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2ptm}
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2ptm$$}
 ADDR_B=10.213.7.2
 TAG=$$
 ROOM="lab-$TAG"

@@ -19,13 +19,14 @@
 #    afterwards `p2p history` on both sides lists the image among the text lines, in time order (text
 #    and --json kind image: sent from the source path, received to the downloads), and not the refused ones.
 # Mid-transfer kills use a token-bucket qdisc on A's veth (tc tbf), so a transfer takes seconds.
-# The lab prefix defaults to p2pxf (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
+# The lab prefix defaults to p2pxf<PID> (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
+#  - a path that does not exist or cannot be read: exit 64 before any network work.
 # Needs root (lab.sh up, tc).
 . "$(dirname "$0")/lib.sh"
 need ip tc python3 sha256sum
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
-export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pxf}
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pxf$$}
 PREFIX=$P2P_LAB_PREFIX
 NS_A=${PREFIX}A A_LINK=${PREFIX}vA
 TAG=$$-$RANDOM
@@ -57,6 +58,22 @@ head -c $((64 * MiB)) /dev/urandom >"$E2E_TMP/mid.bin"
 BIG_SHA=$(sha "$E2E_TMP/big.bin")
 MID_SHA=$(sha "$E2E_TMP/mid.bin")
 MID=$((64 * MiB))
+
+# ================================================================ 0. a wrong path
+# A mistake in the command is said at once, before anything looks for a receiver: exit 64, nothing sent.
+log "a path that does not exist, one that cannot be read"
+# The unreadable folder is tried as user nobody: root reads everything.
+mkdir -p "$E2E_TMP/locked" && chmod 000 "$E2E_TMP/locked" && chmod 0755 "$E2E_TMP"
+for bad in "$E2E_TMP/no-such-file.bin" "$E2E_TMP/locked"; do
+  rc=0 as=()
+  [ "$bad" = "$E2E_TMP/locked" ] && as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  run "${as[@]}" env P2P_HOME="$E2E_TMP/home-badpath" "$P2P" send "$bad" --to "nobody-$TAG" --timeout 30 >"$E2E_TMP/badpath.out" 2>"$E2E_TMP/badpath.err" || rc=$?
+  check "send $(basename "$bad"): exit 64, a usage error (got $rc)" [ "$rc" = 64 ]
+  check "send $(basename "$bad"): says what is wrong and that nothing was sent: $(head -c 160 "$E2E_TMP/badpath.err")" \
+    grep -qE "(no such file or directory|permission denied).*nothing was sent" "$E2E_TMP/badpath.err"
+  check "send $(basename "$bad"): looked for no receiver" bash -c '! grep -qiE "looking|connecting|waiting" "$1"' _ "$E2E_TMP/badpath.err"
+done
+chmod 755 "$E2E_TMP/locked"
 
 # ================================================================ 1. a 100 MiB file
 log "100 MiB file"

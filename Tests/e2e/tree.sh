@@ -20,13 +20,13 @@
 #  4. two receivers in B (own names, folders and identities): `send --to r1 --to r2` and then `send --all`
 #     deliver identical trees to both, one "Delivered" line per receiver, exit 0.
 # Hostile manifests (a tree offer naming ../x, /etc/x, ...) are for unit tests, not checked here.
-# The lab prefix defaults to p2ptree (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
+# The lab prefix defaults to ptree<PID> (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
 # Needs root (lab.sh up, tc).
 . "$(dirname "$0")/lib.sh"
 need ip tc python3 sha256sum diff
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
-export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2ptree}
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-ptree$$}
 PREFIX=$P2P_LAB_PREFIX
 NS_A=${PREFIX}A A_LINK=${PREFIX}vA
 TAG=$$-$RANDOM

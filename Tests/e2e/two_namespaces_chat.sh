@@ -9,7 +9,8 @@ need ip python3
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
 ADDR_A=10.213.7.1
-PREFIX=${P2P_LAB_PREFIX:-p2p}
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2n$$}
+PREFIX=$P2P_LAB_PREFIX
 lab_absent() { ! ip netns list | grep -qE "^($PREFIX)(A|B)( |$)"; }
 
 # Runs after our p2p processes are stopped, so no client keeps a namespace alive.

@@ -23,8 +23,8 @@ struct SendCommand: AsyncParsableCommand {
             which writes it to its standard output; the whole stream is verified by SHA-256 at the end, and a stream that \
             breaks (either side killed, the link lost) fails on both sides.
             Exit codes: 0 everything (or the stream) delivered and verified (to every receiver), 3 no receiver found (or several fit --to), \
-            4 connection failed, 6 denied, 7 cancelled, 8 failed (verification, disconnect, unreadable file, older receiver), \
-            130 interrupted before sending. With several receivers, the highest of their codes.
+            4 connection failed, 6 denied, 7 cancelled, 8 failed (verification, disconnect, a file unreadable mid-way, older \
+            receiver), 64 a path that does not exist or cannot be read (said before looking for receivers), 130 interrupted before sending. With several receivers, the highest of their codes.
             """
     )
 
@@ -59,8 +59,16 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         if let stream = try StreamSend(self) { return try await stream.run() }
         let urls = paths.map { URL(fileURLWithPath: $0) }
-        for url in urls where !FileManager.default.isReadableFile(atPath: url.path) {
-            throw CLIError("cannot read \(url.path)", code: ExitStatus.transferFailed)
+        // A wrong path is a mistake in the command: said before any network work, as a usage error.
+        for (path, url) in zip(paths, urls) {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+                throw CLIError("\(Terminal.sanitize(path)): no such file or directory; nothing was sent", code: ExitStatus.usage)
+            }
+            guard FileManager.default.isReadableFile(atPath: url.path),
+                  !isDirectory.boolValue || FileManager.default.isExecutableFile(atPath: url.path) else {
+                throw CLIError("\(Terminal.sanitize(path)): permission denied (cannot read it); nothing was sent", code: ExitStatus.usage)
+            }
         }
         let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
         // Until the first byte is offered, Ctrl-C says goodbye and leaves: nothing was sent.
