@@ -270,6 +270,20 @@ extension TreeTransferTests {
         #expect(TransferMessage.treeResults(verified: 1, alreadyThere: 0, failed: [], maxPayload: 4096).count == 1, "always one")
     }
 
+    /// Many empty files under a small window: the window counts file bytes only, as the receiver's ACKs
+    /// do. Counting each small file's 40-byte head as well left bytes no ACK ever covered, and a send of
+    /// about 105,000 empty files stalled for good under the 4 MiB window (here: the third pack of 1,536, under 64 KiB).
+    @Test func aTreeOfManyEmptyFilesNeverStallsTheWindow() async throws {
+        let pair = try await TransferTests().connectedPair(window: 64 << 10)
+        let directory = try TransferTests.temporaryDirectory().appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for n in 0 ..< 5000 { FileManager.default.createFile(atPath: directory.appendingPathComponent("e\(n)").path, contents: nil) }
+        let report = try await pair.aliceFiles.send([directory], to: pair.bob.peerID)
+        #expect(report.deliveries.count == 5000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.appendingPathComponent("empty").path).count == 5000)
+        await pair.alice.close(); await pair.bob.close()
+    }
+
     /// The truthful tree of the same shape arrives, and its events say what arrived.
     @Test func aTruthfulTreeReportsWhatArrived() async throws {
         let pair = try await TransferTests().connectedPair()

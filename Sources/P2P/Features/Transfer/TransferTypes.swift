@@ -198,7 +198,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsafeName(let name, let why): "refused the name \"\(PeerText(name))\": \(why)"
         case .unreadable(let path, let why): "cannot read \(path): \(why)"
         case .unwritable(let path, let why): "cannot write \(path): \(why)"
-        case .verificationFailed(let expected, let got): "SHA-256 mismatch: sender \(expected.prefix(16))…, received \(got.prefix(16))…; the .part file was kept"
+        case .verificationFailed(let expected, let got): "SHA-256 mismatch: sender \(expected.prefix(16))…, received \(got.prefix(16))…; the bytes that arrived do not take the file's name"
         case .sizeMismatch(let expected, let got): "size mismatch: offered \(expected) bytes, got \(got)"
         case .notTheOfferedType(let name, let offered, let found):
             "\(PeerText(name)) was offered as \(PeerText(offered)), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"

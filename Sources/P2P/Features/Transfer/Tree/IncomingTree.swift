@@ -374,7 +374,11 @@ final class IncomingTree: Sendable {
             return skip(index, &state)
         }
         let ours = file.bytes.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
-        guard ours == file.sha256 else { return fileFailed(index, .verificationFailed(expected: file.sha256.hex, got: ours.hex), &state) }
+        guard ours == file.sha256 else {
+            // Counted like any bytes that arrived, or the sender's window would shrink for good.
+            state.written += UInt64(file.bytes.readableBytes)
+            return fileFailed(index, .verificationFailed(expected: file.sha256.hex, got: ours.hex), &state)
+        }
         let part = names[Int(index)] + ".part"
         let folder: Int32
         do {

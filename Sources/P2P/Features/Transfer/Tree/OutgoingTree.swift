@@ -74,6 +74,8 @@ struct TreeSender {
     /// Small files waiting to go out together, and their size on the wire.
     private var pack: [SmallFile] = []
     private var packBytes = 0
+    /// The file bytes in `pack`, without their 40-byte heads: what the window counts (TRANSFER.md, "Trees").
+    private var packData = 0
     /// Per file: its SHA-256, whether it was skipped, where it resumed.
     private var digests: [UInt32: [UInt8]] = [:]
     private var skipped: Set<UInt32> = []
@@ -220,15 +222,19 @@ struct TreeSender {
         digests[index] = digest
         pack.append(SmallFile(index: index, sha256: digest, bytes: bytes))
         packBytes += 40 + size
+        packData += size
     }
 
     private mutating func flushPack() async throws(TransferError) {
         guard !pack.isEmpty else { return }
         try await waitForWindow()
         try send(.small(pack))
-        sent += UInt64(packBytes)
+        // The receiver's ACK counts data bytes only: counting the heads too left 40 bytes per small file
+        // that no ACK covered, and a send of ~105,000 empty files stalled with the window "full".
+        sent += UInt64(packData)
         pack = []
         packBytes = 0
+        packData = 0
         reportProgress()
     }
 
