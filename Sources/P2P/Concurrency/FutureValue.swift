@@ -38,6 +38,9 @@ enum ThreadSanitizer {
         return unsafeBitCast(symbol, to: Annotation.self)
     }()
 
+    /// Whether this process runs under ThreadSanitizer (a `-sanitize=thread` build).
+    static var isActive: Bool { acquire != nil }
+
     /// Tells TSan that everything released on the current task (the runtime releases on it when a
     /// continuation is resumed) happened before what this task does next.
     static func acquireCurrentTask() {
