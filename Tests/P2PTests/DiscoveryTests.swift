@@ -40,7 +40,7 @@ struct DiscoveryTests {
         _ = try await aliceEvents.waitFor(bob.peerID, .available, seconds: 10)
         _ = try await bobEvents.waitFor(alice.peerID, .available, seconds: 10)
         let found = try #require(alice.availablePeers.first { $0.id == bob.peerID })
-        #expect(found.displayName == "bob-\(sessionID)")
+        #expect(found.displayName.raw == "bob-\(sessionID)")
         #expect(found.port == bob.localPort)
         #expect(!found.addresses.isEmpty)
         // Our own instance is never offered as a peer.

@@ -19,7 +19,7 @@ import Testing
         }
         let log = NIOLockedValueBox(Log())
         let verdict: NIOLockedValueBox<EventLoopPromise<HelloVerdict>?> = NIOLockedValueBox(nil)
-        let decision: NIOLockedValueBox<EventLoopPromise<Bool>?> = NIOLockedValueBox(nil)
+        let decision: NIOLockedValueBox<EventLoopPromise<Bool?>?> = NIOLockedValueBox(nil)
         let rejectDeliveries: Bool
         /// Decode every delivered frame as the session's router does (`MessageCatalog.standard`).
         let decodesDeliveries: Bool
@@ -33,6 +33,7 @@ import Testing
         var heartbeatInterval: TimeAmount { .seconds(2) }
         var heartbeatTimeout: TimeAmount { .seconds(6) }
         var displayName: String { "alice" }
+        var requestDecisionTimeout: Duration { .seconds(120) }
         func hello(for link: PeerLink) -> Hello {
             Hello(peerID: PeerConnectionHandlerTests.alice, capabilities: .all, datagramPort: 0, datagramToken: 1, displayName: "alice", sessionID: "test")
         }
@@ -42,9 +43,9 @@ import Testing
             verdict.withLockedValue { $0 = promise }
             return promise.futureResult
         }
-        func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool> {
+        func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool?> {
             log.withLockedValue { $0.requests.append(request) }
-            let promise = link.channel.eventLoop.makePromise(of: Bool.self)
+            let promise = link.channel.eventLoop.makePromise(of: Bool?.self)
             decision.withLockedValue { $0 = promise }
             return promise.futureResult
         }
@@ -120,6 +121,23 @@ import Testing
         #expect(try ErrorMessage(frame: replies[0]).code == .connectionDenied)
         #expect(try ErrorMessage(frame: replies[0]).reason == "alice declined the connection")
         #expect(delegate.log.withLockedValue { $0.failures } == [.denied(by: "you")])
+        #expect(!channel.isActive)
+    }
+
+    /// A request nobody answered in time is not "declined": the initiator is told it was not answered.
+    @Test func anUnansweredRequestIsToldItWasNotAnswered() throws {
+        let delegate = RecordingDelegate()
+        let (channel, _) = try connection(.inbound, delegate: delegate)
+        _ = try written(channel)
+        try channel.writeInbound(bobsHello)
+        let request = ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))
+        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(request))
+        delegate.decision.withLockedValue { $0 }!.succeed(nil)
+        let replies = try written(channel)
+        #expect(replies.map(\.type) == [.error])
+        #expect(try ErrorMessage(frame: replies[0]).code == .handshakeTimeout)
+        #expect(try ErrorMessage(frame: replies[0]).reason == "alice did not answer the connection request within 120 s")
+        #expect(delegate.log.withLockedValue { $0.failures } == [.timedOut(seconds: 120)])
         #expect(!channel.isActive)
     }
 

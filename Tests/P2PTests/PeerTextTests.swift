@@ -36,19 +36,29 @@ struct PeerTextTests {
             SessionError.remoteError(code: 1, reason: text),
             SessionError.denied(by: text),
             SessionError.refusedAsUntrusted(text),
-            SessionError.sessionMismatch(theirs: Self.hostile, ours: "chat"),
-            SessionError.untrustedIdentity(name: Self.hostile, pinned: id, presented: id),
-            SessionError.contextNotSupported(by: Self.hostile),
+            SessionError.sessionMismatch(theirs: text, ours: "chat"),
+            SessionError.untrustedIdentity(name: text, pinned: id, presented: id),
+            SessionError.contextNotSupported(by: text),
+            SessionError.connectFailed(peer: text, attempts: []),
             TransferError.denied(text),
             TransferError.cancelledByPeer(text),
-            TransferError.unsafeName(Self.hostile, "control characters"),
-            TransferError.notTheOfferedType(name: Self.hostile, offered: "image/png", found: nil),
-            TransferError.peerTooOld(Self.hostile, capability: "transferTrees"),
-            TransferError.filesFailed(count: 2, first: Self.hostile),
+            TransferError.unsafeName(text, "control characters"),
+            TransferError.notTheOfferedType(name: text, offered: text, found: nil),
+            TransferError.peerTooOld(text, capability: "transferTrees"),
+            TransferError.filesFailed(count: 2, first: text),
+            TransferError.untruthfulOffer(peer: text, "the total is not the sum of the files"),
+            TransferError.skipped(text, "a hidden path"),
             StreamError.denied(text),
             StreamError.cancelledByPeer(text),
-            StreamError.notSupported(peer: Self.hostile),
+            StreamError.notSupported(peer: text),
         ]
         for error in errors { Self.check(error.description) }
+    }
+
+    @Test func aPeersNameAndSessionIDPrintSanitizedAndCompareExactly() {
+        let peer = PeerInfo(id: PeerID(bytes: Array(repeating: 7, count: 16)), displayName: Self.hostile, sessionID: Self.hostile)
+        Self.check("\(peer.displayName) in \(peer.sessionID)")
+        #expect(peer.displayName.raw == Self.hostile)
+        #expect(peer.sessionID == PeerText(Self.hostile))
     }
 }

@@ -342,6 +342,45 @@ extension LinkTable.Closing {
         #expect(seen == [1])
         for await _ in hub.stream() { Issue.record("a stream made after finish must be finished") }
     }
+
+    /// A producer that waits for room loses nothing for a consumer slower than it: 5,000 events through
+    /// a buffer of 16, in order, with no notice of a drop.
+    @Test(.timeLimit(.minutes(1))) func aProducerThatWaitsForRoomLosesNothingForASlowConsumer() async {
+        let hub = EventHub<Int>(limit: 16) { -$0 }
+        let stream = hub.countedStream()
+        let consumer = Task {
+            var seen: [Int] = []
+            for await event in stream {
+                seen.append(event)
+                if event % 100 == 0 { try? await Task.sleep(for: .milliseconds(5)) }  // slower than the producer
+            }
+            return seen
+        }
+        for event in 1...5_000 {
+            await hub.waitForRoom()
+            hub.emit(event)
+        }
+        hub.finish()
+        #expect(await consumer.value == Array(1...5_000))
+    }
+
+    /// A consumer that stopped reading holds a waiting producer only for the hub's patience, then drops
+    /// as before (and is told), so a forgotten stream cannot stall a transfer.
+    @Test(.timeLimit(.minutes(1))) func aConsumerThatStoppedReadingHoldsTheProducerOnlyForItsPatience() async {
+        let hub = EventHub<Int>(limit: 4, patience: .milliseconds(100)) { -$0 }
+        let stream = hub.countedStream()
+        let started = ContinuousClock.now
+        for event in 1...50 {
+            hub.waitForRoomBlocking()
+            hub.emit(event)
+        }
+        #expect(ContinuousClock.now - started < .seconds(5), "waited once, for its patience, not once per event")
+        hub.finish()
+        var seen: [Int] = []
+        for await event in stream { seen.append(event) }
+        #expect(seen.prefix(4) == [1, 2, 3, 4])
+        #expect(seen.count == 4, "nothing more fit, and the notice found no room either: \(seen)")
+    }
 }
 
 @Suite struct DiscoveryCoordinatorTests {

@@ -54,16 +54,33 @@ struct SessionTests {
         await alice.close(); await bob.close()
     }
 
-    /// A question nobody answers is declined when its time is up, not kept open for as long as the peer waits.
-    @Test func anUnansweredRequestIsDeclinedWhenItsTimeIsUp() async throws {
+    /// A question nobody answers ends when its time is up, not kept open for as long as the peer waits,
+    /// and the peer hears that it was not answered (not "declined").
+    @Test func anUnansweredRequestEndsWhenItsTimeIsUp() async throws {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob") { $0.requestDecisionTimeout = .milliseconds(300) }
         bob.setConnectionRequestHandler { _ in
             await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }  // a person who never answers
             return true
         }
-        await #expect(throws: SessionError.denied(by: "bob")) { try await alice.connect(to: bob.endpoint, timeout: .seconds(60)) }
+        await #expect(throws: SessionError.remoteError(code: 10, reason: "bob did not answer the connection request within 0 s")) {
+            try await alice.connect(to: bob.endpoint, timeout: .seconds(60))
+        }
         #expect(bob.connectedPeers.isEmpty)
+        await alice.close(); await bob.close()
+    }
+
+    /// The connect timeout is for reaching the peer; a person deciding over there gets as long as a request
+    /// may wait for an answer (`requestDecisionTimeout`).
+    @Test func aSlowYesStillConnectsAfterTheConnectTimeout() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        bob.setConnectionRequestHandler { _ in
+            try? await Task.sleep(for: .milliseconds(1500))  // a person reading the fingerprint
+            return true
+        }
+        let peer = try await alice.connect(to: bob.endpoint, timeout: .milliseconds(500))
+        #expect(peer.id == bob.peerID)
         await alice.close(); await bob.close()
     }
 
@@ -125,14 +142,14 @@ struct SessionTests {
     }
 
     @Test func unansweredRequestTimesOut() async throws {
-        let alice = try await makeSession("alice")
+        let alice = try await makeSession("alice") { $0.requestDecisionTimeout = .seconds(1) }
         let bob = try await makeSession("bob")
         bob.setConnectionRequestHandler { _ in
             try? await Task.sleep(for: .seconds(30))
             return true
         }
-        // The connect call's own timeout ends it (the error says which), not the handler's 30 s.
-        await #expect(throws: SessionError.timedOut(seconds: 0.5)) {
+        // Alice's wait for an answer ends it (the error says which), not the handler's 30 s.
+        await #expect(throws: SessionError.notAnswered(seconds: 1)) {
             try await alice.connect(to: bob.endpoint, timeout: .milliseconds(500))
         }
         #expect(alice.connectedPeers.isEmpty)

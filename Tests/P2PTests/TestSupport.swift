@@ -178,6 +178,10 @@ final class Inbox<Message: Sendable>: Sendable {
     func waitForCount(_ count: Int, seconds: Double = 5) async throws {
         try await box.wait(for: "\(count) messages", seconds: seconds) { $0.count >= count }
     }
+
+    func wait(for what: String, seconds: Double = 10, _ predicate: @escaping @Sendable ([(Message, PeerInfo, SendMode)]) -> Bool) async throws {
+        try await box.wait(for: what, seconds: seconds, until: predicate)
+    }
 }
 
 /// A hand-driven protocol client: sends raw bytes or frames, records the frames it receives.

@@ -158,6 +158,24 @@ struct TreeTransferTests {
         await pair.alice.close(); await pair.bob.close()
     }
 
+    /// `a` a file and `a/b` another entry cannot both be written: the tree is denied, naming both, in
+    /// either order of the entries, and nothing is written.
+    @Test(arguments: [false, true]) func aPathBelowAFileDeniesTheWholeTree(fileFirst: Bool) async throws {
+        let pair = try await TransferTests().connectedPair(rawAlice: true)
+        let replies = Inbox<TransferMessage>()
+        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let file = TreeEntry(path: "t/a", kind: .file, mode: 0o644, size: 1)
+        let below = TreeEntry(path: "t/a/b.txt", kind: .file, mode: 0o644, size: 1)
+        let entries = fileFirst ? [file, below] : [below, file]
+        try pair.alice.send(TransferMessage(transferID: 5, .treeOffer(entries: 2, total: 2)), to: [pair.bob.peerID])
+        try pair.alice.send(TransferMessage(transferID: 5, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try await replies.waitForCount(1)
+        guard case .deny(let reason) = replies.messages[0].0.body else { Issue.record("expected DENY, got \(replies.messages[0].0.body)"); return }
+        #expect(reason == "refused the name \"t/a/b.txt\": it lies below t/a, which the tree sends as a file")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
+        await pair.alice.close(); await pair.bob.close()
+    }
+
     @Test func bytesForAFileOutOfOrderCutThePeerOff() async throws {
         let pair = try await TransferTests().connectedPair(rawAlice: true)
         let events = EventRecorder(pair.bob)
@@ -172,6 +190,36 @@ struct TreeTransferTests {
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         try await pair.events.waitFor { if case .failed(_, .protocolViolation) = $0 { true } else { false } }
         #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("a.txt").path))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
+    /// The connection goes away mid-tree (here bob closes it; on a real network a link goes down): the
+    /// resuming send dials bob again and sends again, and only what was missing travels.
+    @Test(.timeLimit(.minutes(1))) func aResumingSendCarriesOnAfterTheConnectionIsLost() async throws {
+        let pair = try await TransferTests().connectedPair(window: 64 << 10)
+        let directory = try TransferTests.temporaryDirectory().appendingPathComponent("cut")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let small = try TransferTests.randomFile(1000, in: directory, name: "a.txt")
+        let big = try TransferTests.randomFile(64 << 20, in: directory, name: "b.bin")
+        let resumed = NIOLockedValueBoxWrapper<[Int]>([])
+        let sending = Task {
+            try await pair.aliceFiles.send([directory], resumingFor: .seconds(20), to: pair.bob.peerID) { attempt in
+                resumed.mutate { $0.append(attempt) }
+            }
+        }
+        let part = pair.inbox.appendingPathComponent("cut/b.bin.part").path
+        try await waitUntil("b.bin to be on its way", seconds: 20) {
+            ((try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int) ?? 0) > 1 << 20
+        }
+        await pair.bob.disconnect(pair.alice.peerID)
+        let sent = try await sending.value
+        #expect(sent.resumptions == 1)
+        #expect(resumed.value == [1])
+        let bySize = Dictionary(uniqueKeysWithValues: sent.report.deliveries.map { ($0.size, $0) })
+        #expect(bySize[1000]?.alreadyThere == true, "a.txt arrived before the cut and did not travel again")
+        #expect((bySize[64 << 20]?.resumedFrom ?? 0) > 1 << 20, "b.bin resumed where it was cut")
+        #expect(try Data(contentsOf: pair.inbox.appendingPathComponent("cut/a.txt")) == Data(contentsOf: small))
+        #expect(try TransferTests.sha256(pair.inbox.appendingPathComponent("cut/b.bin")) == TransferTests.sha256(big))
         await pair.alice.close(); await pair.bob.close()
     }
 
@@ -277,7 +325,7 @@ extension TreeTransferTests {
         let pair = try await TransferTests().connectedPair(window: 64 << 10)
         let directory = try TransferTests.temporaryDirectory().appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for n in 0 ..< 5000 { FileManager.default.createFile(atPath: directory.appendingPathComponent("e\(n)").path, contents: nil) }
+        for n in 0 ..< 5000 { _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("e\(n)").path, contents: nil) }
         let report = try await pair.aliceFiles.send([directory], to: pair.bob.peerID)
         #expect(report.deliveries.count == 5000)
         #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.appendingPathComponent("empty").path).count == 5000)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Hostile peers, end to end on loopback (raw_peer.py plays the peer over TLS with the real protocol):
-#  - escape sequences in an ERROR reason (to `p2p chat`) and in a CANCEL reason (to `p2p receive`) reach
-#    neither stdout nor stderr, --verbose logs included: no ESC, BEL, C1 CSI or bidi override byte is
-#    printed, while the words around them are;
+#  - escape sequences in a peer's name (its HELLO), an ERROR reason (to `p2p chat`), an offered file name
+#    and a CANCEL reason (to `p2p receive`) reach neither stdout nor stderr, --verbose logs included: no
+#    ESC, BEL, C1 CSI or bidi override byte is printed, while the words around them are;
 #  - a peer that sends 200,000 PINGs and reads nothing: the receiver's peak memory stays within 64 MiB
 #    of what it used before (it was +417 MiB), it keeps serving another peer meanwhile, and it lives on.
 # The session ID is unique per run; the servers wait --to a peer that does not exist, so they dial nobody.
@@ -15,6 +15,9 @@ SID=e2e-hostile-$TAG
 RAW="$E2E_DIR/raw_peer.py"
 # A window title (OSC 0), a cleared screen, a clipboard write (OSC 52), a C1 CSI (U+009B), a bidi override.
 ESCAPES=$'bye \e]0;owned\a\e[2J\e]52;c;ZXZpbA==\a\xc2\x9b31m\xe2\x80\xaetxt.exe'
+# The same in a display name (at most 63 bytes) and in an offered file name.
+NAME=$'mal\e]0;t\a\e[2J\xc2\x9blory\xe2\x80\xae'
+FILE_NAME=$'inv\e]52;c;ZXZpbA==\aoice\xc2\x9b.txt'
 
 field() { "$PYTHON" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2" 2>/dev/null || echo "?"; }
 # no_controls FILE...: none of the files holds a byte a terminal would obey from peer text.
@@ -39,7 +42,7 @@ start_proc chat env P2P_HOME="$(home chat)" "$P2P" chat --yes --verbose --name "
 if wait_for "$(out_of chat)" "Listening|listening|Waiting|waiting" 20 || wait_for "$E2E_TMP/chat.err" "listening" 1; then
   pass "chat is up on port $P"
 fi
-out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$P" error-reason --session "$SID" --reason "$ESCAPES" 2>&1)
+out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$P" error-reason --session "$SID" --reason "$ESCAPES" --peer-name "$NAME" 2>&1)
 log "error-reason: $out"
 if wait_for "$(out_of chat)" "reported error 1" 10 || wait_for "$E2E_TMP/chat.err" "reported error 1" 1; then
   pass "chat reports the peer's ERROR 1"
@@ -47,7 +50,8 @@ else
   fail "chat never reported the ERROR" chat
 fi
 check "chat prints the words of the reason (\"owned\", \"txt.exe\")" bash -c 'cat "$1" "$2" | grep -q "owned" && cat "$1" "$2" | grep -q "txt.exe"' _ "$(out_of chat)" "$E2E_TMP/chat.err"
-check "chat prints none of its escape sequences (stdout and stderr, --verbose log included)" no_controls "$(out_of chat)" "$E2E_TMP/chat.err"
+check "chat prints the words of the peer's name (\"lory\")" bash -c 'cat "$1" "$2" | grep -q "lory"' _ "$(out_of chat)" "$E2E_TMP/chat.err"
+check "chat prints none of the escape sequences of the reason or the name (stdout and stderr, --verbose log included)" no_controls "$(out_of chat)" "$E2E_TMP/chat.err"
 check "chat still runs" is_running chat
 
 # ---------------------------------------------------------------- a CANCEL reason to p2p receive
@@ -56,7 +60,7 @@ mkdir -p "$E2E_TMP/inbox"
 start_proc recv env P2P_HOME="$(home recv)" "$P2P" receive --yes --verbose --name "recv-$TAG" --port "$R" --session-id "$SID" \
   --dir "$E2E_TMP/inbox"
 wait_for "$(out_of recv)" "Waiting|waiting" 20 || wait_for "$E2E_TMP/recv.err" "listening" 1
-out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$R" cancel-reason --session "$SID" --name note.txt --reason "$ESCAPES" 2>&1)
+out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$R" cancel-reason --session "$SID" --name note.txt --reason "$ESCAPES" --peer-name "$NAME" 2>&1)
 log "cancel-reason: $out"
 check "receive accepted the offer (reply $(field "$out" transfers))" bash -c '[[ "$1" == *ACCEPT* ]]' _ "$(field "$out" transfers)"
 if wait_for "$(out_of recv)" "owned" 10 || wait_for "$E2E_TMP/recv.err" "owned" 1; then
@@ -64,7 +68,17 @@ if wait_for "$(out_of recv)" "owned" 10 || wait_for "$E2E_TMP/recv.err" "owned" 
 else
   fail "receive never reported the CANCEL reason" recv
 fi
-check "receive prints none of its escape sequences" no_controls "$(out_of recv)" "$E2E_TMP/recv.err"
+names=$("$PYTHON" -c 'import json,sys; print(json.dumps([sys.argv[1]]))' "$FILE_NAME")
+out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$R" offers --session "$SID" --names "$names" --peer-name "$NAME" 2>&1)
+log "offers: $out"
+check "receive refuses the file name with controls (reply $(field "$out" transfers))" bash -c '[[ "$1" == *DENY* ]]' _ "$(field "$out" transfers)"
+if wait_for "$(out_of recv)" "oice" 10 || wait_for "$E2E_TMP/recv.err" "oice" 1; then
+  pass "receive names the refused file"
+else
+  fail "receive never named the refused file" recv
+fi
+check "receive prints none of the escape sequences of the reason, the name or the file name" no_controls "$(out_of recv)" "$E2E_TMP/recv.err"
+check "nothing was written under the refused name" bash -c '! ls -A "$1" | grep -q oice' _ "$E2E_TMP/inbox"
 
 # ---------------------------------------------------------------- 200,000 PINGs, nothing read
 idle=$(rss_kib recv)

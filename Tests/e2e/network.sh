@@ -15,7 +15,10 @@
 #  - `p2p doctor`: every check passes on a working network (--to a peer: its address takes a connection);
 #    a firewalled port fails with the silence and the firewall named; with multicast dropped, its own
 #    announcement still comes back and "other peers" points at multicast.
-# nftables rules live in B's namespace only. Needs root (lab.sh up, nft).
+#  - two links between A and B, the one in use set down: a chat line typed at once arrives over the other
+#    link exactly once; a 64 MiB send cut half-way resumes by itself over the other link (a "resuming"
+#    event, resumed-from > 0) and arrives once, verified.
+# nftables rules live in B's namespace only. Needs root (lab.sh up, nft, tc).
 . "$(dirname "$0")/lib.sh"
 need ip nft python3 sha256sum
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
@@ -228,6 +231,7 @@ if [ -z "$cut" ]; then
   fail "cannot tell which link the chat uses ($(ip netns exec "${TWO}A" ss -tnH state established))"
 else
   pass "the chat runs over $in_use ($cut)"
+  chat_cut=$cut
   start=$(date +%s%N)
   ip -n "${TWO}A" link set "$cut" down
   send_line chat2A "after the cut"
@@ -248,6 +252,44 @@ else
     [ "$(count_json chat2A event=connected address~"${other%.1}.2:")" -ge 1 ]
 fi
 stop_proc chat2A; stop_proc chat2B
+
+# ---- the link in use goes down mid-transfer: the send resumes over the other link, nothing twice
+log "two links: the one in use goes down mid-transfer"
+# Both of A's links at 80 Mbit/s, so the 64 MiB take seconds and can be cut half-way.
+for link in "${TWO}vA" "${TWO}wA"; do ip netns exec "${TWO}A" tc qdisc replace dev "$link" root tbf rate 80mbit burst 32kb latency 200ms; done
+head -c $((64 << 20)) /dev/urandom >"$E2E_TMP/cut.bin"
+mkdir -p "$E2E_TMP/in2"
+# The link the chat lost comes back first: two ways again.
+[ -n "${chat_cut:-}" ] && ip -n "${TWO}A" link set "$chat_cut" up
+in_lab "$TWO" B recv2 recv2 receive --json --yes --name "recv2-$TAG" --dir "$E2E_TMP/in2"
+expect_json 20 recv2 "the receiver listens in B" event=listening
+# resolved_on_both: A's daemon resolves the receiver on both links.
+resolved_on_both() {
+  [ "$(lab "$TWO" exec A avahi-browse -rpt _p2p._tcp 2>/dev/null | grep '^=' | grep -c "recv2-$TAG")" -ge 2 ]
+}
+if wait_until 30 resolved_on_both; then pass "A's daemon sees the receiver on both links"; else fail "A's daemon does not see the receiver on both links"; fi
+in_lab "$TWO" A send2 send2 send --json --name "send2-$TAG" --to "recv2-$TAG" --timeout 40 "$E2E_TMP/cut.bin"
+if wait_until 60 part_reaches "$E2E_TMP/in2/cut.bin.part" $((8 << 20)); then
+  in_use=$(ip netns exec "${TWO}A" ss -tnH state established | awk '{print $3}' | grep -oE '10\.213\.[78]\.1' | head -n 1)
+  case $in_use in 10.213.7.1) cut=${TWO}vA ;; 10.213.8.1) cut=${TWO}wA ;; *) cut= ;; esac
+  if [ -n "$cut" ]; then
+    pass "the transfer runs over $in_use ($cut)"
+    ip -n "${TWO}A" link set "$cut" down
+    exits send2 90 0 "the send completes after the link in use went down (exit 0)"
+    expect_json 1 send2 "it says it resumed over a new connection" event=resuming attempt=1
+    rf=$(get_json send2 resumed-from event=file-sent name=cut.bin)
+    check "only the rest travelled again: its file-sent event says it resumed from byte ${rf:-?}" [ "${rf:-0}" -gt 0 ]
+    expect_json 20 recv2 "the receiver reports the file verified" event=file-received name=cut.bin
+    check "the file arrived whole (SHA-256 equal)" [ "$(sha "$E2E_TMP/in2/cut.bin")" = "$(sha "$E2E_TMP/cut.bin")" ]
+    check "exactly once: one file-received event, no copy, no .part left" \
+      [ "$(count_json recv2 event=file-received name=cut.bin)" = 1 -a "$(find "$E2E_TMP/in2" -type f | wc -l)" = 1 ]
+  else
+    fail "cannot tell which link the transfer uses ($(ip netns exec "${TWO}A" ss -tnH state established))"
+  fi
+else
+  fail "the transfer never reached 8 MiB" send2 recv2
+fi
+stop_proc send2; stop_proc recv2
 lab "$TWO" down >>"$E2E_TMP/lab.log" 2>&1
 
 finish

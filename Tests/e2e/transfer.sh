@@ -4,6 +4,9 @@
 #  - a 100 MiB random file and a directory tree (nested, an empty file, non-ASCII names) arrive with
 #    the SHA-256 sha256sum computes, and the JSON events carry the right hashes;
 #  - deny: a receiver without --yes on a pipe declines, send exits 6, nothing is written;
+#  - a receiver that asks and gets no answer: Ctrl-C on the sender exits 130 ("nothing was sent") and the
+#    question is withdrawn; with --answer-timeout 3 the send exits 6 saying so, the question withdrawn
+#    (the receiver runs under script(1), so it has a terminal to ask on);
 #  - cancel: SIGINT to the sender mid-transfer -> sender exits 7, the receiver reports the cancel,
 #    only NAME.part remains; SIGINT to the receiver -> both exit 7;
 #  - resume after kill -9 of the sender and of the receiver (a new receive in the same directory): the
@@ -138,6 +141,45 @@ exits tx3 40 6 "send to a receiver that declines exits 6 (denied)"
 check "send says it was declined" grep -q "declined" "$E2E_TMP/tx3.err"
 check "nothing written by a declined transfer (no file, no .part)" no_files "$E2E_TMP/in3"
 stop_proc rx3
+
+# ================================================================ 3b. a question nobody answers
+# The receiver asks on a terminal (script gives it a pty; its input is the test's FIFO, so nobody answers).
+asking_receiver() {
+  local p=$1 who=$2 dir=$3
+  mkdir -p "$dir"
+  start_proc "$p" env P2P_HOME="$(home "$who")" "$LAB" exec B script -qfec "$P2P receive --once --name $who-$TAG --dir $dir" /dev/null
+  wait_for "$(out_of "$p")" "Waiting for files" 20 || fail "$p never listened" "$p"
+}
+log "Ctrl-C while the receiver is asked"
+asking_receiver rx3b rx3b "$E2E_TMP/in3b"
+sender tx3b tx3b rx3b "$E2E_TMP/secret.txt"
+# First the new key (trust on first use): yes; then the offer, which nobody answers.
+if wait_for "$(out_of rx3b)" "NEW key" 30; then
+  pass "the receiver asks about the new key"
+  send_line rx3b y
+  if wait_until 30 bash -c '[ "$(grep -o "accept?" "$1" | wc -l)" -ge 1 ]' _ "$(out_of rx3b)"; then
+    pass "then it asks about the offer"
+    kill -INT "$(pid_of tx3b)"
+    exits tx3b 15 130 "send interrupted before the receiver accepted the offer exits 130 (interrupted)"
+    check "send says nothing was sent" grep -q "nothing was sent" "$E2E_TMP/tx3b.err"
+    check "the receiver's question is withdrawn" wait_for "$(out_of rx3b)" "gave up|left|withdr|cancelled" 10
+  else
+    fail "the receiver never asked about the offer" rx3b tx3b
+  fi
+  check "nothing written for the withdrawn offer" no_files "$E2E_TMP/in3b"
+else
+  fail "the receiver never asked" rx3b tx3b
+fi
+stop_proc tx3b; stop_proc rx3b
+log "a receiver that does not answer within --answer-timeout"
+# The same two installations (the key is pinned now): only the offer is asked.
+asking_receiver rx3c rx3b "$E2E_TMP/in3c"
+sender tx3c tx3b rx3b "$E2E_TMP/secret.txt" --answer-timeout 3
+exits tx3c 60 6 "send whose offer nobody answers within --answer-timeout 3 exits 6"
+check "send says the receiver did not answer within 3 s and nothing was sent" grep -q "did not answer within 3 s; the offer was withdrawn and nothing was sent" "$E2E_TMP/tx3c.err"
+check "the receiver's question is withdrawn" wait_for "$(out_of rx3c)" "gave up|left|withdr|cancelled" 10
+check "nothing written for the unanswered offer" no_files "$E2E_TMP/in3c"
+stop_proc tx3c; stop_proc rx3c
 
 # ================================================================ 4. cancel: SIGINT to the sender
 log "cancel (SIGINT to the sender)"

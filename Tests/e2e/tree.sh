@@ -18,7 +18,9 @@
 #     travelled)", every file-received says already-there, nothing renamed to "NAME (1)", almost nothing
 #     crosses the veth;
 #  4. two receivers in B (own names, folders and identities): `send --to r1 --to r2` and then `send --all`
-#     deliver identical trees to both, one "Delivered" line per receiver, exit 0.
+#     deliver identical trees to both, one "Delivered" line per receiver, exit 0;
+#  5. 120,000 empty files, --json on both ends: every file-sent and file-received event (120,000 each, in
+#     the same order, nothing "missed"), tree-finished on both with verified=120000.
 # Hostile manifests (a tree offer naming ../x, /etc/x, ...) are for unit tests, not checked here.
 # The lab prefix defaults to ptree<PID> (P2P_LAB_PREFIX), apart from the other lab tests' namespaces.
 # Needs root (lab.sh up, tc).
@@ -262,6 +264,46 @@ line_in tx5 "^Delivered $NCUT files \(.*\) to r1-$TAG, all verified\.$" "--all: 
 line_in tx5 "^Delivered $NCUT files \(.*\) to r2-$TAG, all verified\.$" "--all: a Delivered line for r2"
 n=$(grep -c '^Delivered' "$(out_of tx5)")
 check "--all: exactly two Delivered lines ($n)" [ "$n" = 2 ]
+
+# ================================================================ 5. 120,000 empty files, --json on both ends
+# The per-file events of a huge tree reach both --json outputs, all of them and in the same order: the
+# event stream waits for its reader instead of dropping (at 120,000 files the sender used to print
+# 74,000 file-sent events and "missed N transfer events").
+log "120,000 empty files, --json on both ends"
+"$PYTHON" - "$SRC/wide" <<'EOF2'
+import os, sys
+base = sys.argv[1]
+for d in range(120):
+    os.makedirs(f"{base}/d{d:03}")
+    for f in range(1000):
+        open(f"{base}/d{d:03}/e{f:04}", "wb").close()
+EOF2
+receiver rx6 rx6 "$E2E_TMP/in6" --json
+sender tx6 tx6 --json --to "rx6-$TAG" "$SRC/wide"
+exits tx6 600 0 "send --json of 120,000 empty files succeeds"
+exits rx6 60 0 "receive --json exits 0 after them"
+expect_json 1 tx6 "sender's tree-finished: files=120000 verified=120000" event=tree-finished direction=sending files=120000 verified=120000 failed=0
+expect_json 1 rx6 "receiver's tree-finished: files=120000 verified=120000" event=tree-finished files=120000 verified=120000 failed=0
+# sequence PROC EVENT: the names of PROC's EVENT lines, in the order printed.
+sequence() { "$PYTHON" -c 'import json,sys
+for line in open(sys.argv[1]):
+    try: o = json.loads(line)
+    except ValueError: continue
+    if o.get("event") == sys.argv[2]: print(o.get("name"))' "$(out_of "$1")" "$2"; }
+sequence tx6 file-sent >"$E2E_TMP/sent.names"
+sequence rx6 file-received >"$E2E_TMP/received.names"
+n=$(wc -l <"$E2E_TMP/sent.names")
+check "the sender printed a file-sent event per file ($n of 120000)" [ "$n" = 120000 ]
+n=$(sort -u "$E2E_TMP/sent.names" | wc -l)
+check "each file once ($n different names)" [ "$n" = 120000 ]
+n=$(wc -l <"$E2E_TMP/received.names")
+check "the receiver printed a file-received event per file ($n of 120000)" [ "$n" = 120000 ]
+check "both ends printed the files in the same order" cmp -s "$E2E_TMP/sent.names" "$E2E_TMP/received.names"
+check "neither end missed an event" bash -c '! grep -q "missed [0-9]* transfer events" "$1" "$2" "$3" "$4"' _ \
+  "$(out_of tx6)" "$E2E_TMP/tx6.err" "$(out_of rx6)" "$E2E_TMP/rx6.err"
+n=$(find "$E2E_TMP/in6/wide" -type f | wc -l)
+check "120,000 files arrived ($n)" [ "$n" = 120000 ]
+rm -rf "$E2E_TMP/in6" "$SRC/wide"
 
 # ---- nothing left behind
 for p in "${PROC_ORDER[@]}"; do stop_proc "$p"; done

@@ -83,10 +83,10 @@ public struct PeerMatcher: Sendable {
     }
 
     static func nameToMatch(_ peer: PeerInfo, pinned: [KnownPeer]) -> MatchName {
-        let verdict = pinned.isEmpty ? peer.trust : TrustVerdict(id: peer.id, name: peer.displayName, pinned: pinned)
+        let verdict = pinned.isEmpty ? peer.trust : TrustVerdict(id: peer.id, name: peer.displayName.raw, pinned: pinned)
         if let pin = verdict.pinnedKey { return .pinned(pin.name) }
         if verdict.isConflict { return .none }
-        return .claimed(peer.displayName)
+        return .claimed(peer.displayName.raw)
     }
 
     /// A name as registered before DNS-SD renamed it for a conflict: "bob (2)" → "bob"; other names as they are.

@@ -264,7 +264,7 @@ public final class Session: Sendable {
         do {
             // Every address DNS-SD found, on every link, in dial order (`IPAddress.dialOrder`), raced.
             let endpoints = found.addresses.map { Endpoint(address: $0, port: port) }
-            return try await connect(to: endpoints, peerName: found.displayName, expecting: peer, context: context, timeout: timeout)
+            return try await connect(to: endpoints, peerName: found.displayName.raw, expecting: peer, context: context, timeout: timeout)
         } catch .connectFailed(let name, let attempts) {
             // Its address may be stale (restarted on a new port under the same name: no browse event, only
             // a new SRV record). Ask DNS-SD again, so a retry finds the current port.

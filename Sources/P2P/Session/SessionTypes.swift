@@ -39,10 +39,10 @@ public struct PeerInfo: Sendable, Hashable {
     /// only what the peer announced.
     public var id: PeerID
     /// The name the peer calls itself (at most 63 bytes). Anyone can choose any name; only a pinned
-    /// name is tied to a key.
-    public var displayName: String
-    /// The session ID the peer announced or sent in its HELLO.
-    public var sessionID: String
+    /// name is tied to a key. Printed, it is sanitized; `.raw` is the exact string, for comparisons.
+    public var displayName: PeerText
+    /// The session ID the peer announced or sent in its HELLO (peer text, like the name).
+    public var sessionID: PeerText
     /// The DNS-SD host name, or the remote address for a direct connection.
     public var host: String?
     /// The advertised TCP port; nil for a peer that DNS-SD did not find.
@@ -67,8 +67,8 @@ public struct PeerInfo: Sendable, Hashable {
     /// Sessions make their own from DNS-SD and handshakes.
     public init(id: PeerID, displayName: String, sessionID: String, host: String? = nil, port: Int? = nil, addresses: [IPAddress] = []) {
         self.id = id
-        self.displayName = displayName
-        self.sessionID = sessionID
+        self.displayName = PeerText(displayName)
+        self.sessionID = PeerText(sessionID)
         self.host = host
         self.port = port
         self.addresses = addresses
@@ -181,8 +181,10 @@ public struct SessionConfiguration: Sendable {
     public var trustStore: TrustStore?
     /// What happens to connection requests when no handler is set.
     public var acceptsConnectionsByDefault = false
-    /// How long a connection request waits for the handler's answer (a person may be asked); then it is
-    /// declined, so a peer that never gives up cannot keep a question open for ever.
+    /// How long a connection request waits for an answer (a person may be asked), both ways. Accepting:
+    /// the handler's answer; then the request ends with ERROR 10 (not answered), so a peer that never
+    /// gives up cannot keep a question open for ever. Connecting: once the handshake is done and the
+    /// other side decides, the connect call waits this long instead of its own (shorter) timeout.
     public var requestDecisionTimeout: Duration = .seconds(120)
     /// An app's own key/value pairs, advertised in the TXT record beside p2p's keys and seen by other
     /// peers as `PeerInfo.discoveryInfo` (MultipeerConnectivity's `discoveryInfo`). Keys of 1–9
@@ -233,17 +235,20 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case bindFailed(host: String, port: Int, reason: String)
     /// No address of the peer (`peer`, its name; nil for a bare `--connect`) took a TCP connection:
     /// each attempt says which address it was and why it failed.
-    case connectFailed(peer: String?, attempts: [ConnectAttempt])
+    case connectFailed(peer: PeerText?, attempts: [ConnectAttempt])
     /// `connect(to:)` was given a peer ID that DNS-SD has not found in this session.
     case unknownPeer(String)
     /// A send or a wait named a peer that is not connected.
     case notConnected(PeerID)
     /// A connection attempt did not finish within its timeout.
     case timedOut(seconds: Double)
+    /// The peer was asked to accept the connection (a person may decide) and gave no answer within
+    /// `SessionConfiguration.requestDecisionTimeout`.
+    case notAnswered(seconds: Double)
     /// The peer (by its name), or a limit on our side, declined the connection request.
     case denied(by: PeerText)
     /// The peer is in another session (another app): GameKit's session ID keeps apps apart.
-    case sessionMismatch(theirs: String, ours: String)
+    case sessionMismatch(theirs: PeerText, ours: String)
     /// A peer other than the one we dialed answered: we connected to `expected`'s address and
     /// `got` proved its key. A stale address, or someone in the middle.
     case unexpectedPeer(expected: PeerID, got: PeerID)
@@ -282,7 +287,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The peer claims an ID its TLS certificate does not prove: an impersonation attempt.
     case identityMismatch(claimed: PeerID, proven: PeerID?)
     /// A peer uses a name that is pinned to another key.
-    case untrustedIdentity(name: String, pinned: PeerID, presented: PeerID)
+    case untrustedIdentity(name: PeerText, pinned: PeerID, presented: PeerID)
     /// One of the `Limits` (connections or handshakes per address) was exceeded.
     case limitExceeded(String)
     /// The peer refused us because our name is pinned to another key over there.
@@ -291,7 +296,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case contextTooLarge(size: Int, limit: Int)
     /// The peer's p2p predates connection contexts (its HELLO lacks the capability), so the request with
     /// a context was not sent: connect without one, or update p2p over there.
-    case contextNotSupported(by: String)
+    case contextNotSupported(by: PeerText)
 
     /// A sentence for people, with what to do where there is something to do.
     public var description: String {
@@ -300,12 +305,13 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .closed: "the session is closed"
         case .bindFailed(let host, let port, let reason): "cannot listen on \(Endpoint(host: host, port: port)): \(reason) (try another --port)"
         case .connectFailed(let peer, let attempts):
-            "cannot reach \(peer ?? attempts.first?.address ?? "the peer"): " + attempts.map(\.description).joined(separator: "; ")
+            "cannot reach \(peer.map(\.description) ?? attempts.first?.address ?? "the peer"): " + attempts.map(\.description).joined(separator: "; ")
         case .unknownPeer(let name): "no peer called \(name) was found (see `p2p peers`)"
         case .notConnected(let id): "not connected to peer \(id.short)"
         case .timedOut(let seconds): "timed out after \(seconds) s"
+        case .notAnswered(let seconds): "the peer did not answer the connection request within \(seconds.formatted(.number)) s"
         case .denied(let name): "\(name) declined the connection"
-        case .sessionMismatch(let theirs, let ours): "the peer is in session \"\(PeerText(theirs))\", this one in \"\(ours)\""
+        case .sessionMismatch(let theirs, let ours): "the peer is in session \"\(theirs)\", this one in \"\(ours)\""
         case .unexpectedPeer(let expected, let got): "expected peer \(expected.short) but \(got.short) answered"
         case .connectedToSelf: "that address is this peer itself"
         case .remoteError(let code, let reason): "peer reported error \(code): \(reason)"
@@ -323,12 +329,12 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tlsFailed(let why): "TLS failed: \(why)"
         case .tlsRequired: "the peer requires TLS; it refuses --insecure connections"
         case .untrustedIdentity(let name, let pinned, let presented):
-            "WARNING: \"\(PeerText(name))\" is pinned to key \(pinned.fingerprint) but this peer has key \(presented.fingerprint). "
-                + "Refused. If \(PeerText(name)) really has a new key, run `p2p trust remove \(pinned.short)` or pair again with `p2p pair`."
+            "WARNING: \"\(name)\" is pinned to key \(pinned.fingerprint) but this peer has key \(presented.fingerprint). "
+                + "Refused. If \(name) really has a new key, run `p2p trust remove \(pinned.short)` or pair again with `p2p pair`."
         case .refusedAsUntrusted(let reason): "the peer refused us: \(reason)"
         case .contextTooLarge(let size, let limit): "a connection context of \(size) bytes is too large (limit \(limit))"
         case .contextNotSupported(let name):
-            "\(PeerText(name)) runs a p2p too old for connection contexts (its HELLO lacks the capability); connect without one, or update p2p there"
+            "\(name) runs a p2p too old for connection contexts (its HELLO lacks the capability); connect without one, or update p2p there"
         case .limitExceeded(let what): "limit exceeded: \(what)"
         case .identityMismatch(let claimed, let proven):
             "IMPERSONATION REFUSED: the peer claims ID \(claimed.fingerprint) but its key proves \(proven?.fingerprint ?? "no identity")"

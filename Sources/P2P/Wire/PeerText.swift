@@ -23,7 +23,8 @@ public struct PeerText: Sendable, Hashable, CustomStringConvertible, Expressible
         return String(String.UnicodeScalarView(text.unicodeScalars.map { isUnsafe($0) ? "\u{FFFD}" : $0 }))
     }
 
-    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+    /// Whether a terminal could obey `scalar` (what ``sanitized(_:)`` replaces).
+    public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
         default: false

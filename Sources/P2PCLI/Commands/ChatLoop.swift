@@ -356,7 +356,7 @@ final class ChatLoop {
         if options.network.insecure {
             judged.trust = .unauthenticated
         } else if let store = session.configuration.trustStore {
-            judged.trust = store.verdict(for: peer.id, name: peer.displayName)
+            judged.trust = store.verdict(for: peer.id, name: peer.displayName.raw)
         }
         return judged
     }
@@ -400,7 +400,7 @@ final class ChatLoop {
             try? await Task.sleep(for: .seconds(1.5))
             feed.yield(.dialSlow(peer))
         }
-        dial(peer.displayName, unasked: unasked ? peer.id : nil) { try await $0.connect(to: peer.id, context: context) }
+        dial(peer.displayName.description, unasked: unasked ? peer.id : nil) { try await $0.connect(to: peer.id, context: context) }
     }
 
     private func dial(_ target: String, unasked: PeerID? = nil, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
@@ -461,16 +461,16 @@ final class ChatLoop {
     /// Lines in the outbox, per peer; at start-up their peers become members, so they are dialled when seen.
     private func showOutbox() {
         guard let pending = try? conversation.pending(), !pending.isEmpty else { return }
-        var counts: [PeerID: (name: String, count: Int)] = [:]
+        var counts: [PeerID: (name: PeerText, count: Int)] = [:]
         for entry in pending {
             counts[entry.peer, default: (entry.peerName, 0)].count += 1
             queued.insert(SentLine(peer: entry.peer, messageID: entry.messageID))
             if members[entry.peer] == nil {
-                members[entry.peer] = PeerInfo(id: entry.peer, displayName: entry.peerName, sessionID: session.sessionID)
+                members[entry.peer] = PeerInfo(id: entry.peer, displayName: entry.peerName.raw, sessionID: session.sessionID)
             }
         }
-        for (peer, waiting) in counts.sorted(by: { $0.value.name < $1.value.name }) {
-            view.outbox(count: waiting.count, for: peer, named: waiting.name)
+        for (peer, waiting) in counts.sorted(by: { $0.value.name.raw < $1.value.name.raw }) {
+            view.outbox(count: waiting.count, for: peer, named: waiting.name.description)
         }
     }
 
@@ -597,7 +597,7 @@ final class ChatLoop {
 
     /// The file and image of a send that ended, the oldest of that name to that peer.
     private func takeSendingImage(_ info: TransferInfo) -> (file: URL, image: ImageInfo)? {
-        let send = ImageSend(peer: info.peer.id, name: info.name)
+        let send = ImageSend(peer: info.peer.id, name: info.name.raw)
         guard var waiting = sendingImages[send], !waiting.isEmpty else { return nil }
         let oldest = waiting.removeFirst()
         sendingImages[send] = waiting.isEmpty ? nil : waiting
@@ -733,7 +733,7 @@ final class ChatLoop {
 
     /// `/peers`: who is here, who is away, who could be: name, fingerprint and state.
     private func listPeers() {
-        var rows: [(name: String, line: String)] = []
+        var rows: [(name: PeerText, line: String)] = []
         for peer in connected.values {
             rows.append((peer.displayName, "connected  \(PeerTarget.label(peer))"))
         }
@@ -745,7 +745,7 @@ final class ChatLoop {
             rows.append((peer.displayName, "\(state) \(PeerTarget.label(judged(peer)))"))
         }
         if rows.isEmpty { view.note("Nobody else is in room \"\(session.sessionID)\" yet.") }
-        for row in rows.sorted(by: { $0.name < $1.name }) { view.note(row.line) }
+        for row in rows.sorted(by: { $0.name.raw < $1.name.raw }) { view.note(row.line) }
     }
 }
 

@@ -106,7 +106,7 @@ struct DoctorCommand: AsyncParsableCommand {
             }
             switch PeerMatcher(to).match(in: candidates) {
             case .one(let peer):
-                who = peer.displayName
+                who = peer.displayName.description
                 endpoints = peer.addresses.map { Endpoint(address: $0, port: peer.port ?? SessionConfiguration.standardPort) }
             case .none:
                 let known = try? PeerFinder.pinnedPeer(to, in: try? TrustStore.standard())

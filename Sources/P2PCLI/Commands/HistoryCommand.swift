@@ -58,7 +58,7 @@ struct HistoryCommand: ParsableCommand {
     static func match(_ nameOrID: String, in history: ChatHistory) throws -> PeerID {
         let lowered = nameOrID.lowercased()
         let peers = try history.peers()
-        let matches = peers.filter { $0.name == nameOrID || (lowered.count >= 4 && $0.id.hex.hasPrefix(lowered)) }
+        let matches = peers.filter { $0.name.raw == nameOrID || (lowered.count >= 4 && $0.id.hex.hasPrefix(lowered)) }
         guard let first = matches.first else { throw CLIError("no chat with \"\(nameOrID)\" in the history", code: ExitStatus.peerNotFound) }
         guard matches.allSatisfy({ $0.id == first.id }) else {
             let names = matches.map { "\($0.name) (\($0.id.short))" }.joined(separator: ", ")

@@ -76,8 +76,10 @@ struct NetworkOptions: ParsableArguments {
 
     /// A session with this installation's identity and, unless `pinning` is false, its trust store.
     /// `bulk`: frames up to 1 MiB, so that files travel in large chunks (`Capabilities.largeFrames`).
-    func makeSession(defaultSessionID: String, pinning: Bool = true, bulk: Bool = false) throws -> Session {
+    /// `answerWait`: how long a connection request waits for an answer, either way (the default 120 s).
+    func makeSession(defaultSessionID: String, pinning: Bool = true, bulk: Bool = false, answerWait: Duration? = nil) throws -> Session {
         var configuration = SessionConfiguration()
+        if let answerWait { configuration.requestDecisionTimeout = answerWait }
         configuration.port = port ?? SessionConfiguration.standardPort
         configuration.fallsBackToAnyPort = port == nil
         if bulk { configuration.maxPayload = WireFormat.absoluteMaxPayload }

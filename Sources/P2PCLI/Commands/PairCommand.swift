@@ -53,7 +53,7 @@ struct PairCommand: AsyncParsableCommand {
                 outcome = try await type(session, pairing, events)
             }
             do {
-                try store.pin(outcome.id, name: outcome.displayName, method: .paired)
+                try store.pin(outcome.id, name: outcome.displayName.raw, method: .paired)
             } catch {
                 throw CLIError(error.description, code: ExitStatus.failure)
             }

@@ -92,11 +92,11 @@ struct PeerFinder {
             var attempt = 0
             while true {
                 do throws(SessionError) {
-                    return try await connectShowingProgress(to: match.displayName, expecting: match.id) { (session) async throws(SessionError) -> PeerInfo in
+                    return try await connectShowingProgress(to: match.displayName.description, expecting: match.id) { (session) async throws(SessionError) -> PeerInfo in
                         try await session.connect(to: match.id)
                     }
                 } catch {
-                    let failure = PeerTarget.connectFailure(error, to: match.displayName)
+                    let failure = PeerTarget.connectFailure(error, to: match.displayName.description)
                     if case .denied = failure { throw failure }
                     // Only a refusal at every address looks like a stale record (the peer restarted on
                     // another port); silence or no route will not change in a few seconds: say so now.
@@ -118,7 +118,7 @@ struct PeerFinder {
         let pins = session.configuration.trustStore?.all ?? []
         let judged = seen.map { peer in
             var peer = peer
-            if !pins.isEmpty { peer.trust = TrustVerdict(id: peer.id, name: peer.displayName, pinned: pins) }
+            if !pins.isEmpty { peer.trust = TrustVerdict(id: peer.id, name: peer.displayName.raw, pinned: pins) }
             return peer
         }
         throw PeerTarget.notFound(to, role: role, seen: judged, within: timeout, seesItself: session.discoverySeesItself)
@@ -151,7 +151,7 @@ struct PeerFinder {
         let watcher = Task {
             for await event in watched {
                 guard case .peerChanged(let peer, .connecting, _) = event, expected == nil || peer.id == expected else { continue }
-                progress.show(ConnectProgress.awaitingAnswer(from: peer.displayName))
+                progress.show(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
                 return
             }
         }
@@ -200,11 +200,11 @@ extension PeerFinder {
             for peer in found {
                 group.addTask {
                     do throws(SessionError) {
-                        return .success(try await connectShowingProgress(to: peer.displayName, expecting: peer.id) { (session) async throws(SessionError) -> PeerInfo in
+                        return .success(try await connectShowingProgress(to: peer.displayName.description, expecting: peer.id) { (session) async throws(SessionError) -> PeerInfo in
                             try await session.connect(to: peer.id)
                         })
                     } catch {
-                        return .failure(PeerTarget.connectFailure(error, to: peer.displayName))
+                        return .failure(PeerTarget.connectFailure(error, to: peer.displayName.description))
                     }
                 }
             }

@@ -96,7 +96,7 @@ enum PeerTarget {
     /// What to pass to `--from` to trust this peer: its pinned name for a pinned key (the name it calls
     /// itself would not do), else the name it uses; sanitized.
     static func fromName(_ peer: PeerInfo) -> String {
-        Terminal.sanitize(peer.trust.pinnedKey?.name ?? peer.displayName)
+        peer.trust.pinnedKey.map { Terminal.sanitize($0.name) } ?? Terminal.sanitize(peer.displayName)
     }
 
     static func ambiguous(_ query: String, _ peers: [PeerInfo]) -> ReachError {
@@ -135,6 +135,7 @@ enum PeerTarget {
         switch error {
         case .denied: .denied(error.description)
         case .timedOut(let seconds): .failed("\(Terminal.sanitize(name)) did not answer within \(duration(seconds))")
+        case .notAnswered(let seconds): .denied("\(Terminal.sanitize(name)) did not accept the connection within \(duration(seconds)); nothing was sent")
         // These name the address or the peer themselves (and the key warnings must stay word for word).
         case .unknownPeer, .untrustedIdentity, .identityMismatch: .failed(error.description)
         // It names the peer as DNS-SD announced it: peer text.

@@ -80,15 +80,15 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             let result: RecordTransferResult
             switch received {
             case .failure(let error):
-                records.rejected(error, from: peer, source: peer.displayName)
+                records.rejected(error, from: peer, source: peer.displayName.description)
                 result = RecordTransferResult(error: error)
             case .success(let snapshot):
                 do throws(RecordsError) {
                     let outcome = try recordStore.merge(snapshot, policy: policy)
-                    records.merged(outcome, records: snapshot.records.count, delta: snapshot.isDelta, from: peer, source: peer.displayName)
+                    records.merged(outcome, records: snapshot.records.count, delta: snapshot.isDelta, from: peer, source: peer.displayName.description)
                     result = RecordTransferResult(outcome)
                 } catch {
-                    records.rejected(error, from: peer, source: peer.displayName)
+                    records.rejected(error, from: peer, source: peer.displayName.description)
                     result = RecordTransferResult(error: error)
                 }
             }

@@ -121,7 +121,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         snapshot.origin = session.peerID
         if !json { view.note("Sending \(snapshot.records.count) record\(snapshot.records.count == 1 ? "" : "s")\(snapshot.isDelta ? " (changed since the last exchange)" : "") to \(Terminal.sanitize(peer.displayName))…") }
         let result: RecordTransferResult
-        phase.withLockedValue { $0 = .sending(to: peer.displayName) }
+        phase.withLockedValue { $0 = .sending(to: peer.displayName.description) }
         do {
             result = try await RecordExchange(session: session).send(snapshot, to: peer.id)
         } catch {

@@ -14,7 +14,8 @@ struct SendCommand: AsyncParsableCommand {
             place on arrival. Files the receiver already has (same size and SHA-256) are skipped and reported as already \
             there. Run the same command again after an interruption and only what is missing travels: finished files are \
             skipped, the file that was cut off resumes. Ctrl-C during a transfer cancels it on both sides (exit 7); before \
-            one starts (while finding or connecting the receiver) it exits 130 and nothing is sent.
+            one starts (while finding or connecting the receiver, or waiting for its yes) it exits 130 and nothing is sent. \
+            A receiver that does not answer within --answer-timeout (10 minutes) gets the offer withdrawn (exit 6).
             --to takes the receiver's display name (any case), the start of its peer ID or of its fingerprint \
             (dashes optional; `p2p peers` shows them). Repeat --to, or use --all, to send to several receivers at once: \
             one line per receiver at the end. A receiver running an older p2p (without tree transfers) is refused with a \
@@ -23,7 +24,7 @@ struct SendCommand: AsyncParsableCommand {
             which writes it to its standard output; the whole stream is verified by SHA-256 at the end, and a stream that \
             breaks (either side killed, the link lost) fails on both sides.
             Exit codes: 0 everything (or the stream) delivered and verified (to every receiver), 3 no receiver found (or several fit --to), \
-            4 connection failed, 6 denied, 7 cancelled, 8 failed (verification, disconnect, a file unreadable mid-way, older \
+            4 connection failed, 6 denied (or not answered), 7 cancelled, 8 failed (verification, disconnect, a file unreadable mid-way, older \
             receiver), 64 a path that does not exist or cannot be read (said before looking for receivers), 130 interrupted before sending. With several receivers, the highest of their codes.
             """
     )
@@ -51,9 +52,13 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the receiver to appear.")
     var timeout: Double = 30
 
+    @Option(help: "Seconds to wait for each answer of the receiver (someone may be asked: a new key, the offer); then the send gives up.")
+    var answerTimeout: Double = 600
+
     func validate() throws {
         if all && (!to.isEmpty || connect != nil) { throw ValidationError("--all finds every receiver by itself: leave out --to and --connect") }
         if connect != nil && !to.isEmpty { throw ValidationError("--connect names the receiver by address: leave out --to") }
+        if !(answerTimeout > 0) { throw ValidationError("--answer-timeout takes a number of seconds above 0") }
     }
 
     func run() async throws {
@@ -70,10 +75,14 @@ struct SendCommand: AsyncParsableCommand {
                 throw CLIError("\(Terminal.sanitize(path)): permission denied (cannot read it); nothing was sent", code: ExitStatus.usage)
             }
         }
-        let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
+        let answerWait = Duration.milliseconds(Int64(answerTimeout * 1000))
+        // The receiver may ask twice (a new key, then the offer): --answer-timeout bounds each wait.
+        let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true, answerWait: answerWait)
         // Until the first byte is offered, Ctrl-C says goodbye and leaves: nothing was sent.
         Interruption.quit(saying: { "interrupted; nothing was sent" }, after: { await session.close() })
-        let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory)
+        var configuration = FileTransfers.Configuration()
+        configuration.answerTimeout = answerWait
+        let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory, configuration: configuration)
         let view = TransferView(json: json, perFile: network.verbose)
         let pump = EventPump(transfers.events()) { view.handle($0) }
         let outcome: Result<[(PeerInfo, Result<[Delivery], TransferError>)], any Error>
@@ -86,12 +95,21 @@ struct SendCommand: AsyncParsableCommand {
         // Each transfer emitted its end before `send` returned or threw: print those events
         // (`tree-finished`, `transfer-failed`) before the summary or the error, and before the process exits.
         await pump.drain()
+        if case .failure(let interrupted as Interrupted) = outcome {
+            // Every event of the send is handled now, so the view knows whether the receiver said yes.
+            let name = Terminal.sanitize(interrupted.peer.displayName)
+            guard view.started(with: interrupted.peer.id) else {
+                throw CLIError("interrupted before \(name) accepted; nothing was sent", code: ExitStatus.interrupted)
+            }
+            throw CLIError(Self.interruptedLine(files: interrupted.done.count, bytes: interrupted.done.reduce(0) { $0 + $1.size }, to: name),
+                           code: ExitStatus.cancelled)
+        }
         let results = try outcome.get()
         var worst: CLIError?
         for (peer, result) in results {
             switch result {
             case .success(let deliveries):
-                if !json { Output.line(Self.deliveredLine(deliveries, to: peer.displayName)) }
+                if !json { Output.line(Self.deliveredLine(deliveries, to: peer.displayName.description)) }
             case .failure(let error):
                 let failure = CLIError(results.count > 1 ? "\(Terminal.sanitize(peer.displayName)): \(error)" : error.description,
                                        code: TransferSession.exitCode(for: error))
@@ -135,15 +153,25 @@ struct SendCommand: AsyncParsableCommand {
             throw error.cliError(denial: ExitStatus.denied)
         }
         let delivered = NIOLockedValueBox<[PeerID: [Delivery]]>([:])
+        let json = self.json
+        let progress = ConnectProgress(json: json)
         // A task of its own so that Ctrl-C can cancel it (and the sends in it); it is awaited right here.
         let sending = Task { () -> [(PeerInfo, Result<[Delivery], TransferError>)] in
             await withTaskGroup(of: (PeerInfo, Result<[Delivery], TransferError>).self) { group in
                 for peer in peers {
                     group.addTask {
                         do throws(TransferError) {
-                            let report = try await transfers.send(urls, to: peer.id)
-                            delivered.withLockedValue { $0[peer.id] = report.deliveries }
-                            return (peer, .success(report.deliveries))
+                            // A connection lost mid-way (a link down, an address changed) is dialled again and the
+                            // send resumes where it was cut, for as long as the peer comes back within 30 s.
+                            let sent = try await transfers.send(urls, resumingFor: Self.resumePatience, to: peer.id) { attempt in
+                                if json {
+                                    Output.json(["event": "resuming", "peer": peer.displayName, "id": peer.id.hex, "attempt": attempt])
+                                } else {
+                                    progress.show("the connection to \(Terminal.sanitize(peer.displayName)) was lost; resumed over a new one (\(attempt))")
+                                }
+                            }
+                            delivered.withLockedValue { $0[peer.id] = sent.report.deliveries }
+                            return (peer, .success(sent.report.deliveries))
                         } catch {
                             return (peer, .failure(error))
                         }
@@ -158,9 +186,7 @@ struct SendCommand: AsyncParsableCommand {
         Interruption.handle { sending.cancel() }
         let results = await sending.value
         if peers.count == 1, case .failure(.cancelled) = results[0].1 {
-            let done = delivered.withLockedValue { $0[peers[0].id] ?? [] }
-            throw CLIError(Self.interruptedLine(files: done.count, bytes: done.reduce(0) { $0 + $1.size }, to: peers[0].displayName),
-                           code: ExitStatus.cancelled)
+            throw Interrupted(peer: peers[0], done: delivered.withLockedValue { $0[peers[0].id] ?? [] })
         }
         return results
     }
@@ -182,6 +208,15 @@ struct SendCommand: AsyncParsableCommand {
         }
     }
 
+    /// How long a send waits for a receiver whose connection was lost to be reachable again.
+    static let resumePatience: Duration = .seconds(30)
+
+    /// Ctrl-C ended the send to one receiver: what had arrived.
+    private struct Interrupted: Error {
+        let peer: PeerInfo
+        let done: [Delivery]
+    }
+
     /// What a Ctrl-C in mid-transfer leaves: the files already delivered, and how to send the rest.
     static func interruptedLine(files: Int, bytes: UInt64, to peer: String) -> String {
         let name = Terminal.sanitize(peer)
@@ -200,7 +235,7 @@ enum TransferSession {
 
     static func exitCode(for error: TransferError) -> ExitCode {
         switch error {
-        case .denied: ExitStatus.denied
+        case .denied, .notAnswered: ExitStatus.denied
         case .cancelled: ExitStatus.cancelled
         // Someone pressed Ctrl-C over there; any other CANCEL is the receiver failing (disk full, unwritable).
         case .cancelledByPeer(let reason) where reason.raw == FileTransfers.receiverCancelledReason: ExitStatus.cancelled

@@ -249,7 +249,7 @@ final class GameLoop {
             case .connecting:
                 // The handshake is done and the peer is deciding: say so to whoever is dialling it.
                 if opponent == nil, dialing?.id == peer.id || dialingAddress != nil {
-                    view.progress(ConnectProgress.awaitingAnswer(from: peer.displayName))
+                    view.progress(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
                 }
             }
         case .advertising(let name):
@@ -283,7 +283,7 @@ final class GameLoop {
 
     private func dial(_ peer: PeerInfo) {
         guard opponent == nil, dialing == nil else { return }
-        dial(peer.displayName, peer) { try await $0.connect(to: peer.id, timeout: .seconds(30)) }
+        dial(peer.displayName.description, peer) { try await $0.connect(to: peer.id, timeout: .seconds(30)) }
     }
 
     private func dial(_ target: String, _ peer: PeerInfo?, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {

@@ -7,7 +7,8 @@ struct EventPump: Sendable {
 
     /// `handle` runs for each event, in order, on the pump's task. It must not depend on that task
     /// staying uncancelled: `drain()` cancels it.
-    init<Event: Sendable>(_ events: AsyncStream<Event>, _ handle: @escaping @Sendable (Event) -> Void) {
+    init<Events: AsyncSequence & Sendable>(_ events: Events, _ handle: @escaping @Sendable (Events.Element) -> Void)
+    where Events.Element: Sendable, Events.Failure == Never {
         task = Task {
             for await event in events { handle(event) }
         }

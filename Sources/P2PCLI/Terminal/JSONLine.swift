@@ -1,4 +1,5 @@
 import Foundation
+import P2P
 
 /// The JSON text of one event: keys sorted, slashes as they are, as `JSONSerialization` writes it with
 /// `.sortedKeys` and `.withoutEscapingSlashes`, but written directly. A tree of 10,000 files prints an
@@ -15,6 +16,8 @@ enum JSONLine {
     private static func append(_ value: Any, to text: inout String) -> Bool {
         switch value {
         case let string as String: appendString(string, to: &text)
+        // The peer's exact text: the escapes below keep it exact and keep a terminal from obeying it.
+        case let peerText as PeerText: appendString(peerText.raw, to: &text)
         case let bool as Bool: text += bool ? "true" : "false"
         case let number as Int: text += String(number)
         case let number as Int64: text += String(number)
@@ -63,7 +66,9 @@ enum JSONLine {
     private static func appendString(_ string: String, to text: inout String) {
         text += "\""
         // Most strings (names, paths, digests) need no escape: those go in whole, not scalar by scalar.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        // 0xC2 and 0xE2 lead the UTF-8 of C1 controls, line separators and bidi controls (and of harmless
+        // characters, which then take the slow path).
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             text += string
             text += "\""
             return
@@ -77,7 +82,9 @@ enum JSONLine {
             case "\t": text += "\\t"
             case "\u{08}": text += "\\b"
             case "\u{0C}": text += "\\f"
-            case _ where scalar.value < 0x20:
+            // C0, DEL, C1, line and paragraph separators, bidi controls: written as \u escapes, so the line
+            // is the same JSON and a terminal showing it obeys none of them.
+            case _ where PeerText.isUnsafe(scalar):
                 let hex = String(scalar.value, radix: 16)
                 text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: text.unicodeScalars.append(scalar)

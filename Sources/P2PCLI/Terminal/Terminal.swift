@@ -24,6 +24,9 @@ enum Terminal {
     /// Peer-supplied text with control characters (escape sequences included) made visible and harmless:
     /// the library's one sanitizer, `PeerText.sanitized`.
     static func sanitize(_ text: String) -> String { PeerText.sanitized(text) }
+
+    /// Peer text as it may be printed (its `description` is already sanitized).
+    static func sanitize(_ text: PeerText) -> String { text.description }
 }
 
 /// Serialises everything written to stdout and stderr, flushing each line so pipes see it at once.

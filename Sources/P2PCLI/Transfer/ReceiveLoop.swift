@@ -26,8 +26,8 @@ final class ReceiveLoop {
         var bytes: UInt64 = 0
         /// The tree under way: its files so far and in all (for "n/N files").
         var tree: (done: Int, files: Int)?
-        var lastFile: (name: String, path: String?, sha256: String)?
-        var current: (name: String, done: UInt64, size: UInt64)?
+        var lastFile: (name: PeerText, path: String?, sha256: String)?
+        var current: (name: PeerText, done: UInt64, size: UInt64)?
         var lastDrawn = ContinuousClock.now - .seconds(1)
     }
 
@@ -222,7 +222,7 @@ final class ReceiveLoop {
                 return
             }
             let roots = offer.roots
-            var what = info.fileCount == 1 && !info.name.hasSuffix("/")
+            var what = info.fileCount == 1 && !info.name.raw.hasSuffix("/")
                 ? "\(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)))"
                 : "\(Self.count(info.fileCount, "file")), \(TransferView.bytes(info.size)) in \(Terminal.sanitize(info.name))"
             // Several roots: which ones, not only how many.
@@ -231,7 +231,7 @@ final class ReceiveLoop {
             _ = questions.queue.ask("\(name) offers \(what)\(Self.risks(offer)) — accept?", asker: asker)
         case .offer(let offer):
             let info = offer.info
-            let folder = Self.folder(of: info.name)
+            let folder = Self.folder(of: info.name.raw)
             let key = peer.id.hex + "/" + (folder ?? "")
             // "a" (all from this sender) covers its folders too.
             if let answer = standing[key] ?? (standing[peer.id.hex + "/"] == true ? true : nil) {
@@ -285,7 +285,7 @@ final class ReceiveLoop {
     private func answerShown(_ answer: PromptQueue<AskedQuestion>.Answer) {
         guard let shown = questions.queue.shown else { return }
         let isFolder: Bool
-        if case .offer(let offer) = shown.asker.question { isFolder = Self.folder(of: offer.info.name) != nil } else { isFolder = false }
+        if case .offer(let offer) = shown.asker.question { isFolder = Self.folder(of: offer.info.name.raw) != nil } else { isFolder = false }
         // A folder's answer covers the whole folder; "a" covers the sender's loose files.
         let all = answer == .all || isFolder
         let yes = answer != .no
@@ -329,12 +329,12 @@ final class ReceiveLoop {
         case .started(let info, _):
             started.insert(info.id)
             tally.active += 1
-            batches[info.peer.id, default: Batch(name: info.peer.displayName)].current = (info.name, 0, info.size)
+            batches[info.peer.id, default: Batch(name: info.peer.displayName.description)].current = (info.name, 0, info.size)
             if info.isTree { batches[info.peer.id]?.tree = (0, info.fileCount) }
         case .fileFinished(let info, let delivery):
             batches[info.peer.id]?.tree?.done += 1
             if delivery.alreadyThere { batches[info.peer.id]?.alreadyThere += 1 } else { batches[info.peer.id]?.files += 1 }
-            batches[info.peer.id]?.lastFile = (delivery.name, delivery.url?.path, delivery.sha256)
+            batches[info.peer.id]?.lastFile = (PeerText(delivery.name), delivery.url?.path, delivery.sha256)
         case .fileFailed(let info, _, .skipped):
             // Left out as the answer said (a hidden path): reported, not a failure here.
             batches[info.peer.id]?.skipped += 1
@@ -358,7 +358,7 @@ final class ReceiveLoop {
             tally.active -= 1
             tally.received += 1
             tally.interrupted.remove(key)
-            batches[info.peer.id, default: Batch(name: info.peer.displayName)].files += 1
+            batches[info.peer.id, default: Batch(name: info.peer.displayName.description)].files += 1
             batches[info.peer.id]?.bytes += info.size
             batches[info.peer.id]?.lastFile = (info.name, delivery.url?.path, delivery.sha256)
             batches[info.peer.id]?.current = nil
@@ -427,7 +427,7 @@ final class ReceiveLoop {
         var line = "↓ \(Terminal.sanitize(batch.name)): \(batch.files) file\(batch.files == 1 ? "" : "s"), \(TransferView.bytes(batch.bytes + inFlight)), \(TransferView.bytes(UInt64(rate)))/s"
         if let current = batch.current {
             let percent = current.size == 0 ? 100 : Int(Double(current.done) * 100 / Double(current.size))
-            line += " · \(Terminal.sanitize(String(current.name.suffix(40)))) \(percent)%"
+            line += " · \(Terminal.sanitize(String(current.name.raw.suffix(40)))) \(percent)%"
         }
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
     }

@@ -174,7 +174,7 @@ struct StreamReceive {
     /// Reads the stream to its end, writing each piece to standard output before taking the next, so
     /// that the sender's RESULT says the bytes are out of this process.
     private static func copy(_ stream: IncomingByteStream, json: Bool) async -> Result<ByteStreamSummary, CopyFailure> {
-        let progress = StreamProgress(arrow: "↓", name: stream.info.name, peer: stream.info.peer.displayName, json: json)
+        let progress = StreamProgress(arrow: "↓", name: stream.info.name, peer: stream.info.peer.displayName.description, json: json)
         defer { progress.clear() }
         do {
             for try await chunk in stream {

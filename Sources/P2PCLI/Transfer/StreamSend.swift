@@ -81,7 +81,7 @@ struct StreamSend {
             if json {
                 Output.json(["event": "stream-started", "direction": "sending", "name": name, "peer": peer.displayName])
             }
-            let progress = StreamProgress(arrow: "↑", name: name, peer: peer.displayName, json: json)
+            let progress = StreamProgress(arrow: "↑", name: name, peer: peer.displayName.description, json: json)
             for try await block in StandardInputBlocks(blockSize: stream.chunkSize) {
                 try await stream.write(block)
                 progress.update(stream.bytesWritten)

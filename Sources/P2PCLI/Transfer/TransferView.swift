@@ -9,6 +9,8 @@ final class TransferView: Sendable {
     let perFile: Bool
     /// When each transfer started and at which offset, for its mean rate.
     private let started = NIOLockedValueBox<[UInt64: (ContinuousClock.Instant, UInt64)]>([:])
+    /// The peers a transfer started with (the receiver said yes): a Ctrl-C before that sent nothing.
+    private let peersStarted = NIOLockedValueBox<Set<PeerID>>([])
     /// When each transfer last printed a JSON progress event.
     private let lastJSON = NIOLockedValueBox<[UInt64: ContinuousClock.Instant]>([:])
 
@@ -17,11 +19,15 @@ final class TransferView: Sendable {
         self.perFile = perFile
     }
 
+    /// Whether a transfer with `peer` got past its offer (every event handled so far counts).
+    func started(with peer: PeerID) -> Bool { peersStarted.withLockedValue { $0.contains(peer) } }
+
     func handle(_ event: TransferEvent) {
         switch event {
         case .offered: break
         case .started(let info, let offset):
             started.withLockedValue { $0[info.id] = (.now, offset) }
+            peersStarted.withLockedValue { _ = $0.insert(info.peer.id) }
             if json {
                 var object: [String: Any] = ["event": "transfer-started", "direction": info.direction.rawValue, "name": info.name, "size": info.size,
                                              "offset": offset, "peer": info.peer.displayName]
@@ -134,7 +140,7 @@ final class TransferView: Sendable {
         let width = 24
         let filled = min(width, percent * width / 100)
         let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-        let line = "\r\u{1B}[K\(Terminal.sanitize(String(info.name.suffix(30)))) \(bar) \(percent)% \(Self.bytes(done))/\(Self.bytes(info.size)) \(Self.bytes(UInt64(rate)))/s ETA \(eta)s"
+        let line = "\r\u{1B}[K\(Terminal.sanitize(String(info.name.raw.suffix(30)))) \(bar) \(percent)% \(Self.bytes(done))/\(Self.bytes(info.size)) \(Self.bytes(UInt64(rate)))/s ETA \(eta)s"
         FileHandle.standardError.write(Data(line.utf8))
     }
 

@@ -13,8 +13,8 @@ public struct ChatEntry: Sendable, Equatable {
     public var sequence: Int64
     /// The peer the line was sent to or received from.
     public var peer: PeerID
-    /// The peer's display name when the line was stored.
-    public var peerName: String
+    /// The peer's display name when the line was stored (peer text: printed sanitized).
+    public var peerName: PeerText
     /// Sent or received.
     public var direction: Direction
     /// The TEXT message's ID (unique per sender).
@@ -45,8 +45,8 @@ public struct ChatImageEntry: Sendable, Equatable {
     public var sequence: Int64
     /// The peer the image was sent to or received from.
     public var peer: PeerID
-    /// The peer's display name when the image was stored.
-    public var peerName: String
+    /// The peer's display name when the image was stored (peer text: printed sanitized).
+    public var peerName: PeerText
     /// Sent or received.
     public var direction: ChatEntry.Direction
     /// The file name it was offered under.
@@ -166,7 +166,7 @@ public final class ChatHistory: Sendable {
             try peers.map { peer in
                 try db.execute(sql: """
                     INSERT INTO line (peer, peerName, direction, messageID, sentAt, text) VALUES (?, ?, 'sent', ?, ?, ?)
-                    """, arguments: [peer.id.hex, peer.displayName, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text])
+                    """, arguments: [peer.id.hex, peer.displayName.raw, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text])
                 return ChatEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: .sent,
                                  messageID: message.id, sentAt: message.sentAt, text: message.text, deliveredAt: nil)
             }
@@ -179,7 +179,7 @@ public final class ChatHistory: Sendable {
             try db.execute(sql: """
                 INSERT OR IGNORE INTO line (peer, peerName, direction, messageID, sentAt, text, deliveredAt)
                 VALUES (?, ?, 'received', ?, ?, ?, ?)
-                """, arguments: [peer.id.hex, peer.displayName, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text,
+                """, arguments: [peer.id.hex, peer.displayName.raw, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text,
                                  ChatEntry.milliseconds(now)])
             guard db.changesCount == 1 else { return nil }
             return ChatEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: .received,
@@ -206,7 +206,7 @@ public final class ChatHistory: Sendable {
         try write { db in
             try db.execute(sql: """
                 INSERT INTO image (peer, peerName, direction, name, path, mediaType, width, height, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [peer.id.hex, peer.displayName, direction.rawValue, name, path, image.mediaType, image.width, image.height,
+                """, arguments: [peer.id.hex, peer.displayName.raw, direction.rawValue, name, path, image.mediaType, image.width, image.height,
                                  ChatEntry.milliseconds(now)])
             return ChatImageEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: direction, name: name,
                                   path: path, mediaType: image.mediaType, width: image.width, height: image.height, at: now)
@@ -278,7 +278,7 @@ public final class ChatHistory: Sendable {
     }
 
     /// Every peer in the history (lines or images) with the name it last had, most recent conversation first.
-    public func peers() throws(ChatHistoryError) -> [(id: PeerID, name: String)] {
+    public func peers() throws(ChatHistoryError) -> [(id: PeerID, name: PeerText)] {
         try read { db in
             // By this peer's clock: a line when it was stored (received) or acknowledged (sent), else when it was written.
             // SQLite takes the bare peerName from the row that has the MAX.
@@ -288,7 +288,7 @@ public final class ChatHistory: Sendable {
                     UNION ALL
                     SELECT peer, peerName, at FROM image
                 ) GROUP BY peer ORDER BY latest DESC
-                """).compactMap { row in PeerID(hex: row["peer"]).map { ($0, row["peerName"]) } }
+                """).compactMap { row in PeerID(hex: row["peer"]).map { ($0, PeerText(row["peerName"] as String)) } }
         }
     }
 
@@ -297,14 +297,14 @@ public final class ChatHistory: Sendable {
     private static func entry(_ row: Row) -> ChatEntry? {
         guard let peer = PeerID(hex: row["peer"]), let direction = ChatEntry.Direction(rawValue: row["direction"]) else { return nil }
         let deliveredAt: Int64? = row["deliveredAt"]
-        return ChatEntry(sequence: row["sequence"], peer: peer, peerName: row["peerName"], direction: direction,
+        return ChatEntry(sequence: row["sequence"], peer: peer, peerName: PeerText(row["peerName"] as String), direction: direction,
                          messageID: UInt64(bitPattern: row["messageID"]), sentAt: ChatEntry.date(row["sentAt"]),
                          text: row["text"], deliveredAt: deliveredAt.map(ChatEntry.date))
     }
 
     private static func image(_ row: Row) -> ChatImageEntry? {
         guard let peer = PeerID(hex: row["peer"]), let direction = ChatEntry.Direction(rawValue: row["direction"]) else { return nil }
-        return ChatImageEntry(sequence: row["sequence"], peer: peer, peerName: row["peerName"], direction: direction, name: row["name"],
+        return ChatImageEntry(sequence: row["sequence"], peer: peer, peerName: PeerText(row["peerName"] as String), direction: direction, name: row["name"],
                               path: row["path"], mediaType: row["mediaType"], width: row["width"], height: row["height"],
                               at: ChatEntry.date(row["at"]))
     }

@@ -26,7 +26,7 @@ public struct ByteStreamSummary: Sendable, Equatable {
 public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The peer's p2p predates byte streams (its HELLO lacks capability bit 6, `byteStreams`), so
     /// nothing was sent to it; the value is its display name.
-    case notSupported(peer: String)
+    case notSupported(peer: PeerText)
     /// The peer is not connected.
     case notConnected
     /// The stream's name or media type breaks a rule (the value says which).
@@ -54,7 +54,7 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notSupported(let peer):
-            "\(PeerText(peer)) runs an older p2p without byte streams (its HELLO lacks capability bit 6, byteStreams); update p2p there"
+            "\(peer) runs an older p2p without byte streams (its HELLO lacks capability bit 6, byteStreams); update p2p there"
         case .notConnected: "not connected to that peer"
         case .invalidName(let why): "invalid stream name: \(why)"
         case .denied(let reason): "denied: \(reason)"

@@ -39,6 +39,16 @@ public final class FileTransfers: Sendable {
         /// How long an offer waits for an answer; then it is denied ("not answered within …"), so no
         /// sender waits for ever and no question is kept for ever.
         public var decisionTimeout: Duration = .seconds(600)
+        /// Sending: how long a send waits for the receiver's answer (a person may be asked); then the
+        /// offer is withdrawn (CANCEL) and the send fails with `.notAnswered`, nothing sent.
+        public var answerTimeout: Duration = .seconds(600)
+        /// Sending: how long a running transfer waits for the receiver's next acknowledgement or result;
+        /// then it is cancelled and fails with `.receiverSilent` (resumable, like a disconnect).
+        public var silenceLimit: Duration = .seconds(120)
+        /// Receiving: how long an accepted transfer waits for the sender's next message; then it is
+        /// cancelled and fails with `.senderSilent` (the `.part` stays). Longer than `silenceLimit`: a
+        /// sender resuming a large file hashes what the receiver already holds before sending more.
+        public var incomingSilenceLimit: Duration = .seconds(600)
         /// What a yes from a `Bool` offer handler lets through: files under hidden paths
         /// (`IncomingOffer.hiddenPaths`). Off, they are skipped (a single file so named is denied).
         public var allowsHiddenPaths = false
@@ -46,7 +56,8 @@ public final class FileTransfers: Sendable {
         /// they arrive without them.
         public var allowsExecutableModes = false
         /// The defaults: a 4 MiB window, an acknowledgement per MiB written, no overwriting, 16 offers
-        /// waiting per peer, 10 minutes to answer one, no hidden paths and no execute bits written.
+        /// waiting per peer, 10 minutes to answer one (either way), 2 minutes of a silent receiver, no
+        /// hidden paths and no execute bits written.
         public init() {}
     }
 
@@ -119,6 +130,21 @@ public final class FileTransfers: Sendable {
             // The session closed: so do the transfer event streams, after what they hold.
             hub.finish()
         }
+        let limit = configuration.incomingSilenceLimit
+        Task { [weak self] in
+            while (try? await Task.sleep(for: min(limit / 4, .seconds(15)))) != nil {
+                guard let self else { return }
+                self.endSilentTransfers(after: limit)
+            }
+        }
+    }
+
+    /// Ends the receiving transfers whose sender said nothing for `limit` (it keeps the link alive but
+    /// sends no more): no wait without an end.
+    private func endSilentTransfers(after limit: Duration) {
+        let (files, trees) = state.withLockedValue { (Array($0.incoming.values), Array($0.trees.values)) }
+        for file in files where file.silence.isSilent(longerThan: limit) { file.endSilent(after: limit) }
+        for tree in trees where tree.silence.isSilent(longerThan: limit) { tree.endSilent(after: limit) }
     }
 
     /// Decides on each offer; without a handler every offer is denied (consent first). An offer that
@@ -143,11 +169,25 @@ public final class FileTransfers: Sendable {
     }
 
     /// Everything that happens to transfers from now on; each call gets its own stream, finished
-    /// when the session closes. It holds up to `configuration.eventBufferLimit` unread events; a
-    /// consumer that falls further behind gets `.eventsDropped(count:)` for what it missed.
-    public func events() -> AsyncStream<TransferEvent> { hub.stream() }
+    /// when the session closes. Per-file events of a tree wait for a consumer that keeps reading (the
+    /// transfer slows down rather than dropping them); one that read nothing for 10 s is not waited
+    /// for, and once it is `configuration.eventBufferLimit` events behind it gets `.eventsDropped(count:)`
+    /// for what it missed.
+    public func events() -> EventStream<TransferEvent> { hub.countedStream() }
 
     func emit(_ event: TransferEvent) { hub.emit(event) }
+
+    /// Emits once every reading consumer has room (blocks the calling thread: for a transfer's disk queue).
+    func emitWhenThereIsRoom(_ event: TransferEvent) {
+        hub.waitForRoomBlocking()
+        hub.emit(event)
+    }
+
+    /// Emits once every reading consumer has room.
+    func emitWhenThereIsRoom(_ event: TransferEvent) async {
+        await hub.waitForRoom()
+        hub.emit(event)
+    }
 
     // MARK: - Sending
 
@@ -195,8 +235,8 @@ public final class FileTransfers: Sendable {
         }
         defer { try? reader.close() }
         let id = UInt64.random(in: 1 ... .max)
-        let info = TransferInfo(id: id, peer: peerInfo, name: name, size: size, mediaType: mediaType, direction: .sending)
-        let mailbox = Mailbox(peer: peer)
+        let info = TransferInfo(id: id, peer: peerInfo, name: PeerText(name), size: size, mediaType: mediaType, direction: .sending)
+        let mailbox = Mailbox(peer: peer, answerTimeout: configuration.answerTimeout, silenceLimit: configuration.silenceLimit)
         state.withLockedValue { $0.outgoing[id] = mailbox }
         defer { _ = state.withLockedValue { $0.outgoing.removeValue(forKey: id) } }
         do {
@@ -204,7 +244,7 @@ public final class FileTransfers: Sendable {
             emit(.finished(info, delivery))
             return delivery
         } catch {
-            if case .cancelled = error { try? send(.cancel(reason: Self.senderCancelledReason), id: id, to: peer) }
+            if let reason = Self.cancelReason(for: error) { try? send(.cancel(reason: reason), id: id, to: peer) }
             emit(.failed(info, error))
             throw error
         }
@@ -212,9 +252,9 @@ public final class FileTransfers: Sendable {
 
     private func stream(_ reader: FileHandle, info: TransferInfo, mailbox: Mailbox) async throws(TransferError) -> Delivery {
         let peer = info.peer.id
-        try send(.offer(path: info.name, size: info.size, mediaType: info.mediaType), id: info.id, to: peer)
+        try send(.offer(path: info.name.raw, size: info.size, mediaType: info.mediaType), id: info.id, to: peer)
         let (offset, prefixHash): (UInt64, [UInt8])
-        switch try await mailbox.next() {
+        switch try await mailbox.answer() {
         case .accept(let acceptedOffset, let hash): (offset, prefixHash) = (acceptedOffset, hash)
         case .deny(let reason): throw .denied(PeerText(reason))
         case let other: throw .protocolViolation("expected ACCEPT or DENY, got \(other)")
@@ -234,7 +274,7 @@ public final class FileTransfers: Sendable {
         }
         try send(.start(offset: start), id: info.id, to: peer)
         emit(.started(info, offset: start))
-        do { try reader.seek(toOffset: start) } catch { throw .unreadable(info.name, "\(error)") }
+        do { try reader.seek(toOffset: start) } catch { throw .unreadable(info.name.raw, "\(error)") }
 
         var sent = start
         var acknowledged = start
@@ -251,8 +291,8 @@ public final class FileTransfers: Sendable {
             }
             while let body = mailbox.poll() { acknowledged = try Self.acknowledgement(body, at: acknowledged) }
             if block.readableBytes == 0 {
-                try Self.read(reader, count: Int(min(UInt64(Self.readBlock), info.size - sent)), into: &block, name: info.name)
-                guard block.readableBytes > 0 else { throw .unreadable(info.name, "the file shrank while being sent") }
+                try Self.read(reader, count: Int(min(UInt64(Self.readBlock), info.size - sent)), into: &block, name: info.name.raw)
+                guard block.readableBytes > 0 else { throw .unreadable(info.name.raw, "the file shrank while being sent") }
                 block.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             }
             let chunk = block.readSlice(length: min(TransferMessage.maxChunk, block.readableBytes))!
@@ -272,7 +312,7 @@ public final class FileTransfers: Sendable {
             case .result(let verified, let theirs):
                 guard verified, theirs == digest else { throw .verificationFailed(expected: digest.hex, got: theirs.hex) }
                 emit(.progress(info, bytes: info.size))
-                return Delivery(name: info.name, size: info.size, sha256: digest.hex, resumedFrom: start, url: nil)
+                return Delivery(name: info.name.raw, size: info.size, sha256: digest.hex, resumedFrom: start, url: nil)
             case let other:
                 throw .protocolViolation("expected RESULT, got \(other)")
             }
@@ -369,7 +409,7 @@ public final class FileTransfers: Sendable {
             manifestArrived(id, from: peer.id, first: first, entries)
         case .offer(let path, let size, let mediaType):
             // The name is checked against the file system: not on the event loop.
-            let info = TransferInfo(id: id, peer: peer, name: path, size: size, mediaType: mediaType, direction: .receiving)
+            let info = TransferInfo(id: id, peer: peer, name: PeerText(path), size: size, mediaType: mediaType, direction: .receiving)
             switch admit(id, from: peer.id, { $0.undecided[id] = UndecidedOffer(info: info) }) {
             case .admitted: Task { self.offered(info) }
             case .duplicate: cutOff(peer.id, id: id, reason: "a second OFFER for transfer \(id)")
@@ -397,7 +437,7 @@ public final class FileTransfers: Sendable {
     private func offered(_ info: TransferInfo) {
         let destination: URL
         do {
-            destination = try SafePath.resolve(info.name, in: directory)
+            destination = try SafePath.resolve(info.name.raw, in: directory)
         } catch {
             try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
             emit(.failed(info, error))
@@ -406,7 +446,7 @@ public final class FileTransfers: Sendable {
         ask(IncomingOffer(info: info, destination: destination)) { offer, answer in
             // One file under a hidden path that the answer does not allow: skipped, which for a single
             // file means denied, with the reason.
-            if !answer.allowsHidden, SafePath.isHidden(info.name) {
+            if !answer.allowsHidden, SafePath.isHidden(info.name.raw) {
                 let error = TransferError.skipped(info.name, IncomingTree.hiddenReason)
                 try? self.send(.deny(reason: error.description), id: info.id, to: info.peer.id)
                 self.emit(.failed(info, error))
@@ -446,9 +486,19 @@ public final class FileTransfers: Sendable {
         if withdrawn { decision.cancel() }
     }
 
+    /// The CANCEL a send owes the receiver when it gives up on its own (cancelled, or tired of waiting).
+    static func cancelReason(for error: TransferError) -> String? {
+        switch error {
+        case .cancelled: senderCancelledReason
+        case .notAnswered, .receiverSilent: "\(error)"
+        default: nil
+        }
+    }
+
     static func describe(_ duration: Duration) -> String {
         let seconds = Int(duration.components.seconds)
-        return seconds % 60 == 0 && seconds >= 60 ? "\(seconds / 60) min" : "\(seconds) s"
+        if seconds == 0 { return "\(duration.components.attoseconds / 1_000_000_000_000_000) ms" }
+        return seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds) s"
     }
 
     /// Takes an offer from `peer` off the undecided ones, cancelling the handler's task; nil when there
@@ -507,52 +557,91 @@ public final class FileTransfers: Sendable {
 }
 
 /// Messages for one outgoing transfer, posted from the event loop and awaited by the sending task.
+/// Every wait has an end: the receiver's answer waits at most `answerTimeout`, anything after it at most
+/// `silenceLimit` (a receiver that keeps its connection alive but says nothing about the transfer).
 final class Mailbox: Sendable {
+    /// What ends a wait.
+    private enum Wake {
+        case message(TransferMessage.Body)
+        case closed
+        case timedOut
+    }
+
     private struct State {
         var queue: [TransferMessage.Body] = []
-        var waiter: CheckedContinuation<TransferMessage.Body?, Never>?
+        var waiter: CheckedContinuation<Wake, Never>?
+        /// Ends the current wait when its time is up; cancelled when a message or the close ends it first.
+        var timer: Task<Void, Never>?
+        /// Counts waits, so a timer that fires late cannot end a later wait.
+        var wait = 0
         var closed = false
+
+        /// The waiter, which the caller resumes, with its timer stopped.
+        mutating func takeWaiter() -> CheckedContinuation<Wake, Never>? {
+            timer?.cancel()
+            timer = nil
+            defer { waiter = nil }
+            return waiter
+        }
     }
 
     private let state = NIOLockedValueBox(State())
     let peer: PeerID
+    private let answerTimeout: Duration
+    private let silenceLimit: Duration
 
-    init(peer: PeerID) { self.peer = peer }
+    init(peer: PeerID, answerTimeout: Duration, silenceLimit: Duration) {
+        self.peer = peer
+        self.answerTimeout = answerTimeout
+        self.silenceLimit = silenceLimit
+    }
 
     func post(_ body: TransferMessage.Body) {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<TransferMessage.Body?, Never>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
-            }
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Wake, Never>? in
+            if let waiter = state.takeWaiter() { return waiter }
             state.queue.append(body)
             return nil
         }
-        waiter?.resume(returning: body)
+        waiter?.resume(returning: .message(body))
     }
 
     func close() {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<TransferMessage.Body?, Never>? in
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Wake, Never>? in
             state.closed = true
-            defer { state.waiter = nil }
-            return state.waiter
+            return state.takeWaiter()
         }
-        waiter?.resume(returning: nil)
+        waiter?.resume(returning: .closed)
     }
 
     func poll() -> TransferMessage.Body? {
         state.withLockedValue { $0.queue.isEmpty ? nil : $0.queue.removeFirst() }
     }
 
-    /// The next message; a peer's CANCEL or disconnect becomes the matching error.
+    /// The receiver's answer to the offer (ACCEPT, DENY, HELD…): `.notAnswered` once `answerTimeout` passed.
+    func answer() async throws(TransferError) -> TransferMessage.Body {
+        try await next(within: answerTimeout, else: .notAnswered(after: answerTimeout))
+    }
+
+    /// The next message once the transfer runs; a peer's CANCEL or disconnect becomes the matching error,
+    /// and `silenceLimit` without a message `.receiverSilent`.
     func next() async throws(TransferError) -> TransferMessage.Body {
-        let body: TransferMessage.Body? = await withTaskCancellationHandler {
+        try await next(within: silenceLimit, else: .receiverSilent(for: silenceLimit))
+    }
+
+    private func next(within limit: Duration, else timeout: TransferError) async throws(TransferError) -> TransferMessage.Body {
+        let wake: Wake = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let ready = state.withLockedValue { state -> TransferMessage.Body?? in
-                    if !state.queue.isEmpty { return .some(state.queue.removeFirst()) }
-                    if state.closed { return .some(nil) }
+                let ready = state.withLockedValue { state -> Wake? in
+                    if !state.queue.isEmpty { return .message(state.queue.removeFirst()) }
+                    if state.closed { return .closed }
                     state.waiter = continuation
-                    return .none
+                    state.wait += 1
+                    let wait = state.wait
+                    state.timer = Task { [self] in
+                        guard (try? await Task.sleep(for: limit)) != nil else { return }
+                        expire(wait)
+                    }
+                    return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
             }
@@ -560,8 +649,20 @@ final class Mailbox: Sendable {
             self.close()
         }
         if Task.isCancelled { throw .cancelled }
-        guard let body else { throw .peerDisconnected }
-        if case .cancel(let reason) = body { throw .cancelledByPeer(PeerText(reason)) }
-        return body
+        switch wake {
+        case .closed: throw .peerDisconnected
+        case .timedOut: throw timeout
+        case .message(.cancel(let reason)): throw .cancelledByPeer(PeerText(reason))
+        case .message(let body): return body
+        }
+    }
+
+    /// Ends wait number `wait` as timed out, if it still runs.
+    private func expire(_ wait: Int) {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Wake, Never>? in
+            guard state.wait == wait else { return nil }
+            return state.takeWaiter()
+        }
+        waiter?.resume(returning: .timedOut)
     }
 }

@@ -34,6 +34,8 @@ final class IncomingFile: Sendable {
         var over = false
     }
 
+    /// When the sender was last heard from.
+    let silence = SilenceWatch()
     /// The next offset the network must deliver, and the resume offset we offered; checked on the event loop.
     private let expected = NIOLockedValueBox<UInt64?>(nil)
     private let offered = NIOLockedValueBox<UInt64>(0)
@@ -102,6 +104,7 @@ final class IncomingFile: Sendable {
 
     /// One message from the sender, or `nil` when the sender disconnected. Runs on the event loop.
     func handle(_ body: TransferMessage.Body?) {
+        silence.heard()
         guard let body else {
             queue.async { [self] in disk.withLockedValue { fail(.peerDisconnected, tellPeer: false, &$0) } }
             return
@@ -133,6 +136,11 @@ final class IncomingFile: Sendable {
     /// The receiver gives up (Ctrl-C): the sender is told, the `.part` file stays for a resume.
     func cancel() {
         queue.async { [self] in disk.withLockedValue { fail(.cancelled, tellPeer: true, &$0) } }
+    }
+
+    /// The sender sent nothing for `limit`: it is told, the `.part` file stays for a resume.
+    func endSilent(after limit: Duration) {
+        queue.async { [self] in disk.withLockedValue { fail(.senderSilent(for: limit), tellPeer: true, &$0) } }
     }
 
     private func violation(_ what: String) {
@@ -212,7 +220,7 @@ final class IncomingFile: Sendable {
             let found = ImageInfo(contentsOf: partURL)?.mediaType
             if found != info.mediaType {
                 try? fileManager.removeItem(at: partURL)
-                return fail(.notTheOfferedType(name: info.name, offered: info.mediaType, found: found), tellPeer: true, &state)
+                return fail(.notTheOfferedType(name: info.name, offered: PeerText(info.mediaType), found: found), tellPeer: true, &state)
             }
         }
         let final = overwrite ? offer.destination : SafePath.available(offer.destination)
@@ -230,7 +238,7 @@ final class IncomingFile: Sendable {
         }
         state.over = true
         transfers?.reply(.result(verified: true, sha256: ours), for: self)
-        transfers?.finished(self, .success(Delivery(name: info.name, size: info.size, sha256: ours.hex, resumedFrom: 0, url: final)))
+        transfers?.finished(self, .success(Delivery(name: info.name.raw, size: info.size, sha256: ours.hex, resumedFrom: 0, url: final)))
     }
 
     /// Ends the transfer; the `.part` file stays for a later resume (or for inspection after a mismatch).

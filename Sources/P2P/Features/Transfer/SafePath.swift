@@ -13,7 +13,7 @@ public enum SafePath {
 
     /// The components of `path` if every one is safe; otherwise the reason it is not.
     public static func components(of path: String) throws(TransferError) -> [String] {
-        func refuse(_ why: String) -> TransferError { .unsafeName(path, why) }
+        func refuse(_ why: String) -> TransferError { .unsafeName(PeerText(path), why) }
         guard !path.isEmpty else { throw refuse("the name is empty") }
         guard path.utf8.count <= maxPathBytes else { throw refuse("the path is longer than \(maxPathBytes) bytes") }
         guard !path.hasPrefix("/") else { throw refuse("absolute paths are not accepted") }
@@ -59,7 +59,7 @@ public enum SafePath {
         // `components` refused `.`, `..` and empty parts, so joining cannot climb out; checked anyway.
         let target = prefix + parts.joined(separator: "/")
         guard target.hasPrefix(prefix), !parts.isEmpty else {
-            throw .unsafeName(path, "it would land outside the download directory")
+            throw .unsafeName(PeerText(path), "it would land outside the download directory")
         }
         // A symlink planted inside the directory could still lead out of it.
         var walk = String(prefix.dropLast())
@@ -69,7 +69,7 @@ public enum SafePath {
             guard !checked.contains(key) else { continue }
             var info = stat()
             if lstat(walk, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
-                throw .unsafeName(path, "\(part) is a symbolic link")
+                throw .unsafeName(PeerText(path), "\(part) is a symbolic link")
             }
             // A folder, or nothing yet (it will be made by us): either way, not a link out.
             checked.insert(key)

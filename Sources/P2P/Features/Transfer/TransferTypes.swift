@@ -14,8 +14,9 @@ public struct TransferInfo: Sendable, Hashable {
     public var id: UInt64
     /// The other side.
     public var peer: PeerInfo
-    /// The relative path as offered (sanitised before use on the receiving side).
-    public var name: String
+    /// The relative path as offered: peer text on the receiving side (checked before use, printed
+    /// sanitized; `.raw` is the exact path).
+    public var name: PeerText
     /// The whole file's size in bytes, as offered.
     public var size: UInt64
     /// The media type the sender gave; a claim, not checked.
@@ -42,7 +43,7 @@ public struct IncomingOffer: Sendable {
     /// the places where a file changes what a program does. A receiver names them before it accepts;
     /// unless its answer allows them (`OfferAnswer.allowsHidden`) they are skipped, never written.
     public var hiddenPaths: [String] {
-        guard info.isTree else { return SafePath.isHidden(info.name) ? [info.name] : [] }
+        guard info.isTree else { return SafePath.isHidden(info.name.raw) ? [info.name.raw] : [] }
         return entries.filter { $0.kind == .file && SafePath.isHidden($0.path) }.map(\.path)
     }
 
@@ -55,7 +56,7 @@ public struct IncomingOffer: Sendable {
     /// The top-level items of the offer, in manifest order: `many/` for a folder, a file's name; for a
     /// single file its path as offered.
     public var roots: [String] {
-        guard info.isTree else { return [info.name] }
+        guard info.isTree else { return [info.name.raw] }
         return TreeManifest.roots(entries)
     }
 }
@@ -154,7 +155,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case peerDisconnected
     /// The offered name (first value) was refused, for the reason given second: absolute, `..`,
     /// control characters, too long, or it would land outside the download directory.
-    case unsafeName(String, String)
+    case unsafeName(PeerText, String)
     /// The file at a path (first value) cannot be read, for a reason (second value).
     case unreadable(String, String)
     /// The file at a path (first value) cannot be written, for a reason (second value), such as a full disk.
@@ -165,25 +166,34 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case sizeMismatch(expected: UInt64, got: UInt64)
     /// Offered as an image type, but the bytes are not that image (checked with
     /// `FileTransfers.Configuration.checksImageSignatures`); the file was deleted.
-    case notTheOfferedType(name: String, offered: String, found: String?)
+    case notTheOfferedType(name: PeerText, offered: PeerText, found: String?)
     /// The peer broke the transfer protocol; the connection is closed.
     case protocolViolation(String)
     /// The peer is not connected.
     case notConnected
     /// The peer's p2p predates something this transfer needs: the peer's name, and the capability its
     /// HELLO lacks.
-    case peerTooOld(String, capability: String)
+    case peerTooOld(PeerText, capability: String)
     /// Some files of a tree did not arrive (the rest did, verified): how many, and the first with its reason.
-    case filesFailed(count: Int, first: String)
+    case filesFailed(count: Int, first: PeerText)
     /// Two of the paths to send would arrive under the same name.
     case duplicateName(String)
     /// The offer from a peer (its name, first value) contradicts itself (a tree whose total is not the
     /// sum of its files): refused before anyone was asked or anything written. The second value says
     /// what does not add up.
-    case untruthfulOffer(peer: String, String)
+    case untruthfulOffer(peer: PeerText, String)
     /// A file (its relative path, first value) was not written because the receiver's answer does not
     /// let it through, for the reason given second (a hidden path).
-    case skipped(String, String)
+    case skipped(PeerText, String)
+    /// The receiver did not answer the offer within `FileTransfers.Configuration.answerTimeout`: the offer
+    /// was withdrawn, nothing was sent.
+    case notAnswered(after: Duration)
+    /// The receiver acknowledged nothing for `FileTransfers.Configuration.silenceLimit` while its
+    /// connection stayed up: the transfer was cancelled; run the same send again to resume.
+    case receiverSilent(for: Duration)
+    /// The sender sent nothing for `FileTransfers.Configuration.incomingSilenceLimit` while its
+    /// connection stayed up: the transfer was cancelled; the `.part` stays for a resume.
+    case senderSilent(for: Duration)
 
     /// What went wrong, for people; names a resume where one is possible.
     public var description: String {
@@ -195,21 +205,26 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         // Any other CANCEL is a failure over there (disk full, unwritable directory), not someone's choice.
         case .cancelledByPeer(let reason): "the peer could not go on: \(reason)"
         case .peerDisconnected: "the peer disconnected (run the same send again to resume)"
-        case .unsafeName(let name, let why): "refused the name \"\(PeerText(name))\": \(why)"
+        case .unsafeName(let name, let why): "refused the name \"\(name)\": \(why)"
         case .unreadable(let path, let why): "cannot read \(path): \(why)"
         case .unwritable(let path, let why): "cannot write \(path): \(why)"
         case .verificationFailed(let expected, let got): "SHA-256 mismatch: sender \(expected.prefix(16))…, received \(got.prefix(16))…; the bytes that arrived do not take the file's name"
         case .sizeMismatch(let expected, let got): "size mismatch: offered \(expected) bytes, got \(got)"
         case .notTheOfferedType(let name, let offered, let found):
-            "\(PeerText(name)) was offered as \(PeerText(offered)), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"
+            "\(name) was offered as \(offered), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"
         case .protocolViolation(let what): "protocol violation: \(what)"
         case .notConnected: "not connected to that peer"
         case .peerTooOld(let name, let capability):
-            "\(PeerText(name)) runs an older p2p (protocol version 1 without the \(capability) capability in its HELLO), which cannot receive this; update p2p there"
-        case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(PeerText(first)))"
+            "\(name) runs an older p2p (protocol version 1 without the \(capability) capability in its HELLO), which cannot receive this; update p2p there"
+        case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(first))"
         case .duplicateName(let name): "two of the paths would arrive as \(name); send them separately"
-        case .untruthfulOffer(let peer, let what): "refused the offer from \(PeerText(peer)): \(what); the sender's p2p is broken or hostile"
-        case .skipped(let name, let why): "skipped \(PeerText(name)): \(why)"
+        case .untruthfulOffer(let peer, let what): "refused the offer from \(peer): \(what); the sender's p2p is broken or hostile"
+        case .skipped(let name, let why): "skipped \(name): \(why)"
+        case .notAnswered(let waited): "the receiver did not answer within \(FileTransfers.describe(waited)); the offer was withdrawn and nothing was sent"
+        case .receiverSilent(let waited):
+            "the receiver acknowledged nothing for \(FileTransfers.describe(waited)) although connected; cancelled (run the same send again to resume)"
+        case .senderSilent(let waited):
+            "the sender sent nothing for \(FileTransfers.describe(waited)) although connected; cancelled (what arrived stays for a resume)"
         }
     }
 }

@@ -9,26 +9,38 @@ import NIOConcurrencyHelpers
 /// room again it first receives the `dropped(count)` event saying how many it missed. So nothing
 /// is lost silently, and a stalled consumer costs at most `limit` events of memory.
 ///
+/// **Backpressure.** A stream from `countedStream()` also tells the hub what its consumer has read, so a
+/// producer that can wait (`waitForRoom()`, `waitForRoomBlocking()`) waits while such a consumer is half
+/// a buffer behind: a consumer that keeps reading loses nothing however fast events come. One that
+/// stopped reading holds a producer at most `patience`; from then on it is not waited for (until it
+/// reads again) and drops as above.
+///
 /// Every stream sees the events in the same order: they are yielded under one lock.
 final class EventHub<Event: Sendable>: Sendable {
     private struct Subscriber {
         var continuation: AsyncStream<Event>.Continuation
         /// Events dropped since this subscriber last had room.
         var dropped = 0
+        /// Whether its consumer reports what it reads (`countedStream()`): only those are waited for.
+        var counted = false
+        /// Events yielded and not yet read (counted streams).
+        var unread = 0
+        /// It held a producer for `patience` without reading: not waited for until it reads again.
+        var stalled = false
 
         /// Returns false once the stream has ended (its consumer went away).
         mutating func yield(_ event: Event, dropped makeNotice: (Int) -> Event) -> Bool {
             if dropped > 0 {
                 // The notice goes first, so the consumer learns of the gap where it is.
                 switch continuation.yield(makeNotice(dropped)) {
-                case .enqueued: dropped = 0
+                case .enqueued: dropped = 0; unread += 1
                 case .dropped: dropped += 1; return true
                 case .terminated: return false
                 @unknown default: return false
                 }
             }
             switch continuation.yield(event) {
-            case .enqueued: return true
+            case .enqueued: unread += 1; return true
             case .dropped: dropped += 1; return true
             case .terminated: return false
             @unknown default: return false
@@ -37,25 +49,42 @@ final class EventHub<Event: Sendable>: Sendable {
     }
 
     let limit: Int
+    /// How long a producer waits for a counted consumer that reads nothing.
+    let patience: Duration
     private let dropped: @Sendable (Int) -> Event
     private let subscribers = NIOLockedValueBox<[UUID: Subscriber]?>([:])
 
     /// - Parameters:
     ///   - limit: unread events kept per stream.
+    ///   - patience: how long a producer waits for a counted consumer that reads nothing.
     ///   - dropped: the event that tells a consumer how many events it missed.
-    init(limit: Int, dropped: @escaping @Sendable (Int) -> Event) {
+    init(limit: Int, patience: Duration = .seconds(10), dropped: @escaping @Sendable (Int) -> Event) {
         precondition(limit >= 2, "a stream must hold at least an event and the notice of a drop")
         self.limit = limit
+        self.patience = patience
         self.dropped = dropped
     }
 
-    /// A stream of every event from now on; finished by `finish()`, or at once if the hub is finished.
-    func stream() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(limit))
+    /// A stream of every event from now on whose reading producers wait for (see "Backpressure").
+    func countedStream() -> EventStream<Event> {
         let id = UUID()
+        let base = stream(id: id, counted: true)
+        return EventStream(base: base) { [subscribers] in
+            subscribers.withLockedValue { subscribers in
+                subscribers?[id]?.unread -= 1
+                subscribers?[id]?.stalled = false
+            }
+        }
+    }
+
+    /// A stream of every event from now on; finished by `finish()`, or at once if the hub is finished.
+    func stream() -> AsyncStream<Event> { stream(id: UUID(), counted: false) }
+
+    private func stream(id: UUID, counted: Bool) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(limit))
         let added = subscribers.withLockedValue { subscribers -> Bool in
             guard subscribers != nil else { return false }
-            subscribers![id] = Subscriber(continuation: continuation)
+            subscribers![id] = Subscriber(continuation: continuation, counted: counted)
             return true
         }
         if !added { continuation.finish() }
@@ -75,6 +104,35 @@ final class EventHub<Event: Sendable>: Sendable {
         }
     }
 
+    /// Returns once every counted consumer that is reading is less than half a buffer behind, or after
+    /// `patience` (those still behind are then marked stalled). For producers that can wait.
+    func waitForRoom() async {
+        let start = ContinuousClock.now
+        while !hasRoom(waitingSince: start) {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// `waitForRoom()` for a producer on a thread of its own (a transfer's disk queue): blocks it.
+    func waitForRoomBlocking() {
+        let start = ContinuousClock.now
+        while !hasRoom(waitingSince: start) {
+            usleep(2_000)
+        }
+    }
+
+    private func hasRoom(waitingSince start: ContinuousClock.Instant) -> Bool {
+        let waitedEnough = ContinuousClock.now - start > patience
+        return subscribers.withLockedValue { subscribers in
+            guard let ids = subscribers?.keys else { return true }
+            var room = true
+            for id in ids where subscribers![id]!.counted && !subscribers![id]!.stalled && subscribers![id]!.unread >= limit / 2 {
+                if waitedEnough { subscribers![id]!.stalled = true } else { room = false }
+            }
+            return room
+        }
+    }
+
     /// Streams still fed: an ended one counts until the next `emit` notices.
     var streamCount: Int { subscribers.withLockedValue { $0?.count ?? 0 } }
 
@@ -86,4 +144,26 @@ final class EventHub<Event: Sendable>: Sendable {
         }
         for subscriber in finished { subscriber.continuation.finish() }
     }
+}
+
+/// Events as an `AsyncStream` delivers them, telling the hub what its consumer read, so producers can
+/// wait for a slow consumer instead of dropping events for it (`EventHub`, "Backpressure"). Ends like
+/// the stream it wraps: a cancelled consumer still gets what was buffered, then the end.
+public struct EventStream<Element: Sendable>: AsyncSequence, Sendable {
+    let base: AsyncStream<Element>
+    let consumed: @Sendable () -> Void
+
+    /// Reads the wrapped stream and reports each event read.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<Element>.AsyncIterator
+        let consumed: @Sendable () -> Void
+
+        public mutating func next() async -> Element? {
+            guard let element = await base.next() else { return nil }
+            consumed()
+            return element
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), consumed: consumed) }
 }

@@ -45,11 +45,11 @@ struct HandshakePolicy: Sendable {
             return HandshakeRejection(
                 code: .untrustedIdentity,
                 reason: "the name \"\(hello.displayName)\" is pinned to another key on this peer; pair again (p2p pair)",
-                failure: .untrustedIdentity(name: hello.displayName, pinned: pinned.id, presented: hello.peerID))
+                failure: .untrustedIdentity(name: PeerText(hello.displayName), pinned: pinned.id, presented: hello.peerID))
         }
         if hello.sessionID != sessionID {
             return HandshakeRejection(code: .sessionMismatch, reason: "this peer is in session \"\(sessionID)\", not \"\(hello.sessionID)\"",
-                                      failure: .sessionMismatch(theirs: hello.sessionID, ours: sessionID))
+                                      failure: .sessionMismatch(theirs: PeerText(hello.sessionID), ours: sessionID))
         }
         // protocolViolation, not identityMismatch: this peer's HELLO matches its own key; it is just not
         // the peer we dialed (e.g. another installation now answers on that address). Code 13 would

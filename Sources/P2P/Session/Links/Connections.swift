@@ -93,15 +93,29 @@ final class Connections: LinkDelegate {
         // What the call waits on when the peer's simultaneous link supersedes ours after ours connected.
         let successor = loop.makePromise(of: PeerID.self)
         let opened = NIOLockedValueBox<Channel?>(nil)
-        let timer = loop.scheduleTask(in: timeout) {
-            // Give up through the link's handler (on this loop, before the close below), so an acceptor
-            // that never answered hears ERROR 10 instead of a bare close (PROTOCOL.md §9).
-            opened.withLockedValue { $0 }?.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: timeout))
-            completion.fail(SessionError.timedOut(seconds: timeout.seconds))
-            successor.fail(SessionError.timedOut(seconds: timeout.seconds))
+        /// `answering`: the peer was deciding when the time ran out (not "unreachable").
+        @Sendable func giveUp(after limit: TimeAmount, answering: Bool) -> Scheduled<Void> {
+            loop.scheduleTask(in: limit) {
+                // Give up through the link's handler (on this loop, before the close below), so an acceptor
+                // that never answered hears ERROR 10 instead of a bare close (PROTOCOL.md §9).
+                opened.withLockedValue { $0 }?.pipeline.fireUserInboundEventTriggered(PeerConnectionHandler.ConnectTimedOut(timeout: limit))
+                let error: SessionError = answering ? .notAnswered(seconds: limit.seconds) : .timedOut(seconds: limit.seconds)
+                completion.fail(error)
+                successor.fail(error)
+            }
+        }
+        let timer = NIOLockedValueBox(giveUp(after: timeout, answering: false))
+        // `timeout` is for reaching the peer and the handshake; a person over there deciding whether to
+        // accept gets as long as a request may wait for an answer (PROTOCOL.md §9).
+        let answerWait = TimeAmount.nanoseconds(Int64(configuration.requestDecisionTimeout.components.seconds) * 1_000_000_000)
+        let awaitingAnswer: @Sendable () -> Void = {
+            timer.withLockedValue { timer in
+                timer.cancel()
+                timer = giveUp(after: answerWait, answering: true)
+            }
         }
         defer {
-            timer.cancel()
+            timer.withLockedValue { $0.cancel() }
             successor.fail(SessionError.connectionLost)  // no-op when it was completed
         }
         // TCP only: the pipeline goes onto the winner alone, once it is connected.
@@ -118,7 +132,7 @@ final class Connections: LinkDelegate {
             }
             return ConnectionRace.Candidate(label: endpoint.description) { bootstrap().connect(host: endpoint.host, port: endpoint.port) }
         }
-        let who = peerName ?? endpoints.first?.description ?? "?"
+        let who = peerName.map { PeerText($0).description } ?? endpoints.first?.description ?? "?"
         log.debug("connecting to \(who) at \(candidates.map(\.label).joined(separator: ", "))")
         let channel: Channel
         do {
@@ -127,7 +141,7 @@ final class Connections: LinkDelegate {
             log.info("reached \(who) at \(outcome.summary) (of \(candidates.count))")
             try await channel.eventLoop.submit {
                 let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected,
-                                    completion: completion, requestContext: contextBytes)
+                                    completion: completion, requestContext: contextBytes, awaitingAnswer: awaitingAnswer)
                 try self.configurePipeline(channel, link: link)
                 opened.withLockedValue { $0 = channel }
                 try channel.syncOptions?.setOption(.autoRead, value: true)
@@ -135,10 +149,10 @@ final class Connections: LinkDelegate {
         } catch let failed as ConnectionRace.AllFailed {
             completion.fail(SessionError.connectionLost)
             log.info("could not reach \(who): \(failed.attempts.map(\.description).joined(separator: "; "))")
-            throw .connectFailed(peer: peerName, attempts: failed.attempts)
+            throw .connectFailed(peer: peerName.map { PeerText($0) }, attempts: failed.attempts)
         } catch {
             completion.fail(error)
-            throw .connectFailed(peer: peerName, attempts: [ConnectAttempt(address: who, failure: .other("\(error)"))])
+            throw .connectFailed(peer: peerName.map { PeerText($0) }, attempts: [ConnectAttempt(address: who, failure: .other("\(error)"))])
         }
         do {
             let id = try await completion.futureResult.value
@@ -151,7 +165,7 @@ final class Connections: LinkDelegate {
             }
         } catch {
             channel.close(promise: nil)
-            throw error as? SessionError ?? .connectFailed(peer: peerName, attempts: [ConnectAttempt(address: who, failure: .other("\(error)"))])
+            throw error as? SessionError ?? .connectFailed(peer: peerName.map { PeerText($0) }, attempts: [ConnectAttempt(address: who, failure: .other("\(error)"))])
         }
     }
 
@@ -317,6 +331,7 @@ final class Connections: LinkDelegate {
     var heartbeatInterval: TimeAmount { configuration.heartbeatInterval }
     var heartbeatTimeout: TimeAmount { configuration.heartbeatTimeout }
     var displayName: String { name.withLockedValue { $0 } }
+    var requestDecisionTimeout: Duration { configuration.requestDecisionTimeout }
 
     /// The session's own bits, its features' (`MessageCatalog.announced`), and `largeFrames` when it
     /// takes frames that large.
@@ -372,7 +387,7 @@ final class Connections: LinkDelegate {
             return .reject(rejection)
         }
         var info = discovery.discovered(hello.peerID) ?? PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID)
-        info.displayName = hello.displayName
+        info.displayName = PeerText(hello.displayName)
         info.connectedVia = Self.describe(address)
         info.trust = trust
         info.capabilities = hello.capabilities
@@ -403,21 +418,24 @@ final class Connections: LinkDelegate {
             }
             reporter.report(info, .connecting)
             switch link.direction {
-            case .outbound: return .awaitWelcome
+            case .outbound:
+                link.awaitingAnswer?()
+                return .awaitWelcome
             case .inbound where dialing: return .accept  // We are dialing this peer ourselves.
             case .inbound: return .ask(ConnectionRequest(peer: info))
             }
         }
     }
 
-    func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool> {
+    func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool?> {
         let loop = link.channel.eventLoop
         guard let handler = requestHandler.withLockedValue({ $0 }) else {
             return loop.makeSucceededFuture(configuration.acceptsConnectionsByDefault)
         }
-        let promise = loop.makePromise(of: Bool.self)
+        let promise = loop.makePromise(of: Bool?.self)
         let timeout = configuration.requestDecisionTimeout
-        let decision = Task { await withDeadline(timeout) { await handler(request) } ?? false }
+        // nil: no answer in time.
+        let decision = Task { await withDeadline(timeout) { await handler(request) } }
         // A request whose link closes first (the peer gave up or left) is withdrawn: the handler's task
         // is cancelled, so a question put to a person can be taken off the screen.
         link.channel.closeFuture.whenComplete { _ in decision.cancel() }
@@ -443,7 +461,7 @@ final class Connections: LinkDelegate {
             // The connect call returns once the pin is written, so its caller can count on it. A pinned
             // peer's addresses are remembered, to dial it by name when multicast DNS does not get through.
             trustQueue.async {
-                if firstUse { try? store.pin(info.id, name: info.displayName, method: .firstUse) }
+                if firstUse { try? store.pin(info.id, name: info.displayName.raw, method: .firstUse) }
                 try? store.recordContact(info.id, at: reachedAt)
                 settleConnectCalls()
             }
@@ -456,15 +474,15 @@ final class Connections: LinkDelegate {
     }
 
     func link(_ link: PeerLink, receivedError message: ErrorMessage) {
-        let name = table.withLockedValue { $0[link.id]?.info?.displayName } ?? "the peer"
+        let name = table.withLockedValue { $0[link.id]?.info?.displayName } ?? PeerText("the peer")
         let failure: SessionError = switch message.code {
-        case .connectionDenied: .denied(by: PeerText(name))
+        case .connectionDenied: .denied(by: name)
         case .tlsRequired: .tlsRequired
         case .untrustedIdentity: .refusedAsUntrusted(PeerText(message.reason))
         case .duplicateConnection: .duplicateConnection
         default: .remoteError(code: message.rawCode, reason: PeerText(message.reason))
         }
-        log.info("\(PeerText(name)) sent ERROR \(message.rawCode): \(PeerText(message.reason))")
+        log.info("\(name) sent ERROR \(message.rawCode): \(PeerText(message.reason))")
         self.link(link, failed: failure, overwrite: true)
     }
 

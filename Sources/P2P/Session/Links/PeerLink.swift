@@ -30,12 +30,16 @@ final class PeerLink: Sendable {
     let completion: EventLoopPromise<PeerID>?
     /// What an outbound connect attaches to its request (CONTEXT); empty for none.
     let requestContext: [UInt8]
+    /// Called on the event loop when an outbound link's handshake is done and the acceptor decides
+    /// (a person may be asked): the connect call waits longer from then on.
+    let awaitingAnswer: (@Sendable () -> Void)?
 
     private let outbound: OutboundQueue
 
     init(channel: Channel, direction: Direction, secure: Bool, expectedPeer: PeerID? = nil,
-         completion: EventLoopPromise<PeerID>? = nil, requestContext: [UInt8] = []) {
+         completion: EventLoopPromise<PeerID>? = nil, requestContext: [UInt8] = [], awaitingAnswer: (@Sendable () -> Void)? = nil) {
         self.requestContext = requestContext
+        self.awaitingAnswer = awaitingAnswer
         self.channel = channel
         self.direction = direction
         self.secure = secure

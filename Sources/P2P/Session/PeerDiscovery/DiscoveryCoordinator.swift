@@ -94,7 +94,7 @@ final class DiscoveryCoordinator: Sendable {
 
     /// Asks DNS-SD for a peer's address again (its port may have changed without a browse event).
     func resolveAgain(_ peer: PeerInfo) {
-        state.withLockedValue { $0.browser }?.resolveAgain(name: peer.displayName)
+        state.withLockedValue { $0.browser }?.resolveAgain(name: peer.displayName.raw)
     }
 
     func handle(_ event: ServiceAdvertiser.Event) {
@@ -130,7 +130,7 @@ final class DiscoveryCoordinator: Sendable {
             onEvent(.found(info))
         case .lost(let name):
             let lost = state.withLockedValue { state -> PeerInfo? in
-                guard let info = state.discovered.values.first(where: { $0.displayName == name }) else { return nil }
+                guard let info = state.discovered.values.first(where: { $0.displayName.raw == name }) else { return nil }
                 state.discovered[info.id] = nil
                 state.addressesByInterface[info.id] = nil
                 return info

@@ -11,6 +11,8 @@ protocol LinkDelegate: AnyObject, Sendable {
     var heartbeatTimeout: TimeAmount { get }
     /// The name a declined peer is told declined it.
     var displayName: String { get }
+    /// How long a connection request waits for the application's answer.
+    var requestDecisionTimeout: Duration { get }
     func hello(for link: PeerLink) -> Hello
     /// The TLS handshake completed; `peer` is the ID its certificate proves (`nil`: none).
     func link(_ link: PeerLink, proved peer: PeerID?)
@@ -18,7 +20,7 @@ protocol LinkDelegate: AnyObject, Sendable {
     func link(_ link: PeerLink, receivedHello hello: Hello, from address: SocketAddress?) -> EventLoopFuture<HelloVerdict>
     /// The application's answer to a connection request.
     /// Its task is cancelled if the link closes before the answer.
-    func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool>
+    func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool?>
     /// The handshake is done; returns the peer as the session knows it (nil: the link no longer counts),
     /// which the handler keeps for every frame it delivers.
     func linkConnected(_ link: PeerLink) -> PeerInfo?
@@ -295,7 +297,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         if ownCapabilities.contains(.connectionContext) && remoteHello.capabilities.contains(.connectionContext) {
             context.writeAndFlush(wrapOutboundOut(ConnectionContext(bytes: link.requestContext).frame()), promise: nil)
         } else if !link.requestContext.isEmpty {
-            delegate.link(link, failed: .contextNotSupported(by: remoteHello.displayName), overwrite: true)
+            delegate.link(link, failed: .contextNotSupported(by: PeerText(remoteHello.displayName)), overwrite: true)
             phase = .closing
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(Bye().frame())).whenComplete { _ in channel.close(promise: nil) }
@@ -308,7 +310,9 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         delegate.decide(request, over: link).hop(to: context.eventLoop).whenComplete { result in
             let (handler, context) = loopBound.value
-            handler.decided((try? result.get()) ?? false, context: context)
+            // A handler that failed declines; one that ran out of time is nil.
+            let answer: Bool? = switch result { case .success(let answer): answer; case .failure: false }
+            handler.decided(answer, context: context)
         }
     }
 
@@ -325,11 +329,19 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     }
 
     /// Called on the event loop once the user (or policy) answered the connection request.
-    private func decided(_ accepted: Bool, context: ChannelHandlerContext) {
+    /// `accepted` is nil when nobody answered within the decision timeout.
+    private func decided(_ accepted: Bool?, context: ChannelHandlerContext) {
         guard phase == .awaitingDecision else { return }
-        if accepted {
+        switch accepted {
+        case true?:
             accept(context: context)
-        } else {
+        case nil:
+            let waited = delegate.requestDecisionTimeout
+            // Not "declined": ERROR 10, the handshake's time ran out (PROTOCOL.md §9).
+            fail(context: context, code: .handshakeTimeout,
+                 reason: "\(delegate.displayName) did not answer the connection request within \(Int(waited.components.seconds)) s",
+                 failure: .timedOut(seconds: Double(waited.components.seconds)))
+        case false?:
             fail(context: context, code: .connectionDenied, reason: "\(delegate.displayName) declined the connection", failure: .denied(by: "you"))
         }
     }

@@ -36,7 +36,7 @@ extension FileTransfers {
 
     private func offered(_ pending: PendingManifest) {
         var info = pending.info
-        info.name = TreeManifest.label(pending.entries)
+        info.name = PeerText(TreeManifest.label(pending.entries))
         info.fileCount = pending.entries.count { $0.kind == .file }
         // The total is what the person is asked about and what the free space is checked against: it
         // must be the sum of the files, or the offer is refused before anyone is asked.
@@ -60,12 +60,19 @@ extension FileTransfers {
                 guard seen.insert(destination).inserted else { throw TransferError.duplicateName(entry.path) }
                 destinations.append(destination)
             } catch {
-                let error = error as? TransferError ?? .unsafeName(entry.path, "\(error)")
+                let error = error as? TransferError ?? .unsafeName(PeerText(entry.path), "\(error)")
                 _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
                 try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
                 emit(.failed(info, error))
                 return
             }
+        }
+        if let (below, file) = Self.pathBelowAFile(pending.entries, destinations) {
+            let error = TransferError.unsafeName(PeerText(below), "it lies below \(PeerText(file)), which the tree sends as a file")
+            _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
+            try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+            emit(.failed(info, error))
+            return
         }
         var offer = IncomingOffer(info: info, destination: directory)
         offer.entries = pending.entries
@@ -75,6 +82,22 @@ extension FileTransfers {
             self.state.withLockedValue { $0.trees[offer.info.id] = tree }
             tree.begin()
         }
+    }
+
+    /// The first entry (its offered path) whose place lies below a file entry's (`a` a file, `a/b`
+    /// another entry), with that file's offered path; nil when there is none. Such a tree cannot be
+    /// written as offered (TRANSFER.md, "Paths in a manifest").
+    static func pathBelowAFile(_ entries: [TreeEntry], _ destinations: [String]) -> (String, String)? {
+        var files: [String: String] = [:]
+        for (entry, destination) in zip(entries, destinations) where entry.kind == .file { files[destination] = entry.path }
+        for (entry, destination) in zip(entries, destinations) {
+            var folder = Substring(destination)
+            while let slash = folder.lastIndex(of: "/") {
+                folder = folder[..<slash]
+                if let file = files[String(folder)] { return (entry.path, file) }
+            }
+        }
+        return nil
     }
 
     /// What does not add up in a tree whose TREE_OFFER says `total` bytes, or nil when the files' sizes

@@ -26,6 +26,8 @@ final class IncomingTree: Sendable {
     private let folders: [String]
     private let names: [String]
     private weak let transfers: FileTransfers?
+    /// When the sender was last heard from.
+    let silence = SilenceWatch()
     private let acknowledgeEvery: UInt64
     private let overwrite: Bool
     /// What the receiver's answer lets through: hidden paths, execute bits.
@@ -183,6 +185,7 @@ final class IncomingTree: Sendable {
 
     /// One message from the sender, or `nil` when the sender disconnected.
     func handle(_ body: TransferMessage.Body?) {
+        silence.heard()
         guard let body else {
             queue.async { [self] in disk.withLockedValue { fail(.peerDisconnected, tellPeer: false, &$0) } }
             return
@@ -255,6 +258,11 @@ final class IncomingTree: Sendable {
     /// The receiver gives up (Ctrl-C): the sender is told; finished files stay, the current `.part` too.
     func cancel() {
         queue.async { [self] in disk.withLockedValue { fail(.cancelled, tellPeer: true, &$0) } }
+    }
+
+    /// The sender sent nothing for `limit`: it is told; finished files stay, the current `.part` too.
+    func endSilent(after limit: Duration) {
+        queue.async { [self] in disk.withLockedValue { fail(.senderSilent(for: limit), tellPeer: true, &$0) } }
     }
 
     // MARK: - Disk (on the queue)
@@ -461,7 +469,7 @@ final class IncomingTree: Sendable {
     /// file that did not arrive, with the reason).
     private func skip(_ index: UInt32, _ state: inout DiskState) {
         state.handled.insert(index)
-        let error = TransferError.skipped(entries[Int(index)].path, Self.hiddenReason)
+        let error = TransferError.skipped(PeerText(entries[Int(index)].path), Self.hiddenReason)
         state.failed.append(FailedFile(index: index, reason: error.description))
         state.skippedFiles.append(TreeReport.FileFailure(name: entries[Int(index)].path, reason: error.description))
         state.events.append(.fileFailed(info, name: entries[Int(index)].path, error))
@@ -539,7 +547,9 @@ final class IncomingTree: Sendable {
 
     private func flushEvents(_ state: inout DiskState) {
         guard !state.events.isEmpty else { return }
-        for event in state.events { transfers?.emit(event) }
+        // On the disk queue: waiting here for a slow reader of `events()` stops the writes, hence the
+        // ACKs, hence the sender — backpressure end to end instead of dropped events.
+        for event in state.events { transfers?.emitWhenThereIsRoom(event) }
         state.events = []
     }
 

@@ -18,11 +18,11 @@ extension FileTransfers {
         }
         let manifest = try TreeManifest.build(urls)
         let id = UInt64.random(in: 1 ... .max)
-        var info = TransferInfo(id: id, peer: peerInfo, name: TreeManifest.label(manifest.entries), size: manifest.total,
+        var info = TransferInfo(id: id, peer: peerInfo, name: PeerText(TreeManifest.label(manifest.entries)), size: manifest.total,
                                 mediaType: "inode/directory", direction: .sending)
         info.fileCount = manifest.fileCount
         info.isTree = true
-        let mailbox = Mailbox(peer: peer)
+        let mailbox = Mailbox(peer: peer, answerTimeout: configuration.answerTimeout, silenceLimit: configuration.silenceLimit)
         state.withLockedValue { $0.outgoing[id] = mailbox }
         defer { _ = state.withLockedValue { $0.outgoing.removeValue(forKey: id) } }
         let report: TreeReport
@@ -30,16 +30,16 @@ extension FileTransfers {
             var sender = TreeSender(transfers: self, info: info, manifest: manifest, mailbox: mailbox, chunk: chunkSize(for: peerInfo))
             report = try await sender.run()
         } catch {
-            if case .cancelled = error { try? send(.cancel(reason: Self.senderCancelledReason), id: id, to: peer) }
+            if let reason = Self.cancelReason(for: error) { try? send(.cancel(reason: reason), id: id, to: peer) }
             emit(.failed(info, error))
             throw error
         }
         // The receiver's verdict covers every file: each is reported now, then the tree.
-        for delivery in report.deliveries { emit(.fileFinished(info, delivery)) }
-        for failure in report.failures { emit(.fileFailed(info, name: failure.name, .cancelledByPeer(PeerText(failure.reason)))) }
+        for delivery in report.deliveries { await emitWhenThereIsRoom(.fileFinished(info, delivery)) }
+        for failure in report.failures { await emitWhenThereIsRoom(.fileFailed(info, name: failure.name, .cancelledByPeer(PeerText(failure.reason)))) }
         emit(.treeFinished(info, report))
         if let first = report.failures.first {
-            throw .filesFailed(count: report.failures.count, first: "\(first.name): \(first.reason)")
+            throw .filesFailed(count: report.failures.count, first: PeerText("\(first.name): \(first.reason)"))
         }
         return report
     }
@@ -181,7 +181,8 @@ struct TreeSender {
     private func acceptance() async throws(TransferError) -> [UInt32: HeldFile] {
         var held: [UInt32: HeldFile] = [:]
         while true {
-            switch try await mailbox.next() {
+            // Each HELD is progress (the receiver checks files it may have): the answer's time starts again.
+            switch try await mailbox.answer() {
             case .held(let files):
                 for file in files {
                     guard Int(file.index) < manifest.entries.count, manifest.entries[Int(file.index)].kind == .file else {

@@ -1,0 +1,99 @@
+import Foundation
+import NIOCore
+import Testing
+
+@testable import P2P
+
+/// No transfer waits for ever: a receiver that never answers gets the offer withdrawn, one that goes
+/// silent after saying yes gets the transfer cancelled, and so does a sender that stops sending; each
+/// with an error that says which, on both sides.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct SenderWaitTests {
+    static func file(_ bytes: Int) throws -> URL {
+        let url = try TransferTests.temporaryDirectory().appendingPathComponent("report.txt")
+        try Data(repeating: 0x61, count: bytes).write(to: url)
+        return url
+    }
+
+    static func sender(_ session: Session, answer: Duration = .seconds(600), silence: Duration = .seconds(120)) throws -> FileTransfers {
+        var configuration = FileTransfers.Configuration()
+        configuration.answerTimeout = answer
+        configuration.silenceLimit = silence
+        return FileTransfers(session: session, directory: try TransferTests.temporaryDirectory(), configuration: configuration)
+    }
+
+    @Test func anOfferNobodyAnswersIsWithdrawnWhenTheSendersTimeIsUp() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        try await alice.connect(to: bob.endpoint)
+        let aliceFiles = try Self.sender(alice, answer: .milliseconds(300))
+        let bobFiles = FileTransfers(session: bob, directory: try TransferTests.temporaryDirectory())
+        bobFiles.setOfferHandler { _ in
+            // A person who never answers, and does not notice being asked to stop.
+            await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+            return true
+        }
+        let bobEvents = TransferRecorder(bobFiles)
+        await #expect(throws: TransferError.notAnswered(after: .milliseconds(300))) {
+            _ = try await aliceFiles.sendResource(at: try Self.file(1000), to: bob.peerID)
+        }
+        // Bob's question is withdrawn, with the sender's reason.
+        try await bobEvents.waitFor {
+            if case .failed(_, .cancelledByPeer(let why)) = $0 { return why.raw.contains("did not answer within 300 ms") }
+            return false
+        }
+        #expect(alice.connectedPeer(bob.peerID) != nil, "a slow answer is no reason to disconnect")
+        await alice.close(); await bob.close()
+    }
+
+    @Test func aReceiverThatSaysYesAndThenNothingEndsTheSend() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        try await alice.connect(to: bob.endpoint)
+        let aliceFiles = try Self.sender(alice, silence: .milliseconds(300))
+        // Bob speaks TRANSFER himself: he accepts every offer, then never acknowledges or confirms.
+        let received = Inbox<TransferMessage>()
+        bob.onMessage(TransferMessage.self) { message, peer, mode in
+            received.append(message, peer, mode)
+            if case .offer = message.body {
+                try? bob.send(TransferMessage(transferID: message.transferID, .accept(offset: 0, prefixHash: Array(repeating: 0, count: 32))), to: [peer.id])
+            }
+        }
+        await #expect(throws: TransferError.receiverSilent(for: .milliseconds(300))) {
+            _ = try await aliceFiles.sendResource(at: try Self.file(1000), to: bob.peerID)
+        }
+        // Bob is told, so that his side ends too.
+        try await received.wait(for: "a CANCEL") { messages in
+            messages.contains { if case .cancel(let why) = $0.0.body { why.contains("acknowledged nothing for 300 ms") } else { false } }
+        }
+        await alice.close(); await bob.close()
+    }
+
+    @Test func aSenderThatStopsSendingIsCutOffByTheReceiver() async throws {
+        let alice = try await makeSession("alice")
+        let bob = try await makeSession("bob")
+        try await alice.connect(to: bob.endpoint)
+        var configuration = FileTransfers.Configuration()
+        configuration.incomingSilenceLimit = .milliseconds(300)
+        let inbox = try TransferTests.temporaryDirectory()
+        let bobFiles = FileTransfers(session: bob, directory: inbox, configuration: configuration)
+        bobFiles.setOfferHandler { _ in true }
+        let bobEvents = TransferRecorder(bobFiles)
+        // Alice speaks TRANSFER herself: an offer of 1000 bytes, 10 of them, then nothing (the link stays up).
+        let replies = Inbox<TransferMessage>()
+        alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        try alice.send(TransferMessage(transferID: 9, .offer(path: "half.txt", size: 1000, mediaType: "text/plain")), to: [bob.peerID])
+        try await replies.wait(for: "ACCEPT") { $0.contains { if case .accept = $0.0.body { true } else { false } } }
+        try alice.send(TransferMessage(transferID: 9, .start(offset: 0)), to: [bob.peerID])
+        try alice.send(TransferMessage(transferID: 9, .chunk(offset: 0, bytes: ByteBuffer(repeating: 0x61, count: 10))), to: [bob.peerID])
+        try await bobEvents.waitFor {
+            if case .failed(_, .senderSilent(for: .milliseconds(300))) = $0 { true } else { false }
+        }
+        try await replies.wait(for: "a CANCEL that says why") { messages in
+            messages.contains { if case .cancel(let why) = $0.0.body { why.contains("sent nothing for 300 ms") } else { false } }
+        }
+        #expect(FileManager.default.fileExists(atPath: inbox.appendingPathComponent("half.txt.part").path), "what arrived stays for a resume")
+        #expect(alice.connectedPeer(bob.peerID) != nil, "silence is no reason to disconnect")
+        await alice.close(); await bob.close()
+    }
+}
