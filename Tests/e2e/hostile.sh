@@ -69,7 +69,8 @@ else
   fail "receive never reported the CANCEL reason" recv
 fi
 names=$("$PYTHON" -c 'import json,sys; print(json.dumps([sys.argv[1]]))' "$FILE_NAME")
-out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$R" offers --session "$SID" --names "$names" --peer-name "$NAME" 2>&1)
+# Another raw peer is another key: under the name the first one pinned it would be refused as an impostor.
+out=$(run "$PYTHON" "$RAW" 127.0.0.1 "$R" offers --session "$SID" --names "$names" --peer-name "${NAME/mal/mal2}" 2>&1)
 log "offers: $out"
 check "receive refuses the file name with controls (reply $(field "$out" transfers))" bash -c '[[ "$1" == *DENY* ]]' _ "$(field "$out" transfers)"
 if wait_for "$(out_of recv)" "oice" 10 || wait_for "$E2E_TMP/recv.err" "oice" 1; then

@@ -174,12 +174,12 @@ for i in $(seq 1 30); do head -c $((1000 + i)) /dev/urandom >"$E2E_TMP/tree/many
 terminal dave B "$P2P" receive --name dave --port "$PORT" --dir "$E2E_TMP/inbox"
 see 20 dave 'Waiting for files as dave' "receive waits for files"
 
-# carol's request is left unanswered until she gives up (her connect times out after 10 s).
-start_bg carol env P2P_HOME="$(home carol)" "$LAB" exec A "$P2P" send --name carol --connect "$ADDR_B:$PORT" "$E2E_TMP/tree/many/f1.bin"
+# carol's request is left unanswered until she gives up (--answer-timeout 5).
+start_bg carol env P2P_HOME="$(home carol)" "$LAB" exec A "$P2P" send --name carol --answer-timeout 5 --connect "$ADDR_B:$PORT" "$E2E_TMP/tree/many/f1.bin"
 see 15 dave 'carol wants to send you files' "dave is asked about carol"
 see 20 dave 'carol gave up waiting' "when carol gives up, her question leaves dave's screen"
-if wait_exit carol 20; then check "carol's send fails (exit $EXIT_RC)" [ "$EXIT_RC" = 4 ]; else fail "carol's send still running"; fi
-check "carol is told who did not answer ($(tail -n 1 "$E2E_TMP/carol.err"))" grep -q "$ADDR_B:$PORT did not answer within 10 s" "$E2E_TMP/carol.err"
+if wait_exit carol 20; then check "carol's send ends as not answered (exit $EXIT_RC)" [ "$EXIT_RC" = 6 ]; else fail "carol's send still running"; fi
+check "carol is told who did not answer ($(tail -n 1 "$E2E_TMP/carol.err"))" grep -q "$ADDR_B:$PORT did not accept the connection within 5 s; nothing was sent" "$E2E_TMP/carol.err"
 
 start_bg erin bash -c 'cd "$1" && exec "${@:2}"' _ "$E2E_TMP/tree" env P2P_HOME="$(home erin)" "$LAB" exec A "$P2P" send --name erin --connect "$ADDR_B:$PORT" many
 see 15 dave 'erin wants to send you files' "the next sender's question is shown"
