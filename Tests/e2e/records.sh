@@ -179,7 +179,8 @@ if wait_exit corrupt 15; then check "receiver --once exits 8 (failed) for a corr
 else fail "the receiver did not exit after the corrupt snapshot" corrupt; fi
 
 # ---------------------------------------------------------------- delta
-in_A records import "$DATA/tasks-change.json" --store "$STORES/A-tasks.sqlite" --json >"$E2E_TMP/change.out" 2>&1
+# The README's own example of a change.
+in_A records import "$EXAMPLES/tasks-change.json" --store "$STORES/A-tasks.sqlite" --json >"$E2E_TMP/change.out" 2>&1
 expect_json 1 change "A changed one of its own tasks (plants): an update, not a conflict" event=records-merged updated=1 conflicts=0
 n=$(( $(count_json bob-tasks event=records-merged) + 1 ))
 send delta --store "$STORES/A-tasks.sqlite" --since-last --connect "$ADDR_B:${PORT[tasks]}"

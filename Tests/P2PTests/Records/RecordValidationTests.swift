@@ -233,6 +233,24 @@ struct RecordValidationTests {
         #expect(error?.problems.first?.check == .type)
     }
 
+    /// `records import --schema F`: F is used even when the file names a schema of its own, and even
+    /// when that one cannot be read.
+    @Test func aGivenSchemaWinsOverTheOneTheFileNames() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-records-file-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("change.json")
+        try Data("""
+            {"schema": "no-such.schema.json", "records": [{"entity": "Location", "id": "x", "values": {"name": "X", "address": "1 Main St"}}]}
+            """.utf8).write(to: file)
+        #expect(throws: RecordsError.self) { try RecordFile.read(file, origin: F.alice) }
+        let version2 = try F.schema("tasks-v2.schema.json")
+        let snapshot = try RecordFile.read(file, schema: version2, origin: F.alice)
+        #expect(snapshot.schema == version2)
+        #expect(snapshot.records.first?.values["address"] == .string("1 Main St"))
+        // The README's example change reads with the schema it names.
+        #expect(try F.example("tasks-change.json").records.map(\.id) == ["plants"])
+    }
+
     @Test func transientValuesAreNeverStoredOrSent() throws {
         let snapshot = try F.example("tasks.json")
         let milk = try #require(snapshot.records.first { $0.id == "milk" })

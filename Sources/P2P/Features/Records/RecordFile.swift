@@ -12,8 +12,8 @@ public enum RecordFile {
     /// The value of a records file's `format` key; a file with another one is refused.
     public static let format = "p2p-records/1"
 
-    /// Reads a records file. `schema` stands in for a file without one; a `"schema"` string names a
-    /// schema file relative to this one. Records without `modified` or `origin` were made here, now.
+    /// Reads a records file. `schema`, when given, is used instead of the schema the file holds or names
+    /// (and stands in for a file without one); a `"schema"` string names a schema file relative to this one. Records without `modified` or `origin` were made here, now.
     public static func read(_ url: URL, schema override: RecordSchema? = nil, origin: PeerID, now: Date = Date()) throws(RecordsError) -> RecordSnapshot {
         let data: Data
         do {
@@ -32,22 +32,12 @@ public enum RecordFile {
             throw .malformedFile("\(url.path): format \"\(format)\", this version reads \"\(Self.format)\"")
         }
         let schema: RecordSchema
-        switch object["schema"] {
-        case .string(let path)?:
-            schema = try readSchema(URL(fileURLWithPath: path, relativeTo: url.deletingLastPathComponent()))
-        case .object?:
-            schema = try decodeSchema(object["schema"]!, source: url.path)
-        default:
-            if let override {
-                schema = override
-            } else if object["entities"] != nil {
-                // A bare schema file imported on its own: it migrates the store and adds no records.
-                schema = try decodeSchema(top, source: url.path)
-            } else {
-                throw .malformedFile("\(url.path) has no schema (give \"schema\" in the file, or --schema FILE)")
-            }
+        // `--schema` wins over the schema the file names or holds: that is what it is for.
+        if let override {
+            schema = override
+        } else {
+            schema = try schemaOfFile(object, top: top, url: url)
         }
-        let schemaToUse = override ?? schema
         guard case .array(let items) = object["records"] ?? .array([]) else { throw .malformedFile("\(url.path): \"records\" must be an array") }
         var records: [Record] = []
         records.reserveCapacity(items.count)
@@ -71,7 +61,7 @@ public enum RecordFile {
                 }
                 recordOrigin = peer
             }
-            let entity = schemaToUse.entity(named: entityName)
+            let entity = schema.entity(named: entityName)
             var values: [String: RecordValue] = [:]
             if case .object(let given)? = fields["values"] {
                 for (name, json) in given {
@@ -105,7 +95,23 @@ public enum RecordFile {
             records.append(Record(id: id, entity: entityName, values: values, relationshipIDs: links, modified: modified, origin: recordOrigin))
         }
         guard report.isEmpty else { throw report.error }
-        return RecordSnapshot(schema: schemaToUse, records: records, isDelta: false, createdMilliseconds: nowMilliseconds, origin: origin)
+        return RecordSnapshot(schema: schema, records: records, isDelta: false, createdMilliseconds: nowMilliseconds, origin: origin)
+    }
+
+    /// The schema a records file holds or names (relative to it), or the file itself when it is a bare
+    /// schema (imported on its own, it migrates the store and adds no records).
+    private static func schemaOfFile(_ object: [String: JSONValue], top: JSONValue, url: URL) throws(RecordsError) -> RecordSchema {
+        switch object["schema"] {
+        case .string(let path)?:
+            return try readSchema(URL(fileURLWithPath: path, relativeTo: url.deletingLastPathComponent()))
+        case .object?:
+            return try decodeSchema(object["schema"]!, source: url.path)
+        default:
+            guard object["entities"] != nil else {
+                throw .malformedFile("\(url.path) has no schema (give \"schema\" in the file, or --schema FILE)")
+            }
+            return try decodeSchema(top, source: url.path)
+        }
     }
 
     /// Reads a schema file (the `"schema"` object of a records file on its own).
