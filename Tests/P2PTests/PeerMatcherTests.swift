@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import P2P
 
@@ -12,6 +13,20 @@ import Testing
         #expect(PeerMatcher("bob").match(in: everyone) == .one(bob))
         #expect(PeerMatcher("BOB").match(in: everyone) == .one(bob))
         #expect(PeerMatcher("  alice ").match(in: everyone) == .one(alice))
+    }
+
+    @Test func aNearNameIsSuggestedWhenNothingFits() {
+        #expect(PeerMatcher("bobb").match(in: everyone) == .none)
+        #expect(PeerMatcher("bobb").suggestion(among: everyone) == bob)
+        #expect(PeerMatcher("alcie").suggestion(among: everyone) == alice)  // two letters swapped: two changes
+        #expect(PeerMatcher("alice-laptop").suggestion(among: everyone) == alice)  // it starts with her name
+        #expect(PeerMatcher("carol").suggestion(among: everyone) == nil)
+        // Equally near to two peers: no guess.
+        #expect(PeerMatcher("alicf").suggestion(among: [alice, otherAlice]) == nil)
+        // A pinned key is suggested by its pinned name only.
+        let pinnedAsRobert = KnownPeer(id: bob.id, name: "robert", method: .paired, pinnedAt: .now)
+        #expect(PeerMatcher("bobb").suggestion(among: everyone, pinned: [pinnedAsRobert]) == nil)
+        #expect(PeerMatcher("robret").suggestion(among: everyone, pinned: [pinnedAsRobert]) == bob)
     }
 
     @Test func aPeerIDPrefixMatchesFromFourDigits() {

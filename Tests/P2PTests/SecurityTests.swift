@@ -306,6 +306,45 @@ struct LimitTests {
         try store.recordContact(stranger, at: [Endpoint("10.0.0.9:24242")!])
         #expect(store.all.map(\.id) == [bob])
     }
+
+    /// `p2p peers add`: an address is kept once, survives contact with a peer nobody pinned, and moves
+    /// to the pin of the peer that answered there.
+    @Test func anAddressAddedByHandMovesToThePinOfWhoeverAnsweredThere() throws {
+        let store = try TrustStore(file: FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json"))
+        let bob = Identity.ephemeral().peerID, stranger = Identity.ephemeral().peerID
+        let address = Endpoint("[fe80::1%1]:24242")!
+        #expect(try store.addAddress(address))
+        #expect(try !store.addAddress(address))
+        #expect(try store.addAddress(Endpoint("10.0.0.7:24242")!))
+        #expect(store.addedAddresses.map(\.address) == [address.description, "10.0.0.7:24242"])
+        #expect(store.addedAddresses.first?.endpoint == address)
+        try store.recordContact(stranger, at: [address])  // not pinned: an address is no reason to trust
+        #expect(store.addedAddresses.count == 2)
+        try store.pin(bob, name: "bob", method: .firstUse)
+        try store.recordContact(bob, at: [address])
+        #expect(store.addedAddresses.map(\.address) == ["10.0.0.7:24242"])
+        #expect(store.all.first?.lastEndpoints == [address])
+        #expect(try !store.removeAddedAddress("10.0.0.8:24242"))
+        #expect(try store.removeAddedAddress("10.0.0.7:24242"))
+        #expect(store.addedAddresses.isEmpty)
+    }
+
+    /// An address dialled for a name: whoever answers there must answer to it, or it is refused before
+    /// anything is pinned; the one that does is pinned like any first contact.
+    @Test func aPeerDialledByNameAtAnAddressMustAnswerToIt() async throws {
+        let store = try TrustStore(file: FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json"))
+        let alice = try await makeSession("alice") { $0.trustStore = store }
+        let bob = try await makeSession("bob")
+        await #expect(throws: SessionError.notTheNamedPeer(query: "carol", got: "bob")) {
+            try await alice.connect(to: [bob.endpoint], peerName: nil, expecting: nil, answeringTo: "carol")
+        }
+        #expect(store.all.isEmpty)
+        #expect(alice.connectedPeers.isEmpty)
+        let reached = try await alice.connect(to: [bob.endpoint], peerName: nil, expecting: nil, answeringTo: "Bob")
+        #expect(reached.id == bob.peerID)
+        try await waitUntil("bob pinned") { store.all.map(\.id) == [bob.peerID] }
+        await alice.close(); await bob.close()
+    }
 }
 
 @Suite struct PathMonitorTests {

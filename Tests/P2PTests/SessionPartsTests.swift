@@ -234,6 +234,18 @@ extension LinkTable.Closing {
         #expect(policy.check(hello(them), link: tls, trust: .unknown) == nil)
     }
 
+    @Test func aPeerDialledByNameMustAnswerToIt() {
+        var dialledByName = HandshakePolicy.LinkFacts(secure: true, provenPeer: them, expectedPeer: nil, expectedName: PeerMatcher("carol"))
+        #expect(policy.check(hello(them), link: dialledByName, trust: .unknown)?.failure == .notTheNamedPeer(query: "carol", got: "bob"))
+        #expect(policy.check(hello(them), link: dialledByName, trust: .unknown)?.code == .protocolViolation)
+        dialledByName.expectedName = PeerMatcher(String(them.hex.prefix(8)))
+        #expect(policy.check(hello(them), link: dialledByName, trust: .unknown) == nil)
+        // A pinned key answers to its pinned name, not to the one it uses now.
+        let pinned = KnownPeer(id: them, name: "robert", method: .paired, pinnedAt: Date())
+        dialledByName.expectedName = PeerMatcher("robert")
+        #expect(policy.check(hello(them), link: dialledByName, trust: .renamed(pinned)) == nil)
+    }
+
     @Test func plaintextLinksNeedNoDatagramKeyAndProveNothing() {
         let plain = HandshakePolicy.LinkFacts(secure: false, provenPeer: nil, expectedPeer: nil)
         #expect(policy.check(hello(them, key: 0), link: plain, trust: .unknown) == nil)

@@ -11,7 +11,9 @@
 #  - multicast dropped by B's firewall after a first contact (and A's daemon restarted, so it forgets
 #    what it cached): `p2p peers` lists the pinned peer as known with its last address, a send --to it by
 #    name arrives within seconds at that address (the standard port), and a name never seen fails with
-#    an error that says the daemon works and multicast does not get through (exit 3);
+#    an error that says the daemon works and multicast does not get through (exit 3); an address added
+#    by hand (`p2p peers add`) leads a sender that never reached carol to her by name, refusing (and
+#    pinning nobody) when the name asked for is not the one that answers there;
 #  - `p2p doctor`: every check passes on a working network (--to a peer: its address takes a connection);
 #    a firewalled port fails with the silence and the firewall named; with multicast dropped, its own
 #    announcement still comes back and "other peers" points at multicast.
@@ -194,6 +196,29 @@ if grep -q "no receiver called dave-$TAG appeared within 4 s; no peers were seen
   pass "the error says the daemon works and multicast does not get through, and what to use instead"
 else
   fail "the stranger's error does not point at the network" stranger
+fi
+
+# An address added by hand for a peer never reached: with multicast dropped, only it leads to carol.
+A_ADD() { run env P2P_HOME="$(home erind)" P2P_LAB_PREFIX="$DUAL" "$LAB" exec A "$P2P" "$@"; }
+A_ADD peers add 10.213.7.2:24242 >"$E2E_TMP/add.out" 2>&1
+check "p2p peers add keeps the address and says it takes a connection" grep -q "10.213.7.2:24242 takes a connection now" "$E2E_TMP/add.out"
+A_ADD peers --json --timeout 1 >"$E2E_TMP/added.list.out" 2>/dev/null
+check "p2p peers lists the added address" [ "$(count_json added.list event=address-added address=10.213.7.2:24242)" = 1 ]
+in_lab "$DUAL" A wrongname erind send --name "erin-$TAG" --to "dave-$TAG" --timeout 4 "$E2E_TMP/second.txt"
+exits wrongname 20 3 "a send to dave, with carol at the only added address, finds no dave"
+check "it says who answers at the added address instead" grep -q "10.213.7.2:24242 is carol-$TAG, not dave-$TAG" "$E2E_TMP/wrongname.err"
+check "and it pinned nobody" [ -z "$(A_ADD trust list --json 2>/dev/null)" ]
+printf 'third\n' >"$E2E_TMP/third.txt"
+in_lab "$DUAL" A added erind send --name "erin-$TAG" --to "carol-$TAG" --timeout 30 "$E2E_TMP/third.txt"
+exits added 30 0 "with multicast dropped, a send --to carol (never reached; her address added by hand) arrives"
+check "the file is there" [ "$(cat "$E2E_TMP/in-known/third.txt" 2>/dev/null)" = third ]
+check "the sender said it tried the addresses added by hand" grep -q "carol-$TAG is not announced here; trying the addresses added by hand: 10.213.7.2:24242" "$E2E_TMP/added.err"
+A_ADD peers --json --timeout 1 >"$E2E_TMP/added.list2.out" 2>/dev/null
+if [ "$(count_json added.list2 event=peer-known name="carol-$TAG")" = 1 ] && grep "carol-$TAG" "$E2E_TMP/added.list2.out" | grep -q '10.213.7.2:24242' \
+   && [ "$(count_json added.list2 event=address-added)" = 0 ]; then
+  pass "carol is now pinned with that address, and it left the added ones"
+else
+  fail "after the first contact, p2p peers does not list carol as known at the added address" added.list2
 fi
 stop_proc recvk2
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # File transfers between two lab hosts (namespaces A 10.213.7.1 and B 10.213.7.2, each with its own
 # avahi-daemon); `p2p receive` runs in B, `p2p send --to NAME` in A finds it by DNS-SD:
+#  - a name one letter off: "did you mean --to rx1-…?" while it waits and in its error (exit 3);
 #  - a 100 MiB random file and a directory tree (nested, an empty file, non-ASCII names) arrive with
 #    the SHA-256 sha256sum computes, and the JSON events carry the right hashes;
 #  - deny: a receiver without --yes on a pipe declines, send exits 6, nothing is written;
@@ -81,6 +82,12 @@ chmod 755 "$E2E_TMP/locked"
 # ================================================================ 1. a 100 MiB file
 log "100 MiB file"
 receiver rx1 rx1 "$E2E_TMP/in1" --yes
+# A name one letter off: said while it waits, and again when it gives up (exit 3), nothing sent.
+rc=0
+run env P2P_HOME="$(home tx1)" "$LAB" exec A "$P2P" send "$E2E_TMP/big.bin" --to "rx1-${TAG}x" --timeout 4 >"$E2E_TMP/typo.out" 2>"$E2E_TMP/typo.err" || rc=$?
+check "a send to a misspelt name gives up with exit 3 (got $rc)" [ "$rc" = 3 ]
+check "while it waits it asks: did you mean --to rx1-$TAG?" grep -q "rx1-$TAG (.*) is here: did you mean --to rx1-$TAG? Still waiting for rx1-${TAG}x (up to 4 s)" "$E2E_TMP/typo.err"
+check "its error asks it too" grep -q "no receiver called rx1-${TAG}x appeared within 4 s; seen: rx1-$TAG (.*); did you mean --to rx1-$TAG?" "$E2E_TMP/typo.err"
 sender tx1 tx1 rx1 "$E2E_TMP/big.bin"
 expect_json 40 tx1 "sender finds the receiver by its DNS-SD name and starts" event=transfer-started name=big.bin offset=0 size=$((100 * MiB))
 exits tx1 180 0 "send of 100 MiB succeeds"

@@ -39,6 +39,24 @@ public struct KnownPeer: Codable, Sendable, Hashable {
     public var lastEndpoints: [Endpoint] { (lastAddresses ?? []).compactMap(Endpoint.init) }
 }
 
+/// An address a person added by hand (`p2p peers add HOST:PORT`) for a peer multicast DNS does not
+/// show. It is a place to try, not a trust decision: whoever answers there proves its key, and is
+/// accepted or pinned on first contact like any other peer.
+public struct AddedAddress: Codable, Sendable, Hashable {
+    /// `HOST:PORT` as `Endpoint` prints it (a link-local IPv6 address with its interface).
+    public var address: String
+    /// When it was added.
+    public var added: Date
+
+    public init(address: String, added: Date) {
+        self.address = address
+        self.added = added
+    }
+
+    /// The address as an endpoint to dial; nil if it no longer parses (an interface that is gone).
+    public var endpoint: Endpoint? { Endpoint(address) }
+}
+
 /// What the trust store says about a peer that proved `id` and calls itself `name`.
 ///
 /// A name is never taken at face value for a key pinned under another name: a pinned key that uses a
@@ -109,7 +127,8 @@ public enum TrustVerdict: Sendable, Hashable {
     }
 }
 
-/// Pinned peer keys, kept as JSON in `known-peers.json` (mode 0600) in the config directory.
+/// Pinned peer keys, kept as JSON in `known-peers.json` (mode 0600) in the config directory, and beside
+/// them the addresses added by hand (`added-addresses.json`).
 ///
 /// The file is the only state: every verdict reads it, and every change is a read-modify-write under
 /// an exclusive `flock`, so a running chat sees `p2p trust remove` at once and never writes back a
@@ -117,11 +136,13 @@ public enum TrustVerdict: Sendable, Hashable {
 public final class TrustStore: Sendable {
     /// The JSON file this store reads and writes.
     public let file: URL
+    /// Beside it: the addresses added by hand (`added-addresses.json`).
+    public var addedAddressesFile: URL { file.deletingLastPathComponent().appendingPathComponent("added-addresses.json") }
 
     /// A store backed by `file`; a missing file is an empty store. Fails if the file exists but cannot be read.
     public init(file: URL) throws(TrustStoreError) {
         self.file = file
-        _ = try load()
+        _ = try load([KnownPeer].self, from: file)
     }
 
     /// The store in the default config directory.
@@ -130,7 +151,34 @@ public final class TrustStore: Sendable {
     }
 
     /// Every pinned peer; empty if the file cannot be read.
-    public var all: [KnownPeer] { (try? load()) ?? [] }
+    public var all: [KnownPeer] { (try? load([KnownPeer].self, from: file)) ?? [] }
+
+    /// The addresses added by hand, oldest first; empty if the file cannot be read.
+    public var addedAddresses: [AddedAddress] { (try? load([AddedAddress].self, from: addedAddressesFile)) ?? [] }
+
+    /// Adds an address to try for peers multicast DNS does not show; false if it was there already.
+    @discardableResult
+    public func addAddress(_ endpoint: Endpoint) throws(TrustStoreError) -> Bool {
+        var added = false
+        try update([AddedAddress].self, in: addedAddressesFile) { entries in
+            guard !entries.contains(where: { $0.address == endpoint.description }) else { return }
+            entries.append(AddedAddress(address: endpoint.description, added: Date()))
+            added = true
+        }
+        return added
+    }
+
+    /// Forgets an address added by hand; false if it was not there.
+    @discardableResult
+    public func removeAddedAddress(_ address: String) throws(TrustStoreError) -> Bool {
+        var removed = false
+        try update([AddedAddress].self, in: addedAddressesFile) { entries in
+            let before = entries.count
+            entries.removeAll { $0.address == address }
+            removed = entries.count != before
+        }
+        return removed
+    }
 
     /// The verdict for a peer that proved `id` and calls itself `name` (``TrustVerdict/init(id:name:pinned:)``):
     /// known if the ID is pinned under that name, renamed if it is pinned under another name nobody else
@@ -138,13 +186,13 @@ public final class TrustStore: Sendable {
     /// `.unknown`.
     public func verdict(for id: PeerID, name: String) -> TrustVerdict {
         // An unreadable store pins nothing, but a name it cannot check is not trusted either.
-        guard let peers = try? load() else { return .unknown }
+        guard let peers = try? load([KnownPeer].self, from: file) else { return .unknown }
         return TrustVerdict(id: id, name: name, pinned: peers)
     }
 
     /// Pins `id` under `name`, replacing any pin of the same ID or name.
     public func pin(_ id: PeerID, name: String, method: KnownPeer.Method) throws(TrustStoreError) {
-        try update { peers in
+        try update([KnownPeer].self, in: file) { peers in
             peers.removeAll { $0.id == id || $0.name == name }
             peers.append(KnownPeer(id: id, name: name, method: method, pinnedAt: Date()))
         }
@@ -152,15 +200,21 @@ public final class TrustStore: Sendable {
 
     /// Remembers where a pinned peer was just reached: `endpoints` go first in its `lastAddresses`
     /// (at most `maxRememberedAddresses` kept) and `lastSeen` becomes now. Does nothing for a peer that
-    /// is not pinned: an address alone is no reason to trust anyone.
+    /// is not pinned: an address alone is no reason to trust anyone. An address added by hand that
+    /// this peer answered at is now its pin's, and leaves the added ones.
     public func recordContact(_ id: PeerID, at endpoints: [Endpoint]) throws(TrustStoreError) {
-        try update { peers in
+        var pinned = false
+        try update([KnownPeer].self, in: file) { peers in
             guard let index = peers.firstIndex(where: { $0.id == id }) else { return }
+            pinned = true
             let fresh = endpoints.map(\.description)
             let older = (peers[index].lastAddresses ?? []).filter { !fresh.contains($0) }
             peers[index].lastAddresses = Array((fresh + older).prefix(Self.maxRememberedAddresses))
             peers[index].lastSeen = Date()
         }
+        let reached = Set(endpoints.map(\.description))
+        guard pinned, addedAddresses.contains(where: { reached.contains($0.address) }) else { return }
+        try update([AddedAddress].self, in: addedAddressesFile) { entries in entries.removeAll { reached.contains($0.address) } }
     }
 
     /// How many addresses a pinned peer keeps: enough for a few links and both families.
@@ -171,7 +225,7 @@ public final class TrustStore: Sendable {
     public func remove(matching nameOrID: String) throws(TrustStoreError) -> [KnownPeer] {
         let needle = nameOrID.lowercased()
         var removed: [KnownPeer] = []
-        try update { peers in
+        try update([KnownPeer].self, in: file) { peers in
             removed = peers.filter { $0.name == nameOrID || (needle.count >= 4 && $0.id.hex.hasPrefix(needle)) }
             peers.removeAll { removed.contains($0) }
         }
@@ -199,18 +253,19 @@ public final class TrustStore: Sendable {
         guard access(directory.path, W_OK) == 0 else { throw .unwritable(path: file.path, reason: errnoReason()) }
     }
 
-    private func load() throws(TrustStoreError) -> [KnownPeer] {
+    private func load<Entry: Decodable>(_ type: [Entry].Type, from file: URL) throws(TrustStoreError) -> [Entry] {
         guard FileManager.default.fileExists(atPath: file.path) else { return [] }
         do {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
-            return try decoder.decode([KnownPeer].self, from: Data(contentsOf: file))
+            return try decoder.decode(type, from: Data(contentsOf: file))
         } catch {
             throw .unreadable(path: file.path, reason: readableReason(error))
         }
     }
 
-    private func update(_ change: (inout [KnownPeer]) -> Void) throws(TrustStoreError) {
+    /// Both files take the one lock.
+    private func update<Entry: Codable>(_ type: [Entry].Type, in file: URL, _ change: (inout [Entry]) -> Void) throws(TrustStoreError) {
         let directory = file.deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -224,7 +279,7 @@ public final class TrustStore: Sendable {
             flock(lock, LOCK_UN)
             close(lock)
         }
-        var peers = try load()
+        var peers = try load(type, from: file)
         change(&peers)
         do {
             let encoder = JSONEncoder()

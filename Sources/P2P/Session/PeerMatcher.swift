@@ -97,6 +97,49 @@ public struct PeerMatcher: Sendable {
         return String(name[..<open.lowerBound])
     }
 
+    /// The peer the person probably meant when `query` fits nobody: the one whose name (its pinned
+    /// name for a pinned key) is nearest to it, at most two typing mistakes away (letters added, left out
+    /// or changed; case ignored), or that starts with it or it starts with. Nil when none is near, or
+    /// when two are equally near (a guess between them would help nobody).
+    public func suggestion(among candidates: [PeerInfo], pinned: [KnownPeer] = []) -> PeerInfo? {
+        let typed = Array(query.lowercased())
+        guard !typed.isEmpty else { return nil }
+        var best: (peer: PeerInfo, distance: Int)?
+        var tie = false
+        var seen = Set<PeerID>()
+        for peer in candidates where seen.insert(peer.id).inserted {
+            let name: String
+            switch Self.nameToMatch(peer, pinned: pinned) {
+            case .pinned(let pinnedName), .claimed(let pinnedName): name = Self.withoutConflictSuffix(pinnedName).lowercased()
+            case .none: continue
+            }
+            let known = Array(name)
+            var distance = Self.editDistance(typed, known)
+            if distance > 2, known.starts(with: typed) || typed.starts(with: known) { distance = 2 }
+            guard distance <= 2 else { continue }
+            if let current = best, current.distance <= distance {
+                if current.distance == distance { tie = true }
+                continue
+            }
+            best = (peer, distance)
+            tie = false
+        }
+        return tie ? nil : best?.peer
+    }
+
+    /// Levenshtein distance: letters inserted, deleted or replaced to turn `a` into `b`.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
     /// The one peer `query` means, or why there is not exactly one.
     public func match(in candidates: [PeerInfo], pinned: [KnownPeer] = []) -> Match {
         let found = matches(in: candidates, pinned: pinned)

@@ -290,14 +290,18 @@ public final class Session: Sendable {
     /// Connects to the first of `endpoints` that answers, tried in that order, each next one 250 ms
     /// after the one before unless that one failed sooner (RFC 8305 §5); the winner alone does TLS and
     /// HELLO, and must prove `expected` (nil: whoever answers). `peerName` names the peer in errors.
+    /// With `answeringTo`, whoever answers must also fit that query (a name, or an ID or fingerprint
+    /// prefix: ``PeerMatcher``), or it is refused (``SessionError/notTheNamedPeer(query:got:)``) before
+    /// anything is pinned: for addresses a person added, where nobody knows in advance who listens.
     @discardableResult
-    public func connect(to endpoints: [Endpoint], peerName: String?, expecting expected: PeerID?, context: Data? = nil,
-                        timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
+    public func connect(to endpoints: [Endpoint], peerName: String?, expecting expected: PeerID?, answeringTo query: String? = nil,
+                        context: Data? = nil, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         let (started, closed) = lifecycle.withLockedValue { ($0.started, $0.closed) }
         guard !closed else { throw .closed }
         guard started else { throw .notStarted }
         guard !endpoints.isEmpty else { throw .unknownPeer(peerName ?? "?") }
-        return try await connections.connect(to: endpoints, peerName: peerName, expecting: expected, context: context,
+        return try await connections.connect(to: endpoints, peerName: peerName, expecting: expected,
+                                             answeringTo: query.map(PeerMatcher.init), context: context,
                                              timeout: timeout, group: group)
     }
 

@@ -252,6 +252,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A peer other than the one we dialed answered: we connected to `expected`'s address and
     /// `got` proved its key. A stale address, or someone in the middle.
     case unexpectedPeer(expected: PeerID, got: PeerID)
+    /// An address dialled for the peer a person named (`query`) was answered by a peer that does not
+    /// answer to that name (`got` is the name it uses); it was refused and nothing was pinned.
+    case notTheNamedPeer(query: String, got: PeerText)
     /// The address belongs to this session itself.
     case connectedToSelf
     /// The peer sent an ERROR frame.
@@ -313,6 +316,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .denied(let name): "\(name) declined the connection"
         case .sessionMismatch(let theirs, let ours): "the peer is in session \"\(theirs)\", this one in \"\(ours)\""
         case .unexpectedPeer(let expected, let got): "expected peer \(expected.short) but \(got.short) answered"
+        case .notTheNamedPeer(let query, let got): "the peer there is \"\(got)\", not \(query)"
         case .connectedToSelf: "that address is this peer itself"
         case .remoteError(let code, let reason): "peer reported error \(code): \(reason)"
         case .protocolViolation(let what): "protocol violation: \(what)"

@@ -148,7 +148,7 @@ struct DoctorCommand: AsyncParsableCommand {
             var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
             guard getnameinfo(raw, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
             let name = String(cString: entry.ifa_name)
-            let address = String(cString: host)
+            let address = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if let index = found.firstIndex(where: { $0.name == name }) { found[index].addresses.append(address) } else { found.append((name, [address])) }
         }
         return found

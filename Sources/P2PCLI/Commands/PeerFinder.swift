@@ -43,6 +43,8 @@ struct PeerFinder {
         // with whatever address it has by then, browsing afresh now and then, before giving up.
         var lastFailure: ReachError?
         var seen: [PeerInfo] = []
+        // Peers already suggested for a `--to` that fits nobody ("did you mean --to bob?"), said once each.
+        var suggested = Set<PeerID>()
         // Multicast DNS may never get through (guest Wi-Fi, AP isolation): a pinned peer that it does not
         // show within a second is dialled where it was last reached, while the browse goes on.
         let (steps, stepper) = AsyncStream.makeStream(of: FindStep.self)
@@ -60,8 +62,12 @@ struct PeerFinder {
             switch step {
             case .event(let next): event = next
             case .tryKnownAddresses:
-                guard let to, let known = try Self.pinnedPeer(to, in: session.configuration.trustStore),
-                      !known.lastEndpoints.isEmpty, !seen.contains(where: { $0.id == known.id }) else { continue }
+                guard let to else { continue }
+                guard let known = try Self.pinnedPeer(to, in: session.configuration.trustStore), !known.lastEndpoints.isEmpty else {
+                    if let reached = try await tryAddedAddresses(for: to, &lastFailure) { return reached }
+                    continue
+                }
+                guard !seen.contains(where: { $0.id == known.id }) else { continue }
                 let endpoints = known.lastEndpoints
                 progress.show("\(Terminal.sanitize(known.name)) is not announced here; trying where it was last reached: "
                     + endpoints.map(\.description).joined(separator: ", "))
@@ -81,7 +87,13 @@ struct PeerFinder {
             var match = peer
             if let to {
                 let pins = session.configuration.trustStore?.all ?? []
-                guard try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) != nil else { continue }
+                guard try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) != nil else {
+                    if let near = PeerMatcher(to).suggestion(among: session.knownPeers, pinned: pins), suggested.insert(near.id).inserted {
+                        progress.show("\(PeerTarget.label(near)) is here: did you mean --to \(PeerTarget.fromName(near))? "
+                            + "Still waiting for \(Terminal.sanitize(to)) (up to \(PeerTarget.duration(timeout)))…")
+                    }
+                    continue
+                }
                 // One browse reports peers one by one: a second "bob" (or the "bob (2)" DNS-SD made of it)
                 // may come a moment after the first. Let them arrive before deciding there is only one.
                 try? await Task.sleep(for: Self.settleAfterMatch)
@@ -122,6 +134,34 @@ struct PeerFinder {
             return peer
         }
         throw PeerTarget.notFound(to, role: role, seen: judged, within: timeout, seesItself: session.discoverySeesItself)
+    }
+
+    /// `--to NAME` for a peer that is neither announced nor pinned with an address: the addresses added
+    /// by hand (`p2p peers add`), one by one. Whoever answers must answer to NAME (the session refuses
+    /// anyone else before pinning anything) and proves its key like any first contact.
+    private func tryAddedAddresses(for query: String, _ lastFailure: inout ReachError?) async throws(ReachError) -> PeerInfo? {
+        let pins = session.configuration.trustStore?.all ?? []
+        guard let store = session.configuration.trustStore, try PeerTarget.resolve(query, among: session.knownPeers, pinned: pins) == nil else {
+            return nil
+        }
+        let added = store.addedAddresses.compactMap(\.endpoint)
+        guard !added.isEmpty else { return nil }
+        progress.show("\(Terminal.sanitize(query)) is not announced here; trying the addresses added by hand: "
+            + added.map(\.description).joined(separator: ", "))
+        for endpoint in added {
+            do throws(SessionError) {
+                return try await connectShowingProgress(to: endpoint.description, expecting: nil) { (session) async throws(SessionError) -> PeerInfo in
+                    try await session.connect(to: [endpoint], peerName: nil, expecting: nil, answeringTo: query)
+                }
+            } catch .notTheNamedPeer(_, let got) {
+                progress.show("\(endpoint) is \(Terminal.sanitize(got)), not \(Terminal.sanitize(query))")
+            } catch {
+                let failure = PeerTarget.connectFailure(error, to: endpoint.description)
+                if case .denied = failure { throw failure }
+                lastFailure = failure
+            }
+        }
+        return nil
     }
 
     /// What `find` waits on: the session's events, and the moment to try a pinned peer's last addresses.

@@ -116,6 +116,7 @@ enum PeerTarget {
         let others: String
         if !distinct.isEmpty {
             others = "seen: " + distinct.map(label).joined(separator: ", ")
+                + (query.flatMap { PeerMatcher($0).suggestion(among: distinct) }.map { "; did you mean --to \(fromName($0))?" } ?? "")
         } else if seesItself == true {
             others = "no peers were seen at all, though the mDNS daemon answers and shows this machine's own announcement: "
                 + "multicast is not getting through between the machines (guest Wi-Fi and access-point isolation block it). "
@@ -173,8 +174,8 @@ struct ConnectProgress: Sendable {
 
 extension Endpoint {
     /// What `--connect` takes, for the error about a value it cannot parse.
-    static func connectUsage(_ given: String) -> String {
-        "--connect wants HOST:PORT (10.0.0.2:4242, bob.local:4242, [2001:db8::1]:4242, or a link-local IPv6 address "
+    static func connectUsage(_ given: String, what: String = "--connect") -> String {
+        "\(what) wants HOST:PORT (10.0.0.2:4242, bob.local:4242, [2001:db8::1]:4242, or a link-local IPv6 address "
             + "with its interface: [fe80::1%eth0]:4242), got \"\(given)\""
     }
 }

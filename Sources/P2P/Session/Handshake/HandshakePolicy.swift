@@ -18,6 +18,8 @@ struct HandshakePolicy: Sendable {
         var provenPeer: PeerID?
         /// The peer an initiator meant to reach, if it dialed one by ID.
         var expectedPeer: PeerID?
+        /// The name (or ID prefix) the peer an initiator dialled must answer to, if it dialled one by name.
+        var expectedName: PeerMatcher? = nil
     }
 
     /// `nil` when the HELLO passes; otherwise the first check it fails.
@@ -57,6 +59,13 @@ struct HandshakePolicy: Sendable {
         if let expected = link.expectedPeer, expected != hello.peerID {
             return HandshakeRejection(code: .protocolViolation, reason: "expected peer \(expected.hex), not \(hello.peerID.hex)",
                                       failure: .unexpectedPeer(expected: expected, got: hello.peerID))
+        }
+        if let expected = link.expectedName {
+            let peer = PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID)
+            guard case .one = expected.match(in: [peer], pinned: trust.pinnedKey.map { [$0] } ?? []) else {
+                return HandshakeRejection(code: .protocolViolation, reason: "expected a peer called \"\(expected.query)\", not \"\(hello.displayName)\"",
+                                          failure: .notTheNamedPeer(query: expected.query, got: PeerText(hello.displayName)))
+            }
         }
         return nil
     }

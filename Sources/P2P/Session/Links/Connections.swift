@@ -82,8 +82,8 @@ final class Connections: LinkDelegate {
 
     /// Connects to the first of `endpoints` that answers (tried in that order, staggered: `ConnectionRace`)
     /// and waits until the handshake settles who answered. `peerName` names the peer in errors.
-    func connect(to endpoints: [Endpoint], peerName: String?, expecting expected: PeerID?, context: Data?, timeout: TimeAmount,
-                 group: any EventLoopGroup) async throws(SessionError) -> PeerInfo {
+    func connect(to endpoints: [Endpoint], peerName: String?, expecting expected: PeerID?, answeringTo expectedName: PeerMatcher? = nil,
+                 context: Data?, timeout: TimeAmount, group: any EventLoopGroup) async throws(SessionError) -> PeerInfo {
         let contextBytes = context.map { [UInt8]($0) } ?? []
         guard contextBytes.count <= ConnectionRequest.maxContextBytes else {
             throw .contextTooLarge(size: contextBytes.count, limit: ConnectionRequest.maxContextBytes)
@@ -141,7 +141,7 @@ final class Connections: LinkDelegate {
             log.info("reached \(who) at \(outcome.summary) (of \(candidates.count))")
             try await channel.eventLoop.submit {
                 let link = PeerLink(channel: channel, direction: .outbound, secure: self.isSecure, expectedPeer: expected,
-                                    completion: completion, requestContext: contextBytes, awaitingAnswer: awaitingAnswer)
+                                    expectedName: expectedName, completion: completion, requestContext: contextBytes, awaitingAnswer: awaitingAnswer)
                 try self.configurePipeline(channel, link: link)
                 opened.withLockedValue { $0 = channel }
                 try channel.syncOptions?.setOption(.autoRead, value: true)
@@ -372,7 +372,8 @@ final class Connections: LinkDelegate {
             return .reject(HandshakeRejection(code: .protocolViolation, reason: "closed", failure: .connectionLost))
         }
         let proven = record.provenPeer
-        let facts = HandshakePolicy.LinkFacts(secure: link.secure, provenPeer: proven, expectedPeer: link.expectedPeer)
+        let facts = HandshakePolicy.LinkFacts(secure: link.secure, provenPeer: proven, expectedPeer: link.expectedPeer,
+                                                  expectedName: link.expectedName)
         if let rejection = policy.check(hello, link: facts, trust: trust) {
             log.notice("refused \(Self.describe(hello)) at \(Self.describe(address)): \(rejection.failure)")
             if rejection.failure.isImpersonation {

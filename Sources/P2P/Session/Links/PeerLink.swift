@@ -26,6 +26,9 @@ final class PeerLink: Sendable {
     let localDatagramKey: SymmetricKey?
     /// Set by `connect(to: PeerID)`: the peer we mean to reach.
     let expectedPeer: PeerID?
+    /// Set when dialling an address for a peer named by a person (`--to NAME` at an address added by
+    /// hand): whoever answers must answer to that name, or is refused before anything is pinned.
+    let expectedName: PeerMatcher?
     /// Completed when an outbound connect is settled.
     let completion: EventLoopPromise<PeerID>?
     /// What an outbound connect attaches to its request (CONTEXT); empty for none.
@@ -36,7 +39,7 @@ final class PeerLink: Sendable {
 
     private let outbound: OutboundQueue
 
-    init(channel: Channel, direction: Direction, secure: Bool, expectedPeer: PeerID? = nil,
+    init(channel: Channel, direction: Direction, secure: Bool, expectedPeer: PeerID? = nil, expectedName: PeerMatcher? = nil,
          completion: EventLoopPromise<PeerID>? = nil, requestContext: [UInt8] = [], awaitingAnswer: (@Sendable () -> Void)? = nil) {
         self.requestContext = requestContext
         self.awaitingAnswer = awaitingAnswer
@@ -45,6 +48,7 @@ final class PeerLink: Sendable {
         self.secure = secure
         localDatagramKey = secure ? SymmetricKey(size: .bits256) : nil
         self.expectedPeer = expectedPeer
+        self.expectedName = expectedName
         self.completion = completion
         outbound = OutboundQueue(channel: channel)
     }

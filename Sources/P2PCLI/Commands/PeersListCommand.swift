@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// `p2p peers [list]`: lists p2p peers on the network, of every session unless `--session-id` narrows it.
+struct PeersListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List p2p peers on the local network (the default).",
+        discussion: """
+            Browses DNS-SD for the given time and prints each peer as it is found: name, fingerprint, peer ID, \
+            session, host, port, addresses and what it advertises with --info. Any of name, the start of the \
+            fingerprint or the start of the ID names the peer for --to. With --json, one object per line: \
+            {"event":"peer-found","name":…,"id":…,"fingerprint":…,"session":…,"host":…,"port":…,"addresses":[…],"info":{…}} \
+            and {"event":"peer-lost","name":…}. Addresses are IPv4 and IPv6 (a link-local one with its interface, \
+            fe80::1%eth0); a peer seen on several interfaces is one peer, and it is printed again (text: "also at", \
+            JSON: peer-found with every address so far) when more of its addresses answer. Then the pinned peers \
+            that did not show, with where they were last reached ({"event":"peer-known",…,"addresses":[…],"last-seen":…}): \
+            --to dials them there when multicast DNS does not get through. Last, the addresses added by hand \
+            (`p2p peers add`; JSON: {"event":"address-added","address":…,"added":…}). Ctrl-C stops early (exit 130).
+            """
+    )
+
+    @Option(help: "Seconds to browse.")
+    var timeout: Double = 3
+
+    @Option(name: .customLong("session-id"), help: "Only peers of this session.")
+    var sessionID: String?
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    func run() async throws {
+        let (events, continuation) = AsyncStream.makeStream(of: ServiceBrowser.Event.self)
+        let browser = ServiceBrowser { continuation.yield($0) }
+        do {
+            try browser.start()
+        } catch {
+            report(error: error)
+            throw ExitStatus.noDaemon
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            continuation.finish()
+        }
+        Interruption.quit(saying: { nil })  // What was found is printed already; the exit code says it was cut short.
+        var found = 0
+        // One entry per peer, whatever interfaces and addresses it was seen on.
+        var seen: [String: DiscoveredService] = [:]
+        if !json { Output.error(Terminal.paint("Browsing \(ServiceAnnouncement.serviceType) for \(timeout) s…", .dim)) }
+        for await event in events {
+            switch event {
+            case .found(let service):
+                guard sessionID == nil || service.sessionID == sessionID else { continue }
+                // A peer seen on several interfaces, or again with more addresses, is one peer: listed
+                // once, and again only when it shows addresses not listed yet.
+                guard var known = seen[service.name], known.port == service.port else {
+                    seen[service.name] = service
+                    found += 1
+                    print(service)
+                    continue
+                }
+                let added = service.addresses.filter { !known.addresses.contains($0) }
+                guard !added.isEmpty else { continue }
+                known.addresses = IPAddress.dialOrder(known.addresses + added)
+                seen[service.name] = known
+                print(known, adding: added)
+            case .lost(let name):
+                guard seen.removeValue(forKey: name) != nil else { continue }
+                if json {
+                    Output.json(["event": "peer-lost", "name": name])
+                } else {
+                    Output.line("lost  \(Terminal.sanitize(name))")
+                }
+            case .failed(let error):
+                report(error: error)
+            case .daemonLost:
+                report(error: .daemonLost)
+            case .restored:
+                break
+            }
+        }
+        deadline.cancel()
+        browser.stop()
+        let known = knownNotSeen(seen: Set(seen.values.compactMap(\.peerID)))
+        known.forEach(print(known:))
+        let added = sessionID == nil ? ((try? TrustStore.standard())?.addedAddresses ?? []) : []
+        added.forEach(print(added:))
+        if !json && found == 0 && known.isEmpty && added.isEmpty { Output.error("No peers found.") }
+    }
+
+    /// Pinned peers this browse did not show, with where they were last reached: `--to NAME` dials them
+    /// there when multicast DNS does not get through.
+    private func knownNotSeen(seen: Set<PeerID>) -> [KnownPeer] {
+        guard sessionID == nil, let store = try? TrustStore.standard() else { return [] }
+        return store.all.filter { !seen.contains($0.id) && !($0.lastAddresses ?? []).isEmpty }.sorted { $0.name < $1.name }
+    }
+
+    private func print(known peer: KnownPeer) {
+        let lastSeen = peer.lastSeen.map { $0.formatted(.iso8601) }
+        if json {
+            Output.json([
+                "event": "peer-known", "name": peer.name, "id": peer.id.hex, "fingerprint": peer.id.fingerprint,
+                "addresses": peer.lastAddresses ?? [], "last-seen": lastSeen ?? NSNull(),
+            ])
+        } else {
+            Output.line("\(Terminal.paint(Terminal.sanitize(peer.name), .bold))  \(peer.id.fingerprint)  known, not announced now; "
+                + "last reached \(lastSeen ?? "?") at \(Terminal.sanitize((peer.lastAddresses ?? []).joined(separator: ",")))")
+        }
+    }
+
+    private func print(added entry: AddedAddress) {
+        let when = entry.added.formatted(.iso8601)
+        if json {
+            Output.json(["event": "address-added", "address": entry.address, "added": when])
+        } else {
+            Output.line("\(entry.address)  added by hand \(when); tried for --to NAME when multicast DNS does not show NAME")
+        }
+    }
+
+    /// A peer's line (or JSON object); `adding` names the addresses that are new since it was printed.
+    private func print(_ service: DiscoveredService, adding added: [IPAddress] = []) {
+        let addresses = service.addresses.map(\.description)
+        if json {
+            Output.json([
+                "event": "peer-found", "name": service.name, "id": service.peerID?.hex ?? NSNull(),
+                "fingerprint": service.peerID?.fingerprint ?? NSNull(),
+                "session": service.sessionID ?? NSNull(), "host": service.host, "port": Int(service.port),
+                "addresses": addresses, "protocol": service.protocolVersion ?? NSNull(),
+                "info": service.discoveryInfo,
+            ])
+        } else if !added.isEmpty {
+            Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  also at \(added.map(\.description).joined(separator: ","))")
+        } else {
+            // Announced, not yet proven: TLS checks this fingerprint when connecting.
+            let id = service.peerID.map { "\($0.fingerprint)  id=\($0.hex)" } ?? "(no id)"
+            let session = Terminal.sanitize(service.sessionID ?? "?")
+            let info = service.discoveryInfo.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  \(id)  session=\(session)  "
+                + "\(Terminal.sanitize(service.host)):\(service.port)  \(addresses.joined(separator: ","))"
+                + (info.isEmpty ? "" : "  " + Terminal.sanitize(info)))
+        }
+    }
+
+    private func report(error: DiscoveryError) {
+        if json {
+            Output.json(["event": "error", "code": "discovery", "message": error.description])
+        } else {
+            Output.error("p2p: \(error)")
+        }
+    }
+}
