@@ -7,7 +7,8 @@ need_root() { [ "$(id -u)" = 0 ] || die "must run as root (try: sudo $0 $*)"; }
 # A minimal avahi config that can only ever talk on the interfaces given ($2), with no wide-area DNS
 # and no reflector, so a test daemon cannot leak onto a real LAN. IPv4 only, unless $3 says
 # ipv6ll (IPv6 only, for a lab veth inside a namespace that has link-local addresses alone) or dual.
-# Never IPv6 on the machine's own interfaces: only lab.sh passes $3.
+# Never IPv6 on the machine's own interfaces: only lab.sh passes $3. $4=yes turns the reflector on,
+# for lab.sh's router namespace only, whose allowed interfaces are its two lab veths.
 avahi_conf() {
   local v4=yes v6=no
   case ${3:-ipv4} in ipv6ll) v4=no v6=yes ;; dual) v6=yes ;; esac
@@ -32,7 +33,7 @@ publish-aaaa-on-ipv4=no
 publish-a-on-ipv6=no
 
 [reflector]
-enable-reflector=no
+enable-reflector=${4:-no}
 EOF
 }
 

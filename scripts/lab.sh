@@ -7,6 +7,10 @@
 # two laptops joined by a cable, no DHCP), or dual (both, avahi both). IPv6 is only ever on the lab's
 # veths inside its namespaces. P2P_LAB_LINKS=2 adds a second veth pair <prefix>wA <-> <prefix>wB on
 # 10.213.8.1 and .2 (IPv4): two links between the same two hosts (Ethernet and Wi-Fi), avahi on both.
+# P2P_LAB_ROUTER=1 (IPv4, one link) puts A and B on two subnets joined by a router, a third namespace R:
+# A 10.213.7.1/24 <-> R 10.213.7.254 (<prefix>vA <-> <prefix>rA), R 10.213.8.254 <-> B 10.213.8.2/24
+# (<prefix>rB <-> <prefix>vB). R forwards IPv4 and runs an avahi-daemon with its reflector on, bound to
+# those two veths only; A and B each route the other's subnet via R.
 set -euo pipefail
 ME=lab.sh
 SELF=$(readlink -f "$0")
@@ -19,12 +23,18 @@ LINKS=${P2P_LAB_LINKS:-1}
 case $LINKS in 1|2) ;; *) echo "$ME: error: P2P_LAB_LINKS is 1 or 2" >&2; exit 2 ;; esac
 FAMILY=${P2P_LAB_FAMILY:-ipv4}
 case $FAMILY in ipv4|ipv6ll|dual) ;; *) echo "$ME: error: P2P_LAB_FAMILY is ipv4, ipv6ll or dual" >&2; exit 2 ;; esac
+ROUTER=${P2P_LAB_ROUTER:-0}
+case $ROUTER in 0|1) ;; *) echo "$ME: error: P2P_LAB_ROUTER is 0 or 1" >&2; exit 2 ;; esac
+if [ "$ROUTER" = 1 ]; then
+  [ "$FAMILY" = ipv4 ] && [ "$LINKS" = 1 ] || { echo "$ME: error: P2P_LAB_ROUTER=1 is IPv4 with one link only" >&2; exit 2; }
+  ADDR_B=10.213.8.2 ROUTER_A=10.213.7.254 ROUTER_B=10.213.8.254
+fi
 # Interface names are limited to 15 characters; the veth is "<prefix>vB".
 [[ "$PREFIX" =~ ^[a-zA-Z0-9_-]{1,13}$ ]] || { echo "$ME: error: P2P_LAB_PREFIX must be 1-13 of [a-zA-Z0-9_-]" >&2; exit 2; }
 
 usage() {
   cat <<EOF
-usage: $ME up|down|status|exec A|B CMD...|env A|B|restart-avahi A|B [--kill]
+usage: $ME up|down|status|exec A|B|R CMD...|env A|B|R|restart-avahi A|B|R [--kill]
   up        (re)create the lab: namespaces ${PREFIX}A/${PREFIX}B, veth ${PREFIX}vA ($ADDR_A/24) <-> ${PREFIX}vB ($ADDR_B/24),
             a dbus-daemon + avahi-daemon (host ${PREFIX}-a / ${PREFIX}-b) per namespace; checks A and B see each other
   down      stop the lab's daemons by PID, delete namespaces, veth, $STATE and the blackhole route (kept while other labs are up) (safe if not up)
@@ -37,18 +47,25 @@ usage: $ME up|down|status|exec A|B CMD...|env A|B|restart-avahi A|B [--kill]
             stop host X's avahi-daemon by its recorded PID (SIGTERM: it sends goodbyes; --kill: SIGKILL, it
             vanishes without a word), start it again the way 'up' does and wait until it is running.
             Clients (p2p) keep running; it prints "stopped_at=<epoch s> running_at=<epoch s>".
-env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /tmp/<prefix>-lab)
+  R is the router of a P2P_LAB_ROUTER=1 lab (A and B on 10.213.7.0/24 and 10.213.8.0/24).
+env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /tmp/<prefix>-lab), P2P_LAB_FAMILY, P2P_LAB_LINKS,
+     P2P_LAB_ROUTER (see the top of this script)
 EOF
 }
 
 ns() { echo "$PREFIX$1"; }          # A -> p2pA
 veth() { echo "${PREFIX}v$1"; }     # A -> p2pvA
 veth2() { echo "${PREFIX}w$1"; }    # A -> p2pwA: the second link (P2P_LAB_LINKS=2)
-lab_interfaces() { if [ "$LINKS" = 2 ]; then echo "$(veth "$1"),$(veth2 "$1")"; else veth "$1"; fi; }
+rveth() { echo "${PREFIX}r$1"; }    # A -> p2prA: the router's end of A's link (P2P_LAB_ROUTER=1)
+lab_interfaces() {
+  if [ "$1" = R ]; then echo "$(rveth A),$(rveth B)"
+  elif [ "$LINKS" = 2 ]; then echo "$(veth "$1"),$(veth2 "$1")"
+  else veth "$1"; fi
+}
 host_dir() { echo "$STATE/$1"; }
 bus_addr() { echo "unix:path=$STATE/$1/run-dbus/system_bus_socket"; }
 ns_exists() { [ -e "/run/netns/$(ns "$1")" ]; }
-check_host() { [ "${1:-}" = A ] || [ "${1:-}" = B ] || die "host must be A or B, got '${1:-}'"; }
+check_host() { [ "${1:-}" = A ] || [ "${1:-}" = B ] || [ "${1:-}" = R ] || die "host must be A, B or R, got '${1:-}'"; }
 
 # Run CMD in host X. 'ip netns exec' gives a fresh mount namespace each time, so the bind mounts of
 # the host's private /run/dbus and /run/avahi-daemon (pid files, sockets at compiled-in paths) are
@@ -69,10 +86,11 @@ dump_logs() { for f in "$STATE"/*/*.log "$STATE"/*.log; do [ -s "$f" ] && { echo
 fail_up() { dump_logs; die "$1 (lab left up for inspection; run: $ME down)"; }
 
 start_host() { # X: dbus-daemon, then avahi-daemon (a bus client), in namespace X
-  local x=$1 d; d=$(host_dir "$x")
+  local x=$1 d reflect=no; d=$(host_dir "$x")
+  [ "$x" = R ] && reflect=yes   # the router: mDNS reflected between its two veths, nowhere else
   mkdir -p "$d/run-dbus" "$d/run-avahi"
   start_bg "$d/dbus.pid" dbus-daemon "$d/dbus.log" "$SELF" exec "$x" dbus-daemon --system --nofork
-  avahi_conf "$PREFIX-$(echo "$x" | tr AB ab)" "$(lab_interfaces "$x")" "$FAMILY" >"$d/avahi-daemon.conf"
+  avahi_conf "$PREFIX-$(echo "$x" | tr ABR abr)" "$(lab_interfaces "$x")" "$FAMILY" "$reflect" >"$d/avahi-daemon.conf"
   DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x") wait_daemon "$d/dbus.pid" 10 bus_up || fail_up "dbus-daemon in $(ns "$x") did not come up"
   start_bg "$d/avahi.pid" avahi-daemon "$d/avahi.log" \
     "$SELF" exec "$x" avahi-daemon -f "$d/avahi-daemon.conf" --no-drop-root --no-chroot
@@ -93,6 +111,31 @@ check_lab() {
   say "check ok: a service published in A resolves to $want from B and from A"
 }
 
+hosts() { if [ "$ROUTER" = 1 ]; then echo A B R; else echo A B; fi; }
+
+# The router topology's links (P2P_LAB_ROUTER=1): A <-> R and R <-> B, R forwarding IPv4 between them.
+# up() then gives A and B their addresses and sets their veths up as usual.
+up_router() {
+  local x
+  ip netns add "$(ns R)"
+  ip link add "$(veth A)" netns "$(ns A)" type veth peer name "$(rveth A)" netns "$(ns R)"
+  ip link add "$(veth B)" netns "$(ns B)" type veth peer name "$(rveth B)" netns "$(ns R)"
+  ip -n "$(ns R)" addr add "$ROUTER_A/24" dev "$(rveth A)"
+  ip -n "$(ns R)" addr add "$ROUTER_B/24" dev "$(rveth B)"
+  for x in A B; do
+    ip netns exec "$(ns R)" sysctl -qw "net.ipv6.conf.$(rveth $x).disable_ipv6=1"
+    ip -n "$(ns R)" link set "$(rveth $x)" up
+  done
+  ip -n "$(ns R)" link set lo up
+  # Forwarding is per namespace: only R's is switched on, the root namespace's is untouched.
+  ip netns exec "$(ns R)" sysctl -qw net.ipv4.ip_forward=1
+}
+# Once A's and B's veths are up with their addresses: each reaches the other's subnet via R.
+route_router() {
+  ip -n "$(ns A)" route add "$NET2" via "$ROUTER_A" dev "$(veth A)"
+  ip -n "$(ns B)" route add "$NET" via "$ROUTER_B" dev "$(veth B)"
+}
+
 has_link_local() { [ -n "$(link_local "$1")" ]; }
 # link_local X: host X's fe80:: address on its veth (no scope).
 link_local() {
@@ -106,7 +149,11 @@ up() {
   ip route replace blackhole "$NET"
   ip route replace blackhole "$NET2"
   ip netns add "$(ns A)"; ip netns add "$(ns B)"
-  ip link add "$(veth A)" netns "$(ns A)" type veth peer name "$(veth B)" netns "$(ns B)"
+  if [ "$ROUTER" = 1 ]; then
+    up_router
+  else
+    ip link add "$(veth A)" netns "$(ns A)" type veth peer name "$(veth B)" netns "$(ns B)"
+  fi
   if [ "$FAMILY" != ipv6ll ]; then
     ip -n "$(ns A)" addr add "$ADDR_A/24" dev "$(veth A)"
     ip -n "$(ns B)" addr add "$ADDR_B/24" dev "$(veth B)"
@@ -131,6 +178,7 @@ up() {
     ip -n "$(ns $x)" link set lo up       # for 127.0.0.1 inside the host; avahi does not use it
     ip -n "$(ns $x)" link set "$(veth $x)" up
   done
+  [ "$ROUTER" = 1 ] && route_router
   if [ "$FAMILY" != ipv4 ]; then
     for x in A B; do
       wait_for 10 has_link_local "$x" || fail_up "no link-local IPv6 address on $(veth $x)"
@@ -138,10 +186,13 @@ up() {
   fi
   mkdir -p "$STATE" /run/avahi-daemon   # the bind-mount target must exist
   start_host A; start_host B
-  for x in A B; do
+  [ "$ROUTER" = 1 ] && start_host R
+  for x in $(hosts); do
     DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr $x) wait_daemon "$(host_dir $x)/avahi.pid" 20 avahi_running || fail_up "avahi-daemon in $(ns $x) did not reach state 2 (running)"
   done
-  if [ "$FAMILY" = ipv6ll ]; then
+  if [ "$ROUTER" = 1 ]; then
+    say "up (router): $(ns A) ($ADDR_A, $(bus_addr A)) <-> $(ns R) ($ROUTER_A | $ROUTER_B, avahi reflector) <-> $(ns B) ($ADDR_B, $(bus_addr B))"
+  elif [ "$FAMILY" = ipv6ll ]; then
     say "up ($FAMILY): $(ns A) ($(link_local A)%$(veth A), $(bus_addr A)) <-> $(ns B) ($(link_local B)%$(veth B), $(bus_addr B))"
   else
     say "up ($FAMILY): $(ns A) ($ADDR_A, $(bus_addr A)) <-> $(ns B) ($ADDR_B, $(bus_addr B))"
@@ -153,7 +204,7 @@ down() {
   local f x n pids
   # Stop our daemons by recorded PID; avahi before the bus it is a client of.
   for f in "$STATE/check-publish.pid" "$STATE"/*/avahi.pid "$STATE"/*/dbus.pid; do stop_pidfile "$f"; done
-  for x in A B; do
+  for x in A B R; do   # R: the router, when the lab was up with P2P_LAB_ROUTER=1
     n=$(ns $x)
     ns_exists $x || continue
     pids=$(ip netns pids "$n" || true)
@@ -164,6 +215,7 @@ down() {
   # The veth normally dies with its namespace; this catches one left in the root namespace.
   ip link del "$(veth A)" 2>/dev/null || true
   ip link del "$(veth2 A)" 2>/dev/null || true
+  ip link del "$(veth B)" 2>/dev/null || true
   rm -rf "$STATE"
   # Labs with other prefixes share the subnet (each in its own namespaces); the blackhole stays
   # while any of them is up.
@@ -177,10 +229,11 @@ down() {
 
 status() {
   local x n f
-  for x in A B; do
+  for x in A B R; do
     n=$(ns $x)
-    if ! ns_exists $x; then say "$n: absent"; continue; fi
-    say "$n: $(ip -n "$n" -br -4 addr show dev "$(veth $x)" 2>/dev/null || echo 'no veth')"
+    if ! ns_exists $x; then [ "$x" = R ] || say "$n: absent"; continue; fi
+    if [ "$x" = R ]; then say "$n (router): $(ip -n "$n" -br -4 addr show | grep -v '^lo ' | tr -s ' \n' ' ')"
+    else say "$n: $(ip -n "$n" -br -4 addr show dev "$(veth $x)" 2>/dev/null || echo 'no veth')"; fi
     for f in "$(host_dir $x)"/*.pid; do [ -f "$f" ] && say "  started: $(cat "$f")"; done
     if DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr $x) avahi_running; then say "  avahi running; $(do_env $x)"
     else say "  avahi NOT running"; fi
