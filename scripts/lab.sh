@@ -250,7 +250,7 @@ restart_avahi() { # X [--kill]
   if [ "$how" = --kill ]; then
     [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = avahi-daemon ] || die "PID $pid is not avahi-daemon"
     kill -KILL "$pid"
-    while [ -e "/proc/$pid" ]; do sleep 0.05; done
+    while alive "$pid"; do sleep 0.05; done
     rm -f "$d/avahi.pid"
   else
     stop_pidfile "$d/avahi.pid" >/dev/null
