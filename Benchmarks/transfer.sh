@@ -13,7 +13,8 @@
 #   2. a tree of TREE (default 10,000) files of 4 KiB in folders of 100, tmpfs -> tmpfs, RUNS times each
 #      (interleaved): `p2p send --connect` of the folder (one tree transfer) vs `tar c | socat -u -b 262144`
 #      -> TCP -> `socat | tar x` (plain, no encryption, no hash); medians and the ratio p2p / tar
-#      (target <= 3x); every copy checked with `diff -r`;
+#      (target <= 3x); every copy checked with `diff -r`, and p2p's per-file JSON events counted on both
+#      ends (file-sent, file-received: all N, none dropped); --empty-tree N adds the same row for N empty files;
 #   3. two receivers: the SIZE file to two `p2p receive` on 127.0.0.1 at once (`p2p send --to r1 --to r2`,
 #      found by DNS-SD: needs an avahi-daemon on the system bus; as root the loopback one,
 #      scripts/mdns-loopback.sh, is started if none answers and stopped at the end) vs two sequential
@@ -25,8 +26,9 @@
 # The load average is printed at the start and end of each section.
 #
 # usage: Benchmarks/transfer.sh [--runs N] [--size-mib N] [--rss-sizes "256 4096"] [--no-wormhole]
-#                               [--tree N] [--no-multi] [--summary FILE]
+#                               [--tree N] [--empty-tree N] [--no-multi] [--summary FILE]
 #   --tree N        files in the tree row (default 10000; 0 skips the row)
+#   --empty-tree N  also a row of N empty files (default 0: skipped), e.g. 100000
 #   --no-multi      skip the two-receivers row (without an mDNS daemon, and not root, it is skipped anyway)
 #   --summary FILE  also writes the figures as "key value" lines (for Benchmarks/run.sh)
 # needs: socat, python3, /usr/bin/time (package time), tar, diff; optional rows: nc (netcat-openbsd), iperf3,
@@ -41,7 +43,7 @@ P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
 [[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
 TMPFS=${BENCH_TMPFS:-/dev/shm}
 WH_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
-RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" WORMHOLE=1 SUMMARY= TREE=10000 MULTI=1
+RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" WORMHOLE=1 SUMMARY= TREE=10000 EMPTY_TREE=0 MULTI=1
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) RUNS=$2; shift 2 ;;
@@ -49,6 +51,7 @@ while [ $# -gt 0 ]; do
     --rss-sizes) RSS_SIZES=$2; shift 2 ;;
     --no-wormhole) WORMHOLE=0; shift ;;
     --tree) TREE=$2; shift 2 ;;
+    --empty-tree) EMPTY_TREE=$2; shift 2 ;;
     --no-multi) MULTI=0; shift ;;
     --summary) SUMMARY=$2; shift 2 ;;
     -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
@@ -229,15 +232,15 @@ verify() { # verify METHOD OUT
 }
 
 # ---------------------------------------------------------------- trees: p2p vs tar | socat | tar
-# make_tree DIR N: N files of 4 KiB random bytes in folders of 100 (DIR/d000/f000.bin ...).
+# make_tree DIR N SIZE: N files of SIZE random bytes in folders of 100 (DIR/d000/f000.bin ...).
 make_tree() {
-  python3 - "$1" "$2" <<'EOF'
+  python3 - "$1" "$2" "$3" <<'EOF'
 import os, sys
-base, n = sys.argv[1], int(sys.argv[2])
+base, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 for i in range(n):
-    folder = f"{base}/d{i // 100:03d}"
+    folder = f"{base}/d{i // 100:04d}"
     if i % 100 == 0: os.makedirs(folder, exist_ok=True)
-    with open(f"{folder}/f{i % 100:03d}.bin", "wb") as f: f.write(os.urandom(4096))
+    with open(f"{folder}/f{i % 100:03d}.bin", "wb") as f: f.write(os.urandom(size))
 EOF
 }
 # Each: run_X_tree -> seconds on stdout; the copy of $W/tree is left in $W/tin/tree, CPU-s in $W/cpu.
@@ -394,15 +397,19 @@ fi
   || echo "p2p vs wormhole: skipped (magic-wormhole unavailable)"
 echo "load average (1 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (other work on the machine slows every row)"
 
-# ---------------------------------------------------------------- 2. a tree of small files
-if [ "$TREE" -gt 0 ]; then
+# ---------------------------------------------------------------- 2. trees of small files
+# tree_row N SIZE LABEL KEY: the tree row for N files of SIZE bytes (p2p vs tar, RUNS runs each),
+# with the per-file JSON events both p2p ends printed (every one must be there: none dropped).
+tree_row() {
+  local n=$1 size=$2 label=$3 key=$4 run m t c load sent received
   echo
   tree_load=$(cut -d' ' -f1-3 /proc/loadavg)
-  say "making a tree of $TREE files of 4 KiB on $TMPFS"
-  make_tree "$W/tree" "$TREE"
-  TREE_BYTES=$((TREE * 4096))
-  files_per_s() { python3 -c 'import sys; print("%.0f" % (int(sys.argv[1]) / float(sys.argv[2])))' "$TREE" "$1"; }
+  say "making a tree of $n files of $size bytes on $TMPFS"
+  make_tree "$W/tree" "$n" "$size"
+  TREE_BYTES=$((n * size))
+  files_per_s() { python3 -c 'import sys; print("%.0f" % (int(sys.argv[1]) / float(sys.argv[2])))' "$n" "$1"; }
   declare -A TTIMES=() TCPUS=() TMED=() TMEDCPU=()
+  EVENTS=
   for run in $(seq "$RUNS"); do
     for m in p2p tar; do
       load=$(cut -d' ' -f1 /proc/loadavg)
@@ -412,10 +419,15 @@ if [ "$TREE" -gt 0 ]; then
       rm -rf "$W/tin"
       TTIMES[$m]="${TTIMES[$m]:-} $t"
       TCPUS[$m]="${TCPUS[$m]:-} $c"
+      if [ "$m" = p2p ]; then
+        sent=$(grep -c '"event":"file-sent"' "$W/tree-send.out"); received=$(grep -c '"event":"file-received"' "$W/tree-recv.out")
+        EVENTS="$EVENTS $sent/$received"
+        [ "$sent" = "$n" ] && [ "$received" = "$n" ] || bad "tree: p2p printed $sent file-sent and $received file-received events for $n files"
+      fi
       say "tree run $run: $m ${t}s ($(files_per_s "$t") files/s), ${c} CPU-s, load average before: $load"
     done
   done
-  echo "== tree of $TREE files x 4 KiB (folders of 100), tmpfs -> tmpfs over 127.0.0.1, $RUNS runs each (seconds; median)"
+  echo "== tree of $n files x $label (folders of 100), tmpfs -> tmpfs over 127.0.0.1, $RUNS runs each (seconds; median)"
   echo "load average (1/5/15 min) at the start: $tree_load"
   for m in p2p tar; do
     # shellcheck disable=SC2086
@@ -423,14 +435,18 @@ if [ "$TREE" -gt 0 ]; then
     printf '%-9s wall:%s   median %ss = %s files/s, %s MiB/s;  CPU-s (both ends):%s   median %s\n' \
       "$([ "$m" = tar ] && echo "tar|socat" || echo p2p)" "${TTIMES[$m]}" "${TMED[$m]}" "$(files_per_s "${TMED[$m]}")" \
       "$(rate "$TREE_BYTES" "${TMED[$m]}")" "${TCPUS[$m]}" "${TMEDCPU[$m]}"
-    summary "tree_${m}_median_s" "${TMED[$m]}"; summary "tree_${m}_runs_s" "${TTIMES[$m]# }"; summary "tree_${m}_cpu_s" "${TMEDCPU[$m]}"
+    summary "${key}_${m}_median_s" "${TMED[$m]}"; summary "${key}_${m}_runs_s" "${TTIMES[$m]# }"; summary "${key}_${m}_cpu_s" "${TMEDCPU[$m]}"
   done
-  summary tree_files "$TREE"
-  summary tree_ratio "$(ratio "${TMED[p2p]}" "${TMED[tar]}")"
+  summary "${key}_files" "$n"
+  summary "${key}_ratio" "$(ratio "${TMED[p2p]}" "${TMED[tar]}")"
+  summary "${key}_events" "${EVENTS# }"
+  echo "p2p events (file-sent/file-received per run, of $n):$EVENTS"
   echo "p2p / tar:       $(ratio "${TMED[p2p]}" "${TMED[tar]}")x tar's wall time (target <= 3x); $(ratio "${TMEDCPU[p2p]}" "${TMEDCPU[tar]}" | sed 's/[0-9]$/&x/') its CPU time"
   echo "load average (1/5/15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   rm -rf "$W/tree"
-fi
+}
+[ "$TREE" -gt 0 ] && tree_row "$TREE" 4096 "4 KiB" tree
+[ "$EMPTY_TREE" -gt 0 ] && tree_row "$EMPTY_TREE" 0 "0 bytes" empty_tree
 
 # ---------------------------------------------------------------- 3. two receivers
 if [ "$MULTI" = 1 ]; then
