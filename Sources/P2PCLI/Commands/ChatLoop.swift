@@ -47,6 +47,9 @@ final class ChatLoop {
     private let interactive: Bool
     private let inputs: AsyncStream<Input>
     private let feed: AsyncStream<Input>.Continuation
+    /// What the pumps put in `feed` and the loop has not taken: a peer's flood waits in the library's
+    /// bounded buffer, not in `feed`.
+    private let backlog = Backlog()
 
     private var connected: [PeerID: PeerInfo] = [:]
     /// Everyone this chat talks to: peers that were connected, and peers with lines waiting in the outbox.
@@ -111,7 +114,7 @@ final class ChatLoop {
             view.error("history", error.description)
             return ExitStatus.failure
         }
-        let conversationPump = EventPump(conversation.events()) { feed.yield(.conversation($0)) }
+        let conversationPump = EventPump(conversation.events(), backlog: backlog) { feed.yield(.conversation($0)) }
         showRecentLines()
         showOutbox()
         heldLines = (try? conversation.history.unaddressed(in: session.sessionID)) ?? []
@@ -131,8 +134,8 @@ final class ChatLoop {
             if acceptsImages { return true }
             return await Self.ask(.offer(offer), through: feed)
         }
-        let transferPump = EventPump(transfers.events()) { feed.yield(.transfer($0)) }
-        let sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
+        let transferPump = EventPump(transfers.events(), backlog: backlog) { feed.yield(.transfer($0)) }
+        let sessionPump = EventPump(session.events(), backlog: backlog) { feed.yield(.event($0)) }
         pumps = (sessionPump, [conversationPump, transferPump])
         Signals.onInterrupt { feed.yield(.interrupt) }
 
@@ -186,6 +189,10 @@ final class ChatLoop {
 
         var status = ExitCode.success
         loop: for await input in inputs {
+            switch input {
+            case .event, .transfer, .conversation: backlog.taken()
+            default: break
+            }
             switch input {
             case .event(let event):
                 handle(event)

@@ -68,9 +68,10 @@ final class GameView {
         if json {
             Output.json(["event": "roll", "mine": Int(mine), "theirs": Int(theirs), "tie": mine == theirs])
         } else if mine == theirs {
-            note("Both rolled \(mine): rolling again.")
+            note("The draw for who starts was a tie: drawing again.")
         } else {
-            note("You rolled \(mine), your opponent \(theirs); both rolls match their commitments.")
+            // The numbers are 32-bit commitments, not a die: what a person needs is who won, and that it was fair.
+            note("\(mine > theirs ? "You" : "Your opponent") won the draw for who starts (each side committed to its number before seeing the other's).")
         }
     }
 

@@ -106,7 +106,11 @@ final class TransferView: Sendable {
                 Output.json(["event": "transfer-failed", "direction": info.direction.rawValue, "name": info.name, "reason": error.description])
             } else {
                 clearBar()
-                Output.error(Terminal.paint("p2p: \(Terminal.sanitize(info.name)): \(error)", .red))
+                // A transfer that failed before its name was known (or a peer that sent none) still names someone.
+                let what = info.name.raw.isEmpty
+                    ? "the transfer \(info.direction == .sending ? "to" : "from") \(Terminal.sanitize(info.peer.displayName))"
+                    : Terminal.sanitize(info.name)
+                Output.error(Terminal.paint("p2p: \(what): \(error)", .red))
             }
         case .eventsDropped(let count):
             if json {

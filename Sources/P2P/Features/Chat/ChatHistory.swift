@@ -175,15 +175,23 @@ public final class ChatHistory: Sendable {
 
     /// Stores a received line; nil when this peer's line with that ID is already stored (a resend).
     public func recordReceived(_ message: TextMessage, from peer: PeerInfo, at now: Date = Date()) throws(ChatHistoryError) -> ChatEntry? {
+        try recordReceived([(message, peer)], at: now)[0]
+    }
+
+    /// Stores lines that arrived, in order, in one transaction (a burst costs one commit, not one per
+    /// line); for each, its entry, or nil when it was stored before (a resend after a reconnect).
+    public func recordReceived(_ lines: [(message: TextMessage, peer: PeerInfo)], at now: Date = Date()) throws(ChatHistoryError) -> [ChatEntry?] {
         try write { db in
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO line (peer, peerName, direction, messageID, sentAt, text, deliveredAt)
-                VALUES (?, ?, 'received', ?, ?, ?, ?)
-                """, arguments: [peer.id.hex, peer.displayName.raw, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text,
-                                 ChatEntry.milliseconds(now)])
-            guard db.changesCount == 1 else { return nil }
-            return ChatEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: .received,
-                             messageID: message.id, sentAt: message.sentAt, text: message.text, deliveredAt: now)
+            try lines.map { message, peer in
+                try db.execute(sql: """
+                    INSERT OR IGNORE INTO line (peer, peerName, direction, messageID, sentAt, text, deliveredAt)
+                    VALUES (?, ?, 'received', ?, ?, ?, ?)
+                    """, arguments: [peer.id.hex, peer.displayName.raw, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text,
+                                     ChatEntry.milliseconds(now)])
+                guard db.changesCount == 1 else { return nil }
+                return ChatEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: .received,
+                                 messageID: message.id, sentAt: message.sentAt, text: message.text, deliveredAt: now)
+            }
         }
     }
 

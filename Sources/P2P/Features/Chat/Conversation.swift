@@ -33,7 +33,18 @@ public final class Conversation: Sendable {
         /// Peers whose outbox was flushed on their current connection: new lines go straight out.
         var flushed: Set<PeerID> = []
         var watcher: Task<Void, Never>?
+        /// Lines that arrived and wait for `storage`, in arrival order; stored in one transaction each time
+        /// the queue gets to them.
+        var arrived: [(message: TextMessage, peer: PeerInfo, mode: SendMode)] = []
+        /// Whether a drain of `arrived` is queued on `storage`.
+        var draining = false
     }
+
+    /// Lines that may wait for the disk at once. A peer that sends faster than SQLite stores would
+    /// otherwise grow this side's memory without bound (100,000 lines at once took 67 MiB): lines over
+    /// it are not stored and not acknowledged, so their sender keeps them in its outbox and sends them
+    /// again when it reconnects. Nothing is lost; a flood is simply not taken faster than it is stored.
+    static let maxWaitingLines = 4096
 
     /// Takes over the session's TEXT and TEXT_ACK handling.
     public init(session: Session, history: ChatHistory) {
@@ -44,7 +55,13 @@ public final class Conversation: Sendable {
         let storage = self.storage
         session.onMessage(TextMessage.self) { [weak self] message, peer, mode in
             guard let self else { return }
-            storage.async { self.receive(message, from: peer, mode: mode) }
+            let startDrain = state.withLockedValue { state -> Bool in
+                guard state.arrived.count < Self.maxWaitingLines else { return false }
+                state.arrived.append((message, peer, mode))
+                defer { state.draining = true }
+                return !state.draining
+            }
+            if startDrain { storage.async { self.storeArrivedLines() } }
         }
         session.onMessage(TextAck.self) { [weak self] ack, peer, _ in
             guard let self else { return }
@@ -137,15 +154,26 @@ public final class Conversation: Sendable {
         }
     }
 
-    /// On `storage`: stores the line, then acknowledges it, so the sender drops it only once it is safe.
-    private func receive(_ message: TextMessage, from peer: PeerInfo, mode: SendMode) {
-        do throws(ChatHistoryError) {
-            let entry = try history.recordReceived(message, from: peer)
-            // Only reliable lines are acknowledged: a datagram's sender keeps no outbox.
-            if mode == .reliable { try? session.send(TextAck(messageID: message.id), to: [peer.id]) }
-            if let entry { hub.emit(.received(entry, from: peer)) }
-        } catch {
-            hub.emit(.storageFailed(error))
+    /// On `storage`: stores the lines that arrived, then acknowledges them, so each sender drops a line
+    /// only once it is safe; until none is left waiting.
+    private func storeArrivedLines() {
+        while true {
+            let lines = state.withLockedValue { state in
+                defer { state.arrived.removeAll(keepingCapacity: true) }
+                if state.arrived.isEmpty { state.draining = false }
+                return state.arrived
+            }
+            guard !lines.isEmpty else { return }
+            do throws(ChatHistoryError) {
+                let entries = try history.recordReceived(lines.map { ($0.message, $0.peer) })
+                for (line, entry) in zip(lines, entries) {
+                    // Only reliable lines are acknowledged: a datagram's sender keeps no outbox.
+                    if line.mode == .reliable { try? session.send(TextAck(messageID: line.message.id), to: [line.peer.id]) }
+                    if let entry { hub.emit(.received(entry, from: line.peer)) }
+                }
+            } catch {
+                hub.emit(.storageFailed(error))
+            }
         }
     }
 
