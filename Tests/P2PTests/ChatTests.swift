@@ -250,6 +250,25 @@ struct ChatTests {
         await bob.close()
     }
 
+    /// Lines that arrive faster than one SQLite commit each are stored in batches: a burst of 1,000
+    /// (under `Conversation.maxWaitingLines`) arrives whole, once, in order, each acknowledged.
+    @Test func aBurstOfLinesIsStoredWholeAndInOrder() async throws {
+        let alice = try await makeSession("alice", sessionID: "chat")
+        let bob = try await makeSession("bob", sessionID: "chat")
+        let aliceChat = Conversation(session: alice, history: try ChatHistory(path: Self.temporaryPath()))
+        let bobChat = Conversation(session: bob, history: try ChatHistory(path: Self.temporaryPath()))
+        let aliceEvents = ConversationRecorder(aliceChat), bobEvents = ConversationRecorder(bobChat)
+        let bobInfo = try await alice.connect(to: bob.endpoint)
+        let lines = (1...1000).map { "line \($0)" }
+        for line in lines { try aliceChat.send(line, to: [bobInfo]) }
+        try await bobEvents.waitForReceived(lines)
+        try await aliceEvents.waitForDelivered(lines.count)
+        #expect(try bobChat.history.entries().map(\.text) == lines)
+        #expect(try aliceChat.pending().isEmpty)
+        await alice.close()
+        await bob.close()
+    }
+
     static func session(_ name: String, identity: Identity) async throws -> Session {
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
