@@ -85,7 +85,7 @@ final class FuzzLinkDelegate: LinkDelegate, @unchecked Sendable {
     /// Only touched on the embedded loop (this thread).
     private(set) var log = Log()
     private var pendingVerdict: EventLoopPromise<HelloVerdict>?
-    private var pendingDecision: EventLoopPromise<Bool>?
+    private var pendingDecision: EventLoopPromise<Bool?>?
 
     init(mode: UInt8) { self.mode = mode }
 
@@ -93,6 +93,7 @@ final class FuzzLinkDelegate: LinkDelegate, @unchecked Sendable {
     var heartbeatInterval: TimeAmount { .seconds(2) }
     var heartbeatTimeout: TimeAmount { .seconds(6) }
     var displayName: String { "fuzz" }
+    var requestDecisionTimeout: Duration { .seconds(120) }
 
     func hello(for link: PeerLink) -> Hello {
         Hello(peerID: PeerID(bytes: Array(repeating: 1, count: 16)), capabilities: .all, datagramPort: 0, datagramToken: 1,
@@ -108,8 +109,8 @@ final class FuzzLinkDelegate: LinkDelegate, @unchecked Sendable {
         return promise.futureResult
     }
 
-    func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool> {
-        let promise = link.channel.eventLoop.makePromise(of: Bool.self)
+    func decide(_ request: ConnectionRequest, over link: PeerLink) -> EventLoopFuture<Bool?> {
+        let promise = link.channel.eventLoop.makePromise(of: Bool?.self)
         pendingDecision = promise
         return promise.futureResult
     }
@@ -128,7 +129,8 @@ final class FuzzLinkDelegate: LinkDelegate, @unchecked Sendable {
         }
         if let decision = pendingDecision {
             pendingDecision = nil
-            decision.succeed(mode & 4 != 0)
+            // nil: nobody answered in time (the acceptor sends ERROR 10).
+            decision.succeed(mode & 32 != 0 ? nil : mode & 4 != 0)
         }
     }
 
