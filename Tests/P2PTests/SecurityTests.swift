@@ -162,7 +162,10 @@ struct SecurityTests {
         #expect(parsed.open(with: SymmetricKey(size: .bits256)) == nil)
         #expect(parsed.open(with: nil) == nil)  // sealed data never passes as plaintext
         var tampered = datagram
-        tampered.setInteger(UInt8(0xFF), at: tampered.writerIndex - 20)
+        // Every bit of one byte flipped: setting it to 0xFF left it unchanged whenever it already was
+        // (1 run in 256 failed).
+        let at = tampered.writerIndex - 20
+        tampered.setInteger(tampered.getInteger(at: at, as: UInt8.self)! ^ 0xFF, at: at)
         #expect(DatagramCodec.parse(tampered, catalog: .standard)?.open(with: key) == nil)
 
         var window = ReplayWindow()

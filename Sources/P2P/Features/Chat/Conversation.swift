@@ -33,10 +33,17 @@ public final class Conversation: Sendable {
         /// Peers whose outbox was flushed on their current connection: new lines go straight out.
         var flushed: Set<PeerID> = []
         var watcher: Task<Void, Never>?
-        /// Lines that arrived and wait for `storage`, in arrival order; stored in one transaction each time
-        /// the queue gets to them.
-        var arrived: [(message: TextMessage, peer: PeerInfo, mode: SendMode)] = []
-        /// Whether a drain of `arrived` is queued on `storage`.
+    }
+
+    /// Lines that arrived and wait for `storage`. A lock of its own: the event loop takes it for every
+    /// line, and `state`'s lock is held across history reads (an outbox flush), which may wait for the
+    /// database.
+    private let arrivals = NIOLockedValueBox(Arrivals())
+
+    private struct Arrivals {
+        /// In arrival order; stored in one transaction each time the queue gets to them.
+        var lines: [(message: TextMessage, peer: PeerInfo, mode: SendMode)] = []
+        /// Whether a drain of `lines` is queued on `storage`.
         var draining = false
     }
 
@@ -55,11 +62,11 @@ public final class Conversation: Sendable {
         let storage = self.storage
         session.onMessage(TextMessage.self) { [weak self] message, peer, mode in
             guard let self else { return }
-            let startDrain = state.withLockedValue { state -> Bool in
-                guard state.arrived.count < Self.maxWaitingLines else { return false }
-                state.arrived.append((message, peer, mode))
-                defer { state.draining = true }
-                return !state.draining
+            let startDrain = arrivals.withLockedValue { arrivals -> Bool in
+                guard arrivals.lines.count < Self.maxWaitingLines else { return false }
+                arrivals.lines.append((message, peer, mode))
+                defer { arrivals.draining = true }
+                return !arrivals.draining
             }
             if startDrain { storage.async { self.storeArrivedLines() } }
         }
@@ -158,10 +165,10 @@ public final class Conversation: Sendable {
     /// only once it is safe; until none is left waiting.
     private func storeArrivedLines() {
         while true {
-            let lines = state.withLockedValue { state in
-                defer { state.arrived.removeAll(keepingCapacity: true) }
-                if state.arrived.isEmpty { state.draining = false }
-                return state.arrived
+            let lines = arrivals.withLockedValue { arrivals in
+                defer { arrivals.lines.removeAll(keepingCapacity: true) }
+                if arrivals.lines.isEmpty { arrivals.draining = false }
+                return arrivals.lines
             }
             guard !lines.isEmpty else { return }
             do throws(ChatHistoryError) {
