@@ -250,11 +250,13 @@ restart_avahi() { # X [--kill]
   if [ "$how" = --kill ]; then
     [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = avahi-daemon ] || die "PID $pid is not avahi-daemon"
     kill -KILL "$pid"
-    while alive "$pid"; do sleep 0.05; done
     rm -f "$d/avahi.pid"
   else
     stop_pidfile "$d/avahi.pid" >/dev/null
   fi
+  # Until the old daemon is reaped, the new one sees its PID in avahi's own pid file, alive to
+  # kill(pid, 0) as a zombie, and refuses to start ("already running"): wait for it to vanish.
+  while [ -e "/proc/$pid" ]; do sleep 0.05; done
   stopped=$(date +%s.%N)
   # A daemon killed with -9 leaves its pid file and socket behind; avahi removes stale ones itself.
   start_bg "$d/avahi.pid" avahi-daemon "$d/avahi.log" \

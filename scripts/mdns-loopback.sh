@@ -50,12 +50,17 @@ start() {
 
 # avahi first: it is a client of the bus.
 stop() {
+  local pids p
+  pids=$(cat "$STATE/avahi.pid" "$STATE/dbus.pid" 2>/dev/null | cut -d' ' -f1)
   stop_pidfile "$STATE/avahi.pid"
   if [ -f "$STATE/dbus.pid" ]; then
     stop_pidfile "$STATE/dbus.pid"
     # dbus-daemon leaves its socket behind; remove it so clients fail fast instead of "refused".
     bus_up || rm -f /run/dbus/pid /run/dbus/system_bus_socket
   fi
+  # A daemon started next (the next test) would take an unreaped one, still listed in its pid file
+  # and alive to kill(pid, 0), for one already running: wait until each is gone.
+  for p in $pids; do while [ -e "/proc/$p" ]; do sleep 0.05; done; done
 }
 
 status() {
