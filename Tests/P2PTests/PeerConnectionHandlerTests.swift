@@ -108,15 +108,21 @@ import Testing
         #expect(channel.isActive)
     }
 
-    @Test func aDeclinedRequestIsToldWhyAndClosed() throws {
+    /// Bob's HELLO arrives, the acceptor asks, and `decision` is the answer (nil: none in time): what the
+    /// handler wrote back, with the channel and delegate to look at.
+    func answerBobsRequest(_ decision: Bool?) throws -> (replies: [Frame], channel: EmbeddedChannel, delegate: RecordingDelegate) {
         let delegate = RecordingDelegate()
         let (channel, _) = try connection(.inbound, delegate: delegate)
         _ = try written(channel)
         try channel.writeInbound(bobsHello)
         let request = ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))
         delegate.verdict.withLockedValue { $0 }!.succeed(.ask(request))
-        delegate.decision.withLockedValue { $0 }!.succeed(false)
-        let replies = try written(channel)
+        delegate.decision.withLockedValue { $0 }!.succeed(decision)
+        return (try written(channel), channel, delegate)
+    }
+
+    @Test func aDeclinedRequestIsToldWhyAndClosed() throws {
+        let (replies, channel, delegate) = try answerBobsRequest(false)
         #expect(replies.map(\.type) == [.error])
         #expect(try ErrorMessage(frame: replies[0]).code == .connectionDenied)
         #expect(try ErrorMessage(frame: replies[0]).reason == "alice declined the connection")
@@ -126,14 +132,7 @@ import Testing
 
     /// A request nobody answered in time is not "declined": the initiator is told it was not answered.
     @Test func anUnansweredRequestIsToldItWasNotAnswered() throws {
-        let delegate = RecordingDelegate()
-        let (channel, _) = try connection(.inbound, delegate: delegate)
-        _ = try written(channel)
-        try channel.writeInbound(bobsHello)
-        let request = ConnectionRequest(peer: PeerInfo(id: Self.bob, displayName: "bob", sessionID: "test"))
-        delegate.verdict.withLockedValue { $0 }!.succeed(.ask(request))
-        delegate.decision.withLockedValue { $0 }!.succeed(nil)
-        let replies = try written(channel)
+        let (replies, channel, delegate) = try answerBobsRequest(nil)
         #expect(replies.map(\.type) == [.error])
         #expect(try ErrorMessage(frame: replies[0]).code == .handshakeTimeout)
         #expect(try ErrorMessage(frame: replies[0]).reason == "alice did not answer the connection request within 120 s")

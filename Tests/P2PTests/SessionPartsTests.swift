@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 @testable import P2P
@@ -356,24 +357,25 @@ extension LinkTable.Closing {
     }
 
     /// A producer that waits for room loses nothing for a consumer slower than it: 5,000 events through
-    /// a buffer of 16, in order, with no notice of a drop.
-    @Test(.timeLimit(.minutes(1))) func aProducerThatWaitsForRoomLosesNothingForASlowConsumer() async {
+    /// a buffer of 16, in order, with no notice of a drop. The consumer starts reading only once the
+    /// producer has filled half the buffer: a producer that did not wait would overflow it at once.
+    @Test(.timeLimit(.minutes(1))) func aProducerThatWaitsForRoomLosesNothingForASlowConsumer() async throws {
         let hub = EventHub<Int>(limit: 16) { -$0 }
         let stream = hub.countedStream()
-        let consumer = Task {
-            var seen: [Int] = []
-            for await event in stream {
-                seen.append(event)
-                if event % 100 == 0 { try? await Task.sleep(for: .milliseconds(5)) }  // slower than the producer
+        let emitted = NIOLockedValueBox(0)
+        let producer = Task {
+            for event in 1...5_000 {
+                await hub.waitForRoom()
+                hub.emit(event)
+                emitted.withLockedValue { $0 = event }
             }
-            return seen
+            hub.finish()
         }
-        for event in 1...5_000 {
-            await hub.waitForRoom()
-            hub.emit(event)
-        }
-        hub.finish()
-        #expect(await consumer.value == Array(1...5_000))
+        try await waitUntil("the producer filled half the buffer") { emitted.withLockedValue { $0 } >= 8 }
+        var seen: [Int] = []
+        for await event in stream { seen.append(event) }
+        await producer.value
+        #expect(seen == Array(1...5_000))
     }
 
     /// A consumer that stopped reading holds a waiting producer only for the hub's patience, then drops

@@ -4,7 +4,9 @@
 #    and a CANCEL reason (to `p2p receive`) reach neither stdout nor stderr, --verbose logs included: no
 #    ESC, BEL, C1 CSI or bidi override byte is printed, while the words around them are;
 #  - a peer that sends 200,000 PINGs and reads nothing: the receiver's peak memory stays within 64 MiB
-#    of what it used before (it was +417 MiB), it keeps serving another peer meanwhile, and it lives on.
+#    of what it used before (it was +417 MiB), it keeps serving another peer meanwhile, and it lives on;
+#  - a peer that sends 100,000 chat lines and reads nothing: the chat's peak memory stays within 64 MiB
+#    of idle (it was +67 MiB in a release build), and it lives on.
 # The session ID is unique per run; the servers wait --to a peer that does not exist, so they dial nobody.
 . "$(dirname "$0")/lib.sh"
 need python3
@@ -53,6 +55,20 @@ check "chat prints the words of the reason (\"owned\", \"txt.exe\")" bash -c 'ca
 check "chat prints the words of the peer's name (\"lory\")" bash -c 'cat "$1" "$2" | grep -q "lory"' _ "$(out_of chat)" "$E2E_TMP/chat.err"
 check "chat prints none of the escape sequences of the reason or the name (stdout and stderr, --verbose log included)" no_controls "$(out_of chat)" "$E2E_TMP/chat.err"
 check "chat still runs" is_running chat
+
+# ---------------------------------------------------------------- 100,000 chat lines, nothing read
+# Lines arrive faster than SQLite stores them: they wait in a bounded batch, not one queued write each
+# (which took +67 MiB).
+echo 5 >"/proc/$(pid_of chat)/clear_refs"   # VmHWM counts from here
+idle=$(rss_kib chat)
+hold=$E2E_TMP/text.hold
+start_bg text "$PYTHON" "$RAW" 127.0.0.1 "$P" textflood --session "$SID" --count 100000 --hold 120 --hold-file "$hold" --timeout 180
+if wait_until 120 test -e "$hold.sent"; then pass "the flooder sent 100,000 chat lines"; else fail "the text flood did not go out" text; fi
+touch "$hold"
+if wait_exit text 60; then pass "the text flooder left"; else fail "the text flooder did not leave" text; fi
+check "chat still runs after the text flood" is_running chat
+peak=$(peak_kib chat)
+check "chat's peak memory under 100,000 lines stays within 64 MiB of idle ($((idle / 1024)) -> $((peak / 1024)) MiB)" [ $((peak - idle)) -lt $((64 * 1024)) ]
 
 # ---------------------------------------------------------------- a CANCEL reason to p2p receive
 R=$(free_port)

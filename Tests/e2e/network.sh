@@ -220,6 +220,11 @@ if [ "$(count_json added.list2 event=peer-known name="carol-$TAG")" = 1 ] && gre
 else
   fail "after the first contact, p2p peers does not list carol as known at the added address" added.list2
 fi
+A_ADD peers add 10.213.7.9:24242 >/dev/null 2>&1
+check "p2p peers remove forgets an added address (exit 0)" A_ADD peers remove 10.213.7.9:24242
+A_ADD peers --json --timeout 1 >"$E2E_TMP/added.list3.out" 2>/dev/null
+check "and p2p peers no longer lists it" [ "$(count_json added.list3 event=address-added address=10.213.7.9:24242)" = 0 ]
+check "removing it again fails (exit 1)" bash -c '! "$@" >/dev/null 2>&1' _ env P2P_HOME="$(home erind)" P2P_LAB_PREFIX="$DUAL" "$LAB" exec A "$P2P" peers remove 10.213.7.9:24242
 stop_proc recvk2
 
 # Nothing listens: refused, at once.

@@ -82,17 +82,19 @@ struct PeersListCommand: AsyncParsableCommand {
         }
         deadline.cancel()
         browser.stop()
-        let known = knownNotSeen(seen: Set(seen.values.compactMap(\.peerID)))
+        // Pinned peers and added addresses belong to no session: listed only when browsing them all.
+        let store = sessionID == nil ? try? TrustStore.standard() : nil
+        let known = knownNotSeen(seen: Set(seen.values.compactMap(\.peerID)), in: store)
         known.forEach(print(known:))
-        let added = sessionID == nil ? ((try? TrustStore.standard())?.addedAddresses ?? []) : []
+        let added = store?.addedAddresses ?? []
         added.forEach(print(added:))
         if !json && found == 0 && known.isEmpty && added.isEmpty { Output.error("No peers found.") }
     }
 
     /// Pinned peers this browse did not show, with where they were last reached: `--to NAME` dials them
     /// there when multicast DNS does not get through.
-    private func knownNotSeen(seen: Set<PeerID>) -> [KnownPeer] {
-        guard sessionID == nil, let store = try? TrustStore.standard() else { return [] }
+    private func knownNotSeen(seen: Set<PeerID>, in store: TrustStore?) -> [KnownPeer] {
+        guard let store else { return [] }
         return store.all.filter { !seen.contains($0.id) && !($0.lastAddresses ?? []).isEmpty }.sorted { $0.name < $1.name }
     }
 
