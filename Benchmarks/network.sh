@@ -35,9 +35,11 @@ export AVAHI_COMPAT_NOWARN=1
 export P2P_LAB_PREFIX=p2pbn
 WORK=$(mktemp -d /tmp/p2p-bench-net.XXXXXX)
 PIDS=()
+# stop PID: a background `in_host` is a subshell whose child is p2p: both are stopped (p2p first).
+stop() { pkill -TERM -P "$1" 2>/dev/null; kill "$1" 2>/dev/null; }
 cleanup() {
   local pid
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${PIDS[@]}"; do stop "$pid"; done
   wait 2>/dev/null
   "$LAB" down >/dev/null 2>&1
   rm -rf "$WORK"
@@ -58,7 +60,7 @@ receiver() {
   for _ in $(seq 100); do grep -q '"listening"' "$WORK/$1.out" 2>/dev/null && return 0; sleep 0.1; done
   echo "bench: $1 did not start" >&2; exit 1
 }
-stop_receivers() { local pid; for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done; wait 2>/dev/null; PIDS=(); }
+stop_receivers() { local pid; for pid in "${PIDS[@]}"; do stop "$pid"; done; wait 2>/dev/null; PIDS=(); }
 # timed_send TO FILE: ms from starting `p2p send --to TO` in A to its exit; fails the bench if it fails.
 timed_send() {
   local start; start=$(now_ms)
@@ -112,7 +114,8 @@ for i in $(seq "$RUNS"); do
   exec 7>"$WORK/a.in" 8>"$WORK/b.in"
   for _ in $(seq 300); do grep -q '"connected"' "$WORK/b.out" 2>/dev/null && break; sleep 0.1; done
   local_ip=$(ip netns exec p2pbnA ss -tnH state established | awk '{print $3}' | grep -oE '10\.213\.[78]\.1' | head -n 1)
-  case $local_ip in 10.213.7.1) cut=p2pbnvA ;; 10.213.8.1) cut=p2pbnwA ;; *) echo "bench: no chat connection" >&2; exit 1 ;; esac
+  case $local_ip in 10.213.7.1) cut=p2pbnvA ;; 10.213.8.1) cut=p2pbnwA ;; *) echo "bench: no chat connection over 10.213.7.1 or 10.213.8.1; B's chat said:" >&2; tail -5 "$WORK/b.out" >&2
+     ip netns exec p2pbnA ss -tnH state established >&2; exit 1 ;; esac
   start=$(now_ms)
   ip -n p2pbnA link set "$cut" down
   echo "after the cut $i" >&7

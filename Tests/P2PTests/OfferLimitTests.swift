@@ -92,4 +92,15 @@ struct OfferLimitTests {
         }
         #expect(never == nil)
     }
+
+    /// The timer behind every deadline: a cancelled one never runs its action (the one after it shows
+    /// the time has passed), an uncancelled one runs it once.
+    @Test func aCancelledTimerNeverRunsItsActionAndAnotherRunsOnce() async throws {
+        let fired = NIOLockedValueBoxWrapper<[String]>([])
+        let cancelled = OneShotTimer(after: .milliseconds(20)) { fired.mutate { $0.append("cancelled") } }
+        cancelled.cancel()
+        let kept = OneShotTimer(after: .milliseconds(80)) { fired.mutate { $0.append("kept") } }
+        #expect(try await fired.wait(for: "the kept timer", seconds: 60) { !$0.isEmpty } == ["kept"])
+        kept.cancel()
+    }
 }

@@ -15,10 +15,7 @@ func withDeadline<T: Sendable>(_ duration: Duration, _ operation: @escaping @Sen
         continuation?.resume(returning: value)
     }
     let work = Task { finish(await operation()) }
-    let timer = Task {
-        try? await Task.sleep(for: duration)
-        finish(nil)
-    }
+    let timer = OneShotTimer(after: duration) { finish(nil) }
     let value = await withTaskCancellationHandler {
         await withCheckedContinuation { continuation in
             let outcome = race.withLockedValue { race -> T?? in

@@ -571,7 +571,7 @@ final class Mailbox: Sendable {
         var queue: [TransferMessage.Body] = []
         var waiter: CheckedContinuation<Wake, Never>?
         /// Ends the current wait when its time is up; cancelled when a message or the close ends it first.
-        var timer: Task<Void, Never>?
+        var timer: OneShotTimer?
         /// Counts waits, so a timer that fires late cannot end a later wait.
         var wait = 0
         var closed = false
@@ -637,10 +637,7 @@ final class Mailbox: Sendable {
                     state.waiter = continuation
                     state.wait += 1
                     let wait = state.wait
-                    state.timer = Task { [self] in
-                        guard (try? await Task.sleep(for: limit)) != nil else { return }
-                        expire(wait)
-                    }
+                    state.timer = OneShotTimer(after: limit) { [self] in expire(wait) }
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }

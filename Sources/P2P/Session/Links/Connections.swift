@@ -496,6 +496,7 @@ final class Connections: LinkDelegate {
 
     func linkClosed(_ link: PeerLink) {
         transport.withLockedValue { $0.datagrams }?.removeRoute(for: link)
+        FreedMemory.returnSoon()
         guard case .failed(let peer, let failure, let completion, let waiters) = table.withLockedValue({ $0.close(link.id) }) else { return }
         completion?.fail(failure)
         for waiter in waiters { waiter.fail(failure) }
