@@ -93,9 +93,9 @@ struct OfferLimitTests {
         #expect(never == nil)
     }
 
-    /// The timer behind every deadline: a cancelled one never runs its action (the one after it shows
-    /// the time has passed), an uncancelled one runs it once.
-    @Test func aCancelledTimerNeverRunsItsActionAndAnotherRunsOnce() async throws {
+    /// The timer behind every deadline: a cancelled one never runs its action (the later one firing
+    /// shows its time has passed), one left alone runs it.
+    @Test func aCancelledTimerNeverRunsItsActionAndOneLeftAloneDoes() async throws {
         let fired = NIOLockedValueBoxWrapper<[String]>([])
         let cancelled = OneShotTimer(after: .milliseconds(20)) { fired.mutate { $0.append("cancelled") } }
         cancelled.cancel()

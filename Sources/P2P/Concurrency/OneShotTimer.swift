@@ -12,10 +12,7 @@ final class OneShotTimer: @unchecked Sendable {
 
     init(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
         source = DispatchSource.makeTimerSource(queue: .global())
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
-        source.schedule(deadline: .now() + .nanoseconds(Int(clamping: max(0, total))), repeating: .never)
+        source.schedule(deadline: .now() + DispatchTimeInterval(delay), repeating: .never)
         source.setEventHandler { [source] in
             source.cancel()
             action()

@@ -66,13 +66,6 @@ struct DaemonRecovery {
     mutating func gaveUp() { isRecovering = false }
 }
 
-extension DispatchTimeInterval {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-    }
-}
-
 extension DiscoveryError {
     /// Whether this error means the daemon itself is unreachable (gone, restarting, never started), as
     /// opposed to a refusal of one request: only then does retrying until it is back make sense.

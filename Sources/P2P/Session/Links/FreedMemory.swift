@@ -7,18 +7,22 @@ import Glibc
 /// Gives the memory a departed peer used back to the operating system.
 ///
 /// glibc's allocator keeps freed pages in its arenas for reuse, so a process that once handled a flood
-/// would keep that RSS for the rest of its life even though nothing holds it any more (SECURITY.md P11:
-/// memory returns to idle when the peer leaves). `malloc_trim` returns it. It walks every arena, so it
+/// would keep that RSS for the rest of its life even though nothing holds it any more (issue 21: memory
+/// returns to idle when the peer leaves). `malloc_trim` returns it. It walks every arena, so it
 /// runs on a utility queue rather than an event loop, and at most once per `delay`: the closes of a burst
-/// share one trim, a second after the first of them. Elsewhere it does nothing.
+/// share one trim, a second after the first of them. Without glibc it does nothing.
 enum FreedMemory {
     private static let trimPending = NIOLockedValueBox(false)
     private static let delay = DispatchTimeInterval.seconds(1)
 
     /// Called when a connection has closed.
     static func returnSoon() {
-        #if os(Linux)
-        guard trimPending.withLockedValue({ pending in defer { pending = true }; return !pending }) else { return }
+        #if canImport(Glibc)
+        let alreadyPending = trimPending.withLockedValue { pending in
+            defer { pending = true }
+            return pending
+        }
+        guard !alreadyPending else { return }
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay) {
             trimPending.withLockedValue { $0 = false }
             trim()
@@ -26,10 +30,10 @@ enum FreedMemory {
         #endif
     }
 
-    #if os(Linux)
+    #if canImport(Glibc)
     private typealias MallocTrim = @convention(c) (Int) -> Int32
 
-    /// Looked up at run time: glibc has `malloc_trim`, other C libraries (musl) may not.
+    /// Looked up at run time: `malloc_trim` is in glibc's malloc.h, which the Glibc module does not import.
     private static func trim() {
         guard let symbol = dlsym(nil, "malloc_trim") else { return }
         _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
