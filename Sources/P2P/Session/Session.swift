@@ -202,14 +202,7 @@ public final class Session: Sendable {
                 // Over a limit, throwing here closes the connection before a byte is read.
                 channel.eventLoop.makeCompletedFuture { try connections.admit(channel) }
             }
-            .bind(to: try Self.bindAddress(host, port: port)).value
-    }
-
-    /// The address to bind: an IP literal is used as it is. Resolving `::` by name would fail on a host
-    /// whose only IPv6 address is loopback (getaddrinfo's AI_ADDRCONFIG), although binding it works.
-    static func bindAddress(_ host: String, port: Int) throws -> SocketAddress {
-        if let address = IPAddress(host) { return address.socketAddress(port: port) }
-        return try SocketAddress.makeAddressResolvingHost(host, port: port)
+            .bind(to: try SocketAddress.forBinding(host, port: port)).value
     }
 
     private func bindDatagrams(host: String, port: Int) async throws -> DatagramTransport {

@@ -45,7 +45,7 @@ final class DatagramTransport: Sendable {
                     try channel.pipeline.syncOperations.addHandler(DatagramReceiver(sink: receiver))
                 }
             }
-            .bind(to: try Session.bindAddress(host, port: port)).value
+            .bind(to: try SocketAddress.forBinding(host, port: port)).value
         let transport = DatagramTransport(channel: channel, catalog: catalog)
         receiver.set { datagram, address in
             if let (frame, link) = transport.open(datagram, from: address) { deliver(frame, link) }

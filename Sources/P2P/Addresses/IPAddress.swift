@@ -172,3 +172,12 @@ extension IPAddress {
         return order
     }
 }
+
+extension SocketAddress {
+    /// The address to bind: an IP literal is used as it is. Resolving `::` by name would fail on a host
+    /// whose only IPv6 address is loopback (getaddrinfo's AI_ADDRCONFIG), although binding it works.
+    static func forBinding(_ host: String, port: Int) throws -> SocketAddress {
+        if let address = IPAddress(host) { return address.socketAddress(port: port) }
+        return try SocketAddress.makeAddressResolvingHost(host, port: port)
+    }
+}
