@@ -3,41 +3,42 @@ import NIOCore
 import Testing
 @testable import P2P
 
-/// A `GameProtocol` on a real session: messages from the peer go in, its output goes out.
-final class NetworkedPlayer: Sendable {
+/// A `GameSession` and everything it reported, for tests to wait on.
+final class Player: Sendable {
+    let games: GameSession
     let session: Session
-    private let state: NIOLockedValueBoxWrapper<(game: GameProtocol, events: [GameProtocol.Event])>
+    private let seen = NIOLockedValueBoxWrapper<[GameSession.Event]>([])
+    private let task: Task<Void, Never>
 
-    init(_ session: Session, die: LoadedDie) {
+    init(_ session: Session, die: LoadedDie, rematchDelay: Duration? = nil) {
         self.session = session
-        state = NIOLockedValueBoxWrapper((GameProtocol(rollDie: die.roll), []))
-        session.onMessage(GameMessage.self) { [weak self] message, peer, _ in
-            try? self?.step(to: peer.id) { $0.receive(message) }
-        }
+        games = GameSession(session: session, rematchDelay: rematchDelay, rollDie: die.roll)
+        let stream = games.events(), seen = self.seen
+        task = Task { for await event in stream { seen.mutate { $0.append(event) } } }
     }
 
-    var game: TicTacToe { state.value.game.game }
-    var events: [GameProtocol.Event] { state.value.events }
-    var score: GameProtocol.Score { state.value.game.score }
+    deinit { task.cancel() }
 
-    /// Runs one step and sends what it produced, under the lock so messages leave in order.
-    func step(to peer: PeerID, _ body: (inout GameProtocol) throws -> GameProtocol.Output) throws {
-        var failure: (any Error)?
-        state.mutate { state in
-            do {
-                let output = try body(&state.game)
-                state.events += output.events
-                for message in output.messages { try? session.send(message, to: [peer]) }
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
+    var game: TicTacToe { games.snapshot.game }
+    var score: GameProtocol.Score { games.snapshot.score }
+    var events: [GameSession.Event] { seen.value }
+    /// What the game reported, without the opponent.
+    var gameEvents: [GameProtocol.Event] { events.compactMap { if case .game(let event, _) = $0 { event } else { nil } } }
+
+    /// The opponent's departure, once reported.
+    var gone: (peer: PeerInfo, onPurpose: Bool, score: GameProtocol.Score)? {
+        for case .opponentGone(let peer, let onPurpose, let score) in events { return (peer, onPurpose, score) }
+        return nil
     }
 
-    /// Returns once `predicate` holds for the game, checked after every step.
-    func waitUntil(_ what: String, seconds: Double = 5, _ predicate: @escaping @Sendable (NetworkedPlayer) -> Bool) async throws {
-        try await state.wait(for: what, seconds: seconds) { _ in predicate(self) }
+    func start(against other: Session) throws {
+        guard let peer = session.connectedPeer(other.peerID) else { throw SessionError.notConnected(other.peerID) }
+        games.start(against: peer)
+    }
+
+    /// Returns once `predicate` holds for the player; looked at every 10 ms.
+    func waitUntil(_ what: String, seconds: Double = 5, _ predicate: @escaping @Sendable (Player) -> Bool) async throws {
+        try await P2PTests.waitUntil(what, seconds: seconds) { predicate(self) }
     }
 }
 
@@ -47,27 +48,32 @@ struct GameSessionTests {
     @Test func twoSessionsPlayAFullGame() async throws {
         let aliceSession = try await makeSession("alice", sessionID: "game")
         let bobSession = try await makeSession("bob", sessionID: "game")
-        let alice = NetworkedPlayer(aliceSession, die: LoadedDie(900))
-        let bob = NetworkedPlayer(bobSession, die: LoadedDie(100))
+        let alice = Player(aliceSession, die: LoadedDie(900))
+        let bob = Player(bobSession, die: LoadedDie(100))
         let bobEvents = EventRecorder(bobSession)
 
         try await aliceSession.connect(to: bobSession.endpoint)
         _ = try await bobEvents.waitFor(aliceSession.peerID, .connected)
-        try alice.step(to: bobSession.peerID) { $0.start() }
-        try bob.step(to: aliceSession.peerID) { $0.start() }
+        // bob starts first: his NEW_ROUND and COMMIT reach alice before she starts, and wait for her.
+        let arrivedAtAlice = Inbox<GameMessage>()
+        aliceSession.onMessage(GameMessage.self) { arrivedAtAlice.append($0, $1, $2) }
+        try bob.start(against: aliceSession)
+        try await arrivedAtAlice.waitForCount(2)
+        try alice.start(against: bobSession)
         try await alice.waitUntil("alice's turn") { $0.game.state == .myTurn }
         try await bob.waitUntil("bob's round to start") { $0.game.myMark == .o }
 
         for (index, square) in [1, 4, 2, 5, 3].enumerated() {
-            let (player, other) = index.isMultiple(of: 2) ? (alice, bob) : (bob, alice)
+            let player = index.isMultiple(of: 2) ? alice : bob
             try await player.waitUntil("turn for \(square)") { $0.game.state == .myTurn }
-            try player.step(to: other.session.peerID) { try $0.play(square) }
+            try player.games.play(square)
         }
         try await bob.waitUntil("bob's game over") { $0.game.result != nil }
         #expect(alice.game.result == .win)
         #expect(bob.game.result == .lose)
         #expect(alice.game.board == bob.game.board)
-        #expect(bob.events.contains(.moved(by: .peer, square: 3, mark: .x)))
+        #expect(bob.gameEvents.contains(.moved(by: .peer, square: 3, mark: .x)))
+        #expect(bob.score == GameProtocol.Score(losses: 1))
         #expect(aliceSession.connectedPeers.count == 1, "a game never costs the connection")
         await aliceSession.close()
         await bobSession.close()
@@ -78,7 +84,7 @@ struct GameSessionTests {
     @Test func craftedPeerIsRefusedEachTime() async throws {
         let aliceSession = try await makeSession("alice", sessionID: "game")
         let cheaterSession = try await makeSession("cheater", sessionID: "game")
-        let alice = NetworkedPlayer(aliceSession, die: LoadedDie(500, 500, 500))
+        let alice = Player(aliceSession, die: LoadedDie(500, 500, 500))
         let inbox = Inbox<GameMessage>()
         cheaterSession.onMessage(GameMessage.self) { inbox.append($0, $1, $2) }
         let aliceEvents = EventRecorder(aliceSession)
@@ -86,7 +92,7 @@ struct GameSessionTests {
         _ = try await aliceEvents.waitFor(cheaterSession.peerID, .connected)
         #expect(aliceSession.connectedPeers.count == 1)
         let cheater = cheaterSession.peerID, aliceID = aliceSession.peerID
-        try alice.step(to: cheater) { $0.start() }
+        try alice.start(against: cheaterSession)
         func send(_ message: GameMessage) throws { try cheaterSession.send(message, to: [aliceID]) }
         func refusals() -> [UInt8] { inbox.messages.compactMap { if case .refuse(let code, _) = $0.0.body { code } else { nil } } }
 
@@ -123,7 +129,7 @@ struct GameSessionTests {
         board.place(.x, at: 5)
         try send(GameMessage(round: 3, .move(number: 1, square: 5, boardHash: board.hash)))
         try await alice.waitUntil("alice's turn") { $0.game.state == .myTurn }
-        try alice.step(to: cheater) { try $0.play(1) }
+        try alice.games.play(1)
         try send(GameMessage(round: 3, .move(number: 3, square: 5, boardHash: board.hash)))
         try await inbox.waitForCount(13)  // NEW_ROUND, COMMIT, REVEAL, MOVE, REFUSE
         #expect(refusals() == [GameViolation.Code.badReveal, .outOfTurn, .occupied].map(\.rawValue))
@@ -132,5 +138,37 @@ struct GameSessionTests {
         #expect(aliceSession.connectedPeers.map(\.id) == [cheater], "refusals end rounds, not the connection")
         await aliceSession.close()
         await cheaterSession.close()
+    }
+
+    /// After a round the next one starts by itself; LEAVE ends the game on both sides with the score
+    /// kept, and a lost connection is told apart from a LEAVE.
+    @Test func aRematchFollowsAndLeavingEndsTheGameWithTheScore() async throws {
+        let aliceSession = try await makeSession("alice", sessionID: "game")
+        let bobSession = try await makeSession("bob", sessionID: "game")
+        let alice = Player(aliceSession, die: LoadedDie(900, 900), rematchDelay: .milliseconds(100))
+        let bob = Player(bobSession, die: LoadedDie(100, 100), rematchDelay: .milliseconds(100))
+        let bobEvents = EventRecorder(bobSession)
+        try await aliceSession.connect(to: bobSession.endpoint)
+        _ = try await bobEvents.waitFor(aliceSession.peerID, .connected)
+        try alice.start(against: bobSession)
+        try bob.start(against: aliceSession)
+        for (index, square) in [1, 4, 2, 5, 3].enumerated() {
+            let player = index.isMultiple(of: 2) ? alice : bob
+            try await player.waitUntil("turn for \(square)") { $0.game.state == .myTurn }
+            try player.games.play(square)
+        }
+        try await alice.waitUntil("round 2 starts by itself") { $0.games.snapshot.round == 2 && $0.game.state == .myTurn }
+        #expect(alice.score == GameProtocol.Score(wins: 1))
+        #expect(throws: MoveError.self, "X moves first in round 2 too") { try bob.games.play(9) }
+
+        await bob.games.leave()
+        try await alice.waitUntil("alice hears bob left") { $0.gone != nil }
+        #expect(alice.gone?.peer.id == bobSession.peerID)
+        #expect(alice.gone?.onPurpose == true, "bob sent LEAVE: not a lost connection")
+        #expect(alice.gone?.score == GameProtocol.Score(wins: 1))
+        #expect(alice.gameEvents.contains(.opponentLeft))
+        #expect(alice.games.snapshot.opponent == nil)
+        #expect(bob.gone == nil, "who leaves is not told the other left")
+        await aliceSession.close(); await bobSession.close()
     }
 }

@@ -470,7 +470,8 @@ final class Connections: LinkDelegate {
             settleConnectCalls()
         }
         log.info("connected to \(info.displayName) (\(info.id.fingerprint)), \(link.direction), \(Self.describe(link.channel.remoteAddress))")
-        reporter.report(info, .connected)
+        // Features hear of the peer before its first message: the handler routes frames only after this returns.
+        if reporter.report(info, .connected) { router.peerJoined(info) }
         return info
     }
 
@@ -502,7 +503,8 @@ final class Connections: LinkDelegate {
         for waiter in waiters { waiter.fail(failure) }
         if let peer {
             log.info("disconnected from \(peer.displayName) (\(peer.id.fingerprint)): \(failure)")
-            reporter.report(peer, .disconnected, reason: failure)
+            // On the last link's event loop, after its last frame: features see the departure after every message.
+            if reporter.report(peer, .disconnected, reason: failure) { router.peerLeft(peer) }
         } else {
             log.debug("connection from \(Self.describe(link.channel.remoteAddress)) ended: \(failure)")
         }

@@ -12,7 +12,8 @@ public final class MessageSubscription: Sendable {
     public func cancel() { cancellation() }
 }
 
-/// Hands each application frame to every subscriber of its type.
+/// Hands each application frame to every subscriber of its type, and tells installed features when a
+/// peer joins or leaves, on the same path (the connection's event loop), so they see it in order.
 ///
 /// Several subscribers per type each get every message, in the order they subscribed. A frame of a
 /// known type that nobody subscribed to is still decoded by the catalog: a malformed payload ends
@@ -27,8 +28,16 @@ final class MessageRouter: Sendable {
         var handler: Handler
     }
 
+    /// What an installed feature is told besides its messages.
+    struct PeerObserver: Sendable {
+        var joined: @Sendable (PeerInfo) -> Void
+        var left: @Sendable (PeerInfo) -> Void
+        var closed: @Sendable () -> Void
+    }
+
     let catalog: MessageCatalog
     private let subscribers = NIOLockedValueBox<[MessageType: [Subscriber]]>([:])
+    private let observers = NIOLockedValueBox<[UInt64: PeerObserver]>([:])
     private let nextID = NIOLockedValueBox<UInt64>(0)
 
     init(catalog: MessageCatalog) { self.catalog = catalog }
@@ -41,6 +50,35 @@ final class MessageRouter: Sendable {
         return MessageSubscription { [weak self] in
             self?.subscribers.withLockedValue { $0[type]?.removeAll { $0.id == id } }
         }
+    }
+
+    /// Subscribes `feature`, held weakly, to its messages and its peers' arrivals and departures.
+    func install<Feature: SessionFeature>(_ feature: Feature) -> MessageSubscription {
+        let subscriptions = Feature.messages.map { message in
+            subscribe(to: message.type) { [weak feature] frame, peer in
+                if let feature { try message.handle(feature, frame, peer) }
+            }
+        }
+        let id = nextID.withLockedValue { $0 += 1; return $0 }
+        let observer = PeerObserver(joined: { [weak feature] in feature?.peerJoined($0) },
+                                    left: { [weak feature] in feature?.peerLeft($0) },
+                                    closed: { [weak feature] in feature?.sessionClosed() })
+        observers.withLockedValue { $0[id] = observer }
+        return MessageSubscription { [weak self] in
+            for subscription in subscriptions { subscription.cancel() }
+            self?.observers.withLockedValue { $0[id] = nil }
+        }
+    }
+
+    /// Called on the peer's event loop when its first link is up, before any of its frames is routed.
+    func peerJoined(_ peer: PeerInfo) { for observer in currentObservers() { observer.joined(peer) } }
+    /// Called on the event loop of the peer's last link once it closed, after its last frame was routed.
+    func peerLeft(_ peer: PeerInfo) { for observer in currentObservers() { observer.left(peer) } }
+    /// Called once the session closed.
+    func sessionClosed() { for observer in currentObservers() { observer.closed() } }
+
+    private func currentObservers() -> [PeerObserver] {
+        observers.withLockedValue { observers in observers.keys.sorted().compactMap { observers[$0] } }
     }
 
     /// Delivers `frame` to its subscribers, or checks its payload when there are none.

@@ -13,12 +13,14 @@ final class PeerStateReporter: Sendable {
 
     func emit(_ event: SessionEvent) { hub.emit(event) }
 
-    /// Reports `newState` unless observers already know it.
-    func report(_ peer: PeerInfo, _ newState: PeerState, reason: SessionError? = nil) {
+    /// Reports `newState` unless observers already know it; returns whether it did.
+    @discardableResult
+    func report(_ peer: PeerInfo, _ newState: PeerState, reason: SessionError? = nil) -> Bool {
         let changed = reported.withLockedValue { reported in
             defer { reported[peer.id] = newState }
             return reported[peer.id] != newState
         }
         if changed { hub.emit(.peerChanged(peer, newState, reason: reason)) }
+        return changed
     }
 }

@@ -138,6 +138,13 @@ public final class Session: Sendable {
         }
     }
 
+    /// Gives `feature` its messages and its peers' arrivals and departures, in order (`SessionFeature`).
+    /// The session holds it weakly; cancel the subscription to stop earlier.
+    @discardableResult
+    public func install<Feature: SessionFeature>(_ feature: Feature) -> MessageSubscription {
+        router.install(feature)
+    }
+
     // MARK: - Lifecycle
 
     /// Opens the TCP listener (server and peer modes) and the UDP socket for unreliable data.
@@ -232,6 +239,7 @@ public final class Session: Sendable {
         try? await listener?.close().value
         await datagrams?.close()
         await connections.settle()
+        router.sessionClosed()
         reporter.hub.finish()
     }
 

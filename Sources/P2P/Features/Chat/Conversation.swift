@@ -16,8 +16,8 @@ public enum ConversationEvent: Sendable {
 /// Chat with nothing lost: every line is stored, sent lines wait in an outbox until the peer acknowledges
 /// them, and a peer that comes back gets what it missed, once and in order.
 ///
-/// It talks to the session only: TEXT out, TEXT_ACK back, and the session's connect/disconnect events
-/// decide when a peer's outbox is flushed. Receivers deduplicate by (peer, message ID), so a line resent
+/// It talks to the session only: TEXT out, TEXT_ACK back, and, as a `SessionFeature`, peers joining
+/// and leaving decide when a peer's outbox is flushed. Receivers deduplicate by (peer, message ID), so a line resent
 /// after a reconnect is shown once. The history (SQLite, which may wait for a lock or a slow disk) is
 /// written on a queue of its own, never on the session's event loops.
 public final class Conversation: Sendable {
@@ -32,7 +32,6 @@ public final class Conversation: Sendable {
     private struct State {
         /// Peers whose outbox was flushed on their current connection: new lines go straight out.
         var flushed: Set<PeerID> = []
-        var watcher: Task<Void, Never>?
     }
 
     /// Lines that arrived and wait for `storage`. A lock of its own: the event loop takes it for every
@@ -59,39 +58,33 @@ public final class Conversation: Sendable {
         self.history = history
         let hub = EventHub<ConversationEvent>(limit: session.configuration.eventBufferLimit) { .eventsDropped(count: $0) }
         self.hub = hub
-        let storage = self.storage
-        session.onMessage(TextMessage.self) { [weak self] message, peer, mode in
-            guard let self else { return }
-            let startDrain = arrivals.withLockedValue { arrivals -> Bool in
-                guard arrivals.lines.count < Self.maxWaitingLines else { return false }
-                arrivals.lines.append((message, peer, mode))
-                defer { arrivals.draining = true }
-                return !arrivals.draining
-            }
-            if startDrain { storage.async { self.storeArrivedLines() } }
-        }
-        session.onMessage(TextAck.self) { [weak self] ack, peer, _ in
-            guard let self else { return }
-            storage.async { self.acknowledged(ack.messageID, by: peer) }
-        }
-        let events = session.events()
-        let watcher = Task { [weak self] in
-            for await event in events {
-                guard case .peerChanged(let peer, let peerState, _) = event else { continue }
-                if peerState == .connected {
-                    self?.flushOutbox(to: peer.id)
-                } else if peerState == .disconnected {
-                    _ = self?.state.withLockedValue { $0.flushed.remove(peer.id) }
-                }
-            }
-            // The session closed: once what arrived is stored, so do the conversation's event streams.
-            storage.async { hub.finish() }
-        }
-        state.withLockedValue { $0.watcher = watcher }
+        session.install(self)
     }
 
-    deinit {
-        state.withLockedValue { $0.watcher?.cancel() }
+    /// A line arrived: it waits for `storage`, which stores and acknowledges what arrived in one go.
+    private func arrived(_ message: TextMessage, from peer: PeerInfo, mode: SendMode) {
+        let startDrain = arrivals.withLockedValue { arrivals -> Bool in
+            guard arrivals.lines.count < Self.maxWaitingLines else { return false }
+            arrivals.lines.append((message, peer, mode))
+            defer { arrivals.draining = true }
+            return !arrivals.draining
+        }
+        if startDrain { storage.async { self.storeArrivedLines() } }
+    }
+
+    /// A peer connected: what waits in its outbox goes out (on `storage`, which may wait for the database).
+    public func peerJoined(_ peer: PeerInfo) {
+        storage.async { self.flushOutbox(to: peer.id) }
+    }
+
+    /// A peer left: its next connection gets its outbox again. In order with `peerJoined`, on `storage`.
+    public func peerLeft(_ peer: PeerInfo) {
+        storage.async { _ = self.state.withLockedValue { $0.flushed.remove(peer.id) } }
+    }
+
+    /// The session closed: once what arrived is stored, so do the conversation's event streams.
+    public func sessionClosed() {
+        storage.async { self.hub.finish() }
     }
 
     /// A stream of everything that happens from now on. Each call gets its own stream, finished when
@@ -191,5 +184,12 @@ public final class Conversation: Sendable {
         } catch {
             hub.emit(.storageFailed(error))
         }
+    }
+}
+
+extension Conversation: SessionFeature {
+    public static var messages: [FeatureMessage<Conversation>] {
+        [.on(TextMessage.self) { $0.arrived($1, from: $2, mode: $3) },
+         .on(TextAck.self) { conversation, ack, peer, _ in conversation.storage.async { conversation.acknowledged(ack.messageID, by: peer) } }]
     }
 }

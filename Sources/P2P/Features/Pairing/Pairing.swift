@@ -2,8 +2,8 @@ import NIOConcurrencyHelpers
 
 /// Pairs with connected peers by a short code (CPace, `Protocol/PROTOCOL.md` §10): both sides type
 /// or show the same 8 digits, and a peer that knows the code proves its key without anyone comparing
-/// fingerprints. It talks to the session only: PAIR messages out and in, and the session's events to
-/// notice a peer leaving mid-run. Create it before connecting, so no PAIR message goes unread.
+/// fingerprints. It talks to the session only: PAIR messages out and in, and, as a `SessionFeature`,
+/// peers leaving mid-run. Create it before connecting, so no PAIR message goes unread.
 public final class Pairing: Sendable {
     private struct State {
         /// PAIR messages not yet read by `pair(with:code:)`, and the runs waiting for one.
@@ -13,31 +13,25 @@ public final class Pairing: Sendable {
 
     private let session: Session
     private let state = NIOLockedValueBox(State())
-    private let subscription: MessageSubscription
-    private let watcher: Task<Void, Never>
+    private let subscription = NIOLockedValueBox<MessageSubscription?>(nil)
 
-    /// Takes the session's PAIR messages and watches for peers that leave mid-run. Create one per session,
+    /// Takes the session's PAIR messages and hears of peers that leave mid-run. Create one per session,
     /// before connecting, so no PAIR message that arrives early goes unread.
     public init(session: Session) {
         self.session = session
-        let state = self.state
-        subscription = session.onMessage(PairingMessage.self) { message, peer, _ in Self.received(message, from: peer.id, state: state) }
-        let events = session.events()
-        watcher = Task {
-            for await event in events {
-                guard case .peerChanged(let peer, .disconnected, _) = event else { continue }
-                let waiter = state.withLockedValue { state in
-                    state.inbox[peer.id] = nil  // Leftovers of a run on the ended connection.
-                    return state.waiters.removeValue(forKey: peer.id)
-                }
-                waiter?.resume(returning: nil)
-            }
-        }
+        let subscription = session.install(self)
+        self.subscription.withLockedValue { $0 = subscription }
     }
 
-    deinit {
-        subscription.cancel()
-        watcher.cancel()
+    deinit { subscription.withLockedValue { $0?.cancel() } }
+
+    /// A run with the peer that left ends (its wait returns nothing); what it sent is dropped.
+    public func peerLeft(_ peer: PeerInfo) {
+        let waiter = state.withLockedValue { state in
+            state.inbox[peer.id] = nil  // Leftovers of a run on the ended connection.
+            return state.waiters.removeValue(forKey: peer.id)
+        }
+        waiter?.resume(returning: nil)
     }
 
     /// Runs CPace with a connected peer: both sides call this with the code one of them shows.
@@ -73,7 +67,7 @@ public final class Pairing: Sendable {
         }
     }
 
-    private static func received(_ message: PairingMessage, from peer: PeerID, state: NIOLockedValueBox<State>) {
+    private func received(_ message: PairingMessage, from peer: PeerID) {
         let waiter = state.withLockedValue { state -> CheckedContinuation<PairingMessage?, Never>? in
             if let waiter = state.waiters.removeValue(forKey: peer) { return waiter }
             // A run needs two messages from the peer; more unread ones are junk, not worth memory.
@@ -109,4 +103,8 @@ public final class Pairing: Sendable {
         guard message.kind == kind else { throw .malformed("expected a \(kind) message, got \(message.kind)") }
         return message
     }
+}
+
+extension Pairing: SessionFeature {
+    public static var messages: [FeatureMessage<Pairing>] { [.on(PairingMessage.self) { pairing, message, peer, _ in pairing.received(message, from: peer.id) }] }
 }

@@ -82,14 +82,8 @@ public final class RecordExchange: Sendable {
     /// Takes the session's RECORDS messages.
     public init(session: Session) {
         self.session = session
-        let subscription = session.onMessage(RecordsMessage.self) { [weak self] message, peer, _ in self?.handle(message, from: peer) }
+        let subscription = session.install(self)
         self.subscription.withLockedValue { $0 = subscription }
-        let events = session.events()
-        Task { [weak self] in
-            for await event in events {
-                if case .peerChanged(let peer, .disconnected, _) = event { self?.peerLeft(peer.id) }
-            }
-        }
     }
 
     deinit { subscription.withLockedValue { $0?.cancel() } }
@@ -316,7 +310,9 @@ public final class RecordExchange: Sendable {
         try? session.send(message, to: [peer])
     }
 
-    private func peerLeft(_ peer: PeerID) {
+    /// The peer's snapshots under way end: each waiting side hears that the peer left.
+    public func peerLeft(_ info: PeerInfo) {
+        let peer = info.id
         let waiting = state.withLockedValue { state in
             state.incoming = state.incoming.filter { $0.key.peer != peer }
             state.undecided = state.undecided.filter { $0.peer != peer }
@@ -324,4 +320,8 @@ public final class RecordExchange: Sendable {
         }
         for continuation in waiting { continuation.yield(.peerLeft) }
     }
+}
+
+extension RecordExchange: SessionFeature {
+    public static var messages: [FeatureMessage<RecordExchange>] { [.on(RecordsMessage.self) { exchange, message, peer, _ in exchange.handle(message, from: peer) }] }
 }

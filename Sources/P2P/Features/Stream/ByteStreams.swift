@@ -80,13 +80,7 @@ public final class ByteStreams: Sendable {
         configuration.window = max(1, min(configuration.window, Int(StreamMessage.maxWindow)))
         configuration.acknowledgeEvery = max(1, min(configuration.acknowledgeEvery, configuration.window / 2))
         self.configuration = configuration
-        session.onMessage(StreamMessage.self) { [weak self] message, peer, _ in self?.receive(message, from: peer) }
-        let events = session.events()
-        Task { [weak self] in
-            for await event in events {
-                if case .peerChanged(let peer, .disconnected, _) = event { self?.peerLeft(peer.id) }
-            }
-        }
+        session.install(self)
     }
 
     /// Decides on and reads each incoming stream; without a handler every stream is denied. The handler
@@ -215,7 +209,9 @@ public final class ByteStreams: Sendable {
         stream.setHandlerTask(task)
     }
 
-    private func peerLeft(_ peer: PeerID) {
+    /// The peer's streams end as disconnected.
+    public func peerLeft(_ info: PeerInfo) {
+        let peer = info.id
         let (outgoing, incoming) = state.withLockedValue { state in
             state.cancelledHere.removeAll { $0.peer == peer }
             return (state.outgoing.values.filter { $0.info.peer.id == peer }, state.incoming.values.filter { $0.info.peer.id == peer })
@@ -223,4 +219,8 @@ public final class ByteStreams: Sendable {
         for stream in outgoing { stream.peerLeft() }
         for stream in incoming { stream.peerLeft() }
     }
+}
+
+extension ByteStreams: SessionFeature {
+    public static var messages: [FeatureMessage<ByteStreams>] { [.on(StreamMessage.self) { streams, message, peer, _ in streams.receive(message, from: peer) }] }
 }

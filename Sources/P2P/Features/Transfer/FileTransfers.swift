@@ -121,15 +121,7 @@ public final class FileTransfers: Sendable {
         self.configuration = configuration
         let hub = EventHub<TransferEvent>(limit: configuration.eventBufferLimit) { .eventsDropped(count: $0) }
         self.hub = hub
-        session.onMessage(TransferMessage.self) { [weak self] message, peer, _ in self?.receive(message, from: peer) }
-        let events = session.events()
-        Task { [weak self] in
-            for await event in events {
-                if case .peerChanged(let peer, .disconnected, _) = event { self?.peerLeft(peer.id) }
-            }
-            // The session closed: so do the transfer event streams, after what they hold.
-            hub.finish()
-        }
+        session.install(self)
         let limit = configuration.incomingSilenceLimit
         Task { [weak self] in
             while (try? await Task.sleep(for: min(limit / 4, .seconds(15)))) != nil {
@@ -540,7 +532,9 @@ public final class FileTransfers: Sendable {
         if let offset { emit(.started(file.info, offset: offset)) } else { emit(.progress(file.info, bytes: bytes)) }
     }
 
-    private func peerLeft(_ peer: PeerID) {
+    /// The peer's transfers end as disconnected (resumable); its undecided offers are withdrawn.
+    public func peerLeft(_ info: PeerInfo) {
+        let peer = info.id
         let (outgoing, incoming, undecided, trees) = state.withLockedValue { state in
             state.manifests = state.manifests.filter { $0.value.info.peer.id != peer }
             return (Array(state.outgoing.values), state.incoming.values.filter { $0.info.peer.id == peer },
@@ -662,4 +656,11 @@ final class Mailbox: Sendable {
         }
         waiter?.resume(returning: .timedOut)
     }
+}
+
+extension FileTransfers: SessionFeature {
+    public static var messages: [FeatureMessage<FileTransfers>] { [.on(TransferMessage.self) { transfers, message, peer, _ in transfers.receive(message, from: peer) }] }
+
+    /// The session closed: so do the transfer event streams, after what they hold.
+    public func sessionClosed() { hub.finish() }
 }

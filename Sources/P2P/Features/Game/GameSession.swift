@@ -1,0 +1,205 @@
+import NIOConcurrencyHelpers
+
+/// Tic-tac-toe against one opponent at a time, over a session: `GameProtocol` wired to the network.
+///
+/// Its moves and rolls go to the opponent in order, the opponent's GAME messages come in, a round over
+/// is followed by the next one after `rematchDelay`, and the opponent's departure ends the game. A
+/// score is kept per opponent, so one that lost its connection and comes back continues its score.
+/// GAME messages from a peer that is not (yet) the opponent wait, a few per peer, for `start(against:)`:
+/// the other side may start a moment earlier. It knows nothing of terminals; what happens comes out as
+/// `Event`s, the way `GameProtocol` reports it.
+public final class GameSession: Sendable {
+    /// Something the player should be told.
+    public enum Event: Sendable, Equatable {
+        /// A step of the game against `opponent` (a roll, a move, a round over, a refusal, LEAVE).
+        case game(GameProtocol.Event, opponent: PeerInfo)
+        /// The opponent's connection ended: after its LEAVE (`onPurpose`), or lost. The game is over.
+        case opponentGone(PeerInfo, onPurpose: Bool, score: GameProtocol.Score)
+        /// A message for the opponent could not be sent (its connection is going away).
+        case sendFailed(SessionError)
+        /// The consumer fell behind; this many events were dropped.
+        case eventsDropped(count: Int)
+    }
+
+    /// The game as this player sees it at one moment.
+    public struct Snapshot: Sendable {
+        /// The opponent of the current game; nil between games.
+        public var opponent: PeerInfo?
+        /// The board, the marks and whose turn it is.
+        public var game: TicTacToe
+        /// The round under way (or just over); 0 before the first.
+        public var round: UInt32
+        /// Rounds won, lost and drawn against this opponent, this game and earlier ones.
+        public var score: GameProtocol.Score
+    }
+
+    /// Messages kept per peer that is not the opponent yet; a game's first messages are a handful.
+    static let earlyMessagesPerPeer = 32
+    /// Peers whose early messages are kept at once; more are dropped (they can start again).
+    static let earlyPeers = 16
+
+    private struct State {
+        var opponent: PeerInfo?
+        var game = GameProtocol()
+        var leftOnPurpose = false
+        var early: [PeerID: [GameMessage]] = [:]
+        var scores: [PeerID: GameProtocol.Score] = [:]
+        var rematch: OneShotTimer?
+    }
+
+    private let session: Session
+    private let rollDie: @Sendable () -> DieRoll
+    private let rematchDelay: Duration?
+    private let state = NIOLockedValueBox(State())
+    private let hub: EventHub<Event>
+    private let subscription = NIOLockedValueBox<MessageSubscription?>(nil)
+
+    /// Takes the session's GAME messages. `rematchDelay` is the pause after a round before the next
+    /// one starts (nil: only `nextRound()` starts it); `rollDie` makes each roll (tests load the die).
+    public init(session: Session, rematchDelay: Duration? = .seconds(3), rollDie: @escaping @Sendable () -> DieRoll = { DieRoll() }) {
+        self.session = session
+        self.rematchDelay = rematchDelay
+        self.rollDie = rollDie
+        hub = EventHub(limit: session.configuration.eventBufferLimit) { .eventsDropped(count: $0) }
+        let subscription = session.install(self)
+        self.subscription.withLockedValue { $0 = subscription }
+    }
+
+    deinit {
+        subscription.withLockedValue { $0?.cancel() }
+        state.withLockedValue { $0.rematch?.cancel() }
+    }
+
+    /// Everything that happens from now on; each call gets its own stream, finished when the session closes.
+    public func events() -> AsyncStream<Event> { hub.stream() }
+
+    /// The game as it stands.
+    public var snapshot: Snapshot {
+        state.withLockedValue { Snapshot(opponent: $0.opponent, game: $0.game.game, round: $0.game.round, score: $0.game.score) }
+    }
+
+    /// Starts a game against a connected peer (leaving any game under way without a word): the first
+    /// round's roll goes out, and what the peer already sent is taken.
+    public func start(against peer: PeerInfo) {
+        step { state in
+            state.rematch?.cancel()
+            state.opponent = peer
+            state.leftOnPurpose = false
+            state.game = GameProtocol(score: state.scores[peer.id] ?? GameProtocol.Score(), rollDie: rollDie)
+            var output = state.game.start()
+            for message in state.early.removeValue(forKey: peer.id) ?? [] { output.append(state.game.receive(message)) }
+            state.early.removeAll()
+            return output
+        }
+    }
+
+    /// This player's move on `square` (1–9). An illegal one throws and sends nothing.
+    public func play(_ square: Int) throws(MoveError) {
+        var failure: MoveError?
+        step { state in
+            guard state.opponent != nil else { failure = .notStarted; return GameProtocol.Output() }
+            do throws(MoveError) { return try state.game.play(square) } catch { failure = error; return GameProtocol.Output() }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Starts the next round now, instead of after `rematchDelay`; nothing when the round is not over.
+    public func nextRound() {
+        step { state in
+            guard state.opponent != nil, state.game.game.result != nil else { return GameProtocol.Output() }
+            state.rematch?.cancel()
+            return state.game.nextRound()
+        }
+    }
+
+    /// Leaves the opponent: LEAVE goes out, then the connection is closed. The score is kept.
+    public func leave() async {
+        var opponent: PeerInfo?
+        step { state in
+            opponent = state.opponent
+            guard opponent != nil else { return GameProtocol.Output() }
+            state.rematch?.cancel()
+            let output = state.game.leave()
+            state.scores[opponent!.id] = state.game.score
+            return output
+        }
+        state.withLockedValue { $0.opponent = nil }
+        if let opponent { await session.disconnect(opponent.id) }
+    }
+
+    /// Runs one step under the lock and sends its messages there, so they leave in order; events go
+    /// out after it.
+    private func step(_ body: (inout State) -> GameProtocol.Output) {
+        let (output, opponent, failure) = state.withLockedValue { state -> (GameProtocol.Output, PeerInfo?, SessionError?) in
+            let output = body(&state)
+            guard let opponent = state.opponent else { return (output, nil, nil) }
+            do throws(SessionError) {
+                for message in output.messages { try session.send(message, to: [opponent.id]) }
+            } catch .notConnected {
+                // The opponent is leaving: its departure is reported on its own.
+            } catch {
+                return (output, opponent, error)
+            }
+            for event in output.events {
+                if case .opponentLeft = event { state.leftOnPurpose = true }
+                if case .roundOver(let round, _, _, _) = event { scheduleRematch(after: round, with: opponent.id, &state) }
+            }
+            return (output, opponent, nil)
+        }
+        if let failure { hub.emit(.sendFailed(failure)) }
+        guard let opponent else { return }
+        for event in output.events { hub.emit(.game(event, opponent: opponent)) }
+    }
+
+    private func scheduleRematch(after round: UInt32, with peer: PeerID, _ state: inout State) {
+        guard let rematchDelay else { return }
+        state.rematch?.cancel()
+        state.rematch = OneShotTimer(after: rematchDelay) { [weak self] in
+            self?.step { state in
+                guard state.opponent?.id == peer, state.game.round == round else { return GameProtocol.Output() }
+                return state.game.nextRound()
+            }
+        }
+    }
+}
+
+extension GameSession: SessionFeature {
+    public static var messages: [FeatureMessage<GameSession>] {
+        [.on(GameMessage.self) { games, message, peer, _ in games.received(message, from: peer) }]
+    }
+
+    private func received(_ message: GameMessage, from peer: PeerInfo) {
+        step { state in
+            if state.opponent?.id == peer.id { return state.game.receive(message) }
+            if state.opponent == nil, state.early[peer.id] != nil || state.early.count < Self.earlyPeers,
+               state.early[peer.id, default: []].count < Self.earlyMessagesPerPeer {
+                state.early[peer.id, default: []].append(message)
+            }
+            return GameProtocol.Output()
+        }
+    }
+
+    /// The opponent's connection ended: the game is over, its score kept for a game after it comes back.
+    public func peerLeft(_ peer: PeerInfo) {
+        let gone = state.withLockedValue { state -> (onPurpose: Bool, score: GameProtocol.Score)? in
+            state.early[peer.id] = nil
+            guard state.opponent?.id == peer.id else { return nil }
+            state.rematch?.cancel()
+            state.game.opponentDisconnected()
+            state.scores[peer.id] = state.game.score
+            state.opponent = nil
+            return (state.leftOnPurpose, state.game.score)
+        }
+        if let gone { hub.emit(.opponentGone(peer, onPurpose: gone.onPurpose, score: gone.score)) }
+    }
+
+    public func sessionClosed() { hub.finish() }
+}
+
+extension GameProtocol.Output {
+    /// Appends what a later step produced, keeping both orders.
+    mutating func append(_ other: GameProtocol.Output) {
+        messages += other.messages
+        events += other.events
+    }
+}
