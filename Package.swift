@@ -65,6 +65,11 @@ let package = Package(
             dependencies: ["P2P"],
             path: "examples/EchoPeer"
         ),
+        .executableTarget(
+            name: "TicTacToeBot",
+            dependencies: ["P2P"],
+            path: "examples/TicTacToeBot"
+        ),
         .testTarget(
             name: "P2PTests",
             dependencies: [
