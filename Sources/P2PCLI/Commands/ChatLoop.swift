@@ -589,7 +589,7 @@ final class ChatLoop {
             view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(PeerTarget.name(info.peer)): offered as \(offered), but its signature says \(actual); the sender was told")
         case .finished(let info, let delivery):
             // The receiver confirmed the file with the SHA-256 this side computed.
-            view.note("sent \(Self.kind(of: info).dropFirst(4)) \(Terminal.sanitize(info.name)) to \(PeerTarget.name(info.peer)) "
+            view.note("sent \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) to \(PeerTarget.name(info.peer)) "
                 + "(\(TransferView.bytes(delivery.size)), SHA-256 verified).")
             if let sent = takeSendingImage(info) {
                 if let image = sent.image {
@@ -600,7 +600,7 @@ final class ChatLoop {
             }
         case .started(let info, _) where info.direction == .receiving:
             receivingImages.insert(info.id)
-            view.note("receiving \(Self.kind(of: info).dropFirst(4)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))) from \(PeerTarget.name(info.peer))…")
+            view.note("receiving \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))) from \(PeerTarget.name(info.peer))…")
         case .failed(let info, let error) where info.direction == .receiving && !receivingImages.contains(info.id):
             // An offer that never started: declined (said when it was), or withdrawn (its question was
             // taken off the screen with a note); only a refusal of the offer itself is worth a line.
