@@ -11,6 +11,7 @@
 #  - --bell rings the terminal bell (tmux's bell flag) for a line that mentions you or a /msg to you,
 #    not for other lines, and a chat without --bell never rings;
 #  - p2p history shows /me as "* alice waves", /msg as [private], the file, and dates as 2026-11-25 05:17;
+#  - a piped --json chat gets a /msg with "private": true;
 #  - chat --to NAME replays only the conversation with NAME, and a NAME that never appears ends with a
 #    hint naming `p2p chat`, exit 3.
 # Needs root (lab.sh up) and tmux.
@@ -135,6 +136,22 @@ see 10 bob '\[private\] alice> the secret plan' "a /msg arrives marked [private]
 see 5 alice '\[private\] me → bob> the secret plan' "and the sender's echo is marked [private] too"
 check "bob's chat, without --bell, never rang" [ "$(bell bob)" = 0 ]
 
+# A program in the room (piped, --json): a /msg to it carries "private": true, a line to all false.
+start_proc carol env P2P_HOME="$(home carol)" "$LAB" exec A "$P2P" chat --room "$ROOM" --name carol --yes --json
+answer_questions() {
+  local p
+  for p in alice bob; do shows_now "$p" 'wants to chat.*\[y/n\]' && tm send-keys -t "$p" y; done
+  shows alice 'carol connected' && shows bob 'carol connected'
+}
+if wait_until 40 answer_questions; then pass "carol (piped, --json) joins alice and bob"; else fail "carol did not connect to both"; fi
+type_line alice "/msg carol psst"
+type_line alice "hello all"
+expect_json 10 carol "carol's JSON: the /msg is a message with private true and its text" event=message from=alice private=true text=psst
+expect_json 10 carol "carol's JSON: a line to everyone has private false" event=message from=alice private=false "text=hello all"
+close_stdin carol
+if wait_exit carol 20; then check "carol's piped chat ends with 0 at EOF" [ "$EXIT_RC" = 0 ]; else fail "carol's chat still running"; fi
+see 10 alice 'carol left' "alice is told carol left"
+
 # ---------------------------------------------------------------- Tab
 tm send-keys -t bob -l -- "/msg al"
 tm send-keys -t bob Tab
@@ -168,15 +185,16 @@ check "no raw /me in the history" bash -c '! grep -q "/me" "$1"' _ "$E2E_TMP/his
 
 # ---------------------------------------------------------------- chat --to: its own conversation, the right hint
 tm kill-session -t alice
-terminal alice A "$P2P" chat --room "$ROOM" --name alice --to carol --timeout 4
-see 20 alice '\[exited 3\]' "chat --to carol, who never appears, ends with 3"
+terminal alice A "$P2P" chat --room "$ROOM" --name alice --to dave --timeout 4
+see 20 alice '\[exited 3\]' "chat --to dave, who never appears, ends with 3"
 see 1 alice 'run `p2p chat --room '"$ROOM"'` on the other machine' "and its hint names p2p chat (with the room)"
 unseen alice 'receive' "no hint names p2p receive"
-unseen alice 'lunch|secret plan|waves|notes.bin' "the conversation with bob is not replayed for carol"
+unseen alice 'lunch|secret plan|waves|notes.bin|psst' "nothing of the conversations with bob and carol is replayed for dave"
 tm kill-session -t alice
 terminal alice A "$P2P" chat --room "$ROOM" --name alice --to bob --timeout 4
 see 20 alice "\[$DATE\] bob> Alice, look at this" "chat --to bob replays the conversation with bob, dated"
 see 5 alice "\[$DATE\] me → bob \[file\] notes.bin" "and the replay names the file sent"
+unseen alice 'psst' "but not the /msg to carol"
 see 20 alice '\[exited 3\]' "(bob is gone: it ends with 3)"
 
 finish

@@ -40,7 +40,7 @@ struct ChatCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The room to join (the same as --session-id).", valueName: "name"))
     var room: String?
 
-    @Flag(help: "Accept connection requests (and images) without asking.")
+    @Flag(help: "Accept connection requests (and images and files) without asking.")
     var yes = false
 
     @Flag(help: "Ask about every connection request, also from pinned or paired peers.")
