@@ -12,8 +12,10 @@ struct ChatCommand: AsyncParsableCommand {
             A chat is a room: everyone running `p2p chat` with the same --room (default "chat") is connected by itself, \
             so three people chat as a group without picking anyone. A peer whose key is pinned or paired is accepted \
             without asking (--ask: always ask); a new key is asked about once per run. --to or --connect talks to one peer instead.
-            Type lines to send them to everyone; /msg NAME text to one person, /me text, /image PATH, /peers, /help, /quit; \
-            //text sends a line starting with /. The input line edits like a shell's (arrows, Up/Down history, Ctrl-A/E/W/U/K, Ctrl-L).
+            Type lines to send them to everyone; /msg NAME text to one person (marked [private] on both screens), /me text, \
+            /image PATH, /file PATH (any file; the receiver is asked, as for an image, and it lands in --downloads), /peers, /help, /quit; \
+            //text sends a line starting with /. The input line edits like a shell's (arrows, Up/Down history, Ctrl-A/E/W/U/K, Ctrl-L); \
+            Tab completes a peer's name (after /msg, after @, at the start of a word) and a path after /image or /file.
             Every line is kept in the history (p2p history); a line for a peer that is away waits in the outbox and goes out, \
             once and in order, when that peer is back (reconnecting is automatic); a line typed while nobody is here goes to \
             whoever joins.
@@ -38,7 +40,7 @@ struct ChatCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The room to join (the same as --session-id).", valueName: "name"))
     var room: String?
 
-    @Flag(help: "Accept connection requests (and images) without asking.")
+    @Flag(help: "Accept connection requests (and images and files) without asking.")
     var yes = false
 
     @Flag(help: "Ask about every connection request, also from pinned or paired peers.")
@@ -50,8 +52,11 @@ struct ChatCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the --to peer to appear.")
     var timeout: Double = 30
 
-    @Option(help: "Where received images go (default: $P2P_DOWNLOADS, else ~/Downloads).")
+    @Option(help: "Where received images and files go (default: $P2P_DOWNLOADS, else ~/Downloads).")
     var downloads: String?
+
+    @Flag(help: "Ring the terminal bell when a peer's line mentions your name or is private to you (/msg).")
+    var bell = false
 
     var downloadsDirectory: URL {
         if let downloads { return URL(fileURLWithPath: downloads, isDirectory: true) }
@@ -95,8 +100,11 @@ struct ChatView: Sendable {
 
     func message(_ entry: ChatEntry, from peer: PeerInfo) {
         if json {
-            Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": entry.text,
-                         "time": entry.sentAt.iso8601, "message": String(entry.messageID)])
+            // A private line's text is its body; `private` says it was sent to this chat only.
+            let line = ChatLine(text: entry.text)
+            let isPrivate = line.kind == .privateLine
+            Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": isPrivate ? line.body : entry.text,
+                         "private": isPrivate, "time": entry.sentAt.iso8601, "message": String(entry.messageID)])
         } else {
             Output.line(Self.format(entry.text, by: Terminal.paint(PeerTarget.name(peer), .cyan), at: entry.sentAt))
         }
@@ -109,18 +117,27 @@ struct ChatView: Sendable {
         Output.line(Self.format(text, by: me, at: Date()) + (held ? Terminal.paint(" (queued)", .dim) : ""))
     }
 
-    /// A line from the history shown when the chat starts, dimmed.
-    func recent(_ entry: ChatEntry) {
-        let who = entry.direction == .received ? Terminal.sanitize(entry.peerName) : "me"
-        let line = Self.format(entry.text, by: who, at: entry.sentAt, dateStyle: .short)
-        Output.line(Terminal.paint(line, .dim))
+    /// A line, image or file from the history shown when the chat starts, dimmed.
+    func recent(_ item: HistoryItem) {
+        switch item {
+        case .line(let entry):
+            let who = entry.direction == .received ? Terminal.sanitize(entry.peerName) : "me"
+            Output.line(Terminal.paint(Self.format(entry.text, by: who, at: entry.sentAt, withDate: true), .dim))
+        case .image(let file):
+            let who = file.direction == .received ? Terminal.sanitize(file.peerName) : "me → " + Terminal.sanitize(file.peerName)
+            Output.line(Terminal.paint("[\(ChatClock.dateAndTime(file.at))] \(who) \(HistoryItem.describe(file))", .dim))
+        }
     }
 
-    /// "[time] name> text", or "[time] * name waves" for a `/me` line.
-    static func format(_ text: String, by name: String, at time: Date, dateStyle: DateFormatter.Style = .none) -> String {
-        let stamp = Terminal.paint("[\(DateFormatter.localizedString(from: time, dateStyle: dateStyle, timeStyle: .short))]", .dim)
-        if text.hasPrefix("/me ") { return "\(stamp) * \(name) \(Terminal.sanitize(String(text.dropFirst(4))))" }
-        return "\(stamp) \(name)> \(Terminal.sanitize(text))"
+    /// "[time] name> text", "[time] * name waves" for a `/me` line, "[time] [private] name> text" for a `/msg` line.
+    static func format(_ text: String, by name: String, at time: Date, withDate: Bool = false) -> String {
+        let stamp = Terminal.paint("[\(withDate ? ChatClock.dateAndTime(time) : ChatClock.time(time))]", .dim)
+        let line = ChatLine(text: text)
+        switch line.kind {
+        case .action: return "\(stamp) * \(name) \(Terminal.sanitize(line.body))"
+        case .privateLine: return "\(stamp) \(Terminal.paint("[private]", .bold)) \(name)> \(Terminal.sanitize(line.body))"
+        case .said: return "\(stamp) \(name)> \(Terminal.sanitize(line.body))"
+        }
     }
 
     /// A line for a peer that is away: it waits in the outbox.
@@ -223,6 +240,17 @@ struct ChatView: Sendable {
         for line in String(decoding: picture, as: UTF8.self).split(separator: "\n") { Output.line(String(line)) }
     }
 
+    /// A received file (`/file` on the other side): a `.finished` transfer arrived whole and its SHA-256 matched.
+    func file(_ delivery: Delivery, at url: URL, from peer: PeerInfo) {
+        if json {
+            Output.json(["event": "file", "from": peer.displayName, "id": peer.id.hex, "path": url.path,
+                         "size": delivery.size, "sha256": delivery.sha256])
+            return
+        }
+        Output.line("\(Terminal.paint(PeerTarget.name(peer), .cyan)) sent a file: \(Terminal.sanitize(url.lastPathComponent)) "
+            + "(\(TransferView.bytes(delivery.size)), SHA-256 verified) → \(Terminal.sanitize(url.path))")
+    }
+
     func advertising(as name: String, requested: String) {
         if json {
             Output.json(["event": "advertising", "name": name])
@@ -252,5 +280,22 @@ struct ChatView: Sendable {
     /// A line for the person at the terminal; silent in JSON mode.
     func note(_ text: String) {
         if !json { Output.line(Terminal.paint("* \(text)", .dim)) }
+    }
+}
+
+/// Times on chat and history lines, in one format whatever the locale: `05:17` on a line of today's
+/// chat, `2026-11-25 05:17` where the day matters (lines replayed from the history, `p2p history`).
+enum ChatClock {
+    static func time(_ date: Date) -> String { timeFormat.string(from: date) }
+    static func dateAndTime(_ date: Date) -> String { dateAndTimeFormat.string(from: date) }
+
+    private static let timeFormat = formatter("HH:mm")
+    private static let dateAndTimeFormat = formatter("yyyy-MM-dd HH:mm")
+
+    private static func formatter(_ format: String) -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = format
+        return formatter
     }
 }

@@ -10,6 +10,8 @@ enum ChatInput: Equatable {
     case action(String)
     /// `/image PATH`
     case image(path: String)
+    /// `/file PATH`: any file, offered as `/image` offers a picture.
+    case file(path: String)
     case peers, help, quit
     /// Nothing to do (an empty line).
     case nothing
@@ -18,8 +20,8 @@ enum ChatInput: Equatable {
 
     static let commands = """
         Lines go to everyone in the room. /msg NAME text to one person, /me text for an action, \
-        /image PATH to send a picture, /peers lists who is here, /quit leaves. //text sends a line that starts with /. \
-        Up/Down: earlier lines; Ctrl-A/E, Alt-B/F, Ctrl-W/U/K edit; Ctrl-L redraws.
+        /image PATH to send a picture, /file PATH any file, /peers lists who is here, /quit leaves. //text sends a line that starts with /. \
+        Up/Down: earlier lines; Ctrl-A/E, Alt-B/F, Ctrl-W/U/K edit; Ctrl-L redraws; Tab completes names and paths.
         """
 
     static func parse(_ line: String) -> ChatInput {
@@ -35,6 +37,8 @@ enum ChatInput: Equatable {
             return rest.isEmpty ? .mistake("/me wants an action: /me waves") : .action(rest)
         case "/image":
             return rest.isEmpty ? .mistake("/image wants a path: /image ~/Pictures/cat.png") : .image(path: rest)
+        case "/file":
+            return rest.isEmpty ? .mistake("/file wants a path: /file ~/notes.txt") : .file(path: rest)
         case "/msg":
             let name = rest.prefix { !$0.isWhitespace }
             let text = rest.dropFirst(name.count).trimmingCharacters(in: .whitespaces)

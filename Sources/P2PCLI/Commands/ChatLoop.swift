@@ -35,10 +35,17 @@ final class ChatLoop {
         var messageID: UInt64
     }
 
-    /// An image offered to one peer, by the name its transfer carries.
-    private struct ImageSend: Hashable {
+    /// An image or file offered to one peer, by the name its transfer carries.
+    private struct FileSend: Hashable {
         var peer: PeerID
         var name: String
+    }
+
+    /// A file being sent: where it is, and the image it is (nil: a `/file`).
+    private struct SendingFile {
+        var file: URL
+        var image: ImageInfo?
+        var mediaType: String
     }
 
     private let session: Session
@@ -80,12 +87,12 @@ final class ChatLoop {
     /// New keys of the room that a piped chat without --yes does not dial: reported once each.
     private var newKeysNotDialled: Set<PeerID> = []
     private var editor = LineEditor()
-    /// Images being received (started, not ended).
+    /// Images and files being received (started, not ended).
     private var receivingImages: Set<UInt64> = []
-    /// Images being sent: the file and what it is, oldest first per peer and name, for the history once
-    /// the peer confirms it (a transfer's events carry only the name). Taken by the send's `.finished`
-    /// or `.failed`; a send refused before its transfer began (the peer left just then) leaves its entry.
-    private var sendingImages: [ImageSend: [(file: URL, image: ImageInfo)]] = [:]
+    /// Images and files being sent: the file and what it is, oldest first per peer and name, for the
+    /// history once the peer confirms it (a transfer's events carry only the name). Taken by the send's
+    /// `.finished` or `.failed`; a send refused before its transfer began (the peer left just then) leaves its entry.
+    private var sendingImages: [FileSend: [SendingFile]] = [:]
     /// The session is closed: the conversation's history queue reports to nobody any more.
     private var sessionClosed = false
 
@@ -128,9 +135,9 @@ final class ChatLoop {
         transfers = FileTransfers(session: session, directory: options.downloadsDirectory, configuration: transferOptions)
         let acceptsImages = options.yes
         transfers.setOfferHandler { offer in
-            // Chat takes images only, of the types whose signature it checks; files go through
-            // `p2p send` / `p2p receive`.
-            guard MediaType.images.contains(offer.info.mediaType) else { return false }
+            // Chat takes one file at a time (/image, /file); an image is refused unless its signature
+            // is the type it was offered as. Folders and several items go through `p2p send` / `p2p receive`.
+            guard !offer.info.isTree, offer.info.fileCount == 1 else { return false }
             if acceptsImages { return true }
             return await Self.ask(.offer(offer), through: feed)
         }
@@ -232,7 +239,8 @@ final class ChatLoop {
                 if dialing.contains(peer.id) && connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
             case .waitForPeerExpired:
                 if connected.isEmpty && dialing.isEmpty {
-                    view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout).description)
+                    view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
+                                                                  otherSide: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
                     status = ExitStatus.peerNotFound
                     break loop
                 }
@@ -438,6 +446,7 @@ final class ChatLoop {
         switch event {
         case .received(let entry, let peer):
             view.message(entry, from: peer)
+            if options.bell && !options.json && ChatLine(text: entry.text).wantsAttention(of: session.displayName) { Output.raw("\u{07}") }
         case .delivered(let entry):
             let waited = queued.remove(SentLine(peer: entry.peer, messageID: entry.messageID)) != nil
             view.delivered(entry, afterWaiting: waited)
@@ -454,14 +463,24 @@ final class ChatLoop {
         return pending.contains { connected[$0.peer] != nil }
     }
 
-    /// The last lines of the conversation, dimmed, so a chat starts where the last one ended.
+    /// The last lines, images and files of the conversation, dimmed, so a chat starts where the last
+    /// one ended: with `--to`, only those with that peer (none when the history does not know it).
     private func showRecentLines() {
-        guard !options.json, let entries = try? conversation.history.entries(limit: 30) else { return }
+        guard !options.json else { return }
+        let history = conversation.history
+        var peer: PeerID?
+        if let target = options.to {
+            let known = ((try? history.peers()) ?? []).map { PeerInfo(id: $0.id, displayName: $0.name.raw, sessionID: session.sessionID) }
+            guard case .one(let one) = PeerMatcher(target).match(in: known) else { return }
+            peer = one.id
+        }
+        guard let entries = try? history.entries(with: peer, limit: 30), let files = try? history.images(with: peer, limit: 8) else { return }
         // A line sent to several peers is one entry per peer: shown once.
         var seen: Set<UInt64> = []
-        let lines = entries.filter { $0.direction == .received || seen.insert($0.messageID).inserted }.suffix(8)
-        guard !lines.isEmpty else { return }
-        for entry in lines { view.recent(entry) }
+        let lines = entries.filter { $0.direction == .received || seen.insert($0.messageID).inserted }
+        let items = HistoryItem.merge(lines: lines, images: files, limit: 8)
+        guard !items.isEmpty else { return }
+        for item in items { view.recent(item) }
         view.note("— earlier lines above; p2p history shows them all —")
     }
 
@@ -516,11 +535,11 @@ final class ChatLoop {
         case .offer(let offer):
             guard policy.canAsk else {
                 asker.answer.resume(returning: false)
-                view.error("denied", "declined an image from \(name); use --yes to accept")
+                view.error("denied", "declined \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)) from \(name); use --yes to accept")
                 return
             }
             let info = offer.info
-            _ = questions.queue.ask("\(name) sends the image \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
+            _ = questions.queue.ask("\(name) sends \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
         }
     }
 
@@ -529,7 +548,7 @@ final class ChatLoop {
         let name = PeerTarget.name(prompt.asker.question.peer)
         switch prompt.asker.question {
         case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
-        case .offer(let offer): view.note("\(name) withdrew the image \(Terminal.sanitize(offer.info.name)).")
+        case .offer(let offer): view.note("\(name) withdrew \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)).")
         }
     }
 
@@ -542,7 +561,12 @@ final class ChatLoop {
         }
     }
 
-    // MARK: - Images
+    // MARK: - Images and files
+
+    /// "the image" or "the file", by the media type it is offered as.
+    private static func kind(of info: TransferInfo) -> String {
+        MediaType.images.contains(info.mediaType) ? "the image" : "the file"
+    }
 
     /// Images arriving or leaving. `FileTransfers` has already checked that a received file really is
     /// the image type it was offered as (`checksImageSignatures`) and refused it otherwise.
@@ -551,19 +575,32 @@ final class ChatLoop {
         switch event {
         case .finished(let info, let delivery) where info.direction == .receiving:
             receivingImages.remove(info.id)
-            guard let url = delivery.url, let image = ImageInfo(contentsOf: url) else { return }
-            view.image(image, at: url, from: info.peer)
-            recordImage(image, named: delivery.name, path: url.path, direction: .received, peer: info.peer)
+            guard let url = delivery.url else { return }
+            if MediaType.images.contains(info.mediaType) {
+                guard let image = ImageInfo(contentsOf: url) else { return }
+                view.image(image, at: url, from: info.peer)
+                recordImage(image, named: delivery.name, path: url.path, direction: .received, peer: info.peer)
+            } else {
+                view.file(delivery, at: url, from: info.peer)
+                recordFile(named: delivery.name, mediaType: info.mediaType, path: url.path, direction: .received, peer: info.peer)
+            }
         case .failed(let info, .notTheOfferedType(_, let offered, let found)):
             let actual = found ?? "not a PNG, JPEG, GIF or WebP image"
             view.error("image-refused", "refused \(Terminal.sanitize(info.name)) from \(PeerTarget.name(info.peer)): offered as \(offered), but its signature says \(actual); the sender was told")
         case .finished(let info, let delivery):
-            view.note("sent the image \(Terminal.sanitize(info.name)) to \(PeerTarget.name(info.peer)).")
+            // The receiver confirmed the file with the SHA-256 this side computed.
+            view.note("sent \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) to \(PeerTarget.name(info.peer)) "
+                + "(\(TransferView.bytes(delivery.size)), SHA-256 verified).")
             if let sent = takeSendingImage(info) {
-                recordImage(sent.image, named: delivery.name, path: sent.file.path, direction: .sent, peer: info.peer)
+                if let image = sent.image {
+                    recordImage(image, named: delivery.name, path: sent.file.path, direction: .sent, peer: info.peer)
+                } else {
+                    recordFile(named: delivery.name, mediaType: sent.mediaType, path: sent.file.path, direction: .sent, peer: info.peer)
+                }
             }
         case .started(let info, _) where info.direction == .receiving:
             receivingImages.insert(info.id)
+            view.note("receiving \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))) from \(PeerTarget.name(info.peer))…")
         case .failed(let info, let error) where info.direction == .receiving && !receivingImages.contains(info.id):
             // An offer that never started: declined (said when it was), or withdrawn (its question was
             // taken off the screen with a note); only a refusal of the offer itself is worth a line.
@@ -571,40 +608,57 @@ final class ChatLoop {
             if case .cancelledByPeer = error { break }
             if case .peerDisconnected = error { break }
             view.error("transfer", "\(Terminal.sanitize(info.name)): \(error)")
+        case .failed(let info, let error) where info.direction == .sending:
+            view.error("transfer", "\(Terminal.sanitize(info.name)) was not delivered to \(PeerTarget.name(info.peer)): \(error)")
         case .failed(let info, let error):
             receivingImages.remove(info.id)
-            view.error("transfer", "\(Terminal.sanitize(info.name)): \(error)")
+            view.error("transfer", "\(Terminal.sanitize(info.name)) from \(PeerTarget.name(info.peer)) did not arrive: \(error)")
         default:
             break
         }
     }
 
-    /// `/image PATH`: checks the file really is an image, then offers it to every connected peer.
-    private func sendImage(_ path: String) {
+    /// `/image PATH` (`asImage`: checks the file really is an image) or `/file PATH`: offers it to every
+    /// connected peer, and says so at once (the answer may take a while).
+    private func sendFile(_ path: String, asImage: Bool) {
+        let code = asImage ? "image" : "file"
         let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            view.error("image", "no such file: \(path)")
-            return
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            return view.error(code, "no such file: \(path); nothing was sent")
         }
-        guard let image = ImageInfo(contentsOf: url) else {
-            view.error("image", "\(path) is not a PNG, JPEG, GIF or WebP image")
-            return
+        guard !isDirectory.boolValue else {
+            return view.error(code, "\(path) is a folder; /\(code) sends one file (p2p send sends folders); nothing was sent")
+        }
+        guard FileManager.default.isReadableFile(atPath: url.path),
+              let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber else {
+            return view.error(code, "cannot read \(path); nothing was sent")
+        }
+        var image: ImageInfo?
+        if asImage {
+            image = ImageInfo(contentsOf: url)
+            guard image != nil else { return view.error(code, "\(path) is not a PNG, JPEG, GIF or WebP image") }
         }
         guard !connected.isEmpty else {
-            view.note("Nobody is connected: the image was not sent.")
+            view.note("Nobody is connected: the \(code) was not sent.")
             return
         }
+        // A /file is a file: a picture sent with /file is offered as bytes, not shown as an image.
+        let guessed = MediaType.guess(url)
+        let mediaType = image?.mediaType ?? (MediaType.images.contains(guessed) ? ByteStreams.defaultMediaType : guessed)
         let transfers = self.transfers!
         let file = url.standardizedFileURL
+        let names = connected.values.map { PeerTarget.name($0) }.sorted()
+        view.note("offering \(Terminal.sanitize(file.lastPathComponent)) (\(TransferView.bytes(size.uint64Value))) to \(names.joined(separator: ", "))…")
         for peer in connected.keys {
-            sendingImages[ImageSend(peer: peer, name: file.lastPathComponent), default: []].append((file, image))
-            Task { _ = try? await transfers.sendResource(at: file, to: peer, mediaType: image.mediaType) }
+            sendingImages[FileSend(peer: peer, name: file.lastPathComponent), default: []].append(SendingFile(file: file, image: image, mediaType: mediaType))
+            Task { _ = try? await transfers.sendResource(at: file, to: peer, mediaType: mediaType) }
         }
     }
 
     /// The file and image of a send that ended, the oldest of that name to that peer.
-    private func takeSendingImage(_ info: TransferInfo) -> (file: URL, image: ImageInfo)? {
-        let send = ImageSend(peer: info.peer.id, name: info.name.raw)
+    private func takeSendingImage(_ info: TransferInfo) -> SendingFile? {
+        let send = FileSend(peer: info.peer.id, name: info.name.raw)
         guard var waiting = sendingImages[send], !waiting.isEmpty else { return nil }
         let oldest = waiting.removeFirst()
         sendingImages[send] = waiting.isEmpty ? nil : waiting
@@ -625,14 +679,38 @@ final class ChatLoop {
         }
     }
 
+    /// Keeps a file in the history as `recordImage` keeps an image.
+    private func recordFile(named name: String, mediaType: String, path: String, direction: ChatEntry.Direction, peer: PeerInfo) {
+        guard sessionClosed else {
+            return conversation.recordFile(named: name, mediaType: mediaType, path: path, direction: direction, peer: peer)
+        }
+        do {
+            try conversation.history.recordFile(named: name, mediaType: mediaType, path: path, direction: direction, peer: peer)
+        } catch {
+            view.error("history", error.description)
+        }
+    }
+
     // MARK: - Typing
 
     /// Keys on the interactive input line; returns an exit status when one ends the chat.
     private func handle(_ key: Key) -> ExitCode? {
         if questions.queue.shown != nil {
-            // Keys go to the question shown: y/n (a), nothing else, so a stray key cannot answer it.
-            if case .character(let character) = key, let answer = questions.queue.answer(for: character) { answerShown(answer) }
-            if key == .redraw { Output.clearScreen() }
+            // y/n (a) answer the question shown. Other typing goes to the input line, kept for after
+            // the answer (the prompt shows it); keys that would send, leave or recall a line wait.
+            if case .character(let character) = key, let answer = questions.queue.answer(for: character) {
+                answerShown(answer)
+                return nil
+            }
+            switch key {
+            case .redraw: Output.clearScreen()
+            case .enter, .endOfInput, .up, .down, .tab: break
+            default: _ = editor.apply(key)
+            }
+            return nil
+        }
+        if key == .tab {
+            complete()
             return nil
         }
         switch editor.apply(key) {
@@ -648,11 +726,21 @@ final class ChatLoop {
         }
     }
 
+    /// Tab: completes a peer's name or a path in the input line, or lists what fits.
+    private func complete() {
+        // Only names that print as they are can be typed back (a hostile name never reaches the line).
+        let names = Set(members.values.map(\.displayName.raw)).filter { Terminal.sanitize($0) == $0 }
+        let completion = ChatCompletion.complete(editor.text, cursor: editor.cursor, names: Array(names), list: ChatCompletion.listDirectory)
+        editor.replace(text: completion.text, cursor: completion.cursor)
+        if !completion.listed.isEmpty { view.note(completion.listed.map { Terminal.sanitize($0) }.joined(separator: "  ")) }
+    }
+
     /// Draws the input line: the question shown, or the text being typed.
     private func render() {
         if let shown = questions.queue.shown {
             let more = questions.queue.waiting.count > 1 ? " (\(questions.queue.waiting.count - 1) more waiting)" : ""
-            Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) [y/n]\(more) ", .yellow)))
+            let kept = editor.line.isEmpty ? "" : Terminal.paint(" (answer y or n; \"\(editor.line)\" is kept for after)", .dim)
+            Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) [y/n]\(more)", .yellow) + kept + " "))
         } else {
             let prompt = (connected.isEmpty ? Terminal.paint("(nobody here yet) ", .dim) : "") + "> "
             Output.setInputLine(InputLine(prompt: prompt, editor: editor))
@@ -667,7 +755,9 @@ final class ChatLoop {
         case .help:
             view.note(ChatInput.commands)
         case .image(let path):
-            sendImage(path)
+            sendFile(path, asImage: true)
+        case .file(let path):
+            sendFile(path, asImage: false)
         case .peers:
             listPeers()
         case .nothing:
@@ -709,8 +799,9 @@ final class ChatLoop {
             return view.error("command", "\(Terminal.sanitize(name)) could be \(candidates.map(PeerTarget.label).joined(separator: " or ")): "
                               + "say which by the start of a fingerprint; nothing was sent")
         }
-        if interactive { view.ownLine(text, to: peer, held: connected[peer.id] == nil) }
-        send([text], to: [peer])
+        let line = ChatLine(kind: .privateLine, body: text).text
+        if interactive { view.ownLine(line, to: peer, held: connected[peer.id] == nil) }
+        send([line], to: [peer])
     }
 
     /// Sends what was typed to every member; members that are away get it from the outbox later.

@@ -9,9 +9,11 @@ struct HistoryCommand: ParsableCommand {
         abstract: "Show chat history (all peers, or one by name or ID prefix).",
         discussion: """
             Lines marked "waiting" are in the outbox: the peer has not acknowledged them yet; \
-            p2p chat sends them when that peer is back. Images sent or received in p2p chat (/image) are \
-            listed among the lines as "[image] NAME (W×H) PATH": a received one where it was kept, a sent \
-            one where it was sent from. The history is history.sqlite in the config directory.
+            p2p chat sends them when that peer is back. A /me line shows as "* alice waves", a /msg line \
+            as "[private] text". Images and files sent or received in p2p chat (/image, /file) are \
+            listed among the lines as "[image] NAME (W×H) PATH" and "[file] NAME PATH": a received one where \
+            it was kept, a sent one where it was sent from. Times are "2026-11-25 05:17", local time. \
+            The history is history.sqlite in the config directory.
             """
     )
 
@@ -24,7 +26,7 @@ struct HistoryCommand: ParsableCommand {
     @Flag(help: "Only lines still waiting in the outbox.")
     var pending = false
 
-    @Flag(help: "One JSON object per line or image (\"kind\": \"text\" or \"image\").")
+    @Flag(help: "One JSON object per line, image or file (\"kind\": \"text\", \"image\" or \"file\").")
     var json = false
 
     func validate() throws {
@@ -71,7 +73,7 @@ struct HistoryCommand: ParsableCommand {
         if json {
             Output.json(["kind": "text", "room": line.room, "state": "waiting", "time": line.typedAt.iso8601, "text": line.text])
         } else {
-            let time = DateFormatter.localizedString(from: line.typedAt, dateStyle: .short, timeStyle: .short)
+            let time = ChatClock.dateAndTime(line.typedAt)
             Output.line("\(Terminal.paint(time, .dim)) → whoever joins room \(Terminal.sanitize(line.room)): \(Terminal.sanitize(line.text)) \(Terminal.paint("(waiting)", .yellow))")
         }
     }
@@ -92,31 +94,28 @@ struct HistoryCommand: ParsableCommand {
             Output.json(object)
             return
         }
-        let time = Self.timeFormat.string(from: entry.sentAt)
+        let time = ChatClock.dateAndTime(entry.sentAt)
         let arrow = entry.direction == .sent ? "→" : "←"
         let mark = entry.isPending ? Terminal.paint("  (waiting)", .yellow) : ""
-        Output.line("\(Terminal.paint(time, .dim)) \(arrow) \(Terminal.paint(Terminal.sanitize(entry.peerName), .cyan))  \(Terminal.sanitize(entry.text))\(mark)")
+        let author = entry.direction == .sent ? "me" : Terminal.sanitize(entry.peerName)
+        Output.line("\(Terminal.paint(time, .dim)) \(arrow) \(Terminal.paint(Terminal.sanitize(entry.peerName), .cyan))  "
+            + "\(HistoryItem.describe(ChatLine(text: entry.text), by: author))\(mark)")
     }
 
-    /// Images are stored once they arrived verified or the peer confirmed them: never waiting.
+    /// Images and files are stored once they arrived verified or the peer confirmed them: never waiting.
     private func show(_ image: ChatImageEntry) {
         if json {
-            Output.json(["kind": "image", "direction": image.direction.rawValue, "peer": image.peerName, "id": image.peer.hex,
-                         "time": image.at.iso8601, "name": image.name, "path": image.path, "type": image.mediaType,
-                         "width": image.width, "height": image.height, "state": image.direction == .received ? "received" : "delivered"])
+            var object: [String: Any] = ["kind": image.isImage ? "image" : "file", "direction": image.direction.rawValue, "peer": image.peerName,
+                                         "id": image.peer.hex, "time": image.at.iso8601, "name": image.name, "path": image.path,
+                                         "type": image.mediaType, "state": image.direction == .received ? "received" : "delivered"]
+            if image.isImage { (object["width"], object["height"]) = (image.width, image.height) }
+            Output.json(object)
             return
         }
-        let time = Self.timeFormat.string(from: image.at)
+        let time = ChatClock.dateAndTime(image.at)
         let arrow = image.direction == .sent ? "→" : "←"
-        Output.line("\(Terminal.paint(time, .dim)) \(arrow) \(Terminal.paint(Terminal.sanitize(image.peerName), .cyan))  "
-            + "\(Terminal.paint("[image]", .dim)) \(Terminal.sanitize(image.name)) (\(image.width)×\(image.height)) \(Terminal.sanitize(image.path))")
+        Output.line("\(Terminal.paint(time, .dim)) \(arrow) \(Terminal.paint(Terminal.sanitize(image.peerName), .cyan))  \(HistoryItem.describe(image))")
     }
-
-    private static let timeFormat: DateFormatter = {
-        let format = DateFormatter()
-        format.dateFormat = "yyyy-MM-dd HH:mm"
-        return format
-    }()
 }
 
 /// One thing in the history as `p2p history` lists it: a text line or an image.
@@ -131,6 +130,22 @@ enum HistoryItem: Equatable {
         case .line(let entry): entry.direction == .received ? entry.deliveredAt ?? entry.sentAt : entry.sentAt
         case .image(let image): image.at
         }
+    }
+
+    /// A line as the history shows it: "* alice waves" for `/me`, "[private] text" for `/msg`.
+    static func describe(_ line: ChatLine, by author: String) -> String {
+        switch line.kind {
+        case .action: "* \(author) \(Terminal.sanitize(line.body))"
+        case .privateLine: "[private] \(Terminal.sanitize(line.body))"
+        case .said: Terminal.sanitize(line.body)
+        }
+    }
+
+    /// "[image] cat.png (640×480) PATH" or "[file] notes.txt PATH".
+    static func describe(_ file: ChatImageEntry) -> String {
+        file.isImage
+            ? "\(Terminal.paint("[image]", .dim)) \(Terminal.sanitize(file.name)) (\(file.width)×\(file.height)) \(Terminal.sanitize(file.path))"
+            : "\(Terminal.paint("[file]", .dim)) \(Terminal.sanitize(file.name)) \(Terminal.sanitize(file.path))"
     }
 
     /// Lines and images, each oldest first, as one list in time order; each keeps its own order, and a

@@ -71,8 +71,16 @@ struct LineEditor {
         case .up: showHistory(step: -1)
         case .down: showHistory(step: 1)
         case .redraw: return .redraw
+        case .tab: break  // Completion is the program's (`ChatCompletion`, then `replace`).
         }
         return .edited
+    }
+
+    /// Puts a completed line in place of the one being typed.
+    mutating func replace(text: [Character], cursor: Int) {
+        self.text = text
+        self.cursor = min(max(cursor, 0), text.count)
+        browsing = nil
     }
 
     private mutating func showHistory(step: Int) {

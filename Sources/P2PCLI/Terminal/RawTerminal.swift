@@ -16,6 +16,8 @@ enum Key: Sendable, Equatable {
     case redraw
     /// Ctrl-D.
     case endOfInput
+    /// Tab: completion, where the program offers it (the chat); nothing elsewhere.
+    case tab
 }
 
 /// Puts the terminal in non-canonical, no-echo mode so single keys (arrows) arrive at once,
@@ -73,6 +75,7 @@ struct KeyDecoder {
         switch byte {
         case 0x0D, 0x0A: pending = []; return [.enter]
         case 0x7F, 0x08: pending = []; return [.backspace]
+        case 0x09: pending = []; return [.tab]
         case 0x01: pending = []; return [.home]
         case 0x02: pending = []; return [.left]
         case 0x04: pending = []; return [.endOfInput]

@@ -53,7 +53,8 @@ public struct ChatImageEntry: Sendable, Equatable {
     public var name: String
     /// Received: where it was kept. Sent: the file it was sent from.
     public var path: String
-    /// What its signature shows: `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    /// What its signature shows: `image/png`, `image/jpeg`, `image/gif` or `image/webp`; for a file
+    /// (`recordFile`), the media type it was offered as.
     public var mediaType: String
     /// Width in pixels.
     public var width: Int
@@ -61,6 +62,9 @@ public struct ChatImageEntry: Sendable, Equatable {
     public var height: Int
     /// When it arrived, or when the peer confirmed it, by this peer's clock.
     public var at: Date
+
+    /// An image (`/image`), not a file (`/file`).
+    public var isImage: Bool { MediaType.images.contains(mediaType) }
 }
 
 /// A line typed in a room while nobody was there: it waits for whoever joins, then becomes a sent line.
@@ -211,13 +215,26 @@ public final class ChatHistory: Sendable {
     @discardableResult
     public func recordImage(_ image: ImageInfo, named name: String, path: String, direction: ChatEntry.Direction,
                             peer: PeerInfo, at now: Date = Date()) throws(ChatHistoryError) -> ChatImageEntry {
+        try record(mediaType: image.mediaType, width: image.width, height: image.height, named: name, path: path, direction: direction, peer: peer, at: now)
+    }
+
+    /// Stores a file (`/file` in chat) sent to or received from `peer`, as `recordImage` stores an image:
+    /// among the images, with its media type (never an image type) and no pixel size.
+    @discardableResult
+    public func recordFile(named name: String, mediaType: String, path: String, direction: ChatEntry.Direction,
+                           peer: PeerInfo, at now: Date = Date()) throws(ChatHistoryError) -> ChatImageEntry {
+        try record(mediaType: mediaType, width: 0, height: 0, named: name, path: path, direction: direction, peer: peer, at: now)
+    }
+
+    private func record(mediaType: String, width: Int, height: Int, named name: String, path: String, direction: ChatEntry.Direction,
+                        peer: PeerInfo, at now: Date) throws(ChatHistoryError) -> ChatImageEntry {
         try write { db in
             try db.execute(sql: """
                 INSERT INTO image (peer, peerName, direction, name, path, mediaType, width, height, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [peer.id.hex, peer.displayName.raw, direction.rawValue, name, path, image.mediaType, image.width, image.height,
+                """, arguments: [peer.id.hex, peer.displayName.raw, direction.rawValue, name, path, mediaType, width, height,
                                  ChatEntry.milliseconds(now)])
             return ChatImageEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: direction, name: name,
-                                  path: path, mediaType: image.mediaType, width: image.width, height: image.height, at: now)
+                                  path: path, mediaType: mediaType, width: width, height: height, at: now)
         }
     }
 

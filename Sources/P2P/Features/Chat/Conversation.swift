@@ -132,6 +132,18 @@ public final class Conversation: Sendable {
         }
     }
 
+    /// Stores a file sent to or received from `peer` (see `ChatHistory.recordFile`) as `recordImage` does.
+    public func recordFile(named name: String, mediaType: String, path: String, direction: ChatEntry.Direction, peer: PeerInfo) {
+        let now = Date()
+        storage.async { [history, hub] in
+            do throws(ChatHistoryError) {
+                try history.recordFile(named: name, mediaType: mediaType, path: path, direction: direction, peer: peer, at: now)
+            } catch {
+                hub.emit(.storageFailed(error))
+            }
+        }
+    }
+
     /// Lines waiting in the outbox, oldest first.
     public func pending(for peer: PeerID? = nil) throws(ChatHistoryError) -> [ChatEntry] {
         try history.pending(for: peer)
