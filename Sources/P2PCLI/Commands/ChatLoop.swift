@@ -225,8 +225,8 @@ final class ChatLoop {
                     if options.network.verbose || denied { view.note("connecting to \(Terminal.sanitize(target)) failed: \(error)") }
                     break
                 }
-                let message = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target).description } ?? "cannot connect to \(Terminal.sanitize(target)): \(error)"
-                view.error(denied ? "denied" : "connect", message)
+                let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) }
+                view.error(failure?.jsonCode ?? "connect", failure?.description ?? "cannot connect to \(Terminal.sanitize(target)): \(error)")
                 if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
             case .dialSlow(let peer):
                 if dialing.contains(peer.id) && connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
@@ -346,7 +346,13 @@ final class ChatLoop {
         if members[peer.id] != nil {
             redial(peer)
         } else if let target = options.to {
-            if connected.isEmpty, session.peer(matching: target)?.id == peer.id { dial(peer) }
+            if connected.isEmpty, session.peer(matching: target)?.id == peer.id {
+                dial(peer)
+            } else if connected.isEmpty, dialing.isEmpty, let conflict = PeerMatcher(target).nameConflict(in: session.knownPeers, pinned: PeerTarget.pins(of: session)),
+                      session.peers(matching: target).isEmpty {
+                // The name is pinned to another key: the warning now (exit 4), instead of waiting for ever.
+                feed.yield(.connectFailed(target, conflict.refusal, unasked: nil))
+            }
         } else if isRoom, session.peerID < peer.id {
             // One side of each pair dials (the lower ID), so the other side's person is asked about a
             // new key instead of both dials meeting and accepting each other unasked.
