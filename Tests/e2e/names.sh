@@ -7,9 +7,12 @@
 #    a few seconds of starting: the warning with both fingerprints and what to do, exit 4; at most one
 #    "connecting to bob" line, never "declined" nor "the session is closed"; the newcomer's screen shows
 #    at most one line about alice per attempt (no "alice left" storm);
-#  - two receivers named bob on A and B: avahi renames the second "bob #2", and its own screen says so;
-#    `p2p peers` shows both; `--to bob` stops with exit 3 and lists both (name and fingerprint);
-#    `--to "bob #2"` sends to that one.
+#  - two receivers named dave on A and B: avahi renames one of them "dave #2" (usually the later), and
+#    its own screen says so; `p2p peers` shows both under the names their screens show; `--to dave`
+#    stops with exit 3 and lists both (name and fingerprint); `--to "dave #2"` sends to that one.
+#    (A fresh name: right after "bob" was used on B by other installations, the two avahi daemons were
+#    seen renaming both receivers in turn, up to "bob #16", one of them announced by nobody for over a
+#    minute; that is avahi's settling, not p2p's, and p2p is told only the name finally registered.)
 # Needs root (lab.sh up) and tmux.
 . "$(dirname "$0")/lib.sh"
 need ip tmux python3
@@ -56,7 +59,7 @@ dump() { screen "$1" | grep -v '^$' | tail -n 25 | sed 's/^/    | /'; }
 fingerprint() { screen "$1" | grep -oE "^Waiting for files as .* \($FP\)" | head -n 1 | grep -oE "$FP"; }
 
 echo "cat picture" >"$E2E_TMP/cat.png"
-mkdir -p "$E2E_TMP/in-bob" "$E2E_TMP/in-newbob" "$E2E_TMP/in-bobA" "$E2E_TMP/in-bobB"
+mkdir -p "$E2E_TMP/in-bob" "$E2E_TMP/in-newbob" "$E2E_TMP/in-daveA" "$E2E_TMP/in-daveB"
 
 # ================================================================ a name pinned to another key
 log "a name pinned to another key"
@@ -80,10 +83,10 @@ check "it has another key ($NEW_FP, not $BOB_FP)" [ -n "$NEW_FP" -a "$NEW_FP" !=
 for try in 1 2 3; do
   start=$SECONDS
   terminal "send$try" alice A "$P2P" send "$E2E_TMP/cat.png" --to bob --name alice
-  if wait_until 8 shows "send$try" '\[exited [0-9]+\]'; then
-    pass "try $try: the send ends within 8 s (took $((SECONDS - start)) s)"
+  if wait_until 5 shows "send$try" '\[exited [0-9]+\]'; then
+    pass "try $try: the send ends within 5 s (took $((SECONDS - start)) s)"
   else
-    fail "try $try: the send is still running after 8 s"; dump "send$try"
+    fail "try $try: the send is still running after 5 s"; dump "send$try"
   fi
   see 1 "send$try" "WARNING: \"bob\" is pinned to key $BOB_FP but this peer has key $NEW_FP\. Refused\." \
     "try $try: alice sees the one warning with both fingerprints (pinned $BOB_FP, offered $NEW_FP)"
@@ -96,6 +99,8 @@ for try in 1 2 3; do
   check "try $try: the newcomer's screen has at most one line about alice per try ($(count_on newbob alice))" [ "$(count_on newbob alice)" -le "$try" ]
 done
 unseen newbob 'left; waiting for the next sender' "the newcomer's screen has no 'alice left' lines"
+check "every line about alice on the newcomer's screen says alice refused its key ($(count_on newbob alice) lines)" \
+  [ "$(count_on newbob alice)" = "$(count_on newbob '^\* alice refused this machine.s key; alice says: the name "bob" is pinned to another key')" ]
 ls "$E2E_TMP/in-newbob" >"$E2E_TMP/newbob.ls"
 check "nothing reached the newcomer" [ ! -s "$E2E_TMP/newbob.ls" ]
 run env P2P_HOME="$(home alice)" "$P2P" trust list >"$E2E_TMP/trust.out" 2>&1
@@ -104,35 +109,44 @@ check "... and the new key is pinned nowhere" bash -c '! grep -q "$1" "$2"' _ "$
 tm send-keys -t newbob C-c
 see 10 newbob '\[exited [0-9]+\]' "the newcomer's receive ends on Ctrl-C"
 
-# ================================================================ two receivers named bob on two hosts
-log "two receivers named bob"
-terminal bobA bobA A "$P2P" receive --name bob --yes --dir "$E2E_TMP/in-bobA"
-see 20 bobA '^Waiting for files as bob' "a bob receives on A"
-# Let A's bob be known on B before B's starts, so that B's is the one renamed.
+# ================================================================ two receivers named dave on two hosts
+log "two receivers named dave"
+terminal daveA daveA A "$P2P" receive --name dave --yes --dir "$E2E_TMP/in-daveA"
+see 20 daveA '^Waiting for files as dave' "a dave receives on A"
+# Let A's dave be known on B before B's starts, so that B's is the one renamed.
 terminal watch carol B "$P2P" peers --timeout 30
-see 20 watch '^bob ' "A's bob is seen from B"
+see 20 watch '^dave ' "A's dave is seen from B"
 tm kill-session -t watch
-terminal bobB bobB B "$P2P" receive --name bob --yes --dir "$E2E_TMP/in-bobB"
-see 20 bobB '^Waiting for files as bob' "another bob receives on B"
-# mDNS settles the clash: one of the two (not always the later) is renamed "bob #N", and its own
+terminal daveB daveB B "$P2P" receive --name dave --yes --dir "$E2E_TMP/in-daveB"
+see 20 daveB '^Waiting for files as dave' "another dave receives on B"
+# mDNS settles the clash: one of the two (not always the later) is renamed "dave #N", and its own
 # screen says so. advertised NAME: the name NAME's screen says it is advertised under.
 advertised() {
   local renamed
   renamed=$(screen "$1" | grep -oE '^Now advertised as "[^"]+"' | tail -n 1 | sed 's/^Now advertised as "//; s/"$//')
-  echo "${renamed:-bob}"
+  echo "${renamed:-dave}"
 }
-names_differ() { [ "$(advertised bobA)" != "$(advertised bobB)" ]; }
-if wait_until 30 names_differ; then
-  pass "one of the two bobs says on its own screen that it is now advertised under another name"
+# settled: `p2p peers` on A lists both keys, each under the name its own screen shows (while the two
+# daemons settle the clash, a name may be renamed more than once, and a dave may be announced by nobody).
+settled() {
+  local a b
+  a=$(advertised daveA) b=$(advertised daveB)
+  [ "$a" != "$b" ] || return 1
+  run env P2P_HOME="$(home carol)" "$LAB" exec A "$P2P" peers --timeout 2 >"$E2E_TMP/peers-poll.out" 2>/dev/null
+  grep -qF "$a  $(fingerprint daveA) " "$E2E_TMP/peers-poll.out" && grep -qF "$b  $(fingerprint daveB) " "$E2E_TMP/peers-poll.out"
+}
+start=$SECONDS
+if wait_until 60 settled; then
+  pass "one of the two daves says on its own screen that it is now advertised under another name, as p2p peers shows (settled in $((SECONDS - start)) s)"
 else
-  fail "neither bob's screen says it was renamed within 30 s"; dump bobA; dump bobB
+  fail "the two daves' screens do not name what p2p peers shows within 60 s"; dump daveA; dump daveB; cat "$E2E_TMP/peers-poll.out"
 fi
-if [ "$(advertised bobA)" != bob ]; then RENAMED=bobA KEPT=bobB; else RENAMED=bobB KEPT=bobA; fi
+if [ "$(advertised daveA)" != dave ]; then RENAMED=daveA KEPT=daveB; else RENAMED=daveB KEPT=daveA; fi
 NEW_NAME=$(advertised "$RENAMED")
 log "$RENAMED is advertised as \"$NEW_NAME\""
-check "the new name is avahi's rename of bob: \"$NEW_NAME\"" grep -qE '^bob #[0-9]+$' <<<"$NEW_NAME"
-see 1 "$RENAMED" "^Now advertised as \"$NEW_NAME\": another peer already uses \"bob\" \(senders reach this one with --to \"$NEW_NAME\"\)" \
-  "$RENAMED's screen: Now advertised as \"$NEW_NAME\": another peer already uses \"bob\" (senders reach this one with --to \"$NEW_NAME\")"
+check "the new name is avahi's rename of dave: \"$NEW_NAME\"" grep -qE '^dave #[0-9]+$' <<<"$NEW_NAME"
+see 1 "$RENAMED" "^Now advertised as \"$NEW_NAME\": another peer already uses \"dave\" \(senders reach this one with --to \"$NEW_NAME\"\)" \
+  "$RENAMED's screen: Now advertised as \"$NEW_NAME\": another peer already uses \"dave\" (senders reach this one with --to \"$NEW_NAME\")"
 RENAMED_FP=$(fingerprint "$RENAMED") KEPT_FP=$(fingerprint "$KEPT") KEPT_NAME=$(advertised "$KEPT")
 
 terminal peers carol A "$P2P" peers --timeout 3
@@ -140,10 +154,10 @@ see 15 peers '\[exited 0\]' "p2p peers ends with 0"
 see 1 peers "^$KEPT_NAME  $KEPT_FP " "p2p peers shows $KEPT_NAME ($KEPT_FP), as its screen says"
 see 1 peers "^$NEW_NAME  $RENAMED_FP " "p2p peers shows $NEW_NAME ($RENAMED_FP), the name as advertised"
 
-terminal amb carol A "$P2P" send "$E2E_TMP/cat.png" --to bob
-see 15 amb '\[exited 3\]' "send --to bob, with $KEPT_NAME and $NEW_NAME: exit 3"
-see 1 amb "2 peers fit --to bob: .*$KEPT_NAME \($KEPT_FP\)" "... the list names $KEPT_NAME with its fingerprint"
-see 1 amb "2 peers fit --to bob: .*$NEW_NAME \($RENAMED_FP\)" "... and $NEW_NAME with its fingerprint"
+terminal amb carol A "$P2P" send "$E2E_TMP/cat.png" --to dave
+see 15 amb '\[exited 3\]' "send --to dave, with $KEPT_NAME and $NEW_NAME: exit 3"
+see 1 amb "2 peers fit --to dave: .*$KEPT_NAME \($KEPT_FP\)" "... the list names $KEPT_NAME with its fingerprint"
+see 1 amb "2 peers fit --to dave: .*$NEW_NAME \($RENAMED_FP\)" "... and $NEW_NAME with its fingerprint"
 see 1 amb 'name one by the start of its fingerprint \(e\.g\. --to [a-z0-9]{4}-[a-z0-9]{4}\)' "... and says how to name one"
 unseen amb 'connecting to' "... and dials nobody"
 
