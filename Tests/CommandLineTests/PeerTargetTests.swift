@@ -148,6 +148,12 @@ import Testing
         #expect(error.description.contains("did you mean --to \"bob #2\"?"))
     }
 
+    @Test func theHintNamesTheCommandToRunOverThere() {
+        #expect(PeerTarget.notFound("carol", role: "peer", seen: [], within: 10, counterpart: "p2p chat").description
+            .contains("run `p2p chat` on the other machine"))
+        #expect(PeerTarget.notFound("bob", role: "receiver", seen: [], within: 10).description.contains("run `p2p receive` on the other machine"))
+    }
+
     @Test func aRenamedReceiverSaysHowToReachIt() {
         #expect(ConnectProgress.renamed(to: "bob #2", from: "bob")
             == "Now advertised as \"bob #2\": another peer already uses \"bob\" (senders reach this one with --to \"bob #2\")")

@@ -232,7 +232,7 @@ final class ChatLoop {
                 if dialing.contains(peer.id) && connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
             case .waitForPeerExpired:
                 if connected.isEmpty && dialing.isEmpty {
-                    view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout).description)
+                    view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout, counterpart: "p2p chat").description)
                     status = ExitStatus.peerNotFound
                     break loop
                 }

@@ -12,6 +12,8 @@ struct PeerFinder {
     let timeout: Double
     /// What the command calls the peer it wants, for its lines: "receiver", "peer".
     var role = "receiver"
+    /// What the other machine runs, for the hint when nobody was seen.
+    var counterpart = "p2p receive"
     var progress = ConnectProgress(json: false)
 
     func find(events: AsyncStream<SessionEvent>) async throws(ReachError) -> PeerInfo {
@@ -167,7 +169,7 @@ struct PeerFinder {
             if !pins.isEmpty { peer.trust = TrustVerdict(id: peer.id, name: peer.displayName.raw, pinned: pins) }
             return peer
         }
-        throw PeerTarget.notFound(to, role: role, seen: judged, within: timeout, seesItself: session.discoverySeesItself)
+        throw PeerTarget.notFound(to, role: role, seen: judged, within: timeout, seesItself: session.discoverySeesItself, counterpart: counterpart)
     }
 
     /// `--to NAME` for a peer that is neither announced nor pinned with an address: the addresses added
@@ -278,7 +280,7 @@ extension PeerFinder {
         collector.cancel()
         let found = seen.withLockedValue { $0.peers }
         guard !found.isEmpty else {
-            throw PeerTarget.notFound(nil, role: role, seen: [], within: timeout, seesItself: session.discoverySeesItself)
+            throw PeerTarget.notFound(nil, role: role, seen: [], within: timeout, seesItself: session.discoverySeesItself, counterpart: counterpart)
         }
         var reached: [PeerInfo] = []
         var lastFailure: ReachError?

@@ -138,7 +138,9 @@ enum PeerTarget {
     /// `seen` are the peers that did show up, so a typo or a wrong machine is plain to see.
     /// `seesItself`: whether the browse showed this process's own announcement, which tells a network
     /// that drops multicast apart from a daemon that does not work.
-    static func notFound(_ query: String?, role: String, seen: [PeerInfo], within seconds: Double, seesItself: Bool? = nil) -> ReachError {
+    /// `counterpart`: the command to run on the other machine (`p2p receive` for a send, `p2p chat` for a chat).
+    static func notFound(_ query: String?, role: String, seen: [PeerInfo], within seconds: Double, seesItself: Bool? = nil,
+                         counterpart: String = "p2p receive") -> ReachError {
         let what = query.map { "no \(role) called \(Terminal.sanitize($0))" } ?? "no \(role)"
         var seenOnce = Set<PeerID>()
         let distinct = seen.filter { seenOnce.insert($0.id).inserted }
@@ -155,7 +157,7 @@ enum PeerTarget {
             others = "no peers were seen at all, and the mDNS daemon did not show even this machine's own announcement: "
                 + "is avahi-daemon running and allowed on this network interface (`p2p doctor`)? Or use --connect HOST:PORT"
         } else {
-            others = "no peers were seen (run `p2p receive` on the other machine, or use --connect HOST:PORT)"
+            others = "no peers were seen (run `\(counterpart)` on the other machine, or use --connect HOST:PORT)"
         }
         return .notFound("\(what) appeared within \(duration(seconds)); \(others)")
     }

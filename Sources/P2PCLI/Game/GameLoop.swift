@@ -206,7 +206,7 @@ final class GameLoop {
             if scripted && !interactive && awaitingReturn == nil { return ExitStatus.connectionFailed }
         case .waitForPeerExpired:
             if opponent == nil && dialing == nil {
-                let failure = PeerTarget.notFound(options.to, role: "opponent", seen: seen, within: options.timeout)
+                let failure = PeerTarget.notFound(options.to, role: "opponent", seen: seen, within: options.timeout, counterpart: "p2p game")
                 view.error(failure.jsonCode, failure.description)
                 return ExitStatus.peerNotFound
             }
