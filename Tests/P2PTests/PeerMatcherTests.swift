@@ -108,6 +108,14 @@ import Testing
         var renamedImpostor = impostor
         renamedImpostor.displayName = "Bob #2"
         #expect(PeerMatcher("bob").nameConflict(in: [renamedImpostor], pinned: [pin]) == nil)
+        // ... nor does it fit `--to bob`, which means the pinned key; it fits its own full name.
+        #expect(PeerMatcher("bob").match(in: [renamedImpostor], pinned: [pin]) == .none)
+        #expect(PeerMatcher("bob #2").match(in: [renamedImpostor], pinned: [pin]) == .one(renamedImpostor))
+        #expect(PeerMatcher("bob").suggestion(among: [renamedImpostor], pinned: [pin]) == renamedImpostor)
+        // The pinned bob renamed by DNS-SD still answers to bob.
+        var renamedBob = bob
+        renamedBob.displayName = "Bob #2"
+        #expect(PeerMatcher("bob").match(in: [renamedBob, renamedImpostor], pinned: [pin]) == .one(renamedBob))
         #expect(PeerMatcher("bob").nameConflict(in: [impostor], pinned: []) == nil)
         // By a fingerprint prefix the person named a key, not a name: no conflict to report.
         #expect(PeerMatcher(String(bob.fingerprint.prefix(9))).nameConflict(in: [impostor], pinned: [pin]) == nil)

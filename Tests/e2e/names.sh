@@ -109,6 +109,32 @@ check "... and the new key is pinned nowhere" bash -c '! grep -q "$1" "$2"' _ "$
 tm send-keys -t newbob C-c
 see 10 newbob '\[exited [0-9]+\]' "the newcomer's receive ends on Ctrl-C"
 
+# The same answer from the other commands that dial by name: a chat and a game. Each newcomer starts
+# once the one before is announced no more, so that it gets the name bob itself, not "bob (2)".
+bob_gone() {
+  run env P2P_HOME="$(home carol)" "$LAB" exec A "$P2P" peers --timeout 1 >"$E2E_TMP/gone.out" 2>/dev/null
+  ! grep -q '^bob' "$E2E_TMP/gone.out"
+}
+wait_until 20 bob_gone || log "bob is still announced"
+terminal newbobchat newbob B "$P2P" chat --name bob --to nobody --timeout 600
+see 20 newbobchat 'waiting for nobody' "the newcomer chats as bob on B"
+start=$SECONDS
+terminal chat alice A "$P2P" chat --to bob --name alice
+if wait_until 5 shows chat '\[exited 4\]'; then pass "chat --to bob ends with exit 4 within 5 s (took $((SECONDS - start)) s)"; else fail "chat --to bob: no exit 4 within 5 s"; dump chat; dump newbobchat; fi
+see 1 chat "WARNING: \"bob\" is pinned to key $BOB_FP but this peer has key $NEW_FP\. Refused\." "... saying the warning with both fingerprints"
+check "... once ($(count_on chat WARNING))" [ "$(count_on chat WARNING)" = 1 ]
+tm send-keys -t newbobchat C-c
+wait_until 20 bob_gone || log "bob is still announced"
+terminal newbobgame newbob B "$P2P" game --name bob
+see 20 newbobgame 'bob|game|Waiting|waiting' "the newcomer plays as bob on B"
+start=$SECONDS
+terminal game alice A "$P2P" game --to bob --name alice
+if wait_until 5 shows game '\[exited 4\]'; then pass "game --to bob ends with exit 4 within 5 s (took $((SECONDS - start)) s)"; else fail "game --to bob: no exit 4 within 5 s"; dump game; dump newbobgame; fi
+# (Not "WARNING:": the game leaves its screen with the cursor on its last line, which "[exited 4]" overwrites.)
+see 1 game "\"bob\" is pinned to key $BOB_FP but this peer has key $NEW_FP\. Refused\." "... saying the warning with both fingerprints"
+check "... once ($(count_on game 'is pinned to key'))" [ "$(count_on game 'is pinned to key')" = 1 ]
+tm send-keys -t newbobgame q
+
 # ================================================================ two receivers named dave on two hosts
 log "two receivers named dave"
 terminal daveA daveA A "$P2P" receive --name dave --yes --dir "$E2E_TMP/in-daveA"

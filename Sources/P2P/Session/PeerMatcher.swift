@@ -44,12 +44,14 @@ public struct PeerMatcher: Sendable {
         var seen = Set<PeerID>()
         let peers = candidates.filter { seen.insert($0.id).inserted }
         let lowercased = query.lowercased()
+        // A pinned name means its key: a stranger renamed from it ("bob #2" while bob is pinned) is not it.
+        let queryIsPinned = pinned.contains { $0.name.lowercased() == lowercased }
         let byName = peers.filter { peer in
             switch Self.nameToMatch(peer, pinned: pinned) {
             case .pinned(let name): return name.lowercased() == lowercased
             case .claimed(let name):
                 let name = name.lowercased()
-                return name == lowercased || Self.withoutConflictSuffix(name) == lowercased
+                return name == lowercased || (!queryIsPinned && Self.withoutConflictSuffix(name) == lowercased)
             case .none: return false
             }
         }
