@@ -4,15 +4,17 @@
 # avahi-daemon); each person's P2P_HOME is their installation.
 #  - a name pinned to another key: alice has pinned bob; bob's machine gets a new installation that
 #    calls itself bob. `p2p send --to bob`, three times over, gives the same one answer each time within
-#    a few seconds of starting: the warning with both fingerprints and what to do, exit 4; at most one
+#    5 s of starting: the warning with both fingerprints and what to do, exit 4; at most one
 #    "connecting to bob" line, never "declined" nor "the session is closed"; the newcomer's screen shows
-#    at most one line about alice per attempt (no "alice left" storm);
+#    at most one line per attempt, "alice refused this machine's key" (no "alice left" storm);
+#    `chat --to bob` and `game --to bob` give the same warning and exit 4;
 #  - two receivers named dave on A and B: avahi renames one of them "dave #2" (usually the later), and
 #    its own screen says so; `p2p peers` shows both under the names their screens show; `--to dave`
 #    stops with exit 3 and lists both (name and fingerprint); `--to "dave #2"` sends to that one.
-#    (A fresh name: right after "bob" was used on B by other installations, the two avahi daemons were
-#    seen renaming both receivers in turn, up to "bob #16", one of them announced by nobody for over a
-#    minute; that is avahi's settling, not p2p's, and p2p is told only the name finally registered.)
+#    (A fresh name: right after "bob" had been used on B by other installations, the two avahi daemons
+#    were seen renaming both receivers in turn, up to "bob #16", one of them announced by nobody for over
+#    a minute while its screen still said "bob" (avahi reports only the name finally registered). Not
+#    investigated further.)
 # Needs root (lab.sh up) and tmux.
 . "$(dirname "$0")/lib.sh"
 need ip tmux python3
