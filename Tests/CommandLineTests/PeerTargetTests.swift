@@ -105,3 +105,57 @@ import Testing
         #expect(WritableDirectory.problem(at: FileManager.default.temporaryDirectory.path) == nil)
     }
 }
+
+/// Names that resolve (issue 25): a refused key is one answer; a renamed receiver says how to reach it.
+@Suite struct NameAnswerTests {
+    let bob = PeerInfo(id: PeerID(hex: "0123456789abcdef0123456789abcdef")!, displayName: "bob", sessionID: "files")
+    let alice = PeerInfo(id: PeerID(hex: "fedcba9876543210fedcba9876543210")!, displayName: "alice", sessionID: "files")
+
+    /// Issue 25: a key refused for a pinned name is one answer (exit 4, `refused`), never retried, never
+    /// "declined"; only a stale record (refused at every address, another key at the old address) is retried.
+    @Test func aRefusedKeyIsOneAnswerAndOnlyAStaleRecordIsRetried() {
+        let warning = SessionError.untrustedIdentity(name: "bob", pinned: bob.id, presented: alice.id)
+        let refused = PeerTarget.connectFailure(warning, to: "bob")
+        #expect(refused == .refused(warning.description))
+        #expect(refused.description.contains(bob.fingerprint) && refused.description.contains(alice.fingerprint))
+        #expect(refused.jsonCode == "refused")
+        #expect(refused.exitCode(denial: ExitStatus.denied) == ExitStatus.connectionFailed)
+        let theyRefusedUs = PeerTarget.connectFailure(.refusedAsUntrusted("the name \"alice\" is pinned to another key on this peer"), to: "bob")
+        #expect(theyRefusedUs == .refused("bob refused this machine's key; it says: the name \"alice\" is pinned to another key on this peer"))
+
+        #expect(!PeerFinder.looksLikeAStaleRecord(warning))
+        #expect(!PeerFinder.looksLikeAStaleRecord(.refusedAsUntrusted("x")))
+        #expect(!PeerFinder.looksLikeAStaleRecord(.denied(by: "bob")))
+        #expect(!PeerFinder.looksLikeAStaleRecord(.timedOut(seconds: 10)))
+        #expect(!PeerFinder.looksLikeAStaleRecord(.closed))
+        let refusedEverywhere = [ConnectAttempt(address: "10.0.0.2:4242", failure: .refused), ConnectAttempt(address: "10.0.0.3:4242", failure: .refused)]
+        #expect(PeerFinder.looksLikeAStaleRecord(.connectFailed(peer: "bob", attempts: refusedEverywhere)))
+        let oneSilent = [ConnectAttempt(address: "10.0.0.2:4242", failure: .refused), ConnectAttempt(address: "10.0.0.3:4242", failure: .noAnswer(seconds: 2))]
+        #expect(!PeerFinder.looksLikeAStaleRecord(.connectFailed(peer: "bob", attempts: oneSilent)))
+        #expect(PeerFinder.looksLikeAStaleRecord(.unexpectedPeer(expected: bob.id, got: alice.id)))
+    }
+
+    @Test func aNameWithSpacesIsQuotedInEveryHint() {
+        #expect(PeerTarget.shellWord("bob") == "bob")
+        #expect(PeerTarget.shellWord("root@vm-xyof") == "root@vm-xyof")
+        #expect(PeerTarget.shellWord("bob #2") == "\"bob #2\"")
+        #expect(PeerTarget.shellWord("bob (2)") == "\"bob (2)\"")
+        #expect(PeerTarget.shellWord("it's $HOME") == "'it'\\''s $HOME'")
+        var renamed = bob
+        renamed.displayName = "bob #2"
+        #expect(PeerTarget.fromName(renamed) == "\"bob #2\"")
+        let error = PeerTarget.notFound("bob #3", role: "receiver", seen: [renamed], within: 10)
+        #expect(error.description.contains("did you mean --to \"bob #2\"?"))
+    }
+
+    @Test func theHintNamesTheCommandToRunOverThere() {
+        #expect(PeerTarget.notFound("carol", role: "peer", seen: [], within: 10, counterpart: "p2p chat").description
+            .contains("run `p2p chat` on the other machine"))
+        #expect(PeerTarget.notFound("bob", role: "receiver", seen: [], within: 10).description.contains("run `p2p receive` on the other machine"))
+    }
+
+    @Test func aRenamedReceiverSaysHowToReachIt() {
+        #expect(ConnectProgress.renamed(to: "bob #2", from: "bob")
+            == "Now advertised as \"bob #2\": another peer already uses \"bob\" (senders reach this one with --to \"bob #2\")")
+    }
+}

@@ -68,6 +68,59 @@ import Testing
         #expect(PeerMatcher.withoutConflictSuffix("(2)") == "(2)")
     }
 
+    /// avahi renames the second "bob" on the network "bob #2" (p2p's own retry on one host is "bob (2)").
+    @Test func avahisRenameFitsTheNameItAskedForToo() {
+        var renamed = otherAlice
+        renamed.displayName = "alice #2"
+        #expect(PeerMatcher("alice").match(in: [alice, renamed]) == .ambiguous([alice, renamed]))
+        #expect(PeerMatcher("ALICE #2").match(in: [alice, renamed]) == .one(renamed))
+        #expect(PeerMatcher("alice #2").match(in: [alice]) == .none)
+        #expect(PeerMatcher.withoutConflictSuffix("bob #12") == "bob")
+        #expect(PeerMatcher.withoutConflictSuffix("bob #") == "bob #")
+        #expect(PeerMatcher.withoutConflictSuffix("bob #two") == "bob #two")
+        #expect(PeerMatcher.withoutConflictSuffix("#2") == "#2")
+        #expect(PeerMatcher.withoutConflictSuffix(" #2") == " #2")
+        // Only the exact name is pinned: the stricter `--from` takes no suffix.
+        #expect(!PeerMatcher("alice").names(renamed))
+    }
+
+    /// The conflict decision: `--to bob` while bob is pinned and only another key announces "bob".
+    @Test func aPinnedNameAnnouncedWithAnotherKeyIsAConflictNotAMatch() {
+        let impostor = PeerInfo(id: PeerID(hex: "bbbb0000000000000000000000000000")!, displayName: "Bob", sessionID: "files")
+        let pin = KnownPeer(id: bob.id, name: "Bob", method: .firstUse, pinnedAt: .now)
+        // The impostor answers to no name, and is the conflict the person hears about at once.
+        #expect(PeerMatcher("bob").match(in: [impostor, alice], pinned: [pin]) == .none)
+        let conflict = PeerMatcher("bob").nameConflict(in: [alice, impostor], pinned: [pin])
+        #expect(conflict == PeerMatcher.NameConflict(pinned: pin, offered: impostor))
+        #expect(conflict?.refusal == .untrustedIdentity(name: "Bob", pinned: bob.id, presented: impostor.id))
+        #expect(conflict?.refusal.description.contains(bob.fingerprint) == true)
+        #expect(conflict?.refusal.description.contains(impostor.fingerprint) == true)
+        // The pinned bob there too: the match wins (the finder asks for a conflict only when nothing fits).
+        #expect(PeerMatcher("bob").match(in: [impostor, bob], pinned: [pin]) == .one(bob))
+        // A key pinned as alice calling itself Bob is a conflict on "Bob" as well.
+        let alicePin = KnownPeer(id: alice.id, name: "alice", method: .firstUse, pinnedAt: .now)
+        var aliceAsBob = alice
+        aliceAsBob.displayName = "Bob"
+        #expect(PeerMatcher("BOB").nameConflict(in: [aliceAsBob], pinned: [pin, alicePin])?.offered == aliceAsBob)
+        // No conflict: the query names no pin, the pinned key itself, a rename, nothing pinned.
+        #expect(PeerMatcher("alice").nameConflict(in: [impostor], pinned: [pin]) == nil)
+        #expect(PeerMatcher("bob").nameConflict(in: [bob], pinned: [pin]) == nil)
+        var renamedImpostor = impostor
+        renamedImpostor.displayName = "Bob #2"
+        #expect(PeerMatcher("bob").nameConflict(in: [renamedImpostor], pinned: [pin]) == nil)
+        // ... nor does it fit `--to bob`, which means the pinned key; it fits its own full name.
+        #expect(PeerMatcher("bob").match(in: [renamedImpostor], pinned: [pin]) == .none)
+        #expect(PeerMatcher("bob #2").match(in: [renamedImpostor], pinned: [pin]) == .one(renamedImpostor))
+        #expect(PeerMatcher("bob").suggestion(among: [renamedImpostor], pinned: [pin]) == renamedImpostor)
+        // The pinned bob renamed by DNS-SD still answers to bob.
+        var renamedBob = bob
+        renamedBob.displayName = "Bob #2"
+        #expect(PeerMatcher("bob").match(in: [renamedBob, renamedImpostor], pinned: [pin]) == .one(renamedBob))
+        #expect(PeerMatcher("bob").nameConflict(in: [impostor], pinned: []) == nil)
+        // By a fingerprint prefix the person named a key, not a name: no conflict to report.
+        #expect(PeerMatcher(String(bob.fingerprint.prefix(9))).nameConflict(in: [impostor], pinned: [pin]) == nil)
+    }
+
     @Test func aPrefixSharedByTwoPeersIsAmbiguous() {
         #expect(PeerMatcher("fe00").match(in: [alice, otherAlice]) == .one(otherAlice))
         #expect(PeerMatcher("fedc").match(in: [alice, otherAlice]) == .one(alice))

@@ -3,7 +3,8 @@ import Dispatch
 import NIOConcurrencyHelpers
 
 /// Registers this peer's `_p2p._tcp` service. On a name conflict it retries as "NAME (2)", "NAME (3)", …
-/// and reports the name it finally got, so the user sees it.
+/// (avahi refuses at once a name taken on this host), and reports the name it finally got, so the user
+/// sees it; a name another host announces is renamed by avahi itself ("NAME #2"), reported the same way.
 ///
 /// When the mDNS daemon goes away (restarted, crashed), it reports `.lost`, then tries to register the
 /// same name again with `RetryBackoff` delays until the daemon answers, and reports `.registered` again.

@@ -232,15 +232,15 @@ final class ChatLoop {
                     if options.network.verbose || denied { view.note("connecting to \(Terminal.sanitize(target)) failed: \(error)") }
                     break
                 }
-                let message = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target).description } ?? "cannot connect to \(Terminal.sanitize(target)): \(error)"
-                view.error(denied ? "denied" : "connect", message)
+                let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) }
+                view.error(failure?.jsonCode ?? "connect", failure?.description ?? "cannot connect to \(Terminal.sanitize(target)): \(error)")
                 if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
             case .dialSlow(let peer):
                 if dialing.contains(peer.id) && connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
             case .waitForPeerExpired:
                 if connected.isEmpty && dialing.isEmpty {
                     view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
-                                                                  otherSide: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
+                                                                  counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
                     status = ExitStatus.peerNotFound
                     break loop
                 }
@@ -354,7 +354,13 @@ final class ChatLoop {
         if members[peer.id] != nil {
             redial(peer)
         } else if let target = options.to {
-            if connected.isEmpty, session.peer(matching: target)?.id == peer.id { dial(peer) }
+            if connected.isEmpty, session.peer(matching: target)?.id == peer.id {
+                dial(peer)
+            } else if connected.isEmpty, dialing.isEmpty, let conflict = PeerMatcher(target).nameConflict(in: session.knownPeers, pinned: PeerTarget.pins(of: session)),
+                      session.peers(matching: target).isEmpty {
+                // The name is pinned to another key: the warning now (exit 4), instead of waiting for ever.
+                feed.yield(.connectFailed(target, conflict.refusal, unasked: nil))
+            }
         } else if isRoom, session.peerID < peer.id {
             // One side of each pair dials (the lower ID), so the other side's person is asked about a
             // new key instead of both dials meeting and accepting each other unasked.

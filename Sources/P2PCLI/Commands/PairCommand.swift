@@ -109,7 +109,7 @@ struct PairCommand: AsyncParsableCommand {
         }
         let peer: PeerInfo
         do {
-            let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer")
+            let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair")
             peer = try await finder.find(events: events)
         } catch {
             throw error.cliError(denial: ExitStatus.connectionFailed)

@@ -12,6 +12,8 @@ struct PeerFinder {
     let timeout: Double
     /// What the command calls the peer it wants, for its lines: "receiver", "peer".
     var role = "receiver"
+    /// What the other machine runs, for the hint when nobody was seen.
+    var counterpart = "p2p receive"
     var progress = ConnectProgress(json: false)
 
     func find(events: AsyncStream<SessionEvent>) async throws(ReachError) -> PeerInfo {
@@ -56,13 +58,60 @@ struct PeerFinder {
             guard to != nil, (try? await Task.sleep(for: Self.knownAddressDelay)) != nil else { return }
             stepper.yield(.tryKnownAddresses)
         }
-        defer { forward.cancel(); knownTimer.cancel() }
+        // One browse reports peers one by one: a second "bob" (or the "bob #2" DNS-SD made of it) may come
+        // a moment after the first. So a `--to` that fits someone (or finds its pinned name used by another
+        // key) decides once the browse has been quiet for `settleQuiet`, at most `settleAfterMatch` after
+        // the first fit. `settling` is the current quiet period's number and the latest moment to decide.
+        var settling: (generation: Int, until: ContinuousClock.Instant)?
+        var settleTimer: Task<Void, Never>?
+        func settle(_ generation: Int, in delay: Duration) {
+            settleTimer?.cancel()
+            settleTimer = Task {
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                stepper.yield(.settled(generation: generation))
+            }
+        }
+        defer { forward.cancel(); knownTimer.cancel(); settleTimer?.cancel() }
         for await step in steps {
-            let event: SessionEvent
+            let match: PeerInfo
             switch step {
-            case .event(let next): event = next
+            case .settled(let generation):
+                guard let to, let current = settling, generation == current.generation || ContinuousClock.now >= current.until else { continue }
+                settling = nil
+                let pins = session.configuration.trustStore?.all ?? []
+                if let named = try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) {
+                    match = named
+                } else if let refusal = PeerTarget.pinnedToAnotherKey(to, in: session) {
+                    // Nobody with the pinned key, and another key using its name: the one warning, at
+                    // once, instead of dialling a connection the handshake would refuse.
+                    throw refusal
+                } else {
+                    continue  // what fitted has gone again
+                }
+            case .event(let event):
+                guard case .peerChanged(let peer, .available, _) = event else { continue }
+                seen.append(peer)
+                guard let to else {
+                    match = peer
+                    break
+                }
+                if let current = settling {
+                    settling = (current.generation + 1, current.until)
+                    settle(current.generation + 1, in: min(Self.settleQuiet, max(.zero, current.until - ContinuousClock.now)))
+                    continue
+                }
+                let pins = session.configuration.trustStore?.all ?? []
+                let candidates = session.knownPeers
+                if !PeerMatcher(to).matches(in: candidates, pinned: pins).isEmpty || PeerTarget.pinnedToAnotherKey(to, in: session) != nil {
+                    settling = (0, ContinuousClock.now + Self.settleAfterMatch)
+                    settle(0, in: Self.settleQuiet)
+                } else if let near = PeerMatcher(to).suggestion(among: candidates, pinned: pins), suggested.insert(near.id).inserted {
+                    progress.show("\(PeerTarget.label(near)) is here: did you mean --to \(PeerTarget.fromName(near))? "
+                        + "Still waiting for \(Terminal.sanitize(to)) (up to \(PeerTarget.duration(timeout)))…")
+                }
+                continue
             case .tryKnownAddresses:
-                guard let to else { continue }
+                guard let to, settling == nil else { continue }
                 guard let known = try Self.pinnedPeer(to, in: session.configuration.trustStore), !known.lastEndpoints.isEmpty else {
                     if let reached = try await tryAddedAddresses(for: to, &lastFailure) { return reached }
                     continue
@@ -77,28 +126,12 @@ struct PeerFinder {
                     }
                 } catch {
                     let failure = PeerTarget.connectFailure(error, to: known.name)
-                    if case .denied = failure { throw failure }
-                    lastFailure = failure
+                    switch failure {
+                    case .denied, .refused: throw failure
+                    default: lastFailure = failure
+                    }
                 }
                 continue
-            }
-            guard case .peerChanged(let peer, .available, _) = event else { continue }
-            seen.append(peer)
-            var match = peer
-            if let to {
-                let pins = session.configuration.trustStore?.all ?? []
-                guard try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) != nil else {
-                    if let near = PeerMatcher(to).suggestion(among: session.knownPeers, pinned: pins), suggested.insert(near.id).inserted {
-                        progress.show("\(PeerTarget.label(near)) is here: did you mean --to \(PeerTarget.fromName(near))? "
-                            + "Still waiting for \(Terminal.sanitize(to)) (up to \(PeerTarget.duration(timeout)))…")
-                    }
-                    continue
-                }
-                // One browse reports peers one by one: a second "bob" (or the "bob (2)" DNS-SD made of it)
-                // may come a moment after the first. Let them arrive before deciding there is only one.
-                try? await Task.sleep(for: Self.settleAfterMatch)
-                guard let named = try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) else { continue }
-                match = named
             }
             let giveUp = ContinuousClock.now + .seconds(Self.staleRecordGrace)
             var attempt = 0
@@ -108,11 +141,14 @@ struct PeerFinder {
                         try await session.connect(to: match.id)
                     }
                 } catch {
+                    // The deadline closed the session while a stale record was being retried: say why.
+                    if case .closed = error, let lastFailure { throw lastFailure }
                     let failure = PeerTarget.connectFailure(error, to: match.displayName.description)
-                    if case .denied = failure { throw failure }
-                    // Only a refusal at every address looks like a stale record (the peer restarted on
-                    // another port); silence or no route will not change in a few seconds: say so now.
-                    if case .connectFailed(_, let attempts) = error, !attempts.allSatisfy({ $0.failure == .refused }) { throw failure }
+                    // Only a stale record is worth another try: a refusal at every address (the peer
+                    // restarted on another port), or another key answering where it was announced.
+                    // Anything else (a key refused, a denial, silence, no route) will not change in a few
+                    // seconds, and asking again would only fill both screens: say so now.
+                    guard Self.looksLikeAStaleRecord(error) else { throw failure }
                     lastFailure = failure
                 }
                 attempt += 1
@@ -133,7 +169,7 @@ struct PeerFinder {
             if !pins.isEmpty { peer.trust = TrustVerdict(id: peer.id, name: peer.displayName.raw, pinned: pins) }
             return peer
         }
-        throw PeerTarget.notFound(to, role: role, seen: judged, within: timeout, seesItself: session.discoverySeesItself)
+        throw PeerTarget.notFound(to, role: role, seen: judged, within: timeout, seesItself: session.discoverySeesItself, counterpart: counterpart)
     }
 
     /// `--to NAME` for a peer that is neither announced nor pinned with an address: the addresses added
@@ -164,10 +200,22 @@ struct PeerFinder {
         return nil
     }
 
-    /// What `find` waits on: the session's events, and the moment to try a pinned peer's last addresses.
+    /// What `find` waits on: the session's events, the moment to try a pinned peer's last addresses, and
+    /// the end of a quiet period while settling on the peer `--to` means.
     private enum FindStep: Sendable {
         case event(SessionEvent)
         case tryKnownAddresses
+        case settled(generation: Int)
+    }
+
+    /// Whether a failed connection to a discovered peer may work a moment later, with the address DNS-SD
+    /// resolves next: refused at every address, or answered there by another key (the peer moved).
+    static func looksLikeAStaleRecord(_ error: SessionError) -> Bool {
+        switch error {
+        case .connectFailed(_, let attempts): attempts.allSatisfy { $0.failure == .refused }
+        case .unexpectedPeer: true
+        default: false
+        }
     }
 
     /// The pinned peer `query` names (its name, or the start of its ID or fingerprint), if exactly one.
@@ -232,7 +280,7 @@ extension PeerFinder {
         collector.cancel()
         let found = seen.withLockedValue { $0.peers }
         guard !found.isEmpty else {
-            throw PeerTarget.notFound(nil, role: role, seen: [], within: timeout, seesItself: session.discoverySeesItself)
+            throw PeerTarget.notFound(nil, role: role, seen: [], within: timeout, seesItself: session.discoverySeesItself, counterpart: counterpart)
         }
         var reached: [PeerInfo] = []
         var lastFailure: ReachError?
@@ -267,6 +315,8 @@ extension PeerFinder {
     static let staleRecordGrace = 10.0
     /// How long `--to` waits for multicast DNS before it dials a pinned peer at its last addresses.
     static let knownAddressDelay: Duration = .seconds(1)
-    /// How long a `--to` match waits for other peers of the same browse that might fit it too.
-    static let settleAfterMatch: Duration = .milliseconds(500)
+    /// The longest a `--to` match waits for other peers of the same browse that might fit it too.
+    static let settleAfterMatch: Duration = .seconds(1)
+    /// A `--to` match is settled once the browse has reported nobody new for this long.
+    static let settleQuiet: Duration = .milliseconds(400)
 }

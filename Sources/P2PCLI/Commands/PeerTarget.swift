@@ -15,13 +15,16 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
     case ambiguous(String)
     /// The peer declined the connection.
     case denied(String)
+    /// A key was refused: the name asked for is pinned to another key (here or on the peer's side), or
+    /// the peer's key does not prove the ID it claims. The text is the warning with both fingerprints.
+    case refused(String)
     /// The connection failed or the peer did not answer in time.
     case failed(String)
 
     var description: String {
         switch self {
         case .badEndpoint(let text), .noDiscovery(let text), .notFound(let text), .ambiguous(let text),
-             .denied(let text), .failed(let text): text
+             .denied(let text), .refused(let text), .failed(let text): text
         }
     }
 
@@ -33,6 +36,7 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
         case .notFound: "not-found"
         case .ambiguous: "ambiguous"
         case .denied: "denied"
+        case .refused: "refused"
         case .failed: "connect"
         }
     }
@@ -45,7 +49,7 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
         case .noDiscovery: ExitStatus.noDaemon
         case .notFound, .ambiguous: ExitStatus.peerNotFound
         case .denied: denial
-        case .failed: ExitStatus.connectionFailed
+        case .refused, .failed: ExitStatus.connectionFailed
         }
     }
 
@@ -87,16 +91,41 @@ enum PeerTarget {
         }
     }
 
+    /// The pins names are judged by: the trust store's, or none over plaintext, where keys prove nothing
+    /// and nothing is refused for a name (as `Session.peers(matching:)` judges them).
+    static func pins(of session: Session) -> [KnownPeer] {
+        session.configuration.transportSecurity == .insecure ? [] : session.configuration.trustStore?.all ?? []
+    }
+
+    /// `--to NAME` where nobody fits, and another key announces NAME while NAME is pinned: the warning
+    /// with both fingerprints, said at once; nil otherwise (keep waiting).
+    static func pinnedToAnotherKey(_ query: String, in session: Session) -> ReachError? {
+        let pins = pins(of: session)
+        let candidates = session.knownPeers
+        guard PeerMatcher(query).matches(in: candidates, pinned: pins).isEmpty,
+              let conflict = PeerMatcher(query).nameConflict(in: candidates, pinned: pins) else { return nil }
+        return .refused(conflict.refusal.description)
+    }
+
     /// Whether `--from NAME-OR-ID` names `peer` (a connection request's or an offer's, carrying its
     /// trust verdict): its pinned name for a pinned key, exactly; a name pinned to another key never.
     static func fits(from query: String, _ peer: PeerInfo) -> Bool {
         PeerMatcher(query).names(peer)
     }
 
-    /// What to pass to `--from` to trust this peer: its pinned name for a pinned key (the name it calls
-    /// itself would not do), else the name it uses; sanitized.
+    /// What to pass to `--from` (or `--to`) to name this peer: its pinned name for a pinned key (the name
+    /// it calls itself would not do), else the name it uses; sanitized, and quoted for a shell when it
+    /// needs it (`"bob #2"`).
     static func fromName(_ peer: PeerInfo) -> String {
-        peer.trust.pinnedKey.map { Terminal.sanitize($0.name) } ?? Terminal.sanitize(peer.displayName)
+        shellWord(peer.trust.pinnedKey.map { Terminal.sanitize($0.name) } ?? Terminal.sanitize(peer.displayName))
+    }
+
+    /// `text` as one shell word: as it is when nothing in it means anything to a shell, else in double
+    /// quotes, or in single quotes when it holds a character special inside double quotes.
+    static func shellWord(_ text: String) -> String {
+        if !text.isEmpty, text.allSatisfy({ $0.isLetter || $0.isNumber || "@._+-:,/=%".contains($0) }) { return text }
+        if !text.contains(where: { "\"$`\\!".contains($0) }) { return "\"\(text)\"" }
+        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     static func ambiguous(_ query: String, _ peers: [PeerInfo]) -> ReachError {
@@ -109,9 +138,9 @@ enum PeerTarget {
     /// `seen` are the peers that did show up, so a typo or a wrong machine is plain to see.
     /// `seesItself`: whether the browse showed this process's own announcement, which tells a network
     /// that drops multicast apart from a daemon that does not work.
-    /// `otherSide`: the command to run on the other machine (`p2p receive` for a send, `p2p chat` for a chat).
+    /// `counterpart`: the command to run on the other machine (`p2p receive` for a send, `p2p chat` for a chat).
     static func notFound(_ query: String?, role: String, seen: [PeerInfo], within seconds: Double, seesItself: Bool? = nil,
-                         otherSide: String = "p2p receive") -> ReachError {
+                         counterpart: String = "p2p receive") -> ReachError {
         let what = query.map { "no \(role) called \(Terminal.sanitize($0))" } ?? "no \(role)"
         var seenOnce = Set<PeerID>()
         let distinct = seen.filter { seenOnce.insert($0.id).inserted }
@@ -122,13 +151,13 @@ enum PeerTarget {
         } else if seesItself == true {
             others = "no peers were seen at all, though the mDNS daemon answers and shows this machine's own announcement: "
                 + "multicast is not getting through between the machines (guest Wi-Fi and access-point isolation block it). "
-                + "Use --connect HOST:PORT (the other side's `\(otherSide)` prints it); a peer reached once is then found by name. "
+                + "Use --connect HOST:PORT (the other side's `\(counterpart)` prints it); a peer reached once is then found by name. "
                 + "`p2p doctor` checks each step"
         } else if seesItself == false {
             others = "no peers were seen at all, and the mDNS daemon did not show even this machine's own announcement: "
                 + "is avahi-daemon running and allowed on this network interface (`p2p doctor`)? Or use --connect HOST:PORT"
         } else {
-            others = "no peers were seen (run `\(otherSide)` on the other machine, or use --connect HOST:PORT)"
+            others = "no peers were seen (run `\(counterpart)` on the other machine, or use --connect HOST:PORT)"
         }
         return .notFound("\(what) appeared within \(duration(seconds)); \(others)")
     }
@@ -140,7 +169,9 @@ enum PeerTarget {
         case .timedOut(let seconds): .failed("\(Terminal.sanitize(name)) did not answer within \(duration(seconds))")
         case .notAnswered(let seconds): .denied("\(Terminal.sanitize(name)) did not accept the connection within \(duration(seconds)); nothing was sent")
         // These name the address or the peer themselves (and the key warnings must stay word for word).
-        case .unknownPeer, .untrustedIdentity, .identityMismatch: .failed(error.description)
+        case .untrustedIdentity, .identityMismatch: .refused(error.description)
+        case .refusedAsUntrusted(let reason): .refused("\(Terminal.sanitize(name)) refused this machine's key; it says: \(Terminal.sanitize(reason))")
+        case .unknownPeer: .failed(error.description)
         // It names the peer as DNS-SD announced it: peer text.
         case .connectFailed: .failed(Terminal.sanitize(error.description))
         default: .failed("cannot connect to \(Terminal.sanitize(name)): \(error.description)")
@@ -172,6 +203,13 @@ struct ConnectProgress: Sendable {
     static func connecting(to name: String) -> String { "connecting to \(Terminal.sanitize(name))…" }
 
     static func awaitingAnswer(from name: String) -> String { "waiting for \(Terminal.sanitize(name)) to accept…" }
+
+    /// What a peer that DNS-SD renamed (another peer had its name) tells its person: the name others
+    /// see now, and how they name this peer.
+    static func renamed(to name: String, from requested: String) -> String {
+        "Now advertised as \"\(Terminal.sanitize(name))\": another peer already uses \"\(Terminal.sanitize(requested))\" "
+            + "(senders reach this one with --to \(PeerTarget.shellWord(Terminal.sanitize(name))))"
+    }
 }
 
 extension Endpoint {

@@ -95,7 +95,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         let peer: PeerInfo
         do {
             let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer",
-                                    progress: ConnectProgress(json: json))
+                                    counterpart: "p2p records receive", progress: ConnectProgress(json: json))
             peer = try await finder.find(events: session.events())
         } catch {
             // Ctrl-C closed the session under the search: that is not a failure to report.

@@ -206,7 +206,7 @@ final class GameLoop {
             if scripted && !interactive && awaitingReturn == nil { return ExitStatus.connectionFailed }
         case .waitForPeerExpired:
             if opponent == nil && dialing == nil {
-                let failure = PeerTarget.notFound(options.to, role: "opponent", seen: seen, within: options.timeout)
+                let failure = PeerTarget.notFound(options.to, role: "opponent", seen: seen, within: options.timeout, counterpart: "p2p game")
                 view.error(failure.jsonCode, failure.description)
                 return ExitStatus.peerNotFound
             }
@@ -275,7 +275,11 @@ final class GameLoop {
         if let lost = awaitingReturn, !interactive {
             if lost.id == peer.id { dial(peer) }
         } else if let target = options.to {
-            if let named = try PeerTarget.resolve(target, among: session.knownPeers), named.id == peer.id { dial(peer) }
+            if let named = try PeerTarget.resolve(target, among: session.knownPeers, pinned: PeerTarget.pins(of: session)) {
+                if named.id == peer.id { dial(peer) }
+            } else if let refusal = PeerTarget.pinnedToAnotherKey(target, in: session) {
+                throw refusal  // the name is pinned to another key: say so now, do not dial what would be refused
+            }
         } else if !interactive && options.connect == nil {
             dial(peer)
         }

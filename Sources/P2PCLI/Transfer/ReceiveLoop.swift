@@ -393,13 +393,25 @@ final class ReceiveLoop {
         switch event {
         case .peerChanged(let peer, .connected, _):
             if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
-        case .peerChanged(let peer, .disconnected, _):
+        case .peerChanged(let peer, .disconnected, let reason):
             summarize(peer.id)
             standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }
-            if !options.json { Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left\(options.once ? "." : "; waiting for the next sender (Ctrl-C to stop).")", .dim)) }
+            guard !options.json else { break }
+            if case .refusedAsUntrusted(let why) = reason {
+                // A sender that has this name pinned to another key refused us: say so, not that it left.
+                let name = Terminal.sanitize(peer.displayName)
+                Output.line(Terminal.paint("* \(name) refused this machine's key; \(name) says: \(Terminal.sanitize(why))", .yellow))
+            } else {
+                Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left\(options.once ? "." : "; waiting for the next sender (Ctrl-C to stop).")", .dim))
+            }
         case .advertising(let name):
-            // The name DNS-SD registered: "NAME (2)" when NAME was taken.
-            if options.json { Output.json(["event": "advertising", "name": name]) }
+            // The name DNS-SD registered: "NAME #2" (avahi) or "NAME (2)" when another peer has NAME.
+            let requested = options.network.displayName
+            if options.json {
+                Output.json(["event": "advertising", "name": name, "requested": requested])
+            } else if !requested.hasPrefix(name) {  // a prefix: a name over 63 bytes, cut to fit DNS-SD
+                Output.line(ConnectProgress.renamed(to: name, from: requested))
+            }
         case .discoveryFailed(let error):
             DiscoveryNotice.show(error, json: options.json)
         default:

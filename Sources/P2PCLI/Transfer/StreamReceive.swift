@@ -270,7 +270,12 @@ struct StreamReceive {
         case .peerChanged(let peer, .disconnected, _):
             if !command.json { Output.error(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
         case .advertising(let name):
-            if command.json { Self.json(["event": "advertising", "name": name]) }
+            let requested = command.network.displayName
+            if command.json {
+                Self.json(["event": "advertising", "name": name, "requested": requested])
+            } else if !requested.hasPrefix(name) {
+                Output.error(ConnectProgress.renamed(to: name, from: requested))
+            }
         case .discoveryFailed(let error):
             if command.json {
                 let lost = if case .daemonLost = error { true } else { false }

@@ -7,9 +7,10 @@ import Foundation
 ///
 /// A name wins over prefixes: `--to cafe` means the peer called "cafe" even if another peer's ID starts
 /// with `cafe`. Names are compared without case, as DNS-SD compares them. DNS-SD renames the second peer
-/// to register a name already taken ("bob" becomes "bob (2)"), so `bob` fits both "bob" and "bob (2)":
-/// nobody can tell from the name alone which one was meant, and guessing could reach the wrong peer
-/// (`bob (2)` in full names one). Prefixes need at least ``minimumPrefixLength`` characters, so a short
+/// to register a name already taken: avahi makes "bob" "bob #2" when the other "bob" is on another host,
+/// and p2p itself retries as "bob (2)" when avahi refuses a name taken on the same host. So `bob` fits
+/// "bob", "bob #2" and "bob (2)": nobody can tell from the name alone which one was meant, and guessing
+/// could reach the wrong peer (`bob #2` in full names one). Prefixes need at least ``minimumPrefixLength`` characters, so a short
 /// name that matches nobody is not read as the start of some peer's ID.
 public struct PeerMatcher: Sendable {
     /// The fewest characters (dashes not counted) a peer-ID or fingerprint prefix needs.
@@ -43,12 +44,14 @@ public struct PeerMatcher: Sendable {
         var seen = Set<PeerID>()
         let peers = candidates.filter { seen.insert($0.id).inserted }
         let lowercased = query.lowercased()
+        // A pinned name means its key: a stranger renamed from it ("bob #2" while bob is pinned) is not it.
+        let queryIsPinned = pinned.contains { $0.name.lowercased() == lowercased }
         let byName = peers.filter { peer in
             switch Self.nameToMatch(peer, pinned: pinned) {
             case .pinned(let name): return name.lowercased() == lowercased
             case .claimed(let name):
                 let name = name.lowercased()
-                return name == lowercased || Self.withoutConflictSuffix(name) == lowercased
+                return name == lowercased || (!queryIsPinned && Self.withoutConflictSuffix(name) == lowercased)
             case .none: return false
             }
         }
@@ -89,12 +92,54 @@ public struct PeerMatcher: Sendable {
         return .claimed(peer.displayName.raw)
     }
 
-    /// A name as registered before DNS-SD renamed it for a conflict: "bob (2)" → "bob"; other names as they are.
+    /// A name as registered before DNS-SD renamed it for a conflict: "bob #2" (avahi's rename, the other
+    /// "bob" on another host) or "bob (2)" (p2p's own retry, the other on this host) → "bob"; other
+    /// names as they are.
     static func withoutConflictSuffix(_ name: String) -> String {
-        guard name.hasSuffix(")"), let open = name.range(of: " (", options: .backwards) else { return name }
-        let number = name[open.upperBound..<name.index(before: name.endIndex)]
-        guard !number.isEmpty, number.allSatisfy(\.isASCII), number.allSatisfy(\.isNumber) else { return name }
-        return String(name[..<open.lowerBound])
+        let number: Substring
+        let base: Substring
+        if name.hasSuffix(")"), let open = name.range(of: " (", options: .backwards) {
+            number = name[open.upperBound..<name.index(before: name.endIndex)]
+            base = name[..<open.lowerBound]
+        } else if let hash = name.range(of: " #", options: .backwards) {
+            number = name[hash.upperBound...]
+            base = name[..<hash.lowerBound]
+        } else {
+            return name
+        }
+        guard !base.isEmpty, !number.isEmpty, number.allSatisfy(\.isASCII), number.allSatisfy(\.isNumber) else { return name }
+        return String(base)
+    }
+
+    /// A peer that uses a pinned name with another key.
+    public struct NameConflict: Sendable, Hashable {
+        /// The pin the name belongs to.
+        public var pinned: KnownPeer
+        /// The peer announcing (or presenting) the name with a key that is not the pinned one.
+        public var offered: PeerInfo
+
+        /// What a connection to `offered` would be refused with: the warning with both fingerprints.
+        public var refusal: SessionError {
+            .untrustedIdentity(name: offered.displayName, pinned: pinned.id, presented: offered.id)
+        }
+    }
+
+    /// When `query` is a pinned name (any case) and a candidate uses exactly that name with another key
+    /// (a stranger, or a key pinned under another name): that candidate, in the candidates' order. A
+    /// connection to it would be refused (``SessionError/untrustedIdentity(name:pinned:presented:)``),
+    /// so a command looking for the pinned peer can say so as soon as the announcement is seen instead of
+    /// dialling it. Nil when nobody uses the name with another key, or the query names no pin.
+    public func nameConflict(in candidates: [PeerInfo], pinned: [KnownPeer]) -> NameConflict? {
+        let lowercased = query.lowercased()
+        guard pinned.contains(where: { $0.name.lowercased() == lowercased }) else { return nil }
+        for peer in candidates {
+            let owner: KnownPeer? = switch TrustVerdict(id: peer.id, name: peer.displayName.raw, pinned: pinned) {
+            case .conflict(let owner), .conflictingName(_, let owner): owner
+            default: nil
+            }
+            if let owner, owner.name.lowercased() == lowercased { return NameConflict(pinned: owner, offered: peer) }
+        }
+        return nil
     }
 
     /// The peer the person probably meant when `query` fits nobody: the one whose name (its pinned
