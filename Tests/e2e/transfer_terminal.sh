@@ -9,6 +9,7 @@
 #  - a declined send says "declined" once and exits 6;
 #  - Ctrl-C halfway (link slowed to 8 Mbit/s with tc tbf): the sender exits 7 and says so; the receiver's
 #    summary counts the files that arrived verified (as many as are in --dir) and the ones that did not;
+#    the same send again sends only the rest, and the receiver's rate counts only the bytes that moved;
 #  - game: the draw for who starts reads as a draw (no number), a key pressed out of turn is answered from
 #    the presser's side ("it is not your turn (gina plays X)"), and leaving shows the final score on both screens.
 # Needs root (lab.sh up), tc and tmux.
@@ -135,8 +136,19 @@ if wait_until 30 bash -c '[ "$(find "$1" -name "f*.bin" ! -name "*.part" 2>/dev/
   said=$(sed -nE 's/^Received ([0-9]+) files.*/\1/p' <<<"$line"); missing=$(sed -nE 's/.*; ([0-9]+) files did not arrive.*/\1/p' <<<"$line")
   check "the summary's count (${said:-none}) is the files in --dir ($arrived), and with the rest (${missing:-none}) makes 40" \
     [ -n "$said" -a -n "$missing" -a "$said" = "$arrived" -a "$((${said:-0} + ${missing:-0}))" = 40 ]
+  log "erin: $line"
   unseen erin 'Received [0-9]+ files \(0 B\)' "no \"0 B\" for files that arrived"
   see 5 erin 'p2p: many/ from frank: cancelled by the peer' "the cancel names the folder and the sender"
+  # The same send again: only the rest travels, and the rate counts only that (8 Mbit/s is 0.95 MiB/s).
+  tm kill-session -t frank
+  tm new-session -d -s frank -x 100 -y 30 "cd $(printf %q "$E2E_TMP/big") && $(printf '%q ' "$LAB" exec A env P2P_HOME="$(home frank)" TERM=xterm-256color "$P2P" send --name frank --connect "$ADDR_B:$PORT4" many); echo \"[exited \$?]\"; exec sleep 3600"
+  see 40 frank '\[exited 0\]' "the same send again completes (exit 0)"
+  see 5 frank "Delivered 40 files \(10.0 MiB\) to erin, all verified \(${arrived} already there\)" "the sender counts what was already there"
+  see 15 erin "Received $((40 - arrived)) files .* from frank .*each verified by SHA-256; $arrived already there" "erin's second summary counts the rest and what was there"
+  rate=$(screen erin | grep -E '^Received [0-9]+ files' | tail -n 1 | sed -nE 's/.*\(([0-9.]+ [KMG]?i?B)\/s\).*/\1/p')
+  check "its rate (${rate:-none}/s) counts only the bytes that moved: below the link's 0.95 MiB/s plus slack" \
+    "$PYTHON" -c 'import sys; v, u = sys.argv[1].split(); sys.exit(0 if float(v) * {"B": 1, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}[u] < 1.1 * (1 << 20) else 1)' "${rate:-0 GiB}"
+  check "all 40 files arrived identical" diff -r "$E2E_TMP/big/many" "$E2E_TMP/inbox2/many"
 else
   fail "five files never arrived on the slow link"; screen erin | tail -n 10
 fi
