@@ -5,11 +5,13 @@
 #    "── end of text ──"), lines, tab and non-ASCII kept, an ANSI escape from the sender shown as U+FFFD,
 #    nothing written to --dir; the sender says "Delivered a text (N characters) to bob.";
 #  - receive --text on a pipe: standard output is exactly the text (bytes compared), everything else on stderr,
-#    exit 0 after the first text; --json --text: one {"event":"text"} with the text as sent;
-#  - a declined send says "declined" once and exits 6;
+#    exit 0 after the first text; --json --text: one {"event":"text"} with the text as sent (this one from
+#    --clipboard, through a stand-in wl-paste); --clipboard without a tool and a text over 64 KiB are usage errors;
+#  - an offer of several items names them; declined, the send says "declined" once and exits 6;
 #  - Ctrl-C halfway (link slowed to 8 Mbit/s with tc tbf): the sender exits 7 and says so; the receiver's
 #    summary counts the files that arrived verified (as many as are in --dir) and the ones that did not;
 #    the same send again sends only the rest, and the receiver's rate counts only the bytes that moved;
+#    Ctrl-C once every byte of a send is on its way waits for the verdict: delivered, exit 0;
 #  - game: the draw for who starts reads as a draw (no number), a key pressed out of turn is answered from
 #    the presser's side ("it is not your turn (gina plays X)"), and leaving shows the final score on both screens.
 # Needs root (lab.sh up), tc and tmux.
@@ -83,9 +85,11 @@ check "the text was not written into bob's --dir" no_files "$E2E_TMP/inbox"
 check "nor left under the temporary directory" bash -c '! ls -d /tmp/p2p-text-* 2>/dev/null | grep -q .'
 
 # ---------------------------------------------------------------- a declined send says so once
-echo "not for you" >"$E2E_TMP/note.txt"
-start_bg alice2 env P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" send --name alice --connect "$ADDR_B:$PORT" "$E2E_TMP/note.txt"
-see 15 bob 'alice offers note.txt .* — accept\?' "bob is asked about alice's file"
+mkdir -p "$E2E_TMP/two/notes"
+echo "not for you" >"$E2E_TMP/two/note.txt"
+for i in 1 2; do echo "note $i" >"$E2E_TMP/two/notes/n$i.txt"; done
+start_bg alice2 env P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" send --name alice --connect "$ADDR_B:$PORT" "$E2E_TMP/two/note.txt" "$E2E_TMP/two/notes"
+see 15 bob 'alice offers 3 files, [0-9]+ B in 2 items \((note\.txt, notes/|notes/, note\.txt)\) — accept\?' "an offer of 2 items names them"
 tm send-keys -t bob n
 if wait_exit alice2 20; then check "a declined send exits 6 (exit $EXIT_RC)" [ "$EXIT_RC" = 6 ]; else fail "the declined send still running" alice2; fi
 check "the sender says declined, once ($(grep -c declined "$E2E_TMP/alice2.err") lines)" [ "$(grep -c declined "$E2E_TMP/alice2.err")" = 1 ]
@@ -107,7 +111,10 @@ else fail "stdout differs from the text"; diff <(od -c "$E2E_TMP/expected.txt") 
 PORT3=$(free_port)
 start_bg dora env P2P_HOME="$(home dora)" "$LAB" exec B "$P2P" receive --json --text --from alice --name dora --port "$PORT3" --dir "$E2E_TMP/inbox"
 check "dora's receive --json --text listens" wait_json 20 dora event=listening >/dev/null
-run env P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" send --json --name alice --connect "$ADDR_B:$PORT3" --text "$TEXT" >"$E2E_TMP/alice4.out" 2>&1
+# This time from the clipboard: a stand-in wl-paste prints the text (no clipboard tool is installed here).
+mkdir -p "$E2E_TMP/clipboard"
+printf '#!/bin/sh\nprintf "%%s" "$CLIPBOARD_TEXT"\n' >"$E2E_TMP/clipboard/wl-paste"; chmod +x "$E2E_TMP/clipboard/wl-paste"
+run env CLIPBOARD_TEXT="$TEXT" PATH="$E2E_TMP/clipboard:$PATH" P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" send --json --name alice --connect "$ADDR_B:$PORT3" --clipboard >"$E2E_TMP/alice4.out" 2>&1
 if wait_exit dora 15; then check "receive --json --text exits 0 (exit $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "receive --json --text still running" dora; fi
 check "the text event carries the text as sent" "$PYTHON" -c '
 import json, sys
@@ -115,6 +122,14 @@ events = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 texts = [e for e in events if e.get("event") == "text"]
 sys.exit(0 if len(texts) == 1 and texts[0]["text"] == sys.argv[2] and texts[0]["peer"] == "alice" else 1)' "$E2E_TMP/dora.out" "$TEXT"
 check "the sender's JSON says text-sent with the characters" grep -q "\"characters\":$CHARS,.*\"event\":\"text-sent\"" "$E2E_TMP/alice4.out"
+
+# ---------------------------------------------------------------- texts refused before any network work
+run env PATH=/nonexistent "$P2P" send --clipboard --connect "$ADDR_B:9" >"$E2E_TMP/noclip.out" 2>&1; rc=$?
+check "--clipboard without a clipboard tool is a usage error (exit $rc) that names the tools" \
+  bash -c '[ "$1" = 64 ] && grep -q "no clipboard tool found (wl-paste, xclip, xsel or pbpaste)" "$2"' _ "$rc" "$E2E_TMP/noclip.out"
+run "$P2P" send --text "$(head -c 70000 /dev/zero | tr '\0' a)" --connect "$ADDR_B:9" >"$E2E_TMP/bigtext.out" 2>&1; rc=$?
+check "a text over 64 KiB is a usage error (exit $rc) that says to send a file" \
+  bash -c '[ "$1" = 64 ] && grep -q "save it to a file and send the file" "$2"' _ "$rc" "$E2E_TMP/bigtext.out"
 
 # ---------------------------------------------------------------- Ctrl-C halfway, on a slow link
 mkdir -p "$E2E_TMP/big/many" "$E2E_TMP/inbox2"
@@ -149,6 +164,20 @@ if wait_until 30 bash -c '[ "$(find "$1" -name "f*.bin" ! -name "*.part" 2>/dev/
   check "its rate (${rate:-none}/s) counts only the bytes that moved: below the link's 0.95 MiB/s plus slack" \
     "$PYTHON" -c 'import sys; v, u = sys.argv[1].split(); sys.exit(0 if float(v) * {"B": 1, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}[u] < 1.1 * (1 << 20) else 1)' "${rate:-0 GiB}"
   check "all 40 files arrived identical" diff -r "$E2E_TMP/big/many" "$E2E_TMP/inbox2/many"
+  # Ctrl-C once every byte is sent (the sender keeps at most 4 MiB unacknowledged, and the receiver
+  # acknowledges every MiB: with 3.5 of 6 MiB here, the rest is on its way): the file arrives whole, and
+  # the sender, which waits for the verdict, says it was delivered.
+  mkdir -p "$E2E_TMP/whole"; head -c $((6 << 20)) /dev/urandom >"$E2E_TMP/whole/last.bin"
+  tm kill-session -t frank
+  tm new-session -d -s frank -x 100 -y 30 "$(printf '%q ' "$LAB" exec A env P2P_HOME="$(home frank)" TERM=xterm-256color "$P2P" send --name frank --connect "$ADDR_B:$PORT4" "$E2E_TMP/whole/last.bin"); echo \"[exited \$?]\"; exec sleep 3600"
+  if wait_until 30 part_reaches "$E2E_TMP/inbox2/last.bin.part" $((7 << 19)); then
+    tm send-keys -t frank C-c
+    see 20 frank '\[exited 0\]' "Ctrl-C after every byte was sent: the sender waits for the verdict and exits 0"
+    see 5 frank 'Delivered 1 file \(6.0 MiB\) to erin, all verified\.' "and says the file was delivered"
+    check "the file arrived whole" cmp -s "$E2E_TMP/whole/last.bin" "$E2E_TMP/inbox2/last.bin"
+  else
+    fail "last.bin.part never reached 3.5 MiB"
+  fi
 else
   fail "five files never arrived on the slow link"; screen erin | tail -n 10
 fi

@@ -120,8 +120,10 @@ final class TransferView: Sendable {
         case .failed(let info, let error):
             if json {
                 Output.json(["event": "transfer-failed", "direction": info.direction.rawValue, "name": info.name, "reason": error.description])
-            } else if info.direction == .receiving {  // A sender's failure is said once, by `p2p send` itself.
+            } else {
                 clearBar()
+                // A sender's failure is said once, by `p2p send` itself.
+                guard info.direction == .receiving else { return }
                 Output.error(Terminal.paint("p2p: \(Self.failedTransfer(info.name.raw, from: info.peer.displayName.description)): \(error)", .red))
             }
         case .eventsDropped(let count):
