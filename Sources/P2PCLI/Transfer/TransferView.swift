@@ -106,7 +106,7 @@ final class TransferView: Sendable {
                              "already-there": report.deliveries.count { $0.alreadyThere },
                              "failed": report.failures.count - report.skipped.count, "skipped": report.skipped.count,
                              // What is on this side now (arrived or already there), not what was offered.
-                             "size": report.deliveries.reduce(UInt64(0)) { $0 + $1.size }, "offered": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, done: report.bytesSent))])
+                             "size": report.deliveries.reduce(UInt64(0)) { $0 + $1.size }, "offered": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, moved: report.bytesSent))])
             } else {
                 clearBar()
             }
@@ -172,10 +172,13 @@ final class TransferView: Sendable {
         if Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
-    private func meanRate(_ info: TransferInfo, done: UInt64) -> Double {
+    /// Bytes per second since the start, of `done` (bytes done, counting the start's offset) less the offset,
+    /// or of `moved` (bytes that travelled, a tree report's `bytesSent`) as it is.
+    private func meanRate(_ info: TransferInfo, done: UInt64? = nil, moved: UInt64? = nil) -> Double {
         guard let (start, offset) = started.withLockedValue({ $0[info.id] }) else { return 0 }
         let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
-        return seconds > 0 ? Double(done - min(done, offset)) / seconds : 0
+        let bytes = moved ?? (done.map { $0 - min($0, offset) } ?? 0)
+        return seconds > 0 ? Double(bytes) / seconds : 0
     }
 
     static func bytes(_ count: UInt64) -> String { ByteCount.describe(count) }
