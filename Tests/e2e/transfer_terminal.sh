@@ -8,7 +8,8 @@
 #    exit 0 after the first text; --json --text: one {"event":"text"} with the text as sent (this one from
 #    --clipboard, through a stand-in wl-paste); --clipboard without a tool and a text over 64 KiB are usage errors;
 #  - an offer of several items names them; declined, the send says "declined" once and exits 6;
-#  - Ctrl-C halfway (link slowed to 8 Mbit/s with tc tbf): the sender exits 7 and says so; the receiver's
+#  - Ctrl-C halfway (link slowed to 8 Mbit/s with tc tbf; the receiver's progress line shows files n/N, rate
+#    and time left meanwhile): the sender exits 7 and says so; the receiver's
 #    summary counts the files that arrived verified (as many as are in --dir) and the ones that did not;
 #    the same send again sends only the rest, and the receiver's rate counts only the bytes that moved;
 #    Ctrl-C once every byte of a send is on its way waits for the verdict: delivered, exit 0;
@@ -141,11 +142,13 @@ see 20 erin 'Waiting for files as erin' "erin's receive waits"
 tm new-session -d -s frank -x 100 -y 30 "cd $(printf %q "$E2E_TMP/big") && $(printf '%q ' "$LAB" exec A env P2P_HOME="$(home frank)" TERM=xterm-256color "$P2P" send --name frank --connect "$ADDR_B:$PORT4" many); echo \"[exited \$?]\"; exec sleep 3600"
 # Ctrl-C once some files arrived (10 MiB take about 10 s at 8 Mbit/s).
 if wait_until 30 bash -c '[ "$(find "$1" -name "f*.bin" ! -name "*.part" 2>/dev/null | wc -l)" -ge 5 ]' _ "$E2E_TMP/inbox2/many"; then
+  see 5 erin '↓ frank: [0-9]+/40 files, .* [0-9.]+ [KM]iB/s ETA [0-9]+ s · many/' "erin's progress line shows files n/N, bytes, rate and time left"
   tm send-keys -t frank C-c
   see 15 frank '\[exited 7\]' "the sender interrupted halfway exits 7"
   see 5 frank 'interrupted; the transfer to erin was cancelled' "and says the transfer was cancelled"
   see 15 erin 'Received [0-9]+ files .* from frank .*each verified by SHA-256; [0-9]+ files did not arrive \(cancelled by frank\)' \
     "erin's summary counts what arrived verified and what did not"
+  see 5 erin '^\* frank left; waiting for the next sender' "the line saying frank left starts a line of its own (the progress line is taken off first)"
   arrived=$(find "$E2E_TMP/inbox2/many" -name 'f*.bin' ! -name '*.part' | wc -l)
   line=$(screen erin | grep -E '^Received [0-9]+ files' | tail -n 1)
   said=$(sed -nE 's/^Received ([0-9]+) files.*/\1/p' <<<"$line"); missing=$(sed -nE 's/.*; ([0-9]+) files did not arrive.*/\1/p' <<<"$line")

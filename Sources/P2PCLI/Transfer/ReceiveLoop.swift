@@ -68,6 +68,10 @@ final class ReceiveLoop {
     /// Answers that stand for later offers: a folder's (key: sender and folder), or "a" for a sender's
     /// loose files (key: sender). Forgotten when the sender leaves.
     private var standing: [String: Bool] = [:]
+    /// Whether the progress line is on the screen (lines printed under it take it off first).
+    private var progressDrawn = false
+    /// Whether a question is drawn as the input line (render erases it once it is answered).
+    private var questionDrawn = false
     /// Transfers that started and have not ended.
     private var started: Set<UInt64> = []
     /// Offers (peer ID/transfer ID) whose question named their hidden paths and execute bits: a yes to
@@ -215,6 +219,7 @@ final class ReceiveLoop {
     }
 
     private func queue(_ asker: AskedQuestion) {
+        clearProgress()
         guard questions.admit(asker) else { return }
         let peer = asker.question.peer
         let name = PeerTarget.name(peer)
@@ -332,11 +337,14 @@ final class ReceiveLoop {
 
     private func render() {
         guard let shown = questions.queue.shown else {
-            Output.setInputLine(nil)
+            // Erased only if one was drawn: erasing the line after every event wiped the progress line.
+            if questionDrawn { Output.setInputLine(nil) }
+            questionDrawn = false
             return
         }
         let choices = shown.key.map(Self.isLooseKey) == true ? "[y/n/a]" : "[y/n]"
         Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) \(choices) ", .yellow)))
+        questionDrawn = true
     }
 
     /// Keys of loose files end right after the sender's ID ("<id>/"); a folder's go on ("<id>/many/").
@@ -407,6 +415,7 @@ final class ReceiveLoop {
             tally.active = max(0, tally.active - 1)
             tally.interrupted.insert(key)
             batches[info.peer.id]?.current = nil
+            clearProgress()
             if !options.json && !tally.leaving {
                 Output.line(Terminal.paint("* Waiting for \(Terminal.sanitize(info.peer.displayName)) to resume \(Terminal.sanitize(info.name)) (run the same send again; Ctrl-C to stop).", .dim))
             }
@@ -450,6 +459,7 @@ final class ReceiveLoop {
             }
             tally.received += 1
             tally.textArrived = true
+            clearProgress()
             let text = TextTransfer.printable(bytes)
             if options.json {
                 Output.json(["event": "text", "peer": info.peer.displayName, "id": info.peer.id.hex, "text": String(decoding: bytes, as: UTF8.self),
@@ -478,6 +488,7 @@ final class ReceiveLoop {
     }
 
     private func show(_ event: SessionEvent) {
+        clearProgress()
         switch event {
         case .peerChanged(let peer, .connected, _):
             if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
@@ -510,6 +521,7 @@ final class ReceiveLoop {
             let line = "↓ \(Terminal.sanitize(batch.name)): \(tree.done)/\(Self.count(tree.files, "file")), "
                 + "\(TransferView.bytes(current.done))/\(TransferView.bytes(current.size)), \(TransferView.bytes(UInt64(rate)))/s\(eta) · \(Terminal.sanitize(current.name))"
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+            progressDrawn = true
             return
         }
         var line = "↓ \(Terminal.sanitize(batch.name)): \(Self.count(batch.counts.files, "file")), \(TransferView.bytes(batch.counts.bytes + inFlight)), \(TransferView.bytes(UInt64(rate)))/s"
@@ -518,12 +530,20 @@ final class ReceiveLoop {
             line += " · \(Terminal.sanitize(String(current.name.raw.suffix(40)))) \(percent)%"
         }
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        progressDrawn = true
+    }
+
+    /// Takes the progress line off the screen, so that the next line starts at its beginning.
+    private func clearProgress() {
+        guard progressDrawn else { return }
+        progressDrawn = false
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 
     /// One line for what a sender sent, when it leaves (or the receiver stops).
     private func summarize(_ peer: PeerID) {
         guard let batch = batches.removeValue(forKey: peer), !options.json, !batch.counts.isEmpty else { return }
-        if Terminal.stderrIsTTY && !options.network.verbose { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        clearProgress()
         let elapsed = ContinuousClock.now - batch.began
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         Output.line(Self.summary(batch.counts, from: batch.name, seconds: seconds, into: directory.path))
