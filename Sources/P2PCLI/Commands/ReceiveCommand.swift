@@ -25,6 +25,11 @@ struct ReceiveCommand: AsyncParsableCommand {
             every message on stderr; it exits 0 only once the whole stream arrived and its SHA-256 matched, and non-zero \
             (7 cancelled, 8 broken or mismatched) if the stream broke, so the output is never mistaken for complete. \
             On a pipe it needs --yes or --from NAME; file offers are declined; Ctrl-C before a stream began exits 130.
+            A text (`p2p send --text`) is asked about like a file, then shown between "alice sent a text:" and \
+            "── end of text ──". --text takes one text and exits: the text alone goes to standard output, exactly \
+            as sent (without the frame when that is not a terminal: `p2p receive --text --from alice | wl-copy`), \
+            every message on stderr, and file offers are declined. Control characters in a text other than line \
+            breaks and tabs are shown as U+FFFD (�).
             Exit codes: 0 every file verified (also when Ctrl-C ends an idle receive), 2 no mDNS daemon, 6 nothing \
             accepted, 7 a transfer under way was cancelled (Ctrl-C on either side), 8 a transfer failed.
             """
@@ -56,8 +61,15 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Flag(help: "Exit when the first sender leaves, instead of waiting for the next one.")
     var once = false
 
+    @Flag(help: "Take one text (`p2p send --text`), write it to standard output and exit; decline files; all else goes to stderr.")
+    var text = false
+
     @Flag(help: "Take one byte stream (`p2p send - --as NAME`) and write it to standard output; all else goes to stderr.")
     var stdout = false
+
+    func validate() throws {
+        if text && stdout { throw ValidationError("--text takes a text and --stdout a byte stream: choose one") }
+    }
 
     func run() async throws {
         if stdout { return try await StreamReceive(command: self).run() }

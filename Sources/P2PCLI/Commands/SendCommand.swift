@@ -23,6 +23,9 @@ struct SendCommand: AsyncParsableCommand {
             `p2p send - --as NAME` sends standard input instead, of any length, as one byte stream to `p2p receive --stdout`, \
             which writes it to its standard output; the whole stream is verified by SHA-256 at the end, and a stream that \
             breaks (either side killed, the link lost) fails on both sides.
+            `p2p send --text "…"` sends a short text instead (up to 64 KiB of UTF-8; --clipboard: the clipboard's, read with \
+            wl-paste, xclip, xsel or pbpaste): the receiver is asked as for a file, then shows it ("alice sent a text:") \
+            or, with `p2p receive --text`, writes it alone to its standard output. An older receiver stores it as text.txt.
             Exit codes: 0 everything (or the stream) delivered and verified (to every receiver), 3 no receiver found (or several fit --to), \
             4 connection failed, 6 denied (or not answered), 7 cancelled, 8 failed (verification, disconnect, a file unreadable mid-way, older \
             receiver), 64 a path that does not exist or cannot be read (said before looking for receivers), 130 interrupted before sending. With several receivers, the highest of their codes.
@@ -32,7 +35,13 @@ struct SendCommand: AsyncParsableCommand {
     @OptionGroup var network: NetworkOptions
 
     @Argument(help: "Files or directories to send, or - for standard input (with --as).")
-    var paths: [String]
+    var paths: [String] = []
+
+    @Option(help: ArgumentHelp("Send this text (up to 64 KiB) instead of files.", valueName: "text"))
+    var text: String?
+
+    @Flag(help: "Send the clipboard's text (wl-paste, xclip, xsel or pbpaste) instead of files.")
+    var clipboard = false
 
     @Option(name: .customLong("as"), help: ArgumentHelp("With -: the name standard input is sent under, as one byte stream.", valueName: "name"))
     var streamName: String?
@@ -58,11 +67,15 @@ struct SendCommand: AsyncParsableCommand {
     func validate() throws {
         if all && (!to.isEmpty || connect != nil) { throw ValidationError("--all finds every receiver by itself: leave out --to and --connect") }
         if connect != nil && !to.isEmpty { throw ValidationError("--connect names the receiver by address: leave out --to") }
+        let payloads = (paths.isEmpty ? 0 : 1) + (text == nil ? 0 : 1) + (clipboard ? 1 : 0)
+        if payloads == 0 { throw ValidationError("name files or directories to send, - for standard input, --text TEXT or --clipboard") }
+        if payloads > 1 { throw ValidationError("send files, --text or --clipboard, one of them at a time") }
         if !(answerTimeout > 0) { throw ValidationError("--answer-timeout takes a number of seconds above 0") }
     }
 
     func run() async throws {
         if let stream = try StreamSend(self) { return try await stream.run() }
+        if text != nil || clipboard { return try await sendText() }
         let urls = paths.map { URL(fileURLWithPath: $0) }
         // A wrong path is a mistake in the command: said before any network work, as a usage error.
         for (path, url) in zip(paths, urls) {
@@ -75,6 +88,28 @@ struct SendCommand: AsyncParsableCommand {
                 throw CLIError("\(Terminal.sanitize(path)): permission denied (cannot read it); nothing was sent", code: ExitStatus.usage)
             }
         }
+        try await send(.files(urls))
+    }
+
+    /// `--text` or `--clipboard`: the text checked before any network work, then offered as a text.
+    private func sendText() async throws {
+        let bytes = try text.map { Data($0.utf8) } ?? Clipboard.read()
+        if let problem = TextTransfer.problem(with: bytes) { throw CLIError(problem, code: ExitStatus.usage) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-text-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let url = file.appendingPathComponent(TextTransfer.fileName)
+        try bytes.write(to: url)
+        try await send(.text(url, characters: String(decoding: bytes, as: UTF8.self).count))
+    }
+
+    /// What one send carries: files and directories as one tree, or a text as one small file.
+    enum Payload: Sendable {
+        case files([URL])
+        case text(URL, characters: Int)
+    }
+
+    private func send(_ payload: Payload) async throws {
         let answerWait = Duration.milliseconds(Int64(answerTimeout * 1000))
         // The receiver may ask twice (a new key, then the offer): --answer-timeout bounds each wait.
         let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true, answerWait: answerWait)
@@ -87,7 +122,7 @@ struct SendCommand: AsyncParsableCommand {
         let pump = EventPump(transfers.events()) { view.handle($0) }
         let outcome: Result<[(PeerInfo, Result<[Delivery], TransferError>)], any Error>
         do {
-            outcome = .success(try await send(urls, over: session, with: transfers))
+            outcome = .success(try await send(payload, over: session, with: transfers))
         } catch {
             outcome = .failure(error)
         }
@@ -109,7 +144,16 @@ struct SendCommand: AsyncParsableCommand {
         for (peer, result) in results {
             switch result {
             case .success(let deliveries):
-                if !json { Output.line(Self.deliveredLine(deliveries, to: peer.displayName.description)) }
+                if case .text(_, let characters) = payload {
+                    if json {
+                        Output.json(["event": "text-sent", "peer": peer.displayName, "id": peer.id.hex, "characters": characters,
+                                     "size": deliveries.first?.size ?? 0, "sha256": deliveries.first?.sha256 ?? ""])
+                    } else {
+                        Output.line("Delivered a text (\(ReceiveLoop.count(characters, "character"))) to \(Terminal.sanitize(peer.displayName)).")
+                    }
+                } else if !json {
+                    Output.line(Self.deliveredLine(deliveries, to: peer.displayName.description))
+                }
             case .failure(let error):
                 let failure = CLIError(results.count > 1 ? "\(Terminal.sanitize(peer.displayName)): \(error)" : error.description,
                                        code: TransferSession.exitCode(for: error))
@@ -132,7 +176,7 @@ struct SendCommand: AsyncParsableCommand {
 
     /// Starts the session, finds the receivers and sends the paths to each at once, as one tree; the
     /// caller closes the session. Returns each receiver's outcome.
-    private func send(_ urls: [URL], over session: Session, with transfers: FileTransfers) async throws -> [(PeerInfo, Result<[Delivery], TransferError>)] {
+    private func send(_ payload: Payload, over session: Session, with transfers: FileTransfers) async throws -> [(PeerInfo, Result<[Delivery], TransferError>)] {
         let targets: [String?] = to.isEmpty ? [nil] : to
         // Subscribed before starting, so that no peer found early is missed.
         let streams = targets.map { _ in session.events() }
@@ -161,6 +205,14 @@ struct SendCommand: AsyncParsableCommand {
                 for peer in peers {
                     group.addTask {
                         do throws(TransferError) {
+                            let urls: [URL]
+                            switch payload {
+                            case .files(let files): urls = files
+                            case .text(let url, _):
+                                let sent = try await transfers.sendResource(at: url, to: peer.id, mediaType: TextTransfer.mediaType)
+                                delivered.withLockedValue { $0[peer.id] = sent }
+                                return (peer, .success(sent))
+                            }
                             // A connection lost mid-way (a link down, an address changed) is dialled again and the
                             // send resumes where it was cut, for as long as the peer comes back within 30 s.
                             let sent = try await transfers.send(urls, resumingFor: Self.resumePatience, to: peer.id) { attempt in
@@ -182,8 +234,17 @@ struct SendCommand: AsyncParsableCommand {
                 return results
             }
         }
-        // From here Ctrl-C cancels the transfers on both sides and the command ends as cancelled (7).
-        Interruption.handle { sending.cancel() }
+        // From here Ctrl-C cancels the transfers on both sides and the command ends as cancelled (7). A tree
+        // whose every byte is sent still waits for the receiver's verdict (it may all have arrived): a second
+        // Ctrl-C leaves without it.
+        let presses = NIOLockedValueBox(0)
+        Interruption.handle {
+            if presses.withLockedValue({ $0 += 1; return $0 }) > 1 {
+                Output.error("p2p: interrupted again; leaving without the receiver's word on what arrived")
+                Foundation.exit(ExitStatus.cancelled.rawValue)
+            }
+            sending.cancel()
+        }
         let results = await sending.value
         if peers.count == 1, case .failure(.cancelled) = results[0].1 {
             throw Interrupted(peer: peers[0], done: delivered.withLockedValue { $0[peers[0].id] ?? [] })
@@ -241,5 +302,43 @@ enum TransferSession {
         case .cancelledByPeer(let reason) where reason.raw == FileTransfers.receiverCancelledReason: ExitStatus.cancelled
         default: ExitStatus.transferFailed
         }
+    }
+}
+
+/// The system clipboard's text, read with the first of wl-paste, xclip, xsel or pbpaste that is installed.
+enum Clipboard {
+    /// Each tool and the arguments that print the clipboard, in the order they are tried (Wayland first).
+    static let readers: [(tool: String, arguments: [String])] = [
+        ("wl-paste", ["--no-newline"]), ("xclip", ["-selection", "clipboard", "-out"]), ("xsel", ["--clipboard", "--output"]), ("pbpaste", []),
+    ]
+
+    static func read() throws -> Data {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let found = readers.lazy.compactMap { reader in
+            path.split(separator: ":").map { "\($0)/\(reader.tool)" }.first(where: FileManager.default.isExecutableFile).map { ($0, reader) }
+        }.first
+        guard let (executable, reader) = found else {
+            throw CLIError("no clipboard tool found (wl-paste, xclip, xsel or pbpaste); install one, or use --text \"…\"", code: ExitStatus.usage)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = reader.arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            throw CLIError("cannot run \(reader.tool): \(error)", code: ExitStatus.usage)
+        }
+        // Read to the end before waiting: a clipboard bigger than the pipe's buffer would block the tool.
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let why = complaint.trimmingCharacters(in: .whitespacesAndNewlines)
+            throw CLIError("\(reader.tool) could not read the clipboard\(why.isEmpty ? "" : ": \(why)")", code: ExitStatus.usage)
+        }
+        return bytes
     }
 }

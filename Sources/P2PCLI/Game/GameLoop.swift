@@ -146,7 +146,11 @@ final class GameLoop {
         }
         pendingQuestion?.answer.resume(returning: false)
         pendingQuestion = nil
-        if opponent != nil { send(game.leave()) }
+        if let opponent {
+            send(game.leave())
+            // After the screen is gone, so that it stays on the terminal.
+            if !view.json { Output.line(GameView.finalScore(game.score, opponent: opponent.displayName.description)) }
+        }
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left).
         await sessionPump?.drain()
@@ -361,6 +365,7 @@ final class GameLoop {
         game.opponentDisconnected()
         scores[peer.id] = game.score
         if !opponentLeftOnPurpose { view.opponentLeft(peer, onPurpose: false) }
+        if !view.json { view.note(GameView.finalScore(game.score, opponent: peer.displayName.description)) }
         opponent = nil
         heldMoves.removeAll()
         if interactive { return nil }  // Back to the picker.
@@ -379,6 +384,7 @@ final class GameLoop {
         send(game.leave())
         opponent = nil
         view.note("You left the game with \(Terminal.sanitize(peer.displayName)).")
+        if !view.json { view.note(GameView.finalScore(game.score, opponent: peer.displayName.description)) }
         await session.disconnect(peer.id)
     }
 
@@ -444,6 +450,8 @@ final class GameLoop {
     private func play(_ square: Int) {
         do {
             apply(try game.play(square))
+        } catch .outOfTurn(let mark) where game.game.myMark == mark {
+            view.error("move", "cannot play \(square): \(GameView.notYourTurn(opponent: opponent?.displayName.description ?? "your opponent", mark: mark))")
         } catch {
             view.error("move", "cannot play \(square): \(error)")
         }
@@ -545,7 +553,7 @@ final class GameLoop {
         let name = Terminal.sanitize(opponent.displayName)
         let next = " — next round in \(Self.rematchDelay.components.seconds) s · q leaves"
         switch game.game.state {
-        case .beginning, .rollingDice: return ("Rolling the die…", .dim)
+        case .beginning, .rollingDice: return ("Drawing who starts…", .dim)
         case .myTurn: return ("Your turn (\(game.game.myMark!)): 1–9, or arrows and Enter · q leaves", .green)
         case .yourTurn: return ("\(name)'s turn (\(game.game.myMark!.opponent))… q leaves", .yellow)
         case .interrupted: return ("Opponent disconnected.", .red)

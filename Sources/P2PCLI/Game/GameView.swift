@@ -118,6 +118,17 @@ final class GameView {
         }
     }
 
+    /// "Final score: you 2 – bob 1 (1 draw)": said when a game with an opponent ends, on both sides.
+    static func finalScore(_ score: GameProtocol.Score, opponent: String) -> String {
+        let draws = score.draws == 0 ? "" : " (\(score.draws) draw\(score.draws == 1 ? "" : "s"))"
+        return "Final score: you \(score.wins) – \(Terminal.sanitize(opponent)) \(score.losses)\(draws)"
+    }
+
+    /// "it is not your turn (bob plays O)": a move refused, said from the point of view of the one who tried it.
+    static func notYourTurn(opponent: String, mark: Mark) -> String {
+        "it is not your turn (\(Terminal.sanitize(opponent)) plays \(mark.opponent))"
+    }
+
     /// `by`: who broke the rules. `.peer`: we refused its message; `.me`: it refused ours.
     func violation(by player: GameProtocol.Player, _ violation: GameViolation, opponent: PeerInfo) {
         if json {

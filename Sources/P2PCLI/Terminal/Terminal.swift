@@ -88,7 +88,19 @@ enum Output {
     }
 
     private static func write(_ text: String) {
-        write(text, to: STDOUT_FILENO)
+        write(text, to: messages.withLockedValue { $0 })
+    }
+
+    /// Where lines (and the input line) go: stdout, or stderr once `keepStdoutForData()` ran.
+    private static let messages = NIOLockedValueBox(STDOUT_FILENO)
+
+    /// From now on every line goes to stderr: standard output carries only what `data(_:)` writes
+    /// (`p2p receive --text`'s text, for a pipe).
+    static func keepStdoutForData() { messages.withLockedValue { $0 = STDERR_FILENO } }
+
+    /// `text` as is on standard output, whatever `keepStdoutForData` said.
+    static func data(_ text: String) {
+        screen.withLockedValue { _ in write(text, to: STDOUT_FILENO) }
     }
 
     /// One write(2) of the whole text (more only if the pipe takes it in parts), straight from the

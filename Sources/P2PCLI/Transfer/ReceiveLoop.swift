@@ -22,11 +22,15 @@ final class ReceiveLoop {
     private struct Batch {
         let name: String
         let began = ContinuousClock.now
-        var files = 0, failed = 0, alreadyThere = 0, skipped = 0
-        var bytes: UInt64 = 0
+        var counts = SummaryCounts()
+        /// Its transfers that started and have not ended; and whether it left meanwhile (then its summary
+        /// waits for their ends, which come through another stream than its leaving).
+        var running = 0, left = false
         /// The tree under way: its files so far and in all (for "n/N files").
         var tree: (done: Int, files: Int)?
-        var lastFile: (name: PeerText, path: String?, sha256: String)?
+        /// Bytes of the transfer under way that were already here (held files, a resumed prefix): its start's
+        /// offset, not counted in the rate.
+        var spared: UInt64 = 0
         var current: (name: PeerText, done: UInt64, size: UInt64)?
         var lastDrawn = ContinuousClock.now - .seconds(1)
     }
@@ -35,6 +39,8 @@ final class ReceiveLoop {
     private struct Tally {
         var received = 0, failed = 0, denied = 0, active = 0
         var cancelled = false
+        /// A text arrived (`--text` exits then).
+        var textArrived = false
         /// Ctrl-C was pressed here: only the transfers in flight are waited for, to report their end.
         var leaving = false
         /// Files whose sender vanished mid-way (peer ID and name): kept waiting for, since the same send
@@ -62,6 +68,10 @@ final class ReceiveLoop {
     /// Answers that stand for later offers: a folder's (key: sender and folder), or "a" for a sender's
     /// loose files (key: sender). Forgotten when the sender leaves.
     private var standing: [String: Bool] = [:]
+    /// Whether the progress line is on the screen (lines printed under it take it off first).
+    private var progressDrawn = false
+    /// Whether a question is drawn as the input line (render erases it once it is answered).
+    private var questionDrawn = false
     /// Transfers that started and have not ended.
     private var started: Set<UInt64> = []
     /// Offers (peer ID/transfer ID) whose question named their hidden paths and execute bits: a yes to
@@ -77,6 +87,8 @@ final class ReceiveLoop {
         view = TransferView(json: options.json, perFile: options.network.verbose)
         policy = RequestPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
         (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        // --text: standard output is the text's alone, for a pipe.
+        if options.text && !options.json { Output.keepStdoutForData() }
     }
 
     /// Runs until Ctrl-C (or, with `--once`, until the first sender left); throws the exit status.
@@ -88,7 +100,15 @@ final class ReceiveLoop {
             return await Self.ask(.connection(request), through: feed)
         }
         let (allowsHidden, allowsExecutable, named) = (options.allowHidden, options.allowExecutable, named)
+        let (textsOnly, json) = (options.text, options.json)
         transfers.setOfferHandler(answers: { offer in
+            if textsOnly && !TextTransfer.isText(offer.info) {
+                if !json {
+                    Output.error(Terminal.paint("p2p: declined \(Terminal.sanitize(offer.info.name)) from \(Terminal.sanitize(offer.info.peer.displayName)): "
+                                                + "this receive --text takes texts only", .yellow))
+                }
+                return .declined
+            }
             // Accepted unasked: hidden paths and execute bits only as the flags say.
             if trusted(offer.info.peer) { return OfferAnswer(accepted: true, allowsHidden: allowsHidden, allowsExecutable: allowsExecutable) }
             let yes = await Self.ask(.offer(offer), through: feed)
@@ -111,6 +131,7 @@ final class ReceiveLoop {
                 switch input {
                 case .transfer(let event):
                     show(event)
+                    if options.text && tally.textArrived { break loop }
                     guard event.isEnd, options.once || tally.leaving else { break }
                     // Transfer and session events come through separate streams: the sender may have left before
                     // its last transfer's end reached us. Then this was the last.
@@ -198,6 +219,7 @@ final class ReceiveLoop {
     }
 
     private func queue(_ asker: AskedQuestion) {
+        clearProgress()
         guard questions.admit(asker) else { return }
         let peer = asker.question.peer
         let name = PeerTarget.name(peer)
@@ -213,6 +235,13 @@ final class ReceiveLoop {
                     .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
                 _ = questions.queue.ask("\(name) wants to send you files — \(trust). Accept?", asker: asker)
             }
+        case .offer(let offer) where TextTransfer.isText(offer.info):
+            guard interactive else {
+                asker.answer.resume(returning: false)
+                declined("a text from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
+                return
+            }
+            _ = questions.queue.ask("\(name) wants to send you a text (\(TransferView.bytes(offer.info.size))) — accept?", asker: asker)
         case .offer(let offer) where offer.info.isTree:
             let info = offer.info
             if standing[peer.id.hex + "/"] == true { return asker.answer.resume(returning: true) }
@@ -308,11 +337,14 @@ final class ReceiveLoop {
 
     private func render() {
         guard let shown = questions.queue.shown else {
-            Output.setInputLine(nil)
+            // Erased only if one was drawn: erasing the line after every event wiped the progress line.
+            if questionDrawn { Output.setInputLine(nil) }
+            questionDrawn = false
             return
         }
         let choices = shown.key.map(Self.isLooseKey) == true ? "[y/n/a]" : "[y/n]"
         Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) \(choices) ", .yellow)))
+        questionDrawn = true
     }
 
     /// Keys of loose files end right after the sender's ID ("<id>/"); a folder's go on ("<id>/many/").
@@ -321,34 +353,43 @@ final class ReceiveLoop {
     // MARK: - Events
 
     private func show(_ event: TransferEvent) {
+        if let info = event.info, TextTransfer.isText(info), showText(event) { return }
         view.handle(event)
-        defer { if event.isEnd, let id = event.info?.id { started.remove(id) } }
+        defer {
+            if event.isEnd, let info = event.info, started.remove(info.id) != nil {
+                batches[info.peer.id]?.running -= 1
+                if let batch = batches[info.peer.id], batch.left, batch.running == 0 { summarize(info.peer.id) }
+            }
+        }
         // Only the ends of a transfer need it: not built for each of a tree's per-file events.
         var key: String { event.info.map { "\($0.peer.id.hex)/\($0.name)" } ?? "" }
         switch event {
-        case .started(let info, _):
+        case .started(let info, let offset):
             started.insert(info.id)
             tally.active += 1
             batches[info.peer.id, default: Batch(name: info.peer.displayName.description)].current = (info.name, 0, info.size)
+            batches[info.peer.id]?.spared = offset
+            batches[info.peer.id]?.running += 1
+            batches[info.peer.id]?.left = false
             if info.isTree { batches[info.peer.id]?.tree = (0, info.fileCount) }
         case .fileFinished(let info, let delivery):
             batches[info.peer.id]?.tree?.done += 1
-            if delivery.alreadyThere { batches[info.peer.id]?.alreadyThere += 1 } else { batches[info.peer.id]?.files += 1 }
-            batches[info.peer.id]?.lastFile = (PeerText(delivery.name), delivery.url?.path, delivery.sha256)
+            batches[info.peer.id]?.counts.add(delivery)
         case .fileFailed(let info, _, .skipped):
             // Left out as the answer said (a hidden path): reported, not a failure here.
-            batches[info.peer.id]?.skipped += 1
+            batches[info.peer.id]?.counts.skipped += 1
             batches[info.peer.id]?.tree?.done += 1
         case .fileFailed(let info, _, _):
             tally.failed += 1
-            batches[info.peer.id]?.failed += 1
+            batches[info.peer.id]?.counts.failed += 1
             batches[info.peer.id]?.tree?.done += 1
         case .treeFinished(let info, let report):
             tally.active -= 1
             tally.received += report.deliveries.count
             tally.interrupted.remove(key)
-            batches[info.peer.id]?.bytes += report.deliveries.reduce(0) { $0 + ($1.alreadyThere ? 0 : $1.size) }
+            batches[info.peer.id]?.counts.moved += report.bytesSent
             batches[info.peer.id]?.current = nil
+            batches[info.peer.id]?.spared = 0
             batches[info.peer.id]?.tree = nil
             drawProgress(info.peer.id, force: true)
         case .progress(let info, let done):
@@ -358,9 +399,8 @@ final class ReceiveLoop {
             tally.active -= 1
             tally.received += 1
             tally.interrupted.remove(key)
-            batches[info.peer.id, default: Batch(name: info.peer.displayName.description)].files += 1
-            batches[info.peer.id]?.bytes += info.size
-            batches[info.peer.id]?.lastFile = (info.name, delivery.url?.path, delivery.sha256)
+            batches[info.peer.id, default: Batch(name: info.peer.displayName.description)].counts.add(delivery)
+            batches[info.peer.id]?.counts.moved += info.size - min(info.size, delivery.resumedFrom)
             batches[info.peer.id]?.current = nil
             drawProgress(info.peer.id, force: true)
         case .failed(let info, let error) where !started.contains(info.id):
@@ -375,26 +415,85 @@ final class ReceiveLoop {
             tally.active = max(0, tally.active - 1)
             tally.interrupted.insert(key)
             batches[info.peer.id]?.current = nil
+            clearProgress()
             if !options.json && !tally.leaving {
                 Output.line(Terminal.paint("* Waiting for \(Terminal.sanitize(info.peer.displayName)) to resume \(Terminal.sanitize(info.name)) (run the same send again; Ctrl-C to stop).", .dim))
             }
         case .failed(let info, let error):
             tally.active = max(0, tally.active - 1)
             tally.failed += 1
-            batches[info.peer.id]?.failed += 1
+            // The files of the transfer that had not arrived: cancelled (by whom), or failed.
+            let left = batches[info.peer.id]?.tree.map { $0.files - $0.done } ?? 1
+            switch error {
+            case .cancelled: batches[info.peer.id]?.counts.cancel(left, by: nil)
+            case .cancelledByPeer(let reason) where reason.raw == FileTransfers.senderCancelledReason || reason.raw == FileTransfers.receiverCancelledReason:
+                batches[info.peer.id]?.counts.cancel(left, by: info.peer.displayName.description)
+            default: batches[info.peer.id]?.counts.failed += left
+            }
+            if let batch = batches[info.peer.id], let current = batch.current {
+                batches[info.peer.id]?.counts.moved += current.done - min(current.done, batch.spared)
+            }
             batches[info.peer.id]?.current = nil
+            batches[info.peer.id]?.tree = nil
+            batches[info.peer.id]?.spared = 0
             if case .cancelledByPeer = error { tally.cancelled = true }
         case .offered, .eventsDropped:
             break
         }
     }
 
+    /// A text's events but its failure (reported like a file's): true when handled.
+    private func showText(_ event: TransferEvent) -> Bool {
+        switch event {
+        case .started(let info, _):
+            view.handle(event)  // It knows then that the sender got past its offer.
+            started.insert(info.id)
+            tally.active += 1
+        case .finished(let info, let delivery):
+            started.remove(info.id)
+            tally.active -= 1
+            guard let bytes = TextTransfer.take(delivery) else {
+                tally.failed += 1
+                Output.error(Terminal.paint("p2p: the text from \(Terminal.sanitize(info.peer.displayName)) arrived but cannot be read", .red))
+                return true
+            }
+            tally.received += 1
+            tally.textArrived = true
+            clearProgress()
+            let text = TextTransfer.printable(bytes)
+            if options.json {
+                Output.json(["event": "text", "peer": info.peer.displayName, "id": info.peer.id.hex, "text": String(decoding: bytes, as: UTF8.self),
+                             "characters": text.count, "sha256": delivery.sha256])
+            } else if options.text && !Terminal.stdoutIsTTY {
+                Output.data(text)
+            } else {
+                let (header, footer) = Self.textFrame(from: info.peer.displayName.description)
+                Output.line(Terminal.paint(header, .bold))
+                let body = text.hasSuffix("\n") ? String(text.dropLast()) : text
+                // --text: on standard output, where the text belongs; else a line among the others (above a question).
+                if options.text { Output.data(body + "\n") } else { Output.line(body) }
+                Output.line(Terminal.paint(footer, .dim))
+            }
+        case .failed:
+            return false
+        default:
+            break
+        }
+        return true
+    }
+
+    /// The lines around a text shown on a terminal; nothing on its lines, so that it copies as sent.
+    static func textFrame(from peer: String) -> (header: String, footer: String) {
+        ("\(Terminal.sanitize(peer)) sent a text:", "── end of text ──")
+    }
+
     private func show(_ event: SessionEvent) {
+        clearProgress()
         switch event {
         case .peerChanged(let peer, .connected, _):
             if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, let reason):
-            summarize(peer.id)
+            if let batch = batches[peer.id], batch.running > 0 { batches[peer.id]?.left = true } else { summarize(peer.id) }
             standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }
             guard !options.json else { break }
             if case .refusedAsUntrusted(let why) = reason {
@@ -426,39 +525,92 @@ final class ReceiveLoop {
         guard force || now - batch.lastDrawn >= .milliseconds(100) else { return }
         batch.lastDrawn = now
         batches[peer] = batch
-        let inFlight = batch.current?.done ?? 0
-        let rate = Self.rate(batch.bytes + inFlight, since: batch.began)
+        let inFlight = (batch.current?.done ?? 0) - min(batch.current?.done ?? 0, batch.spared)
+        let rate = Self.rate(batch.counts.moved + inFlight, since: batch.began)
         if let tree = batch.tree, let current = batch.current {
             // A tree: files n/N, bytes of the whole, rate and what is left.
             let eta = rate > 0 ? " ETA \(Int(Double(current.size - min(current.done, current.size)) / rate)) s" : ""
             let line = "↓ \(Terminal.sanitize(batch.name)): \(tree.done)/\(Self.count(tree.files, "file")), "
                 + "\(TransferView.bytes(current.done))/\(TransferView.bytes(current.size)), \(TransferView.bytes(UInt64(rate)))/s\(eta) · \(Terminal.sanitize(current.name))"
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+            progressDrawn = true
             return
         }
-        var line = "↓ \(Terminal.sanitize(batch.name)): \(batch.files) file\(batch.files == 1 ? "" : "s"), \(TransferView.bytes(batch.bytes + inFlight)), \(TransferView.bytes(UInt64(rate)))/s"
+        var line = "↓ \(Terminal.sanitize(batch.name)): \(Self.count(batch.counts.files, "file")), \(TransferView.bytes(batch.counts.bytes + inFlight)), \(TransferView.bytes(UInt64(rate)))/s"
         if let current = batch.current {
             let percent = current.size == 0 ? 100 : Int(Double(current.done) * 100 / Double(current.size))
             line += " · \(Terminal.sanitize(String(current.name.raw.suffix(40)))) \(percent)%"
         }
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        progressDrawn = true
+    }
+
+    /// Takes the progress line off the screen, so that the next line starts at its beginning.
+    private func clearProgress() {
+        guard progressDrawn else { return }
+        progressDrawn = false
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 
     /// One line for what a sender sent, when it leaves (or the receiver stops).
     private func summarize(_ peer: PeerID) {
-        guard let batch = batches.removeValue(forKey: peer), !options.json, batch.files + batch.failed + batch.alreadyThere + batch.skipped > 0 else { return }
-        if Terminal.stderrIsTTY && !options.network.verbose { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        let seconds = Double((ContinuousClock.now - batch.began).components.seconds) + Double((ContinuousClock.now - batch.began).components.attoseconds) / 1e18
-        let rate = TransferView.bytes(UInt64(Self.rate(batch.bytes, since: batch.began)))
-        let failed = (batch.alreadyThere > 0 ? "; \(batch.alreadyThere) already there (same SHA-256), left as they were" : "") + (batch.failed > 0 ? "; \(batch.failed) failed" : "")
-            + (batch.skipped > 0 ? "; \(batch.skipped) skipped (hidden paths; --allow-hidden writes them)" : "")
-        if batch.files == 1, batch.failed == 0, batch.alreadyThere == 0, batch.skipped == 0, let file = batch.lastFile {
-            Output.line("Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(batch.bytes)), \(rate)/s) from \(Terminal.sanitize(batch.name))"
-                        + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; SHA-256 verified")
-        } else {
-            Output.line("Received \(Self.count(batch.files, "file")) (\(TransferView.bytes(batch.bytes))) from \(Terminal.sanitize(batch.name)) "
-                        + "in \(String(format: "%.1f", seconds)) s (\(rate)/s) into \(Terminal.sanitize(directory.path)); each verified by SHA-256\(failed)")
+        guard let batch = batches.removeValue(forKey: peer), !options.json, !batch.counts.isEmpty else { return }
+        clearProgress()
+        let elapsed = ContinuousClock.now - batch.began
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        Output.line(Self.summary(batch.counts, from: batch.name, seconds: seconds, into: directory.path))
+    }
+
+    /// What one sender's transfers came to; `summary` words it.
+    struct SummaryCounts {
+        /// Files that arrived and matched their SHA-256, and their bytes.
+        var files = 0, bytes: UInt64 = 0
+        /// Bytes that travelled in this run, counted as each transfer ends (not those already here: a resumed
+        /// prefix, a file already there): the rate's.
+        var moved: UInt64 = 0
+        var alreadyThere = 0, skipped = 0, failed = 0
+        /// Files that did not arrive because the transfer was cancelled, and by whom (nil: here).
+        var cancelled = 0, cancelledBy: String?
+        /// The one file, when only one arrived.
+        var lastFile: (name: String, path: String?)?
+
+        var isEmpty: Bool { files + alreadyThere + skipped + failed + cancelled == 0 }
+
+        mutating func add(_ delivery: Delivery) {
+            if delivery.alreadyThere { alreadyThere += 1; return }
+            files += 1
+            bytes += delivery.size
+            lastFile = (delivery.name, delivery.url?.path)
         }
+
+        mutating func cancel(_ count: Int, by peer: String?) {
+            cancelled += count
+            cancelledBy = peer
+        }
+    }
+
+    /// The summary line: what arrived verified (only that is called verified), then what was already there,
+    /// skipped, failed and cancelled. The rate counts the bytes that travelled, not those already here.
+    static func summary(_ counts: SummaryCounts, from peer: String, seconds: Double, into directory: String) -> String {
+        let name = Terminal.sanitize(peer)
+        let rate = TransferView.bytes(UInt64(seconds > 0 ? Double(counts.moved) / seconds : 0))
+        var notes: [String] = []
+        if counts.alreadyThere > 0 { notes.append("\(counts.alreadyThere) already there (same SHA-256), left as they were") }
+        if counts.skipped > 0 { notes.append("\(counts.skipped) skipped (hidden paths; --allow-hidden writes them)") }
+        if counts.failed > 0 { notes.append("\(counts.failed) failed") }
+        if counts.cancelled > 0 {
+            let by = counts.cancelledBy.map { "cancelled by \(Terminal.sanitize($0))" } ?? "cancelled here"
+            notes.append("\(count(counts.cancelled, "file")) did not arrive (\(by))")
+        }
+        let rest = notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")
+        if counts.files == 0 { return "Received no file from \(name)\(rest)" }
+        if counts.files == 1, notes.isEmpty, let file = counts.lastFile {
+            return "Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(counts.bytes)), \(rate)/s) from \(name)"
+                + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; SHA-256 verified"
+        }
+        let each = counts.files == 1 ? "verified" : "each verified"
+        return "Received \(count(counts.files, "file")) (\(TransferView.bytes(counts.bytes))) from \(name) in \(String(format: "%.1f", seconds)) s "
+            + "(\(rate)/s) into \(Terminal.sanitize(directory)); \(each) by SHA-256\(rest)"
     }
 
     /// "1 file", "2,000 files".

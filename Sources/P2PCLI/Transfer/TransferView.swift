@@ -23,6 +23,21 @@ final class TransferView: Sendable {
     func started(with peer: PeerID) -> Bool { peersStarted.withLockedValue { $0.contains(peer) } }
 
     func handle(_ event: TransferEvent) {
+        // A text: the command shows it (or its delivery); only its start counts here, and a failure is said as a file's is.
+        if let info = event.info, TextTransfer.isText(info) {
+            switch event {
+            case .started(let info, _): peersStarted.withLockedValue { _ = $0.insert(info.peer.id) }
+            case .failed(let info, let error):
+                if json {
+                    Output.json(["event": "transfer-failed", "direction": info.direction.rawValue, "name": "text", "peer": info.peer.displayName,
+                                 "reason": error.description])
+                } else if info.direction == .receiving {  // A sender's failure is said once, by `p2p send` itself.
+                    Output.error(Terminal.paint("p2p: the text from \(Terminal.sanitize(info.peer.displayName)): \(error)", .red))
+                }
+            default: break
+            }
+            return
+        }
         switch event {
         case .offered: break
         case .started(let info, let offset):
@@ -34,7 +49,8 @@ final class TransferView: Sendable {
                 if info.isTree { object["files"] = info.fileCount }
                 Output.json(object)
             } else if offset > 0 {
-                Output.error(Terminal.paint("Resuming \(Terminal.sanitize(info.name)) at \(Self.bytes(offset)): only the rest travels.", .dim))
+                Output.error(Terminal.paint(info.isTree ? "\(Self.bytes(offset)) of \(Terminal.sanitize(info.name)) already there: only the rest travels."
+                                                        : "Resuming \(Terminal.sanitize(info.name)) at \(Self.bytes(offset)): only the rest travels.", .dim))
             }
         case .progress(let info, let done):
             progress(info, done)
@@ -90,7 +106,7 @@ final class TransferView: Sendable {
                              "already-there": report.deliveries.count { $0.alreadyThere },
                              "failed": report.failures.count - report.skipped.count, "skipped": report.skipped.count,
                              // What is on this side now (arrived or already there), not what was offered.
-                             "size": report.deliveries.reduce(UInt64(0)) { $0 + $1.size }, "offered": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, done: report.bytesSent))])
+                             "size": report.deliveries.reduce(UInt64(0)) { $0 + $1.size }, "offered": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, moved: report.bytesSent))])
             } else {
                 clearBar()
             }
@@ -106,11 +122,9 @@ final class TransferView: Sendable {
                 Output.json(["event": "transfer-failed", "direction": info.direction.rawValue, "name": info.name, "reason": error.description])
             } else {
                 clearBar()
-                // A transfer that failed before its name was known (or a peer that sent none) still names someone.
-                let what = info.name.raw.isEmpty
-                    ? "the transfer \(info.direction == .sending ? "to" : "from") \(Terminal.sanitize(info.peer.displayName))"
-                    : Terminal.sanitize(info.name)
-                Output.error(Terminal.paint("p2p: \(what): \(error)", .red))
+                // A sender's failure is said once, by `p2p send` itself.
+                guard info.direction == .receiving else { return }
+                Output.error(Terminal.paint("p2p: \(Self.failedTransfer(info.name.raw, from: info.peer.displayName.description)): \(error)", .red))
             }
         case .eventsDropped(let count):
             if json {
@@ -119,6 +133,12 @@ final class TransferView: Sendable {
                 Output.error("p2p: missed \(count) transfer events (the output fell behind)")
             }
         }
+    }
+
+    /// What failed, named with its sender: "report.pdf from alice", "2 items from alice", and "the transfer
+    /// from alice" when no name arrived.
+    static func failedTransfer(_ name: String, from peer: String) -> String {
+        name.isEmpty ? "the transfer from \(Terminal.sanitize(peer))" : "\(Terminal.sanitize(name)) from \(Terminal.sanitize(peer))"
     }
 
     private func progress(_ info: TransferInfo, _ done: UInt64) {
@@ -152,10 +172,13 @@ final class TransferView: Sendable {
         if Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
-    private func meanRate(_ info: TransferInfo, done: UInt64) -> Double {
+    /// Bytes per second since the start, of `done` (bytes done, counting the start's offset) less the offset,
+    /// or of `moved` (bytes that travelled, a tree report's `bytesSent`) as it is.
+    private func meanRate(_ info: TransferInfo, done: UInt64? = nil, moved: UInt64? = nil) -> Double {
         guard let (start, offset) = started.withLockedValue({ $0[info.id] }) else { return 0 }
         let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
-        return seconds > 0 ? Double(done - min(done, offset)) / seconds : 0
+        let bytes = moved ?? (done.map { $0 - min($0, offset) } ?? 0)
+        return seconds > 0 ? Double(bytes) / seconds : 0
     }
 
     static func bytes(_ count: UInt64) -> String { ByteCount.describe(count) }

@@ -427,9 +427,16 @@ public final class FileTransfers: Sendable {
     }
 
     private func offered(_ info: TransferInfo) {
+        if TextTransfer.isText(info), let refusal = TextTransfer.refusal(of: info) {
+            try? send(.deny(reason: refusal), id: info.id, to: info.peer.id)
+            emit(.failed(info, .denied(PeerText(refusal))))
+            return
+        }
         let destination: URL
         do {
-            destination = try SafePath.resolve(info.name.raw, in: directory)
+            // A text is shown, not kept: it lands in a folder of its own under a name of ours, never next to
+            // (or over) the files here.
+            destination = TextTransfer.isText(info) ? try TextTransfer.destination() : try SafePath.resolve(info.name.raw, in: directory)
         } catch {
             try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
             emit(.failed(info, error))

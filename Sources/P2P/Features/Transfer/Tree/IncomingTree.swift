@@ -172,7 +172,8 @@ final class IncomingTree: Sendable {
             start = end
         }
         transfers?.reply(.treeAccept(held: UInt32(held.count)), id: info.id, to: info.peer.id)
-        transfers?.progress(tree: self, started: 0, bytes: 0)
+        // What is already here does not travel: the start's offset, so that rates count only what moves.
+        transfers?.progress(tree: self, started: held.reduce(0) { $0 + $1.length }, bytes: 0)
     }
 
     private func makeDirectory(_ path: String, _ state: inout DiskState) throws {

@@ -95,7 +95,9 @@ struct TreeSender {
     mutating func run() async throws(TransferError) -> TreeReport {
         try offer()
         let held = try await acceptance()
-        transfers.emit(.started(info, offset: 0))
+        // What the receiver holds does not travel (unless it turns out to differ): the start's offset, so
+        // that rates count only what moves.
+        transfers.emit(.started(info, offset: held.values.reduce(0) { $0 + $1.length }))
         for (position, entry) in manifest.entries.enumerated() where entry.kind == .file {
             if Task.isCancelled { throw .cancelled }
             let index = UInt32(position)
@@ -121,16 +123,33 @@ struct TreeSender {
         }
         try await flushPack()
         try send(.treeEnd)
-        // The failures may come in several TREE_RESULTs (each fits a frame); the counts say when all did.
+        // Every byte is on its way: a cancel now (Ctrl-C near the end) would only throw away the verdict on
+        // files that are arriving whole, and call them cancelled. So the verdict is awaited in a task that
+        // cancelling this one does not reach; a receiver that disconnects, cancels or goes quiet
+        // (`silenceLimit`) still ends the wait.
+        let (mailbox, fileCount) = (self.mailbox, manifest.fileCount)
+        let verdict = Task { try await Self.verdict(from: mailbox, fileCount: fileCount) }
+        do {
+            return report(try await verdict.value)
+        } catch let error as TransferError {
+            throw error
+        } catch {
+            throw .protocolViolation("\(error)")  // `verdict` throws only TransferError.
+        }
+    }
+
+    /// The receiver's TREE_RESULTs: the failures, which may come in several (each fits a frame); the
+    /// counts say when all did.
+    private static func verdict(from mailbox: Mailbox, fileCount: Int) async throws(TransferError) -> [FailedFile] {
         var failures: [FailedFile] = []
         while true {
             switch try await mailbox.next() {
-            case .ack(let written):
-                acknowledged = max(acknowledged, written)
+            case .ack:
+                continue
             case .treeResult(let verified, let alreadyThere, let failed):
                 failures += failed
                 let accounted = Int(verified) + Int(alreadyThere) + failures.count
-                guard accounted < manifest.fileCount else { return report(failures) }
+                guard accounted < fileCount else { return failures }
             case let other:
                 throw .protocolViolation("expected TREE_RESULT, got \(other)")
             }

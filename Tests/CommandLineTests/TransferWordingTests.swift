@@ -1,0 +1,65 @@
+import Foundation
+import P2P
+import Testing
+@testable import P2PCLI
+
+/// What `p2p receive` and `p2p game` say: summaries that count what happened, and words from the reader's side.
+@Suite struct TransferWordingTests {
+    typealias Counts = ReceiveLoop.SummaryCounts
+
+    @Test func everythingVerified() {
+        var counts = Counts(files: 3, bytes: 3 << 20)
+        counts.moved = 3 << 20
+        #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 2, into: "/in")
+                == "Received 3 files (3.0 MiB) from alice in 2.0 s (1.5 MiB/s) into /in; each verified by SHA-256")
+    }
+
+    @Test func aCancelHalfwayCountsWhatArrivedAndWhatDidNot() {
+        var counts = Counts(files: 51, bytes: 51 << 10)
+        counts.moved = 51 << 10
+        counts.cancel(49, by: "alice")
+        #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 1, into: "/in")
+                == "Received 51 files (51.0 KiB) from alice in 1.0 s (51.0 KiB/s) into /in; each verified by SHA-256; 49 files did not arrive (cancelled by alice)")
+        var none = Counts()
+        none.cancel(2, by: nil)
+        #expect(ReceiveLoop.summary(none, from: "alice", seconds: 1, into: "/in") == "Received no file from alice; 2 files did not arrive (cancelled here)")
+    }
+
+    @Test func neverVerifiedForWhatWasNot() {
+        let counts = Counts(alreadyThere: 2, skipped: 1, failed: 1)
+        let line = ReceiveLoop.summary(counts, from: "alice", seconds: 1, into: "/in")
+        #expect(line == "Received no file from alice; 2 already there (same SHA-256), left as they were; 1 skipped (hidden paths; --allow-hidden writes them); 1 failed")
+        #expect(!line.contains("verified"))
+    }
+
+    @Test func theRateCountsOnlyTheBytesThatMoved() {
+        // A resumed run: 100 MiB verified, of which only 1 MiB travelled in these 2 s.
+        var counts = Counts(files: 2, bytes: 100 << 20)
+        counts.moved = 1 << 20
+        #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 2, into: "/in").contains("(512.0 KiB/s)"))
+    }
+
+    @Test func oneFileNamesItsPlace() {
+        var counts = Counts(files: 1, bytes: 10)
+        counts.moved = 10
+        counts.lastFile = ("a.txt", "/in/a.txt")
+        #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 1, into: "/in") == "Received a.txt (10 B, 10 B/s) from alice → /in/a.txt; SHA-256 verified")
+    }
+
+    @Test func peerNamesAreSanitizedAndAFailureNamesItsSender() {
+        #expect(ReceiveLoop.summary(Counts(failed: 1), from: "al\u{1B}[2Jice", seconds: 1, into: "/in") == "Received no file from al\u{FFFD}[2Jice; 1 failed")
+        #expect(TransferView.failedTransfer("", from: "alice") == "the transfer from alice")
+        #expect(TransferView.failedTransfer("2 items", from: "alice") == "2 items from alice")
+        #expect(ReceiveLoop.textFrame(from: "al\u{07}ice") == ("al\u{FFFD}ice sent a text:", "── end of text ──"))
+    }
+
+    @Test func theGameSpeaksToItsReader() {
+        #expect(GameView.notYourTurn(opponent: "bob", mark: .x) == "it is not your turn (bob plays O)")
+        var score = GameProtocol.Score()
+        score.wins = 2
+        score.losses = 1
+        score.draws = 1
+        #expect(GameView.finalScore(score, opponent: "bob") == "Final score: you 2 – bob 1 (1 draw)")
+        #expect(GameView.finalScore(GameProtocol.Score(), opponent: "bob") == "Final score: you 0 – bob 0")
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+@testable import P2P
+
+/// `p2p send --text`: what may be sent as a text, what a receiver refuses unasked, and what reaches its screen.
+@Suite("Text messages")
+struct TextTransferTests {
+    let alice = PeerInfo(id: PeerID(hex: "fedcba9876543210fedcba9876543210")!, displayName: "alice", sessionID: "files")
+
+    func offer(size: UInt64, mediaType: String = TextTransfer.mediaType, tree: Bool = false) -> TransferInfo {
+        var info = TransferInfo(id: 1, peer: alice, name: "text.txt", size: size, mediaType: mediaType, direction: .receiving)
+        info.isTree = tree
+        return info
+    }
+
+    @Test func aTextUpTo64KiBOfUTF8MayBeSentAndNothingElse() {
+        #expect(TextTransfer.problem(with: Data("héllo\n".utf8)) == nil)
+        #expect(TextTransfer.problem(with: Data(repeating: 0x61, count: 64 << 10)) == nil)
+        #expect(TextTransfer.problem(with: Data()) == "the text is empty; nothing was sent")
+        #expect(TextTransfer.problem(with: Data(repeating: 0x61, count: (64 << 10) + 1))?.contains("save it to a file and send the file") == true)
+        #expect(TextTransfer.problem(with: Data([0xFF, 0xFE])) == "the text is not UTF-8; send it as a file")
+    }
+
+    @Test func onlyAnOfferOfTheTextTypeIsATextAndOneOver64KiBIsRefused() {
+        #expect(TextTransfer.isText(offer(size: 5)))
+        #expect(!TextTransfer.isText(offer(size: 5, mediaType: "text/plain")))
+        #expect(!TextTransfer.isText(offer(size: 5, tree: true)))
+        #expect(TextTransfer.refusal(of: offer(size: 64 << 10)) == nil)
+        #expect(TextTransfer.refusal(of: offer(size: (64 << 10) + 1))?.contains("send it as a file") == true)
+    }
+
+    @Test func linesTabsAndOtherScriptsAreKeptEscapesAreNot() {
+        #expect(TextTransfer.printable(Data("one\ttwo\nüñï 日本\n".utf8)) == "one\ttwo\nüñï 日本\n")
+        #expect(TextTransfer.printable(Data("a\r\nb".utf8)) == "a\nb")
+        #expect(TextTransfer.printable(Data("red \u{1B}[31mX\u{1B}]52;c;aGk=\u{07} \r".utf8)) == "red \u{FFFD}[31mX\u{FFFD}]52;c;aGk=\u{FFFD} \u{FFFD}")
+        #expect(TextTransfer.printable(Data([0x61, 0xFF, 0x62])) == "a\u{FFFD}b")
+    }
+
+    @Test func anArrivedTextIsReadAndItsFolderRemoved() throws {
+        let url = try TextTransfer.destination()
+        try Data("hi".utf8).write(to: url)
+        let delivery = Delivery(name: "text.txt", size: 2, sha256: "", resumedFrom: 0, url: url)
+        #expect(TextTransfer.take(delivery) == Data("hi".utf8))
+        #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path))
+    }
+}
