@@ -18,6 +18,7 @@ public struct ChatRoom: Sendable {
         case peerAvailable(PeerInfo, now: ContinuousClock.Instant)
         /// The person asked for this peer by name (`p2p chat --to NAME`): dialled even if not a member.
         case dialAsked(PeerInfo)
+        /// A peer connected: a member from now on, accepted for the rest of the run.
         case peerConnected(PeerInfo)
         /// `pathLost`: this side's path went away (Wi-Fi gone): a member is dialled again at once.
         case peerDisconnected(PeerInfo, pathLost: Bool, now: ContinuousClock.Instant)
