@@ -66,6 +66,11 @@ let package = Package(
             path: "examples/EchoPeer"
         ),
         .executableTarget(
+            name: "ChatRoomLog",
+            dependencies: ["P2P"],
+            path: "examples/ChatRoomLog"
+        ),
+        .executableTarget(
             name: "TicTacToeBot",
             dependencies: ["P2P"],
             path: "examples/TicTacToeBot"

@@ -4,6 +4,8 @@
 #    sides report the same result, the bot plays only legal moves, and when the piped player leaves
 #    the bot says so with the final score.
 #  - EchoPeer (Session.onMessage): `p2p chat --to echo` gets its line back.
+#  - ChatRoomLog (ChatRoom + Conversation): `p2p chat --room R` and the log meet in room R by
+#    themselves (whichever side dials), and the log prints alice's line with her name.
 # Needs root (lab.sh up). The examples are built next to p2p (swift build builds every product).
 . "$(dirname "$0")/lib.sh"
 need ip python3
@@ -11,7 +13,7 @@ need ip python3
 
 export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2ex$$}
 BIN_DIR=$(dirname "$P2P")
-for example in TicTacToeBot EchoPeer; do
+for example in TicTacToeBot EchoPeer ChatRoomLog; do
   [ -x "$BIN_DIR/$example" ] || { fail "$BIN_DIR/$example is not built (swift build builds it)"; finish; }
 done
 
@@ -54,5 +56,19 @@ if wait_for "$(out_of echo)" "carol-$$> hello from carol" 10; then pass "EchoPee
 close_stdin carol
 wait_exit carol 20
 stop_proc echo
+
+# ---------------------------------------------------------------- ChatRoomLog
+ROOM=room-$$
+ROOMLOG=log-$$
+start_proc roomlog env P2P_HOME="$(home roomlog)" "$LAB" exec B "$BIN_DIR/ChatRoomLog" "$ROOM" "$ROOMLOG"
+if wait_for "$(out_of roomlog)" "ChatRoomLog in room \"$ROOM\" as $ROOMLOG" 30; then pass "ChatRoomLog joins room $ROOM"; else fail "ChatRoomLog did not start" roomlog; finish; fi
+start_proc dave env P2P_HOME="$(home dave)" "$LAB" exec A "$P2P" chat --json --yes --name "dave-$$" --room "$ROOM"
+expect_json 40 dave "dave and the log meet in the room" event=connected peer="$ROOMLOG"
+if wait_for "$(out_of roomlog)" "dave-$$ joined" 10; then pass "the log sees dave join"; else fail "the log did not see dave join" roomlog; fi
+send_line dave "hello room"
+if wait_for "$(out_of roomlog)" "dave-$$> hello room" 20; then pass "the log printed dave's line with his name"; else fail "the log did not print dave's line" roomlog dave; fi
+close_stdin dave
+wait_exit dave 20
+stop_proc roomlog
 
 finish

@@ -1,0 +1,244 @@
+/// A chat room's product logic as a state machine: who is connected, who is a member (dialled again
+/// when away), who must not be dialled again, which peers of the room it dials by itself, and the
+/// lines typed while nobody was there (sent to whoever joins).
+///
+/// No sockets, no terminal, no clock: the caller feeds it what happened (`Event`, with the time where a
+/// dial limit needs it) and carries out what it returns (`Effect`) in order: dialling through its
+/// `Session`, storing and sending lines through its `Conversation`, telling the user. A peer handed in
+/// where a dial may follow carries the trust store's verdict on its announcement (`PeerInfo.trust`), so
+/// the room can apply its `ConnectionPolicy` to keys nobody asked for by name.
+public struct ChatRoom: Sendable {
+    /// Something that happened to the room.
+    public enum Event: Sendable, Equatable {
+        /// Lines of earlier runs still wait in the outbox: their peers are members, dialled when seen.
+        case outboxLoaded([ChatEntry])
+        /// Lines typed while nobody was here (stored by the caller on `.hold`, or by an earlier run).
+        case linesHeld([UnaddressedLine])
+        /// A peer of the session is announced (again), or a member away is seen on a reconnect tick.
+        case peerAvailable(PeerInfo, now: ContinuousClock.Instant)
+        /// The person asked for this peer by name (`p2p chat --to NAME`): dialled even if not a member.
+        case dialAsked(PeerInfo)
+        /// A peer connected: a member from now on, accepted for the rest of the run.
+        case peerConnected(PeerInfo)
+        /// `pathLost`: this side's path went away (Wi-Fi gone): a member is dialled again at once.
+        case peerDisconnected(PeerInfo, pathLost: Bool, now: ContinuousClock.Instant)
+        /// A dial the room made by itself (`.dial(_, unasked: true)`) failed; `refused`: the peer said no,
+        /// so the room does not dial it again.
+        case dialFailed(PeerID, refused: Bool)
+        /// The person let the peer in: not asked about again in this run.
+        case peerAccepted(PeerID)
+        /// A line typed for everyone (`to` nil) or for one member.
+        case lineTyped(String, to: PeerInfo?)
+        /// The caller stored and sent lines (`Conversation.send`): those for peers away wait in the outbox.
+        case linesStored([ChatEntry])
+        /// A peer acknowledged a line.
+        case lineDelivered(ChatEntry)
+        /// The input ended (a pipe closed): the room is done once its held lines are sent.
+        case inputEnded
+    }
+
+    /// What the caller does, in the order given.
+    public enum Effect: Sendable, Equatable {
+        /// Connect to the peer. `unasked`: the room dials by itself (report `.dialFailed` when it fails);
+        /// `announce`: tell the user ("connecting to…"); a member coming back is dialled quietly.
+        case dial(PeerInfo, unasked: Bool, announce: Bool)
+        /// Store the lines and send them to the peers (those away get them from the outbox later).
+        case send([String], to: [PeerInfo])
+        /// Nobody is here: keep the line for whoever joins, then report `.linesHeld`.
+        case hold(String)
+        /// Held lines went out: forget them.
+        case release([UnaddressedLine])
+        /// A peer of the room with a key that is not pinned was not dialled (nobody would see its
+        /// fingerprint). Once per peer.
+        case newKeyNotDialled(PeerInfo)
+        /// The dial limits hold peers of the room back (said once per flood).
+        case dialsHeld(DialLimiter.HoldReason)
+        /// A line waits in the outbox for a peer that is away.
+        case queued(ChatEntry)
+        /// A line was delivered; `afterWaiting`: it had waited in the outbox, worth telling.
+        case delivered(ChatEntry, afterWaiting: Bool)
+    }
+
+    /// How a peer stands with the room (`/peers`).
+    public enum Standing: Sendable, Equatable {
+        /// Connected now.
+        case connected
+        /// A member that is not connected: lines for it wait in the outbox.
+        case away
+        /// Being dialled.
+        case connecting
+        /// Held back by the dial limits.
+        case waiting
+        /// Announced in the session, not a member.
+        case available
+    }
+
+    /// The room's name: its session ID.
+    public let name: String
+    /// This side's peer ID: of each pair of peers in a room, the lower ID dials.
+    public let localPeer: PeerID
+    /// Whether the room dials the peers of its session by itself (false: a chat with one named peer).
+    public let dialsRoomPeers: Bool
+    /// Who is let in and who is dialled unasked.
+    public private(set) var policy: ConnectionPolicy
+    /// Peers connected now.
+    public private(set) var connected: [PeerID: PeerInfo] = [:]
+    /// Everyone the room talks to: peers that were connected, and peers with lines in the outbox. A
+    /// line goes to all of them; those away get it when they are back.
+    public private(set) var members: [PeerID: PeerInfo] = [:]
+    /// Members that refused a dial: not dialled again.
+    public private(set) var noRedial: Set<PeerID> = []
+    /// Dials under way.
+    public private(set) var dialing: Set<PeerID> = []
+    /// Peers the dial limits held back: dialled on a later reconnect tick.
+    public private(set) var held: Set<PeerID> = []
+    /// Lines typed while nobody was here, oldest first.
+    public private(set) var heldLines: [UnaddressedLine] = []
+    /// The input ended (`.inputEnded`).
+    public private(set) var inputEnded = false
+    /// Caps the dials the room makes by itself: DNS-SD announcements are unauthenticated, and forged
+    /// ones must not make it open hundreds of connections.
+    private var dialLimiter: DialLimiter
+    /// New keys not dialled, reported once each.
+    private var newKeysNotDialled: Set<PeerID> = []
+    /// Lines that waited in the outbox: their delivery is worth telling about.
+    private var queued: Set<SentLine> = []
+
+    private struct SentLine: Hashable, Sendable {
+        var peer: PeerID
+        var messageID: UInt64
+    }
+
+    /// The room `name` (a session ID) for `localPeer`; `dialsRoomPeers` false for a chat with one peer
+    /// (by name or address).
+    public init(name: String, localPeer: PeerID, dialsRoomPeers: Bool, policy: ConnectionPolicy, dialLimits: DialLimiter.Limits = .init()) {
+        self.name = name
+        self.localPeer = localPeer
+        self.dialsRoomPeers = dialsRoomPeers
+        self.policy = policy
+        dialLimiter = DialLimiter(limits: dialLimits)
+    }
+
+    /// Takes in what happened; returns what to do about it, in order.
+    public mutating func handle(_ event: Event) -> [Effect] {
+        switch event {
+        case .outboxLoaded(let entries):
+            for entry in entries {
+                queued.insert(SentLine(peer: entry.peer, messageID: entry.messageID))
+                if members[entry.peer] == nil {
+                    members[entry.peer] = PeerInfo(id: entry.peer, displayName: entry.peerName.raw, sessionID: name)
+                }
+            }
+            return []
+        case .linesHeld(let lines):
+            heldLines += lines
+            return []
+        case .peerAvailable(let peer, let now):
+            if members[peer.id] != nil || held.contains(peer.id) || (dialsRoomPeers && localPeer < peer.id) {
+                // One side of each pair dials (the lower ID), so the other side's person is asked about a
+                // new key instead of both dials meeting and accepting each other unasked.
+                return dialUnasked(peer, now: now)
+            }
+            return []
+        case .dialAsked(let peer):
+            guard connected[peer.id] == nil, dialing.insert(peer.id).inserted else { return [] }
+            return [.dial(peer, unasked: false, announce: true)]
+        case .peerConnected(let peer):
+            // A member now, accepted for the rest of the run; what was held goes out to it.
+            dialing.remove(peer.id)
+            dialLimiter.finished(peer.id)
+            held.remove(peer.id)
+            connected[peer.id] = peer
+            members[peer.id] = peer
+            noRedial.remove(peer.id)
+            policy.accepted(peer.id)
+            return sendHeldLines()
+        case .peerDisconnected(let peer, let pathLost, let now):
+            dialing.remove(peer.id)
+            dialLimiter.finished(peer.id)
+            connected[peer.id] = nil
+            // The peer is probably still there over another link: dial it now, not at the next tick.
+            if pathLost, members[peer.id] != nil { return dialUnasked(peer, now: now) }
+            return []
+        case .dialFailed(let peer, let refused):
+            dialing.remove(peer)
+            dialLimiter.finished(peer)
+            if refused { noRedial.insert(peer) }
+            return []
+        case .peerAccepted(let peer):
+            policy.accepted(peer)
+            return []
+        case .lineTyped(let text, let peer?):
+            return [.send([text], to: [peer])]
+        case .lineTyped(let text, nil):
+            return members.isEmpty ? [.hold(text)] : [.send([text], to: Array(members.values))]
+        case .linesStored(let entries):
+            return entries.filter { connected[$0.peer] == nil }.map { entry in
+                queued.insert(SentLine(peer: entry.peer, messageID: entry.messageID))
+                return .queued(entry)
+            }
+        case .lineDelivered(let entry):
+            let waited = queued.remove(SentLine(peer: entry.peer, messageID: entry.messageID)) != nil
+            return [.delivered(entry, afterWaiting: waited)]
+        case .inputEnded:
+            inputEnded = true
+            return []
+        }
+    }
+
+    /// Peers among `available` the room dials again on a reconnect tick: members away, and peers the
+    /// dial limits held back. Links can die without a word (a cut cable).
+    public func redialCandidates(among available: [PeerInfo]) -> [PeerInfo] {
+        available.filter { (members[$0.id] != nil || held.contains($0.id)) && connected[$0.id] == nil && !dialing.contains($0.id) }
+    }
+
+    /// Where each peer stands: connected and away members, then the other peers `available`.
+    public func roster(available: [PeerInfo]) -> [(peer: PeerInfo, standing: Standing)] {
+        var rows: [(peer: PeerInfo, standing: Standing)] = connected.values.map { ($0, .connected) }
+        rows += members.values.filter { connected[$0.id] == nil }.map { ($0, .away) }
+        for peer in available where members[peer.id] == nil {
+            rows.append((peer, dialing.contains(peer.id) ? .connecting : held.contains(peer.id) ? .waiting : .available))
+        }
+        return rows
+    }
+
+    /// Lines of the history worth showing again when a chat starts: a line sent to several peers is one
+    /// entry per peer, shown once.
+    public static func replayed(_ entries: [ChatEntry]) -> [ChatEntry] {
+        var seen: Set<UInt64> = []
+        return entries.filter { $0.direction == .received || seen.insert($0.messageID).inserted }
+    }
+
+    /// Whether the input ended and everything typed went out; `settled`: connected peers acknowledged
+    /// what was sent (or the caller stopped waiting for them), asked only when the rest holds.
+    public func isDone(settled: @autoclosure () -> Bool) -> Bool { inputEnded && heldLines.isEmpty && settled() }
+
+    // MARK: - Private
+
+    /// Dials a peer nobody asked for by name, within the room's limits: a new key only where its
+    /// fingerprint will be seen (`ConnectionPolicy.dialsUnasked`), and no more dials than the
+    /// `DialLimiter` lets through (the rest wait for a later tick; the first hold is reported).
+    private mutating func dialUnasked(_ peer: PeerInfo, now: ContinuousClock.Instant) -> [Effect] {
+        guard connected[peer.id] == nil, !dialing.contains(peer.id), !noRedial.contains(peer.id) else { return [] }
+        let isMember = members[peer.id] != nil
+        guard isMember || policy.dialsUnasked(peer.id, trust: peer.trust) else {
+            return newKeysNotDialled.insert(peer.id).inserted ? [.newKeyNotDialled(peer)] : []
+        }
+        switch dialLimiter.request(peer.id, isNew: !isMember, now: now) {
+        case .dial:
+            held.remove(peer.id)
+            dialing.insert(peer.id)
+            return [.dial(peer, unasked: true, announce: !isMember)]
+        case .held(let reason, let report):
+            held.insert(peer.id)
+            return report ? [.dialsHeld(reason)] : []
+        }
+    }
+
+    /// What was typed while nobody was here goes to every member (those away get it from the outbox).
+    private mutating func sendHeldLines() -> [Effect] {
+        guard !members.isEmpty, !heldLines.isEmpty else { return [] }
+        defer { heldLines.removeAll() }
+        return [.send(heldLines.map(\.text), to: Array(members.values)), .release(heldLines)]
+    }
+}

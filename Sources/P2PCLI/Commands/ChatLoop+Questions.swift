@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// Questions to the person (connection requests, offers) and the interactive input line.
+extension ChatLoop {
+    /// What a peer attached to its request, shown before any question about it.
+    static func showContext(_ context: Data, of peer: PeerInfo, json: Bool) {
+        let text = String(decoding: context, as: UTF8.self)
+        if json {
+            Output.json(["event": "connection-request", "peer": peer.displayName, "id": peer.id.hex, "context": text])
+        } else {
+            Output.line(Terminal.paint("* \(PeerTarget.name(peer))'s request says: \(Terminal.sanitize(text))", .dim))
+        }
+    }
+
+    // MARK: - Questions
+
+    /// Decides a question by the policy, or queues it for the person.
+    func queue(_ asker: AskedQuestion) {
+        guard questions.admit(asker) else { return }
+        let name = PeerTarget.name(asker.question.peer)
+        switch asker.question {
+        case .connection(let request):
+            switch room.policy.decide(request.peer.id, trust: request.trust) {
+            case .accept:
+                asker.answer.resume(returning: true)
+            case .deny:
+                asker.answer.resume(returning: false)
+                view.error("denied", "declined a connection request from \(name) (\(request.peer.fingerprint)); use --yes to accept requests")
+            case .ask:
+                let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+                    .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
+                _ = questions.queue.ask("\(name) wants to chat — \(trust). Accept?", asker: asker)
+            }
+        case .offer(let offer):
+            guard room.policy.canAsk else {
+                asker.answer.resume(returning: false)
+                view.error("denied", "declined \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)) from \(name); use --yes to accept")
+                return
+            }
+            let info = offer.info
+            _ = questions.queue.ask("\(name) sends \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
+        }
+    }
+
+    func withdraw(_ token: UInt64) {
+        guard let (prompt, wasShown) = questions.withdraw(token) else { return }
+        let name = PeerTarget.name(prompt.asker.question.peer)
+        switch prompt.asker.question {
+        case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
+        case .offer(let offer): view.note("\(name) withdrew \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)).")
+        }
+    }
+
+    func answerShown(_ answer: PromptQueue<AskedQuestion>.Answer) {
+        for prompt in questions.queue.answerShown(answer) {
+            let yes = answer != .no
+            Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow))
+            if yes, case .connection(let request) = prompt.asker.question { execute(room.handle(.peerAccepted(request.peer.id))) }
+            prompt.asker.answer.resume(returning: yes)
+        }
+    }
+
+    // MARK: - Typing
+
+    /// Keys on the interactive input line; returns an exit status when one ends the chat.
+    func handle(_ key: Key) -> ExitCode? {
+        if questions.queue.shown != nil {
+            // y/n (a) answer the question shown. Other typing goes to the input line, kept for after
+            // the answer (the prompt shows it); keys that would send, leave or recall a line wait.
+            if case .character(let character) = key, let answer = questions.queue.answer(for: character) {
+                answerShown(answer)
+                return nil
+            }
+            switch key {
+            case .redraw: Output.clearScreen()
+            case .enter, .endOfInput, .up, .down, .tab: break
+            default: _ = editor.apply(key)
+            }
+            return nil
+        }
+        if key == .tab {
+            complete()
+            return nil
+        }
+        switch editor.apply(key) {
+        case .edited:
+            return nil
+        case .redraw:
+            Output.clearScreen()
+            return nil
+        case .endOfInput:
+            return .success
+        case .submitted(let line):
+            return handle(line: line)
+        }
+    }
+
+    /// Tab: completes a peer's name or a path in the input line, or lists what fits.
+    func complete() {
+        // Only names that print as they are can be typed back (a hostile name never reaches the line).
+        let names = Set(room.members.values.map(\.displayName.raw)).filter { Terminal.sanitize($0) == $0 }
+        let completion = ChatCompletion.complete(editor.text, cursor: editor.cursor, names: Array(names), list: ChatCompletion.listDirectory)
+        editor.replace(text: completion.text, cursor: completion.cursor)
+        if !completion.listed.isEmpty { view.note(completion.listed.map { Terminal.sanitize($0) }.joined(separator: "  ")) }
+    }
+
+    /// Draws the input line: the question shown, or the text being typed.
+    func render() {
+        if let shown = questions.queue.shown {
+            let more = questions.queue.waiting.count > 1 ? " (\(questions.queue.waiting.count - 1) more waiting)" : ""
+            let kept = editor.line.isEmpty ? "" : Terminal.paint(" (answer y or n; \"\(editor.line)\" is kept for after)", .dim)
+            Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) [y/n]\(more)", .yellow) + kept + " "))
+        } else {
+            let prompt = (room.connected.isEmpty ? Terminal.paint("(nobody here yet) ", .dim) : "") + "> "
+            Output.setInputLine(InputLine(prompt: prompt, editor: editor))
+        }
+    }
+
+    /// Returns an exit status when the line ends the chat.
+    func handle(line: String) -> ExitCode? {
+        switch ChatInput.parse(line) {
+        case .quit:
+            return .success
+        case .help:
+            view.note(ChatInput.commands)
+        case .image(let path):
+            sendFile(path, asImage: true)
+        case .file(let path):
+            sendFile(path, asImage: false)
+        case .peers:
+            listPeers()
+        case .nothing:
+            break
+        case .mistake(let message):
+            view.error("command", message)
+        case .privateMessage(let name, let text):
+            sendPrivately(text, to: name)
+        case .action(let text):
+            say("/me " + text)
+        case .text(let text):
+            say(text)
+        }
+        return nil
+    }
+}
