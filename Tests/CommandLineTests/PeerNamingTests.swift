@@ -56,24 +56,3 @@ import Testing
         #expect(PeerTarget.fits(from: "alice", peer(aliceKey, calling: "carol", .renamed(alicePin))))
     }
 }
-
-/// Which peers a room dials by itself.
-@Suite struct RoomDialPolicyTests {
-    let peer = Identity.ephemeral().peerID
-    var pinned: TrustVerdict { .known(KnownPeer(id: peer, name: "bob", method: .firstUse, pinnedAt: Date())) }
-
-    @Test func aPipeWithoutYesDialsPinnedKeysOnly() {
-        var piped = RequestPolicy(acceptsEveryone: false, asksAlways: false, canAsk: false)
-        #expect(piped.dialsUnasked(peer, trust: pinned))
-        #expect(piped.dialsUnasked(peer, trust: .renamed(KnownPeer(id: peer, name: "bob", method: .paired, pinnedAt: Date()))))
-        #expect(!piped.dialsUnasked(peer, trust: .unknown))
-        #expect(!piped.dialsUnasked(peer, trust: .unauthenticated))
-        piped.accepted(peer)
-        #expect(piped.dialsUnasked(peer, trust: .unknown), "a key accepted in this run was seen")
-    }
-
-    @Test func aTerminalOrYesDialsNewKeysWhoseFingerprintIsThenShown() {
-        #expect(RequestPolicy(acceptsEveryone: false, asksAlways: false, canAsk: true).dialsUnasked(peer, trust: .unknown))
-        #expect(RequestPolicy(acceptsEveryone: true, asksAlways: false, canAsk: false).dialsUnasked(peer, trust: .unknown))
-    }
-}

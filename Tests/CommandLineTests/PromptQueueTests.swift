@@ -57,31 +57,3 @@ import Testing
         }
     }
 }
-
-/// Who is accepted without a question: the "asked every time" ends here.
-@Suite struct RequestPolicyTests {
-    let peer = Identity.ephemeral().peerID
-
-    func known(_ method: KnownPeer.Method) -> TrustVerdict {
-        .known(KnownPeer(id: peer, name: "bob", method: method, pinnedAt: Date()))
-    }
-
-    @Test func pinnedAndPairedKeysAreAcceptedANewKeyIsAskedOncePerRun() {
-        var policy = RequestPolicy(acceptsEveryone: false, asksAlways: false, canAsk: true)
-        #expect(policy.decide(peer, trust: known(.paired)) == .accept)
-        #expect(policy.decide(peer, trust: known(.firstUse)) == .accept)
-        #expect(policy.decide(peer, trust: .unknown) == .ask)
-        policy.accepted(peer)
-        #expect(policy.decide(peer, trust: .unknown) == .accept)
-        #expect(policy.decide(peer, trust: .conflict(pinned: KnownPeer(id: peer, name: "bob", method: .paired, pinnedAt: Date()))) == .ask)
-    }
-
-    @Test func askAlwaysAsksAndNobodyToAskMeansNo() {
-        let asking = RequestPolicy(acceptsEveryone: false, asksAlways: true, canAsk: true)
-        #expect(asking.decide(peer, trust: known(.paired)) == .ask)
-        let piped = RequestPolicy(acceptsEveryone: false, asksAlways: false, canAsk: false)
-        #expect(piped.decide(peer, trust: .unknown) == .deny)
-        #expect(piped.decide(peer, trust: known(.paired)) == .accept)
-        #expect(RequestPolicy(acceptsEveryone: true, asksAlways: false, canAsk: false).decide(peer, trust: .unknown) == .accept)
-    }
-}

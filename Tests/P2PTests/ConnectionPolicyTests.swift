@@ -17,6 +17,9 @@ import Testing
         #expect(atTerminal.decide(peer, trust: .unknown) == .ask)
         #expect(inPipe.decide(peer, trust: .unknown) == .deny)
         #expect(inPipe.decide(peer, trust: .known(pin)) == .accept)
+        let paired = KnownPeer(id: peer, name: "bob", method: .paired, pinnedAt: Date())
+        #expect(inPipe.decide(peer, trust: .known(paired)) == .accept, "a paired key like a key accepted at first use")
+        #expect(inPipe.decide(peer, trust: .unauthenticated) == .deny, "an unproven ID is no pinned key")
     }
 
     @Test func aNamePinnedToAnotherKeyIsNeverLetInUnasked() {
@@ -49,7 +52,12 @@ import Testing
     @Test func aRoomDialsByItselfOnlyKeysSomeoneWillSee() {
         let inPipe = ConnectionPolicy(acceptsEveryone: false, canAsk: false)
         #expect(inPipe.dialsUnasked(peer, trust: .known(pin)))
+        #expect(inPipe.dialsUnasked(peer, trust: .renamed(pin)))
         #expect(!inPipe.dialsUnasked(peer, trust: .unknown), "nothing is pinned that nobody saw")
+        #expect(!inPipe.dialsUnasked(peer, trust: .unauthenticated))
+        var acceptedBefore = inPipe
+        acceptedBefore.accepted(peer)
+        #expect(acceptedBefore.dialsUnasked(peer, trust: .unknown), "a key accepted in this run was seen")
         #expect(ConnectionPolicy(acceptsEveryone: false, canAsk: true).dialsUnasked(peer, trust: .unknown))
         #expect(ConnectionPolicy(acceptsEveryone: true, canAsk: false).dialsUnasked(peer, trust: .unknown))
     }

@@ -64,7 +64,7 @@ final class ReceiveLoop {
     private var tally = Tally()
     private var batches: [PeerID: Batch] = [:]
     private var questions = PeerQuestions()
-    private var policy: RequestPolicy
+    private var policy: ConnectionPolicy
     /// Answers that stand for later offers: a folder's (key: sender and folder), or "a" for a sender's
     /// loose files (key: sender). Forgotten when the sender leaves.
     private var standing: [String: Bool] = [:]
@@ -85,7 +85,7 @@ final class ReceiveLoop {
         self.directory = directory
         interactive = Terminal.stdinIsTTY && !options.json
         view = TransferView(json: options.json, perFile: options.network.verbose)
-        policy = RequestPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
+        policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
         (inputs, feed) = AsyncStream.makeStream(of: Input.self)
         // --text: standard output is the text's alone, for a pipe.
         if options.text && !options.json { Output.keepStdoutForData() }
