@@ -72,7 +72,10 @@ struct GameSessionTests {
         #expect(alice.game.result == .win)
         #expect(bob.game.result == .lose)
         #expect(alice.game.board == bob.game.board)
-        #expect(bob.gameEvents.contains(.moved(by: .peer, square: 3, mark: .x)))
+        // Events reach the player's stream after the state changed: wait for them, do not assume them.
+        try await bob.waitUntil("bob is told of alice's winning move and the round's end") {
+            $0.gameEvents.contains(.moved(by: .peer, square: 3, mark: .x)) && $0.gameEvents.contains { if case .roundOver = $0 { true } else { false } }
+        }
         #expect(bob.score == GameProtocol.Score(losses: 1))
         #expect(aliceSession.connectedPeers.count == 1, "a game never costs the connection")
         await aliceSession.close()
