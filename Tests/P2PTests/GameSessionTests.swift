@@ -51,6 +51,7 @@ struct GameSessionTests {
         let alice = Player(aliceSession, die: LoadedDie(900))
         let bob = Player(bobSession, die: LoadedDie(100))
         let bobEvents = EventRecorder(bobSession)
+        let bobUpdates = bob.games.updates()  // read only once the round is over
 
         try await aliceSession.connect(to: bobSession.endpoint)
         _ = try await bobEvents.waitFor(aliceSession.peerID, .connected)
@@ -77,6 +78,12 @@ struct GameSessionTests {
             $0.gameEvents.contains(.moved(by: .peer, square: 3, mark: .x)) && $0.gameEvents.contains { if case .roundOver = $0 { true } else { false } }
         }
         #expect(bob.score == GameProtocol.Score(losses: 1))
+        var marksAfterEachMove: [Int] = []
+        for await update in bobUpdates {
+            if case .game(.moved, _) = update.event { marksAfterEachMove.append(update.snapshot?.game.board.markCount ?? 0) }
+            if case .game(.roundOver, _) = update.event { break }
+        }
+        #expect(marksAfterEachMove == [1, 2, 3, 4, 5], "each update has the board as its step left it, however late it is read")
         #expect(aliceSession.connectedPeers.count == 1, "a game never costs the connection")
         await aliceSession.close()
         await bobSession.close()

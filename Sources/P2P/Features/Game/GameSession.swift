@@ -33,6 +33,16 @@ public final class GameSession: Sendable {
         public var score: GameProtocol.Score
     }
 
+    /// An event with the game as it stood right after the step that produced it: a consumer that
+    /// reads events later than they happen (a terminal's loop) draws the board each one left, not a
+    /// later one, and knows whether it is its turn as of the last event it has shown.
+    public struct Update: Sendable {
+        /// What happened.
+        public var event: Event
+        /// The game right after it; nil for `eventsDropped`.
+        public var snapshot: Snapshot?
+    }
+
     /// Messages kept per peer that is not the opponent yet; a game's first messages are a handful.
     static let earlyMessagesPerPeer = 32
     /// Peers whose early messages are kept at once; more are dropped (they can start again).
@@ -52,6 +62,7 @@ public final class GameSession: Sendable {
     private let rematchDelay: Duration?
     private let state = NIOLockedValueBox(State())
     private let hub: EventHub<Event>
+    private let updateHub: EventHub<Update>
     private let subscription = NIOLockedValueBox<MessageSubscription?>(nil)
 
     /// Takes the session's GAME messages. `rematchDelay` is the pause after a round before the next
@@ -61,6 +72,7 @@ public final class GameSession: Sendable {
         self.rematchDelay = rematchDelay
         self.rollDie = rollDie
         hub = EventHub(limit: session.configuration.eventBufferLimit) { .eventsDropped(count: $0) }
+        updateHub = EventHub(limit: session.configuration.eventBufferLimit) { Update(event: .eventsDropped(count: $0)) }
         let subscription = session.install(self)
         self.subscription.withLockedValue { $0 = subscription }
     }
@@ -73,9 +85,14 @@ public final class GameSession: Sendable {
     /// Everything that happens from now on; each call gets its own stream, finished when the session closes.
     public func events() -> AsyncStream<Event> { hub.stream() }
 
+    /// The same events, each with the game as that step left it; each call gets its own stream.
+    public func updates() -> AsyncStream<Update> { updateHub.stream() }
+
     /// The game as it stands.
-    public var snapshot: Snapshot {
-        state.withLockedValue { Snapshot(opponent: $0.opponent, game: $0.game.game, round: $0.game.round, score: $0.game.score) }
+    public var snapshot: Snapshot { state.withLockedValue { Self.snapshot(of: $0) } }
+
+    private static func snapshot(of state: State) -> Snapshot {
+        Snapshot(opponent: state.opponent, game: state.game.game, round: state.game.round, score: state.game.score)
     }
 
     /// Starts a game against a connected peer (leaving any game under way without a word): the first
@@ -127,28 +144,35 @@ public final class GameSession: Sendable {
         if let opponent { await session.disconnect(opponent.id) }
     }
 
-    /// Runs one step under the lock and sends its messages there, so they leave in order; events go
-    /// out after it.
+    /// Runs one step under the lock and sends its messages there, so they leave in order; its events
+    /// go out there too, so that they (and their snapshots) come out in the order of the steps.
     private func step(_ body: (inout State) -> GameProtocol.Output) {
-        let (output, opponent, failure) = state.withLockedValue { state -> (GameProtocol.Output, PeerInfo?, SessionError?) in
+        state.withLockedValue { state in
             let output = body(&state)
-            guard let opponent = state.opponent else { return (output, nil, nil) }
+            guard let opponent = state.opponent else { return }
+            var failure: SessionError?
             do throws(SessionError) {
                 for message in output.messages { try session.send(message, to: [opponent.id]) }
             } catch .notConnected {
                 // The opponent is leaving: its departure is reported on its own.
             } catch {
-                return (output, opponent, error)
+                failure = error
             }
-            for event in output.events {
-                if case .opponentLeft = event { state.leftOnPurpose = true }
-                if case .roundOver(let round, _, _, _) = event { scheduleRematch(after: round, with: opponent.id, &state) }
+            if failure == nil {
+                for event in output.events {
+                    if case .opponentLeft = event { state.leftOnPurpose = true }
+                    if case .roundOver(let round, _, _, _) = event { scheduleRematch(after: round, with: opponent.id, &state) }
+                }
             }
-            return (output, opponent, nil)
+            let after = Self.snapshot(of: state)
+            if let failure { emit(.sendFailed(failure), after) }
+            for event in output.events { emit(.game(event, opponent: opponent), after) }
         }
-        if let failure { hub.emit(.sendFailed(failure)) }
-        guard let opponent else { return }
-        for event in output.events { hub.emit(.game(event, opponent: opponent)) }
+    }
+
+    private func emit(_ event: Event, _ snapshot: Snapshot?) {
+        hub.emit(event)
+        updateHub.emit(Update(event: event, snapshot: snapshot))
     }
 
     private func scheduleRematch(after round: UInt32, with peer: PeerID, _ state: inout State) {
@@ -181,19 +205,21 @@ extension GameSession: SessionFeature {
 
     /// The opponent's connection ended: the game is over, its score kept for a game after it comes back.
     public func peerLeft(_ peer: PeerInfo) {
-        let gone = state.withLockedValue { state -> (onPurpose: Bool, score: GameProtocol.Score)? in
+        state.withLockedValue { state in
             state.early[peer.id] = nil
-            guard state.opponent?.id == peer.id else { return nil }
+            guard state.opponent?.id == peer.id else { return }
             state.rematch?.cancel()
             state.game.opponentDisconnected()
             state.scores[peer.id] = state.game.score
             state.opponent = nil
-            return (state.leftOnPurpose, state.game.score)
+            emit(.opponentGone(peer, onPurpose: state.leftOnPurpose, score: state.game.score), Self.snapshot(of: state))
         }
-        if let gone { hub.emit(.opponentGone(peer, onPurpose: gone.onPurpose, score: gone.score)) }
     }
 
-    public func sessionClosed() { hub.finish() }
+    public func sessionClosed() {
+        hub.finish()
+        updateHub.finish()
+    }
 }
 
 extension GameProtocol.Output {

@@ -1,0 +1,122 @@
+import ArgumentParser
+import P2P
+
+/// Finding, dialling and answering opponents, and what happens when one comes or goes.
+extension GameLoop {
+    /// Invites a newly found peer when a script asked for it (`--to`), or a piped game has no opponent yet;
+    /// throws when several peers fit `--to`.
+    func invite(_ peer: PeerInfo) throws(ReachError) {
+        guard opponent == nil, dialing == nil else { return }
+        if let lost = awaitingReturn, !interactive {
+            if lost.id == peer.id { dial(peer) }
+        } else if let target = options.to {
+            if let named = try PeerTarget.resolve(target, among: session.knownPeers, pinned: PeerTarget.pins(of: session)) {
+                if named.id == peer.id { dial(peer) }
+            } else if let refusal = PeerTarget.pinnedToAnotherKey(target, in: session) {
+                throw refusal  // the name is pinned to another key: say so now, do not dial what would be refused
+            }
+        } else if !interactive && options.connect == nil {
+            dial(peer)
+        }
+    }
+
+    func dial(_ peer: PeerInfo) {
+        guard opponent == nil, dialing == nil else { return }
+        dial(peer.displayName.description, peer) { try await $0.connect(to: peer.id, timeout: .seconds(30)) }
+    }
+
+    func dial(_ target: String, _ peer: PeerInfo?, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
+        dialing = peer
+        view.progress(ConnectProgress.connecting(to: target))
+        let session = self.session
+        let feed = self.feed
+        Task {
+            do {
+                _ = try await connect(session)
+            } catch {
+                feed.yield(.connectFailed(target, error))
+            }
+        }
+    }
+
+    /// An invitation: accepted or declined by the rules, or asked of the person (`questions`).
+    func ask(_ asked: AskedQuestion) {
+        guard questions.admit(asked), case .connection(let request) = asked.question else { return }
+        let name = Terminal.sanitize(request.peer.displayName)
+        let waiting = questions.queue.shown != nil
+        if dialing?.id == request.peer.id {
+            // Both invited each other at once; the session keeps one of the two connections.
+            asked.answer.resume(returning: true)
+        } else if opponent == nil, !waiting, request.peer.id == awaitingReturn?.id {
+            // The opponent whose connection was lost is back (its key proves it is the same peer).
+            asked.answer.resume(returning: true)
+        } else if opponent != nil || dialing != nil || waiting {
+            asked.answer.resume(returning: false)
+            view.note("Declined an invitation from \(name) (\(request.peer.id.short)): already playing.")
+        } else if options.yes {
+            asked.answer.resume(returning: true)
+        } else if interactive {
+            _ = questions.queue.ask("\(name) (\(request.peer.id.short)) invites you to play. Accept? [y/n]", asker: asked)
+        } else {
+            asked.answer.resume(returning: false)
+            view.error("denied", "declined an invitation from \(name) (\(request.peer.id.short)); use --yes to accept invitations")
+        }
+    }
+
+    /// A key that answers the invitation on the screen; false when there is none, or the key is not y or n.
+    func answerQuestion(_ key: Key) -> Bool {
+        guard case .character(let character) = key, let answer = questions.queue.answer(for: character) else { return false }
+        for prompt in questions.queue.answerShown(answer) { prompt.asker.answer.resume(returning: answer != .no) }
+        return true
+    }
+
+    /// An invitation whose inviter gave up leaves the screen, so the next "y" cannot go to it.
+    func withdraw(_ token: UInt64) {
+        guard let (prompt, wasShown) = questions.withdraw(token), wasShown else { return }
+        view.note("\(Terminal.sanitize(prompt.asker.question.peer.displayName)) gave up waiting for an answer.")
+    }
+
+    func startGame(with peer: PeerInfo) {
+        if let lost = awaitingReturn, lost.id == peer.id { view.note("\(Terminal.sanitize(peer.displayName)) is back; new game, score kept.") }
+        awaitingReturn = nil
+        opponent = peer
+        cursor = 5
+        ownMoveUnshown = false
+        games.start(against: peer)  // with the score kept against this peer, if it played here before
+        shown = games.snapshot
+    }
+
+    /// The opponent disconnected (after LEAVE, or the connection was lost).
+    func opponentGone(_ peer: PeerInfo, onPurpose: Bool, score: GameProtocol.Score) -> ExitCode? {
+        if !onPurpose { view.opponentLeft(peer, onPurpose: false) }
+        if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
+        opponent = nil
+        heldMoves.removeAll()
+        if interactive { return nil }  // Back to the picker.
+        if onPurpose { return .success }
+        // A lost connection (crash, cut link): wait for the opponent to come back, unless the script's
+        // moves have run out anyway.
+        if inputEnded { return ExitStatus.connectionFailed }
+        awaitingReturn = peer
+        view.note("Waiting for \(Terminal.sanitize(peer.displayName)) to come back (Ctrl-C quits)…")
+        return nil
+    }
+
+    /// This player leaves the opponent: LEAVE, then the session's goodbye.
+    func leaveOpponent() async {
+        guard let peer = opponent else { return }
+        let score = games.snapshot.score
+        opponent = nil
+        view.note("You left the game with \(Terminal.sanitize(peer.displayName)).")
+        if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
+        await games.leave()
+    }
+
+    /// A piped game whose input has ended leaves once it needs a move it does not have, or a round is over.
+    func leaveIfOutOfMoves() async -> ExitCode? {
+        guard !interactive, inputEnded, heldMoves.isEmpty, opponent != nil, !ownMoveUnshown else { return nil }
+        guard shown.game.state == .myTurn || shown.game.result != nil else { return nil }
+        await leaveOpponent()
+        return .success
+    }
+}
