@@ -22,49 +22,10 @@ need ip tmux python3 cmp
 export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pch$$}
 TAG=$$
 ROOM="chatlab-$TAG"
-TMUX_SOCKET=$E2E_TMP/tmux.sock
 
-on_exit 'run "$LAB" down >>"$E2E_TMP/lab.log" 2>&1'
-stop_tmux() {
-  [ -s "$E2E_TMP/tmux.pid" ] || return 0
-  local pid; pid=$(cat "$E2E_TMP/tmux.pid")
-  run tmux -S "$TMUX_SOCKET" kill-server 2>/dev/null
-  wait_until 5 bash -c '! kill -0 "$1" 2>/dev/null' _ "$pid" || kill -KILL "$pid" 2>/dev/null
-  true
-}
-on_exit stop_tmux
-log "lab up ($P2P_LAB_PREFIX)"
-if run "$LAB" up >"$E2E_TMP/lab.log" 2>&1; then pass "lab up"; else fail "lab up failed" "$E2E_TMP/lab.log"; finish; fi
-
-tm() { run tmux -S "$TMUX_SOCKET" "$@"; }
-# terminal NAME HOST CMD...: a 100x30 terminal running CMD in lab host HOST (see terminal.sh).
-terminal() {
-  local name=$1 host=$2; shift 2
-  local command
-  command=$(printf '%q ' "$LAB" exec "$host" env P2P_HOME="$(home "$name")" TERM=xterm-256color "$@")
-  tm new-session -d -s "$name" -x 100 -y 30 "$command; echo \"[exited \$?]\"; exec sleep 3600"
-  if [ ! -s "$E2E_TMP/tmux.pid" ]; then
-    tm set-option -g history-limit 5000 >/dev/null
-    tm display-message -p '#{pid}' >"$E2E_TMP/tmux.pid"
-  fi
-}
-screen() { tm capture-pane -p -J -S - -t "$1"; }
-visible() { tm capture-pane -p -J -t "$1"; }
-shows() { screen "$1" | grep -E -- "$2" >/dev/null; }
-shows_now() { visible "$1" | grep -E -- "$2" >/dev/null; }
-see() {
-  if wait_until "$1" shows "$2" "$3"; then pass "$4"; else fail "$4 (no /$3/ on $2's screen within $1 s)"; screen "$2" | tail -n 25 | sed 's/^/    | /'; fi
-}
-# see_now SECONDS NAME REGEX DESC: the visible screen (the input line included) shows REGEX.
-see_now() {
-  if wait_until "$1" shows_now "$2" "$3"; then pass "$4"; else fail "$4 (no /$3/ on $2's visible screen within $1 s)"; visible "$2" | tail -n 12 | sed 's/^/    | /'; fi
-}
-unseen() { if shows "$1" "$2"; then fail "$3 (/$2/ is on $1's screen)"; screen "$1" | tail -n 25 | sed 's/^/    | /'; else pass "$3"; fi; }
-type_line() { tm send-keys -t "$1" -l -- "$2"; tm send-keys -t "$1" Enter; }
-# bell NAME: tmux's bell flag of NAME's window (1 once the program in it rang the bell; the sessions are
-# detached, so tmux keeps the flag).
-bell() { tm display-message -p -t "$1" '#{window_bell_flag}'; }
-rang() { [ "$(bell "$1")" = 1 ]; }
+. "$(dirname "$0")/tmux_lab.sh"
+# terminal NAME HOST CMD...: a 100x30 terminal NAME for the person NAME (see tmux_lab.sh).
+terminal() { local name=$1 host=$2; shift 2; open_terminal "$name" "$name" "$host" 100 30 "$@"; }
 
 DL_ALICE=$E2E_TMP/dl-alice DL_BOB=$E2E_TMP/dl-bob
 mkdir -p "$DL_ALICE" "$DL_BOB" "$E2E_TMP/files/subfolder-x"

@@ -21,42 +21,12 @@ need ip tmux python3
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
 export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pnm$$}
-TMUX_SOCKET=$E2E_TMP/tmux.sock
 FP='[a-z0-9]{4}(-[a-z0-9]{4}){5}'
 
-on_exit 'run "$LAB" down >>"$E2E_TMP/lab.log" 2>&1'
-stop_tmux() {
-  [ -s "$E2E_TMP/tmux.pid" ] || return 0
-  local pid; pid=$(cat "$E2E_TMP/tmux.pid")
-  run tmux -S "$TMUX_SOCKET" kill-server 2>/dev/null
-  wait_until 5 bash -c '! kill -0 "$1" 2>/dev/null' _ "$pid" || kill -KILL "$pid" 2>/dev/null
-  true
-}
-on_exit stop_tmux
-log "lab up ($P2P_LAB_PREFIX)"
-if run "$LAB" up >"$E2E_TMP/lab.log" 2>&1; then pass "lab up"; else fail "lab up failed" "$E2E_TMP/lab.log"; finish; fi
+. "$(dirname "$0")/tmux_lab.sh"
+# terminal NAME PERSON HOST CMD...: a 150x40 terminal NAME running CMD as PERSON (see tmux_lab.sh).
+terminal() { local name=$1 person=$2 host=$3; shift 3; open_terminal "$name" "$person" "$host" 150 40 "$@"; }
 
-tm() { run tmux -S "$TMUX_SOCKET" "$@"; }
-# terminal NAME PERSON HOST CMD...: a 150x40 terminal NAME running CMD in lab host HOST as PERSON (their
-# P2P_HOME); when CMD ends the pane shows "[exited N]" and stays, so its status can be read off it.
-terminal() {
-  local name=$1 person=$2 host=$3; shift 3
-  local command
-  command=$(printf '%q ' "$LAB" exec "$host" env P2P_HOME="$(home "$person")" TERM=xterm-256color "$@")
-  tm new-session -d -s "$name" -x 150 -y 40 "$command; echo \"[exited \$?]\"; exec sleep 3600"
-  if [ ! -s "$E2E_TMP/tmux.pid" ]; then
-    tm set-option -g history-limit 5000 >/dev/null
-    tm display-message -p '#{pid}' >"$E2E_TMP/tmux.pid"
-  fi
-}
-screen() { tm capture-pane -p -J -S - -t "$1"; }
-shows() { screen "$1" | grep -E -- "$2" >/dev/null; }
-see() {
-  if wait_until "$1" shows "$2" "$3"; then pass "$4"; else fail "$4 (no /$3/ on $2's screen within $1 s)"; screen "$2" | grep -v '^$' | tail -n 25 | sed 's/^/    | /'; fi
-}
-unseen() { if shows "$1" "$2"; then fail "$3 (/$2/ is on $1's screen)"; screen "$1" | grep -v '^$' | tail -n 25 | sed 's/^/    | /'; else pass "$3"; fi; }
-count_on() { screen "$1" | grep -cE -- "$2"; }
-dump() { screen "$1" | grep -v '^$' | tail -n 25 | sed 's/^/    | /'; }
 # fingerprint NAME: the fingerprint a `p2p receive` terminal shows on its first line.
 fingerprint() { screen "$1" | grep -oE "^Waiting for files as .* \($FP\)" | head -n 1 | grep -oE "$FP"; }
 
