@@ -120,15 +120,8 @@ extension ChatLoop {
     }
 
     func dial(_ target: String, unasked: PeerID? = nil, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
-        let session = self.session
         let feed = self.feed
-        Task {
-            do {
-                _ = try await connect(session)
-            } catch {
-                feed.yield(.connectFailed(target, error, unasked: unasked))
-            }
-        }
+        session.dialInBackground(connect) { feed.yield(.connectFailed(target, $0, unasked: unasked)) }
     }
 
     /// `--context`, as the bytes a connection request carries.

@@ -28,15 +28,8 @@ extension GameLoop {
     func dial(_ target: String, _ peer: PeerInfo?, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
         dialing = peer
         view.progress(ConnectProgress.connecting(to: target))
-        let session = self.session
         let feed = self.feed
-        Task {
-            do {
-                _ = try await connect(session)
-            } catch {
-                feed.yield(.connectFailed(target, error))
-            }
-        }
+        session.dialInBackground(connect) { feed.yield(.connectFailed(target, $0)) }
     }
 
     /// An invitation: accepted or declined by the rules, or asked of the person (`questions`).
