@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import P2P
 
 /// What `p2p receive` shows of transfer and session events: lines, texts, the progress line and each

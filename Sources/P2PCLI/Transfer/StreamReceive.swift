@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
 import NIOConcurrencyHelpers
-import NIOCore
-import NIOPosix
 import P2P
 
 /// `p2p receive --stdout`: takes one byte stream (`p2p send - --as NAME`) and writes its bytes, and
