@@ -13,6 +13,8 @@
 #    summary counts the files that arrived verified (as many as are in --dir) and the ones that did not;
 #    the same send again sends only the rest, and the receiver's rate counts only the bytes that moved;
 #    Ctrl-C once every byte of a send is on its way waits for the verdict: delivered, exit 0;
+#  - receive --stdout and records receive on a terminal ask with one key, on stderr for --stdout; a stream whose
+#    sender gave up has its question taken away (withdrawn), and the next one is asked afresh;
 #  - game: the draw for who starts reads as a draw (no number), a key pressed out of turn is answered from
 #    the presser's side ("it is not your turn (gina plays X)"), and leaving shows the final score on both screens.
 # Needs root (lab.sh up), tc and tmux.
@@ -68,6 +70,53 @@ check "the sender says declined, once ($(grep -c declined "$E2E_TMP/alice2.err")
 check "nothing written" no_files "$E2E_TMP/inbox"
 tm send-keys -t bob C-c
 see 10 bob '\[exited' "bob's receive ends on Ctrl-C"
+
+# ---------------------------------------------------------------- receive --stdout asks on its terminal
+# Standard output goes to a file; the questions (one key each, as everywhere) and notes are on the terminal.
+SPORT=$(free_port)
+printf 'stream bytes\nsecond line\n' >"$E2E_TMP/stream.in"
+terminal sbob B bash -c '"$0" receive --stdout --name sbob --port "$1" >"$2"' "$P2P" "$SPORT" "$E2E_TMP/stream.got"
+see 20 sbob 'Waiting for a stream as sbob' "receive --stdout waits; its words are on the terminal"
+# stream_from PROC INPUT: `p2p send - --as notes.txt` from alice in A, stdin from INPUT.
+stream_from() {
+  start_bg "$1" env P2P_HOME="$(home alice)" "$LAB" exec A bash -c 'exec "$0" send - --as notes.txt --name alice --connect "$1" <"$2"' \
+    "$P2P" "$ADDR_B:$SPORT" "$2"
+}
+# A sender that gives up while its stream is asked about takes its question away.
+mkfifo "$E2E_TMP/stream.never"
+exec {never}<>"$E2E_TMP/stream.never"
+stream_from salice1 "$E2E_TMP/stream.never"
+see 15 sbob 'alice wants to connect to stream to you — .*Accept\? \[y/n\]' "sbob is asked about alice's key, with one key to answer"
+tm send-keys -t sbob y
+see 10 sbob 'alice wants to connect to stream to you — .*Accept\? yes' "the answer stays on the screen"
+unseen sbob 'Accept\? \[y/n\]' "the question's line gave way to its answer"
+see 15 sbob 'alice \(.*\) offers the stream notes\.txt \(.*\) — write it to standard output\? \[y/n\]' "the stream is asked about"
+stop_proc salice1
+exec {never}>&-
+see 15 sbob '\* withdrawn \(the peer gave up\): alice .*offers the stream notes\.txt' "a sender that left takes its question away"
+unseen sbob 'write it to standard output\? \[y/n\]' "no question is left waiting for a key"
+see 10 sbob '^\* alice left\.' "the sender's leaving is shown"
+# The next sender's stream is asked about afresh (alice's key is pinned now: no question about it).
+stream_from salice2 "$E2E_TMP/stream.in"
+see 15 sbob 'alice \(.*\) offers the stream notes\.txt \(.*\) — write it to standard output\? \[y/n\]' "the next stream is asked about"
+tm send-keys -t sbob y
+see 15 sbob 'Received notes\.txt from alice: .*SHA-256 verified' "sbob says the stream arrived verified"
+if wait_exit salice2 20; then check "the sender exits 0 (exit $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "the stream's sender still running" salice2; fi
+see 10 sbob '\[exited 0\]' "receive --stdout exits 0"
+check "standard output holds the stream's bytes and nothing else" cmp -s "$E2E_TMP/stream.in" "$E2E_TMP/stream.got"
+
+# ---------------------------------------------------------------- records receive asks the same way
+RPORT=$(free_port)
+terminal rbob B "$P2P" records receive --name rbob --port "$RPORT" --store "$E2E_TMP/rbob.sqlite" --once
+see 20 rbob "You are rbob .*port $RPORT" "records receive waits"
+start_bg ralice env P2P_HOME="$(home ralice)" "$LAB" exec A "$P2P" records send --name ralice --connect "$ADDR_B:$RPORT" \
+  --file "$REPO_ROOT/examples/records/tasks.json"
+see 15 rbob 'ralice wants to send records — .*Accept\? \[y/n\]' "rbob is asked about ralice's connection, with one key to answer"
+tm send-keys -t rbob x y
+see 10 rbob 'ralice wants to send records — .*Accept\? yes' "another key is no answer; y is, and it stays on the screen"
+see 15 rbob '^Merged [0-9]+ records from ralice' "the snapshot is merged once accepted"
+see 10 rbob '\[exited 0\]' "records receive --once exits 0"
+if wait_exit ralice 20; then check "records send exits 0 (exit $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "records send still running" ralice; fi
 
 # ---------------------------------------------------------------- receive --text through a pipe
 PORT2=$(free_port)

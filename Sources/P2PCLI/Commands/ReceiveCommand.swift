@@ -115,22 +115,3 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
     }
 }
-
-extension TransferEvent {
-    var info: TransferInfo? {
-        switch self {
-        case .offered(let offer): offer.info
-        case .started(let info, _), .progress(let info, _), .finished(let info, _), .failed(let info, _),
-             .fileFinished(let info, _), .fileFailed(let info, _, _), .treeFinished(let info, _): info
-        case .eventsDropped: nil
-        }
-    }
-
-    /// The transfer's last event.
-    var isEnd: Bool {
-        switch self {
-        case .finished, .failed, .treeFinished: true
-        default: false
-        }
-    }
-}

@@ -40,6 +40,9 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         case event(SessionEvent)
         case finished(RecordTransferResult.Status)
         case interrupt
+        case question(AskedQuestion)
+        case withdrawn(token: UInt64)
+        case keys([Key])
     }
 
     func run() async throws {
@@ -59,7 +62,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
                 return false
             }
-            return await PromptDesk.shared.confirm("\(name) wants to send records — \(ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)). Accept?")
+            return await AskedQuestion.ask(.connection(request), deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
         }
         var options = RecordReceiveOptions()
         options.maxSnapshotBytes = maxBytes
@@ -99,6 +102,8 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         Signals.onInterrupt { feed.yield(.interrupt) }
 
         var status = ExitCode.success
+        var questions = PeerQuestions()
+        var readsKeys = false
         do {
             try await session.start()
             view.listening(session)
@@ -119,12 +124,26 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                     }
                 case .interrupt:
                     break loop
+                case .question(let asked):
+                    // The terminal is read from the first question on (until then, it is left as it was).
+                    if !readsKeys { RawTerminal.feedKeys { feed.yield(.keys($0)) } }
+                    readsKeys = true
+                    guard case .connection(let request) = asked.question else { continue }
+                    let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+                    questions.ask(asked, "\(Terminal.sanitize(request.peer.displayName)) wants to send records — \(trust). Accept?")
+                case .withdrawn(let token):
+                    questions.withdrawShowing(token)
+                case .keys(let keys):
+                    questions.answer(keys)
                 }
             }
         } catch {
             view.error("listen", error.description)
             status = ExitStatus.failure
         }
+        if !questions.queue.waiting.isEmpty { Output.setInputLine(nil) }
+        questions.refuseAll()
+        RawTerminal.restore()
         // A merge under way finishes, and says what it did, before the exit.
         await merges.finish()
         // Let the answer to the last snapshot reach the sender before saying goodbye.
@@ -134,7 +153,13 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         await sessionPump.drain()
         await session.close()
         feed.finish()
-        for await case .event(let event) in inputs { show(event, view) }
+        for await input in inputs {
+            switch input {
+            case .event(let event): show(event, view)
+            case .question(let asked): asked.answer.resume(returning: false)
+            default: break
+            }
+        }
         if status != .success { throw status }
     }
 

@@ -44,6 +44,12 @@ enum RawTerminal {
         tcsetattr(STDIN_FILENO, TCSANOW, &attributes)
     }
 
+    /// Raw mode, and the keys of each read handed to `deliver` (a command loop's input feed).
+    static func feedKeys(to deliver: @escaping @Sendable ([Key]) -> Void) {
+        enable()
+        Task { for await keys in keys() { deliver(keys) } }
+    }
+
     /// Keys from stdin, decoded on their own thread. Each element holds the keys of one read: a paste
     /// arrives as one batch, so the input line is drawn once for it, not once per character.
     static func keys() -> AsyncStream<[Key]> {

@@ -78,7 +78,8 @@ enum Output {
     /// The terminal's width (80 when it does not say).
     private static var columns: Int {
         var size = winsize()
-        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        // The width of the terminal the lines go to (stderr when standard output carries data).
+        guard ioctl(messages.withLockedValue { $0 }, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
         return Int(size.ws_col)
     }
 

@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
 import NIOConcurrencyHelpers
-import NIOCore
-import NIOPosix
 import P2P
 
 /// `p2p receive --stdout`: takes one byte stream (`p2p send - --as NAME`) and writes its bytes, and
@@ -21,6 +19,10 @@ struct StreamReceive {
         case interrupt
         /// The sender did not leave within a moment of the stream's end: close anyway.
         case lingered
+        /// A question for the person at the terminal (its text), and its withdrawal (the sender gave up).
+        case question(Asked<String>)
+        case withdrawn(token: UInt64)
+        case keys([Key])
     }
 
     /// Why file offers are declined here.
@@ -45,20 +47,24 @@ struct StreamReceive {
         }
         // A reader of our output that went away is an error to report, not a signal to die of.
         signal(SIGPIPE, SIG_IGN)
+        // Standard output carries the stream's bytes only: questions and notes go to stderr.
+        Output.keepStdoutForData()
         let session = try command.network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
         let streams = ByteStreams(session: session)
         let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
         let trusted: @Sendable (PeerInfo) -> Bool = { peer in
             yes || from.map { PeerTarget.fits(from: $0, peer) } ?? false
         }
-        let asker = Asker()
+        let ask: @Sendable (String) async -> Bool = { question in
+            await Asked.ask(question, deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
+        }
         session.setConnectionRequestHandler { request in
             if trusted(request.peer) { return true }
             if request.trust.pinnedKey != nil { return true }
             guard interactive else { return false }
             let note = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
                 .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-            return await asker.ask("\(Terminal.sanitize(request.peer.displayName)) wants to connect to stream to you — \(note). Accept?")
+            return await ask("\(Terminal.sanitize(request.peer.displayName)) wants to connect to stream to you — \(note). Accept?")
         }
         // A `p2p send` of files here would wait forever for an answer: it hears why not.
         session.onMessage(TransferMessage.self) { message, peer, _ in
@@ -77,7 +83,7 @@ struct StreamReceive {
             }
             var accepted = trusted(info.peer)
             if !accepted && interactive {
-                accepted = await asker.ask("\(Terminal.sanitize(info.peer.displayName)) (\(info.peer.fingerprint)) offers the stream "
+                accepted = await ask("\(Terminal.sanitize(info.peer.displayName)) (\(info.peer.fingerprint)) offers the stream "
                                            + "\(Terminal.sanitize(info.name)) (\(Terminal.sanitize(info.mediaType))) — write it to standard output?")
             }
             guard accepted, !Task.isCancelled else {
@@ -100,6 +106,8 @@ struct StreamReceive {
         /// The stream ended and we wait for its sender to hang up first: two sessions saying BYE at the
         /// same moment would each wait for the other's close (up to 2 s).
         var leaving: PeerID?
+        var questions = PendingQuestions<String>()
+        var readsKeys = false
         loop: for await input in inputs {
             switch input {
             case .session(let event):
@@ -136,10 +144,24 @@ struct StreamReceive {
                 }
                 // The copy ends with `.cancelled` and reports it.
                 stream.cancel()
+            case .question(let asked):
+                // The terminal is read from the first question on (until then, it is left as it was).
+                if !readsKeys { RawTerminal.feedKeys { feed.yield(.keys($0)) } }
+                readsKeys = true
+                questions.ask(asked, asked.question)
+            case .withdrawn(let token):
+                questions.withdrawShowing(token)
+            case .keys(let keys):
+                questions.answer(keys)
             }
         }
+        if !questions.queue.waiting.isEmpty { Output.setInputLine(nil) }
+        questions.refuseAll()
+        RawTerminal.restore()
         await sessionPump.drain()
         await session.close()
+        feed.finish()
+        for await case .question(let asked) in inputs { asked.answer.resume(returning: false) }
         if let exit { throw exit }
     }
 
@@ -168,98 +190,6 @@ struct StreamReceive {
         } catch {
             Output.error("p2p: \(error)")
             if (command.network.port ?? 0) == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
-        }
-    }
-
-    /// Reads the stream to its end, writing each piece to standard output before taking the next, so
-    /// that the sender's RESULT says the bytes are out of this process.
-    private static func copy(_ stream: IncomingByteStream, json: Bool) async -> Result<ByteStreamSummary, CopyFailure> {
-        let progress = StreamProgress(arrow: "↓", name: stream.info.name, peer: stream.info.peer.displayName.description, json: json)
-        defer { progress.clear() }
-        do {
-            for try await chunk in stream {
-                do {
-                    try await NIOThreadPool.singleton.runIfActive { try writeAll(chunk) }
-                } catch {
-                    let why = (error as? OutputError)?.reason ?? "\(error)"
-                    stream.cancel(reason: "the receiver could not write its output: \(why)")
-                    return .failure(.output(why))
-                }
-                progress.update(stream.bytesRead)
-            }
-        } catch {
-            return .failure(.stream(error))
-        }
-        guard let summary = stream.summary else { return .failure(.stream(.closed)) }
-        return .success(summary)
-    }
-
-    /// Why a copy ended early: the stream broke, or standard output could not be written.
-    enum CopyFailure: Error {
-        case stream(StreamError)
-        case output(String)
-    }
-
-    /// Standard output could not be written.
-    struct OutputError: Error {
-        let reason: String
-    }
-
-    private static func writeAll(_ chunk: ByteBuffer) throws {
-        try chunk.withUnsafeReadableBytes { pointer in
-            var offset = 0
-            while offset < pointer.count {
-                let written = Foundation.write(STDOUT_FILENO, pointer.baseAddress! + offset, pointer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw OutputError(reason: errno == EPIPE ? "the reader of standard output went away (broken pipe)" : String(cString: strerror(errno)))
-                }
-                offset += written
-            }
-        }
-    }
-
-    /// The last word on a stream: a summary, or the error and its exit status.
-    private func report(_ info: ByteStreamInfo, _ outcome: Result<ByteStreamSummary, CopyFailure>, bytes: UInt64, seconds: Double) -> CLIError? {
-        let name = Terminal.sanitize(info.name), peer = Terminal.sanitize(info.peer.displayName)
-        switch outcome {
-        case .success(let summary):
-            let rate = seconds > 0 ? Double(summary.length) / seconds : 0
-            if command.json {
-                Self.json(["event": "stream-received", "name": summary.name, "bytes": summary.length, "sha256": summary.sha256,
-                           "peer": info.peer.displayName, "bytes-per-second": Int(rate)])
-            } else {
-                Output.error("Received \(name) from \(peer): \(ByteCount.describe(summary.length)) (\(ByteCount.describe(UInt64(rate)))/s) "
-                             + "to standard output; SHA-256 verified \(summary.sha256)")
-            }
-            return nil
-        case .failure(let error):
-            let code: ExitCode
-            let message: String
-            switch error {
-            case .output(let why):
-                code = ExitStatus.transferFailed
-                message = "cannot write standard output: \(why); the stream \(name) from \(peer) was cancelled"
-            case .stream(.cancelled):
-                code = ExitStatus.cancelled
-                message = "interrupted; the stream \(name) from \(peer) was cancelled: standard output holds only part of it"
-            case .stream(.cancelledByPeer(let reason)) where reason.raw == ByteStreams.senderCancelledReason:
-                code = ExitStatus.cancelled
-                message = "\(peer) cancelled the stream \(name) after \(ByteCount.describe(bytes)): standard output holds only part of it"
-            case .stream(.peerDisconnected):
-                code = ExitStatus.transferFailed
-                message = "the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): the connection was lost before its end; "
-                    + "standard output holds only part of it"
-            case .stream(let error):
-                code = ExitStatus.transferFailed
-                message = "the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): \(Terminal.sanitize(error.description)); "
-                    + "standard output does not hold it as sent"
-            }
-            if command.json {
-                Self.json(["event": "stream-failed", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
-                           "bytes": bytes, "reason": message])
-            }
-            return CLIError(message, code: code)
         }
     }
 
@@ -292,14 +222,5 @@ struct StreamReceive {
     static func json(_ object: [String: Any]) {
         guard let text = JSONLine.encode(object) else { return }
         Output.error(text)
-    }
-}
-
-/// Asks the person at the terminal one question at a time on stderr, answered by a line on stdin.
-actor Asker {
-    func ask(_ question: String) async -> Bool {
-        Output.error(Terminal.paint("\(question) [y/N] ", .yellow))
-        let line = try? await NIOThreadPool.singleton.runIfActive { readLine(strippingNewline: true) }
-        return ["y", "yes"].contains(line?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
     }
 }

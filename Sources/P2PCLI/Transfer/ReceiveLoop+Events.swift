@@ -1,0 +1,177 @@
+import Foundation
+import P2P
+
+/// What `p2p receive` shows of transfer and session events: lines, texts, the progress line and each
+/// sender's summary (counted by the library's `ReceiveLedger`).
+extension ReceiveLoop {
+    func show(_ event: TransferEvent) {
+        if let info = event.info, TextTransfer.isText(info), showText(event) { return }
+        view.handle(event)
+        for effect in ledger.record(event) {
+            switch effect {
+            case .progress(let peer, let force):
+                drawProgress(peer, force: force)
+            case .waitingForResume(let info):
+                clearProgress()
+                if !options.json && !ledger.leaving {
+                    Output.line(Terminal.paint("* Waiting for \(Terminal.sanitize(info.peer.displayName)) to resume \(Terminal.sanitize(info.name)) (run the same send again; Ctrl-C to stop).", .dim))
+                }
+            case .summaryDue(let peer, let sender):
+                summarize(peer, sender)
+            }
+        }
+    }
+
+    /// A text's events but its failure (reported like a file's): true when handled.
+    func showText(_ event: TransferEvent) -> Bool {
+        switch event {
+        case .started(let info, _):
+            view.handle(event)  // It knows then that the sender got past its offer.
+            ledger.textStarted(info)
+        case .finished(let info, let delivery):
+            let bytes = TextTransfer.take(delivery)
+            ledger.textEnded(info, readable: bytes != nil)
+            guard let bytes else {
+                Output.error(Terminal.paint("p2p: the text from \(Terminal.sanitize(info.peer.displayName)) arrived but cannot be read", .red))
+                return true
+            }
+            clearProgress()
+            let text = TextTransfer.printable(bytes)
+            if options.json {
+                Output.json(["event": "text", "peer": info.peer.displayName, "id": info.peer.id.hex, "text": String(decoding: bytes, as: UTF8.self),
+                             "characters": text.count, "sha256": delivery.sha256])
+            } else if options.text && !Terminal.stdoutIsTTY {
+                Output.data(text)
+            } else {
+                let (header, footer) = Self.textFrame(from: info.peer.displayName.description)
+                Output.line(Terminal.paint(header, .bold))
+                let body = text.hasSuffix("\n") ? String(text.dropLast()) : text
+                // --text: on standard output, where the text belongs; else a line among the others (above a question).
+                if options.text { Output.data(body + "\n") } else { Output.line(body) }
+                Output.line(Terminal.paint(footer, .dim))
+            }
+        case .failed:
+            return false
+        default:
+            break
+        }
+        return true
+    }
+
+    /// The lines around a text shown on a terminal; nothing on its lines, so that it copies as sent.
+    static func textFrame(from peer: String) -> (header: String, footer: String) {
+        ("\(Terminal.sanitize(peer)) sent a text:", "── end of text ──")
+    }
+
+    func show(_ event: SessionEvent) {
+        clearProgress()
+        switch event {
+        case .peerChanged(let peer, .connected, _):
+            if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
+        case .peerChanged(let peer, .disconnected, let reason):
+            if let sender = ledger.senderLeft(peer.id) { summarize(peer.id, sender) }
+            standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }
+            guard !options.json else { break }
+            if case .refusedAsUntrusted(let why) = reason {
+                // A sender that has this name pinned to another key refused us: say so, not that it left.
+                let name = Terminal.sanitize(peer.displayName)
+                Output.line(Terminal.paint("* \(name) refused this machine's key; \(name) says: \(Terminal.sanitize(why))", .yellow))
+            } else {
+                Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left\(options.once ? "." : "; waiting for the next sender (Ctrl-C to stop).")", .dim))
+            }
+        case .advertising(let name):
+            // The name DNS-SD registered: "NAME #2" (avahi) or "NAME (2)" when another peer has NAME.
+            let requested = options.network.displayName
+            if options.json {
+                Output.json(["event": "advertising", "name": name, "requested": requested])
+            } else if !requested.hasPrefix(name) {  // a prefix: a name over 63 bytes, cut to fit DNS-SD
+                Output.line(ConnectProgress.renamed(to: name, from: requested))
+            }
+        case .discoveryFailed(let error):
+            DiscoveryNotice.show(error, json: options.json)
+        default:
+            break
+        }
+    }
+
+    /// The one progress line: the sender, files so far, bytes, rate, and the file under way.
+    func drawProgress(_ peer: PeerID, force: Bool = false) {
+        guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, questions.queue.shown == nil, let batch = ledger.senders[peer] else { return }
+        let now = ContinuousClock.now
+        guard force || now - (lastDrawn[peer] ?? now - .seconds(1)) >= .milliseconds(100) else { return }
+        lastDrawn[peer] = now
+        let inFlight = (batch.current?.done ?? 0) - min(batch.current?.done ?? 0, batch.spared)
+        let rate = Self.rate(batch.counts.moved + inFlight, since: batch.began)
+        if let tree = batch.tree, let current = batch.current {
+            // A tree: files n/N, bytes of the whole, rate and what is left.
+            let eta = rate > 0 ? " ETA \(Int(Double(current.size - min(current.done, current.size)) / rate)) s" : ""
+            let line = "↓ \(Terminal.sanitize(batch.name)): \(tree.done)/\(Self.count(tree.files, "file")), "
+                + "\(TransferView.bytes(current.done))/\(TransferView.bytes(current.size)), \(TransferView.bytes(UInt64(rate)))/s\(eta) · \(Terminal.sanitize(current.name))"
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+            progressDrawn = true
+            return
+        }
+        var line = "↓ \(Terminal.sanitize(batch.name)): \(Self.count(batch.counts.files, "file")), \(TransferView.bytes(batch.counts.bytes + inFlight)), \(TransferView.bytes(UInt64(rate)))/s"
+        if let current = batch.current {
+            let percent = current.size == 0 ? 100 : Int(Double(current.done) * 100 / Double(current.size))
+            line += " · \(Terminal.sanitize(String(current.name.raw.suffix(40)))) \(percent)%"
+        }
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        progressDrawn = true
+    }
+
+    /// Takes the progress line off the screen, so that the next line starts at its beginning.
+    func clearProgress() {
+        guard progressDrawn else { return }
+        progressDrawn = false
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+
+    /// One line for what a sender sent, when it leaves (or the receiver stops).
+    func summarize(_ peer: PeerID, _ batch: ReceiveLedger.Sender) {
+        lastDrawn[peer] = nil
+        guard !options.json, !batch.counts.isEmpty else { return }
+        clearProgress()
+        let elapsed = ContinuousClock.now - batch.began
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        Output.line(Self.summary(batch.counts, from: batch.name, seconds: seconds, into: directory.path))
+    }
+
+    /// What one sender's transfers came to; `summary` words it.
+    typealias SummaryCounts = ReceiveLedger.Counts
+
+    /// The summary line: what arrived verified (only that is called verified), then what was already there,
+    /// skipped, failed and cancelled. The rate counts the bytes that travelled, not those already here.
+    static func summary(_ counts: SummaryCounts, from peer: String, seconds: Double, into directory: String) -> String {
+        let name = Terminal.sanitize(peer)
+        let rate = TransferView.bytes(UInt64(seconds > 0 ? Double(counts.moved) / seconds : 0))
+        var notes: [String] = []
+        if counts.alreadyThere > 0 { notes.append("\(counts.alreadyThere) already there (same SHA-256), left as they were") }
+        if counts.skipped > 0 { notes.append("\(counts.skipped) skipped (hidden paths; --allow-hidden writes them)") }
+        if counts.failed > 0 { notes.append("\(counts.failed) failed") }
+        if counts.cancelled > 0 {
+            let by = counts.cancelledBy.map { "cancelled by \(Terminal.sanitize($0))" } ?? "cancelled here"
+            notes.append("\(count(counts.cancelled, "file")) did not arrive (\(by))")
+        }
+        let rest = notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")
+        if counts.files == 0 { return "Received no file from \(name)\(rest)" }
+        if counts.files == 1, notes.isEmpty, let file = counts.lastFile {
+            return "Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(counts.bytes)), \(rate)/s) from \(name)"
+                + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; SHA-256 verified"
+        }
+        let each = counts.files == 1 ? "verified" : "each verified"
+        return "Received \(count(counts.files, "file")) (\(TransferView.bytes(counts.bytes))) from \(name) in \(String(format: "%.1f", seconds)) s "
+            + "(\(rate)/s) into \(Terminal.sanitize(directory)); \(each) by SHA-256\(rest)"
+    }
+
+    /// "1 file", "2,000 files".
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))) \(noun)\(number == 1 ? "" : "s")"
+    }
+
+    static func rate(_ bytes: UInt64, since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return seconds > 0 ? Double(bytes) / seconds : 0
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import NIOConcurrencyHelpers
+import P2P
+
+/// The questions of `p2p receive`: connection requests and offers, asked one at a time, and the answers
+/// that stand for later offers.
+extension ReceiveLoop {
+    /// The folder an offered path is in ("many/" for "many/a/b.txt"), nil for a loose file.
+    static func folder(of path: String) -> String? {
+        guard let slash = path.firstIndex(of: "/") else { return nil }
+        return String(path[...slash])
+    }
+
+    func queue(_ asker: AskedQuestion) {
+        clearProgress()
+        guard questions.admit(asker) else { return }
+        let peer = asker.question.peer
+        let name = PeerTarget.name(peer)
+        switch asker.question {
+        case .connection(let request):
+            switch policy.decide(peer.id, trust: request.trust) {
+            case .accept: asker.answer.resume(returning: true)
+            case .deny:
+                asker.answer.resume(returning: false)
+                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(PeerTarget.fromName(peer))")
+            case .ask:
+                let trust = ChatView.trustNote(request.trust, fingerprint: peer.fingerprint)
+                    .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
+                _ = questions.queue.ask("\(name) wants to send you files — \(trust). Accept?", asker: asker)
+            }
+        case .offer(let offer) where TextTransfer.isText(offer.info):
+            guard interactive else {
+                asker.answer.resume(returning: false)
+                declined("a text from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
+                return
+            }
+            _ = questions.queue.ask("\(name) wants to send you a text (\(TransferView.bytes(offer.info.size))) — accept?", asker: asker)
+        case .offer(let offer) where offer.info.isTree:
+            let info = offer.info
+            if standing[peer.id.hex + "/"] == true { return asker.answer.resume(returning: true) }
+            guard interactive else {
+                asker.answer.resume(returning: false)
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
+                return
+            }
+            let roots = offer.roots
+            var what = info.fileCount == 1 && !info.name.raw.hasSuffix("/")
+                ? "\(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)))"
+                : "\(Self.count(info.fileCount, "file")), \(TransferView.bytes(info.size)) in \(Terminal.sanitize(info.name))"
+            // Several roots: which ones, not only how many.
+            if roots.count > 1 { what += " (\(Self.list(roots)))" }
+            named.withLockedValue { _ = $0.insert(Self.key(info)) }
+            _ = questions.queue.ask("\(name) offers \(what)\(Self.risks(offer)) — accept?", asker: asker)
+        case .offer(let offer):
+            let info = offer.info
+            let folder = Self.folder(of: info.name.raw)
+            let key = peer.id.hex + "/" + (folder ?? "")
+            // "a" (all from this sender) covers its folders too.
+            if let answer = standing[key] ?? (standing[peer.id.hex + "/"] == true ? true : nil) {
+                asker.answer.resume(returning: answer)
+                return
+            }
+            guard interactive else {
+                asker.answer.resume(returning: false)
+                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
+                return
+            }
+            if let folder {
+                // Later offers of the folder wait behind this question and take its answer.
+                if questions.queue.waiting.contains(where: { $0.key == key }) {
+                    _ = questions.queue.ask("", key: key, asker: asker)
+                    return
+                }
+                _ = questions.queue.ask("\(name) offers the folder \(Terminal.sanitize(folder)) (first file \(Terminal.sanitize(info.name)), "
+                                + "\(TransferView.bytes(info.size))) — accept everything in it?", key: key, asker: asker)
+            } else {
+                named.withLockedValue { _ = $0.insert(Self.key(info)) }
+                _ = questions.queue.ask("\(name) offers \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)), \(Terminal.sanitize(info.mediaType)))\(Self.risks(offer)) — accept? (a: all from \(name))",
+                                key: key, asker: asker)
+            }
+        }
+    }
+
+    /// Names what a yes would let through beyond plain files: " — includes hidden paths: .ssh/authorized_keys
+    /// — executable: run.sh"; empty when there is nothing of the kind.
+    static func risks(_ offer: IncomingOffer) -> String {
+        var text = ""
+        let hidden = offer.hiddenPaths, executable = offer.executablePaths
+        if !hidden.isEmpty { text += " — includes hidden paths: \(list(hidden))" }
+        if !executable.isEmpty { text += " — executable: \(list(executable))" }
+        return text
+    }
+
+    /// Up to `limit` peer-given names, sanitized, then "and N more".
+    static func list(_ names: [String], limit: Int = 5) -> String {
+        let shown = names.prefix(limit).map { Terminal.sanitize($0) }.joined(separator: ", ")
+        return names.count > limit ? "\(shown) and \(names.count - limit) more" : shown
+    }
+
+    static func key(_ info: TransferInfo) -> String { "\(info.peer.id.hex)/\(info.id)" }
+
+    func declined(_ what: String) {
+        if options.json { return }  // The transfer-failed event says it.
+        Output.error(Terminal.paint("p2p: declined \(what)", .yellow))
+    }
+
+    func answerShown(_ answer: PromptQueue<AskedQuestion>.Answer) {
+        guard let shown = questions.queue.shown else { return }
+        let isFolder: Bool
+        if case .offer(let offer) = shown.asker.question { isFolder = Self.folder(of: offer.info.name.raw) != nil } else { isFolder = false }
+        // A folder's answer covers the whole folder; "a" covers the sender's loose files.
+        let all = answer == .all || isFolder
+        let yes = answer != .no
+        if let key = shown.key, all { standing[key] = yes }
+        for prompt in questions.queue.answerShown(all ? .all : answer) {
+            if !prompt.question.isEmpty { Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow)) }
+            if yes, case .connection(let request) = prompt.asker.question { policy.accepted(request.peer.id) }
+            prompt.asker.answer.resume(returning: yes)
+        }
+    }
+
+    func withdraw(_ token: UInt64) {
+        guard let (prompt, _) = questions.withdraw(token), !prompt.question.isEmpty, !options.json else { return }
+        let name = Terminal.sanitize(prompt.asker.question.peer.displayName)
+        switch prompt.asker.question {
+        case .connection: Output.line(Terminal.paint("* \(name) gave up waiting for an answer.", .dim))
+        case .offer(let offer): Output.line(Terminal.paint("* \(name) withdrew \(Terminal.sanitize(offer.info.name)).", .dim))
+        }
+    }
+
+    func render() {
+        guard let shown = questions.queue.shown else {
+            // Erased only if one was drawn: erasing the line after every event wiped the progress line.
+            if questionDrawn { Output.setInputLine(nil) }
+            questionDrawn = false
+            return
+        }
+        let choices = shown.key.map(Self.isLooseKey) == true ? "[y/n/a]" : "[y/n]"
+        Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) \(choices) ", .yellow)))
+        questionDrawn = true
+    }
+
+    /// Keys of loose files end right after the sender's ID ("<id>/"); a folder's go on ("<id>/many/").
+    static func isLooseKey(_ key: String) -> Bool { key.firstIndex(of: "/") == key.index(before: key.endIndex) }
+}
