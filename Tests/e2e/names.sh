@@ -88,23 +88,24 @@ bob_gone() {
   ! grep -q '^bob' "$E2E_TMP/gone.out"
 }
 wait_until 20 bob_gone || log "bob is still announced"
+# refused_within_5s NAME PATTERN ONCE CMD...: alice's CMD, run in terminal NAME while the newcomer is "bob",
+# ends with exit 4 within 5 s, says PATTERN (the warning with both fingerprints), and ONCE is on one line only.
+refused_within_5s() {
+  local name=$1 pattern=$2 once=$3 start=$SECONDS; shift 3
+  terminal "$name" alice A "$@"
+  if wait_until 5 shows "$name" '\[exited 4\]'; then pass "$name --to bob ends with exit 4 within 5 s (took $((SECONDS - start)) s)"; else fail "$name --to bob: no exit 4 within 5 s"; dump "$name"; fi
+  see 1 "$name" "$pattern" "... saying the warning with both fingerprints"
+  check "... once ($(count_on "$name" "$once"))" [ "$(count_on "$name" "$once")" = 1 ]
+}
 terminal newbobchat newbob B "$P2P" chat --name bob --to nobody --timeout 600
 see 20 newbobchat 'waiting for nobody' "the newcomer chats as bob on B"
-start=$SECONDS
-terminal chat alice A "$P2P" chat --to bob --name alice
-if wait_until 5 shows chat '\[exited 4\]'; then pass "chat --to bob ends with exit 4 within 5 s (took $((SECONDS - start)) s)"; else fail "chat --to bob: no exit 4 within 5 s"; dump chat; dump newbobchat; fi
-see 1 chat "WARNING: \"bob\" is pinned to key $BOB_FP but this peer has key $NEW_FP\. Refused\." "... saying the warning with both fingerprints"
-check "... once ($(count_on chat WARNING))" [ "$(count_on chat WARNING)" = 1 ]
+refused_within_5s chat "WARNING: \"bob\" is pinned to key $BOB_FP but this peer has key $NEW_FP\. Refused\." WARNING "$P2P" chat --to bob --name alice
 tm send-keys -t newbobchat C-c
 wait_until 20 bob_gone || log "bob is still announced"
 terminal newbobgame newbob B "$P2P" game --name bob
 see 20 newbobgame 'bob|game|Waiting|waiting' "the newcomer plays as bob on B"
-start=$SECONDS
-terminal game alice A "$P2P" game --to bob --name alice
-if wait_until 5 shows game '\[exited 4\]'; then pass "game --to bob ends with exit 4 within 5 s (took $((SECONDS - start)) s)"; else fail "game --to bob: no exit 4 within 5 s"; dump game; dump newbobgame; fi
 # (Not "WARNING:": the game leaves its screen with the cursor on its last line, which "[exited 4]" overwrites.)
-see 1 game "\"bob\" is pinned to key $BOB_FP but this peer has key $NEW_FP\. Refused\." "... saying the warning with both fingerprints"
-check "... once ($(count_on game 'is pinned to key'))" [ "$(count_on game 'is pinned to key')" = 1 ]
+refused_within_5s game "\"bob\" is pinned to key $BOB_FP but this peer has key $NEW_FP\. Refused\." 'is pinned to key' "$P2P" game --to bob --name alice
 tm send-keys -t newbobgame q
 
 # ================================================================ two receivers named dave on two hosts

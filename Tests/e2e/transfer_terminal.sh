@@ -217,7 +217,7 @@ tm send-keys -t hank y
 see 15 gina 'won the draw for who starts' "gina's screen tells who won the draw for who starts"
 see 15 hank 'won the draw for who starts' "so does hank's"
 unseen gina 'rolled [0-9]' "no raw roll number on gina's screen"
-if wait_until 15 bash -c 'tmux -S "$1" capture-pane -p -J -S - -t gina | grep -q "you are X"' _ "$TMUX_SOCKET"; then X=gina O=hank; else X=hank O=gina; fi
+if wait_until 15 shows gina 'you are X'; then X=gina O=hank; else X=hank O=gina; fi
 see 5 "$O" 'you are O' "$O plays O"
 tm send-keys -t "$O" 3
 see 5 "$O" "cannot play 3: it is not your turn \($X plays X\)" "a key out of turn is answered from $O's side"
