@@ -75,6 +75,11 @@ let package = Package(
             dependencies: ["P2P"],
             path: "examples/TicTacToeBot"
         ),
+        .executableTarget(
+            name: "FileDrop",
+            dependencies: ["P2P"],
+            path: "examples/FileDrop"
+        ),
         .testTarget(
             name: "P2PTests",
             dependencies: [

@@ -6,6 +6,10 @@
 #  - EchoPeer (Session.onMessage): `p2p chat --to echo` gets its line back.
 #  - ChatRoomLog (ChatRoom + Conversation): `p2p chat --room R` and the log meet in room R by
 #    themselves (whichever side dials), and the log prints alice's line with her name.
+#  - FileDrop (FileTransfers + ReceiveLedger + ConnectionPolicy): run with --everyone, it takes erin's
+#    file from `p2p send --to drop` and pins her key; run again (pinned keys only), it takes her tree and
+#    refuses frank's new key. The files in the drop folder have the sent files' SHA-256, the drop prints
+#    one summary line per batch, erin's sends exit 0 saying "all verified", frank's exits 6 "declined".
 # Needs root (lab.sh up). The examples are built next to p2p (swift build builds every product).
 . "$(dirname "$0")/lib.sh"
 need ip python3
@@ -13,7 +17,7 @@ need ip python3
 
 export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2ex$$}
 BIN_DIR=$(dirname "$P2P")
-for example in TicTacToeBot EchoPeer ChatRoomLog; do
+for example in TicTacToeBot EchoPeer ChatRoomLog FileDrop; do
   [ -x "$BIN_DIR/$example" ] || { fail "$BIN_DIR/$example is not built (swift build builds it)"; finish; }
 done
 
@@ -70,5 +74,48 @@ if wait_for "$(out_of roomlog)" "dave-$$> hello room" 20; then pass "the log pri
 close_stdin dave
 wait_exit dave 20
 stop_proc roomlog
+
+# ---------------------------------------------------------------- FileDrop
+DROP=drop-$$
+DROPPED=$E2E_TMP/dropped
+SRC=$E2E_TMP/src
+mkdir -p "$SRC/album/sub"
+head -c 300000 /dev/urandom >"$SRC/photo.bin"
+printf 'first\n' >"$SRC/album/a.txt"
+head -c 70000 /dev/urandom >"$SRC/album/sub/b.bin"
+# same_file SENT RECEIVED: both exist and have the same SHA-256.
+same_file() { [ -f "$2" ] && [ "$(sha256sum <"$1")" = "$(sha256sum <"$2")" ]; }
+album_arrived() { same_file "$SRC/album/a.txt" "$DROPPED/album/a.txt" && same_file "$SRC/album/sub/b.bin" "$DROPPED/album/sub/b.bin"; }
+# sends WHO PROC PATH...: `p2p send --to the drop PATH...` from lab host A as WHO-$$ (identity home-WHO).
+sends() {
+  local who=$1 proc=$2; shift 2
+  start_proc "$proc" env P2P_HOME="$(home "$who")" "$LAB" exec A "$P2P" send --name "$who-$$" --timeout 40 --to "$DROP" "$@"
+}
+
+start_proc drop env P2P_HOME="$(home drop)" "$LAB" exec B "$BIN_DIR/FileDrop" "$DROPPED" "$DROP" --everyone
+if wait_for "$(out_of drop)" "^advertised as $DROP$" 30; then pass "FileDrop --everyone advertises"; else fail "FileDrop did not advertise as $DROP" drop; finish; fi
+check "it says where files go and whom it lets in" grep -q "^FileDrop $DROP: files go into $DROPPED; letting in every key$" "$(out_of drop)"
+sends erin erin1 "$SRC/photo.bin"
+if wait_exit erin1 60; then check "erin's send of a file exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "erin's send did not end" erin1 drop; fi
+if grep -qE "^Delivered 1 file \(.*\) to $DROP, all verified\.$" "$(out_of erin1)"; then pass "erin's send says delivered, all verified"; else fail "erin's send did not say delivered" erin1; fi
+check "the dropped file has the sent file's SHA-256" same_file "$SRC/photo.bin" "$DROPPED/photo.bin"
+if wait_for "$(out_of drop)" "^erin-$$: 1 file \(293\.0 KiB\) into $DROPPED, verified by SHA-256$" 20; then pass "the drop prints erin's batch"; else fail "the drop did not print erin's batch" drop; fi
+stop_proc drop
+
+# The same drop (identity, trust store) without --everyone: erin's key was pinned on first use.
+start_proc drop2 env P2P_HOME="$(home drop)" "$LAB" exec B "$BIN_DIR/FileDrop" "$DROPPED" "$DROP"
+if wait_for "$(out_of drop2)" "^advertised as $DROP$" 30; then pass "FileDrop (pinned keys only) advertises again"; else fail "FileDrop did not advertise again as $DROP" drop2; finish; fi
+check "it lets in pinned keys only" grep -q "^FileDrop $DROP: files go into $DROPPED; letting in pinned keys only$" "$(out_of drop2)"
+sends erin erin2 "$SRC/album"
+if wait_exit erin2 60; then check "erin's send of a tree exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "erin's tree send did not end" erin2 drop2; fi
+if grep -qE "^Delivered 2 files \(.*\) to $DROP, all verified\.$" "$(out_of erin2)"; then pass "erin's tree send says delivered, all verified"; else fail "erin's tree send did not say delivered" erin2; fi
+check "the tree's files have the sent files' SHA-256" album_arrived
+if wait_for "$(out_of drop2)" "^erin-$$: 2 files \(68\.4 KiB\) into $DROPPED, verified by SHA-256$" 20; then pass "the drop prints erin's tree batch"; else fail "the drop did not print erin's tree batch" drop2; fi
+sends frank frank "$SRC/photo.bin"
+if wait_exit frank 60; then check "frank's send (a new key) exits 6, denied (got $EXIT_RC)" [ "$EXIT_RC" = 6 ]; else fail "frank's send did not end" frank drop2; fi
+if grep -q "$DROP declined the connection" "$E2E_TMP/frank.err"; then pass "frank hears that the drop declined the connection"; else fail "frank's send did not say declined" frank; fi
+if wait_for "$(out_of drop2)" "^refused frank-$$ \(.*\): its key is not pinned" 10; then pass "the drop says it refused frank's new key"; else fail "the drop did not report refusing frank" drop2; fi
+check "the drop printed no batch for frank" [ "$(grep -c "^frank-$$:" "$(out_of drop2)")" = 0 ]
+stop_proc drop2
 
 finish
