@@ -1,7 +1,7 @@
 /// Text a peer chose (a reason in an ERROR, DENY or CANCEL, a name it calls itself), which may carry
 /// escape sequences meant for our terminal: a window title, a cleared screen, a clipboard write (OSC 52).
 ///
-/// Printing it, by `description` or string interpolation, always gives the ``sanitized`` form; the exact
+/// Printing it, by `description` or string interpolation, always gives the ``sanitized(_:)`` form; the exact
 /// string is ``raw``, for comparisons and logic, never for a screen. So an error that embeds peer text
 /// can be printed as it is.
 public struct PeerText: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
