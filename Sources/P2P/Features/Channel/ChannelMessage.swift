@@ -109,6 +109,11 @@ public struct ChannelMessage: WireMessage, Equatable {
     public static let maxReasonBytes = 1024
     /// Most entries a tree may have.
     public static let maxTreeEntries: UInt32 = 1_000_000
+    /// The CANCEL reason of a receiver whose user gave up (Ctrl-C). Any other reason from a receiver is
+    /// a failure on its side (disk full, an application that stopped reading), reported as such.
+    public static let receiverCancelledReason = "the receiver cancelled"
+    /// The CANCEL reason of a sender whose user gave up.
+    public static let senderCancelledReason = "the sender cancelled"
 
     private enum Kind: UInt8 {
         case open = 1, accept, deny, start, data, ack, end, result, cancel
@@ -439,6 +444,16 @@ enum OlderPeer {
     /// The DENY an older sender's offer gets, in its own layout, so that it prints why.
     static let refusal = "the receiver runs a newer p2p (wire version 1 with channel transfers, capability bit 7) "
         + "and takes no TRANSFER or STREAM offers from an older p2p (\(version)); update p2p on the sending side"
+
+    /// Answers `step` of an older p2p's TRANSFER or STREAM (`type`) with `refusal` in its own layout when
+    /// it offers something; false (and nothing sent) for any other step, which is ignored.
+    static func refuse(_ step: LegacyBulkStep, of type: MessageType, from peer: PeerInfo, on session: Session) -> Bool {
+        guard step.isOffer else { return false }
+        var payload = ByteBuffer()
+        LegacyBulkStep.deny(id: step.id, reason: refusal).encode(into: &payload)
+        try? session.send(Frame(type: type, payload: payload), to: peer.id)
+        return true
+    }
 }
 
 /// A TRANSFER (`0x50`) or STREAM (`0x51`) frame of an older p2p, read only far enough to refuse an offer

@@ -31,9 +31,9 @@ import NIOCore
 /// never a silent short read. Streams go only to peers that announced `Capabilities.byteStreams`.
 public final class ByteStreams: Sendable {
     /// The CANCEL reason of a receiver whose user or application gave up.
-    public static let receiverCancelledReason = "the receiver cancelled"
+    public static let receiverCancelledReason = ChannelMessage.receiverCancelledReason
     /// The CANCEL reason of a sender whose user or application gave up.
-    public static let senderCancelledReason = "the sender cancelled"
+    public static let senderCancelledReason = ChannelMessage.senderCancelledReason
     /// The media type of a stream opened without one.
     public static let defaultMediaType = "application/octet-stream"
 
@@ -231,8 +231,7 @@ extension ByteStreams: SessionFeature {
     /// An older p2p opened a stream the old way: it hears why not, in its own layout, and this side's
     /// log names the version (a stream handler never sees it).
     private func refuse(_ step: LegacyBulkStep, from peer: PeerInfo) {
-        guard step.isOffer else { return }
-        try? session.send(LegacyStreamStep(.deny(id: step.id, reason: OlderPeer.refusal)), to: [peer.id])
+        guard OlderPeer.refuse(step, of: .stream, from: peer, on: session) else { return }
         session.configuration.logger.warning("refused a stream: \(OlderPeer.description(peer.nameWithAddress))")
     }
 }

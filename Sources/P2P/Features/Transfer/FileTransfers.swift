@@ -12,9 +12,9 @@ import NIOCore
 public final class FileTransfers: Sendable {
     /// The CANCEL reason of a receiver whose user gave up (Ctrl-C). Any other reason from a receiver is
     /// a failure on its side (disk full, unwritable directory), which the sender reports as such.
-    public static let receiverCancelledReason = "the receiver cancelled"
+    public static let receiverCancelledReason = ChannelMessage.receiverCancelledReason
     /// The CANCEL reason of a sender whose user gave up.
-    public static let senderCancelledReason = "the sender cancelled"
+    public static let senderCancelledReason = ChannelMessage.senderCancelledReason
 
     /// Tunables; the defaults suit a LAN.
     public struct Configuration: Sendable {
@@ -683,8 +683,7 @@ extension FileTransfers: SessionFeature {
     /// side's user reads one line naming the version. Its other steps (there are none without an
     /// accepted offer) are ignored.
     private func refuse(_ step: LegacyBulkStep, from peer: PeerInfo) {
-        guard step.isOffer else { return }
-        try? session.send(LegacyTransferStep(.deny(id: step.id, reason: OlderPeer.refusal)), to: [peer.id])
+        guard OlderPeer.refuse(step, of: .transfer, from: peer, on: session) else { return }
         var info = TransferInfo(id: step.id, peer: peer, name: PeerText(step.offer?.path ?? "a folder"), size: step.offer?.size ?? 0,
                                 mediaType: "application/octet-stream", direction: .receiving)
         info.isTree = step.kind == 10
