@@ -28,7 +28,7 @@ import NIOCore
 /// Neither side holds more than the window (8 MiB) of a stream: the sender waits while that many bytes
 /// are beyond what the receiving *application* has taken, so a slow reader slows the sender. A stream
 /// that breaks (a CANCEL, a lost connection, a wrong length or hash) is a ``StreamError`` on both ends,
-/// never a silent short read. Streams go only to peers that announced `Capabilities.byteStreams`.
+/// never a silent short read. Streams go only to peers that announced `Capabilities.channels`.
 public final class ByteStreams: Sendable {
     /// The CANCEL reason of a receiver whose user or application gave up.
     public static let receiverCancelledReason = ChannelMessage.receiverCancelledReason
@@ -73,7 +73,7 @@ public final class ByteStreams: Sendable {
     /// for bytes nobody accepted.
     private static let cancelledMemory = 256
 
-    /// Takes over the session's STREAM messages.
+    /// Takes over the session's CHANNEL messages of purpose stream (and refuses an older p2p's STREAM).
     public init(session: Session, configuration: Configuration = Configuration()) {
         self.session = session
         var configuration = configuration

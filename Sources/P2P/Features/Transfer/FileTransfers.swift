@@ -114,7 +114,8 @@ public final class FileTransfers: Sendable {
         try? send(.deny(reason: "\(limit) offers from you already wait for an answer; offer again once they are answered"), id: id, to: peer)
     }
 
-    /// Takes over the session's TRANSFER messages. Files arrive in `directory`.
+    /// Takes over the session's CHANNEL messages of purpose file and tree (and refuses an older p2p's
+    /// TRANSFER). Files arrive in `directory`.
     public init(session: Session, directory: URL, configuration: Configuration = Configuration()) {
         self.session = session
         self.directory = directory
