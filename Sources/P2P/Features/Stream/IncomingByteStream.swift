@@ -203,8 +203,9 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         // waiting on a window smaller than that always hears back). The new mark is recorded before the
         // ACK leaves: the sender may answer with more at once.
         let due = state.withLockedValue { state in
-            guard state.phase == .accepted, state.end == nil, consumed > state.acknowledged,
-                  consumed - state.acknowledged >= acknowledgeEvery || state.chunks.isEmpty else { return false }
+            guard state.phase == .accepted, state.end == nil,
+                  ChannelFlow.owesAcknowledgement(taken: consumed, acknowledged: state.acknowledged, every: acknowledgeEvery,
+                                                  drained: state.chunks.isEmpty) else { return false }
             state.acknowledged = consumed
             return true
         }

@@ -44,7 +44,7 @@ public final class OutgoingByteStream: Sendable {
             if failure != nil { return true }
             switch wait {
             case .answer: return accepted
-            case .room(let count): return sent - acknowledged + count <= window
+            case .room(let count): return ChannelFlow.fits(count, sent: sent, acknowledged: acknowledged, window: window)
             case .result: return result != nil
             }
         }

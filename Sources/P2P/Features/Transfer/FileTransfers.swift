@@ -280,7 +280,7 @@ public final class FileTransfers: Sendable {
         while sent < info.size {
             if Task.isCancelled { throw .cancelled }
             // The window: wait for the receiver to catch up instead of buffering without bound.
-            while sent - acknowledged >= UInt64(configuration.window) {
+            while ChannelFlow.isFull(sent: sent, acknowledged: acknowledged, window: UInt64(configuration.window)) {
                 acknowledged = try Self.acknowledgement(try await mailbox.next(), at: acknowledged)
             }
             while let body = mailbox.poll() { acknowledged = try Self.acknowledgement(body, at: acknowledged) }

@@ -181,7 +181,7 @@ final class IncomingFile: Sendable {
         }
         bytes.withUnsafeReadableBytes { state.hasher.update(bufferPointer: $0) }
         state.written += UInt64(bytes.readableBytes)
-        if state.written - state.lastAcknowledged >= acknowledgeEvery {
+        if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery) {
             state.lastAcknowledged = state.written
             transfers?.reply(.ack(state.written), for: self)
         }

@@ -491,7 +491,7 @@ final class IncomingTree: Sendable {
     }
 
     private func acknowledgeAndReport(_ state: inout DiskState) {
-        if state.written - state.lastAcknowledged >= acknowledgeEvery {
+        if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery) {
             state.lastAcknowledged = state.written
             transfers?.reply(.ack(state.written), id: info.id, to: info.peer.id)
         }

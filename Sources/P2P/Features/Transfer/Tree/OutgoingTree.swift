@@ -300,7 +300,7 @@ struct TreeSender {
 
     /// Keeps at most the window beyond the receiver's last ACK in flight.
     private mutating func waitForWindow() async throws(TransferError) {
-        while sent - min(sent, acknowledged) >= UInt64(transfers.configuration.window) {
+        while ChannelFlow.isFull(sent: sent, acknowledged: acknowledged, window: UInt64(transfers.configuration.window)) {
             acknowledged = try FileTransfers.acknowledgement(try await mailbox.next(), at: acknowledged)
         }
         while let body = mailbox.poll() { acknowledged = try FileTransfers.acknowledgement(body, at: acknowledged) }
