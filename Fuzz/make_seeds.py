@@ -4,14 +4,14 @@
 usage: Fuzz/make_seeds.py OUTDIR
 
 OUTDIR/<target>/ gets one file per seed, named by its SHA-1 (so re-running adds nothing twice):
-  frame      every TCP frame of frames.json, game.json, transfer.json and stream.json, and pairs of them back to back
+  frame      every TCP frame of frames.json, game.json and channel.json, and pairs of them back to back
   stream     the same streams behind the 9-byte prefix fuzz_stream reads (limit selector, cut seed)
   connection a HELLO and then frames, behind the 9-byte prefix fuzz_connection reads (mode, cut seed),
              for every mode: the session's answers, the direction, a socket that takes nothing
   datagram   the datagram vectors of frames.json
   replay     the replayWindow counter sequences of security.json (base 0, 16-bit offsets)
   <type>     the payloads (header stripped) of that type's frames: hello welcome error bye context ping text text-ack
-             pair game records transfer stream-message (records.json "messages" are payloads already)
+             pair game records channel transfer stream-message (records.json "messages" are payloads already)
   snapshot   the encoded snapshots of records.json
 Vectors that expect an error are seeds too: the fuzzer starts from both sides of every check.
 """
@@ -23,7 +23,7 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Protocol", "vectors")
 TYPES = {0x01: "hello", 0x02: "welcome", 0x03: "error", 0x04: "ping", 0x05: "ping", 0x06: "bye", 0x07: "context", 0x11: "text", 0x12: "text-ack",
-         0x20: "pair", 0x30: "game", 0x40: "records", 0x50: "transfer", 0x51: "stream-message"}
+         0x20: "pair", 0x30: "game", 0x40: "records", 0x50: "transfer", 0x51: "stream-message", 0x52: "channel"}
 
 
 def load(name):
@@ -42,8 +42,7 @@ def main():
 
     frames = [bytes.fromhex(v["hex"]) for v in load("frames.json") if not v.get("datagram")]
     frames += [bytes.fromhex(v["hex"]) for v in load("game.json")["frames"]]
-    frames += [bytes.fromhex(v["hex"]) for v in load("transfer.json")]
-    frames += [bytes.fromhex(v["hex"]) for v in load("stream.json")]
+    frames += [bytes.fromhex(v["hex"]) for v in load("channel.json")]
     for v in load("frames.json"):
         if v.get("datagram"):
             add("datagram", bytes.fromhex(v["hex"]))

@@ -7,11 +7,11 @@ import Testing
 /// Regressions for bugs found by the fuzz targets (Fuzz/P2PFuzz) and the malformed-input catalogue
 /// (PROTOCOL.md §12.1, Tests/e2e/malformed.sh), and the message catalog of protocol version 1.
 @Suite struct MessageCatalogTests {
-    /// The standard catalog is PROTOCOL.md §5's table: the fifteen types, with the spec's names.
-    @Test func theStandardCatalogListsTheFifteenTypesOfTheSpec() {
+    /// The standard catalog is PROTOCOL.md §5's table: the sixteen types, with the spec's names.
+    @Test func theStandardCatalogListsTheSixteenTypesOfTheSpec() {
         let listed = MessageCatalog.standard.types.map { "\($0.rawValue):\($0.name)" }
         #expect(listed == ["1:HELLO", "2:WELCOME", "3:ERROR", "4:PING", "5:PONG", "6:BYE", "7:CONTEXT", "16:DATA", "17:TEXT",
-                           "18:TEXT_ACK", "32:PAIR", "48:GAME", "64:RECORDS", "80:TRANSFER", "81:STREAM"])
+                           "18:TEXT_ACK", "32:PAIR", "48:GAME", "64:RECORDS", "80:TRANSFER", "81:STREAM", "82:CHANNEL"])
         #expect(MessageCatalog.standard.types.filter { MessageCatalog.standard.travelsAsDatagram($0) } == [.data, .text])
     }
 
@@ -44,8 +44,10 @@ struct UnhandledTypeTests {
         (.game, [2, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 31)),  // COMMIT one byte short
         (.records, [8, 0, 0, 0, 0, 0, 0, 0, 1]),  // kind 8 does not exist
         (.records, [7, 0, 0, 0, 0, 0, 0, 0, 1, 0] + [UInt8](repeating: 0, count: 16) + Array("{[".utf8)),  // RESULT detail not JSON
-        (.transfer, [10, 0, 0, 0, 0, 0, 0, 0, 1]),
-        (.stream, [4, 0, 0, 0, 0, 0, 0, 0, 1]),  // an empty DATA
+        (.channel, [1, 2, 0, 0, 0, 0, 0, 0, 0, 1]),  // a tree's OPEN without its entries and total
+        (.channel, [5, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]),  // an empty DATA
+        (.transfer, [20, 0, 0, 0, 0, 0, 0, 0, 1]),  // an older TRANSFER: kind 20 does not exist
+        (.stream, [9, 0, 0, 0, 0, 0, 0, 0, 1]),  // an older STREAM: kind 9 does not exist
     ]
 
     @Test(arguments: 0..<cases.count) func malformedPayloadWithoutAHandlerIsAProtocolError(index: Int) async throws {

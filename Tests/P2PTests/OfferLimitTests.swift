@@ -10,7 +10,7 @@ struct OfferLimitTests {
     struct Pair {
         let alice: Session, bob: Session
         let bobFiles: FileTransfers
-        let replies = Inbox<TransferMessage>()
+        let replies = Inbox<ChannelMessage>()
         let asked = NIOLockedValueBoxWrapper(0)
     }
 
@@ -30,12 +30,12 @@ struct OfferLimitTests {
             await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
             return true
         }
-        alice.onMessage(TransferMessage.self) { [replies = pair.replies] in replies.append($0, $1, $2) }
+        alice.onMessage(ChannelMessage.self) { [replies = pair.replies] in replies.append($0, $1, $2) }
         return pair
     }
 
     func offer(_ id: UInt64, from pair: Pair) throws {
-        try pair.alice.send(TransferMessage(transferID: id, .offer(path: "f\(id).txt", size: 10, mediaType: "text/plain")), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.file, channelID: id, .open(.file(path: "f\(id).txt", size: 10, mediaType: "text/plain"))), to: [pair.bob.peerID])
     }
 
     @Test func offersOverThePerPeerLimitAreDeniedWithoutAsking() async throws {
@@ -46,7 +46,7 @@ struct OfferLimitTests {
         try await pair.replies.waitForCount(96)
         let denied = pair.replies.messages.compactMap { message -> UInt64? in
             guard case .deny(let reason) = message.0.body, reason.contains("4 offers from you already wait") else { return nil }
-            return message.0.transferID
+            return message.0.channelID
         }
         #expect(Set(denied) == Set(5 ... 100), "every offer over the limit is denied, with the reason")
         #expect(pair.asked.value == 4, "and none of them reached the person")

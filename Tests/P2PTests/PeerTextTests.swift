@@ -44,7 +44,7 @@ struct PeerTextTests {
             TransferError.cancelledByPeer(text),
             TransferError.unsafeName(text, "control characters"),
             TransferError.notTheOfferedType(name: text, offered: text, found: nil),
-            TransferError.peerTooOld(text, capability: "transferTrees"),
+            TransferError.peerTooOld(text, capability: "channel transfers"),
             TransferError.filesFailed(count: 2, first: text),
             TransferError.untruthfulOffer(peer: text, "the total is not the sum of the files"),
             TransferError.skipped(text, "a hidden path"),

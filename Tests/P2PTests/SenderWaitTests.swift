@@ -52,11 +52,11 @@ struct SenderWaitTests {
         try await alice.connect(to: bob.endpoint)
         let aliceFiles = try Self.sender(alice, silence: .milliseconds(300))
         // Bob speaks TRANSFER himself: he accepts every offer, then never acknowledges or confirms.
-        let received = Inbox<TransferMessage>()
-        bob.onMessage(TransferMessage.self) { message, peer, mode in
+        let received = Inbox<ChannelMessage>()
+        bob.onMessage(ChannelMessage.self) { message, peer, mode in
             received.append(message, peer, mode)
-            if case .offer = message.body {
-                try? bob.send(TransferMessage(transferID: message.transferID, .accept(offset: 0, prefixHash: Array(repeating: 0, count: 32))), to: [peer.id])
+            if case .open = message.body {
+                try? bob.send(ChannelMessage(.file, channelID: message.channelID, .accept(offset: 0, prefixHash: Array(repeating: 0, count: 32))), to: [peer.id])
             }
         }
         await #expect(throws: TransferError.receiverSilent(for: .milliseconds(300))) {
@@ -80,12 +80,12 @@ struct SenderWaitTests {
         bobFiles.setOfferHandler { _ in true }
         let bobEvents = TransferRecorder(bobFiles)
         // Alice speaks TRANSFER herself: an offer of 1000 bytes, 10 of them, then nothing (the link stays up).
-        let replies = Inbox<TransferMessage>()
-        alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
-        try alice.send(TransferMessage(transferID: 9, .offer(path: "half.txt", size: 1000, mediaType: "text/plain")), to: [bob.peerID])
+        let replies = Inbox<ChannelMessage>()
+        alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
+        try alice.send(ChannelMessage(.file, channelID: 9, .open(.file(path: "half.txt", size: 1000, mediaType: "text/plain"))), to: [bob.peerID])
         try await replies.wait(for: "ACCEPT") { $0.contains { if case .accept = $0.0.body { true } else { false } } }
-        try alice.send(TransferMessage(transferID: 9, .start(offset: 0)), to: [bob.peerID])
-        try alice.send(TransferMessage(transferID: 9, .chunk(offset: 0, bytes: ByteBuffer(repeating: 0x61, count: 10))), to: [bob.peerID])
+        try alice.send(ChannelMessage(.file, channelID: 9, .start(offset: 0)), to: [bob.peerID])
+        try alice.send(ChannelMessage(.file, channelID: 9, .data(offset: 0, bytes: ByteBuffer(repeating: 0x61, count: 10))), to: [bob.peerID])
         try await bobEvents.waitFor {
             if case .failed(_, .senderSilent(for: .milliseconds(300))) = $0 { true } else { false }
         }

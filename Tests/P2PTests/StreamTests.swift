@@ -53,7 +53,7 @@ struct StreamTests {
         let pair = try await connectedPair(bulk: true)
         let bytes = Self.randomBytes(5 << 20 + 12345)
         let stream = try await pair.aliceStreams.open(to: pair.bob.peerID, name: "dump.bin")
-        #expect(stream.chunkSize == StreamMessage.maxLargeChunk, "both peers take 1 MiB frames")
+        #expect(stream.chunkSize == ChannelMessage.maxLargeChunk, "both peers take 1 MiB frames")
         // Writes of odd sizes, some bigger than a chunk.
         var offset = 0
         for size in [1, 1000, 3 << 20, 70_000].cycled(until: bytes.count) {
@@ -76,7 +76,7 @@ struct StreamTests {
     @Test func anEmptyStreamIsVerifiedToo() async throws {
         let pair = try await connectedPair()
         let stream = try await pair.aliceStreams.open(to: pair.bob.peerID, name: "nothing", mediaType: "text/plain")
-        #expect(stream.chunkSize == StreamMessage.maxChunk, "64 KiB frames by default")
+        #expect(stream.chunkSize == ChannelMessage.maxChunk, "64 KiB frames by default")
         let sent = try await stream.finish()
         #expect(try await pair.received.waitForOutcome().get() == sent)
         #expect(sent.sha256 == Self.sha256([]))
@@ -171,8 +171,8 @@ struct StreamTests {
         #expect(try await pair.received.waitForOutcome() == .failure(.cancelled))
         // DATA already in flight when bob cancelled is dropped, not taken for bytes nobody accepted: after
         // a round trip behind it, bob said nothing but its CANCEL and nobody disconnected.
-        let heard = Inbox<StreamMessage>()
-        pair.alice.onMessage(StreamMessage.self) { heard.append($0, $1, $2) }
+        let heard = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { heard.append($0, $1, $2) }
         let aliceTexts = Inbox<TextMessage>(), bobTexts = Inbox<TextMessage>()
         pair.alice.onMessage(TextMessage.self) { aliceTexts.append($0, $1, $2) }
         pair.bob.onMessage(TextMessage.self) { bobTexts.append($0, $1, $2) }
@@ -207,30 +207,33 @@ struct StreamTests {
         await pair.close()
     }
 
-    /// A peer whose HELLO lacks bit 6 is never sent a STREAM frame (it would answer ERROR and close):
-    /// the sender gets an error naming the capability.
+    /// A peer whose HELLO lacks `channels` (an older p2p, which knew STREAM and announced bit 6) is never
+    /// sent a CHANNEL frame (it would answer ERROR and close): the sender gets an error naming the peer,
+    /// its address and the version; chat with it goes on.
     @Test func aPeerWithoutByteStreamsGetsNoStreamFrame() async throws {
         let alice = try await makeSession("alice")
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
         configuration.acceptsConnectionsByDefault = true
-        // An older peer: it knows the type (so the test can watch for it) but does not announce it.
-        let older = MessageCatalog.core.registering(TextMessage.self, travelsAsDatagram: true).registering(StreamMessage.self)
+        // An older peer: it knows CHANNEL (so the test can watch for it) but does not announce it.
+        let older = MessageCatalog.core.registering(TextMessage.self, travelsAsDatagram: true).registering(ChannelMessage.self)
+            .registering(LegacyStreamStep.self).announcing(.byteStreams)
         let bob = Session(sessionID: "test", displayName: "bob", identity: .ephemeral(), configuration: configuration, catalog: older)
         try await bob.start()
-        let frames = Inbox<StreamMessage>()
-        bob.onMessage(StreamMessage.self) { frames.append($0, $1, $2) }
+        let frames = Inbox<ChannelMessage>()
+        bob.onMessage(ChannelMessage.self) { frames.append($0, $1, $2) }
         let texts = Inbox<TextMessage>()
         bob.onMessage(TextMessage.self) { texts.append($0, $1, $2) }
         let peer = try await alice.connect(to: bob.endpoint)
-        #expect(!peer.capabilities.contains(.byteStreams))
+        #expect(!peer.capabilities.contains(.channels))
         let streams = ByteStreams(session: alice)
         do {
             _ = try await streams.open(to: bob.peerID, name: "dump")
             Issue.record("a stream opened to a peer without byte streams")
         } catch {
-            #expect(error == .notSupported(peer: "bob"))
-            #expect(error.description == "bob runs an older p2p without byte streams (its HELLO lacks capability bit 6, byteStreams); update p2p there")
+            guard case .notSupported(let name) = error else { throw error }
+            #expect(name.raw.hasPrefix("bob (127.0.0.1:") && name.raw.hasSuffix(")"), "names the peer and its address: \(name.raw)")
+            #expect(error.description == "\(name) runs an older p2p (wire version 1 without channel transfers); update p2p there")
         }
         // Whatever alice sent before this line has arrived by the time it does.
         try alice.send(TextMessage(text: "after"), to: [bob.peerID])
@@ -241,17 +244,17 @@ struct StreamTests {
     }
 
     @Test func aWrongHashOrLengthFailsTheReaderAndTheSenderHearsIt() async throws {
-        for (index, end) in [StreamMessage.Body.end(length: 5, sha256: Array(repeating: 0xAB, count: 32)),
+        for (index, end) in [ChannelMessage.Body.end(length: 5, sha256: Array(repeating: 0xAB, count: 32)),
                              .end(length: 6, sha256: Array(SHA256.hash(data: Array("hello".utf8))))].enumerated() {
             let pair = try await connectedPair(rawAlice: true)
-            let replies = Inbox<StreamMessage>()
-            pair.alice.onMessage(StreamMessage.self) { replies.append($0, $1, $2) }
+            let replies = Inbox<ChannelMessage>()
+            pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
             let id = UInt64(40 + index)
-            try pair.alice.send(StreamMessage(streamID: id, .open(name: "x", mediaType: "text/plain")), to: [pair.bob.peerID])
+            try pair.alice.send(ChannelMessage(.stream, channelID: id, .open(.stream(name: "x", mediaType: "text/plain"))), to: [pair.bob.peerID])
             try await replies.waitForCount(1)
-            #expect(replies.messages[0].0.body == .accept)
-            try pair.alice.send(StreamMessage(streamID: id, .data(ByteBuffer(bytes: Array("hello".utf8)))), to: [pair.bob.peerID])
-            try pair.alice.send(StreamMessage(streamID: id, end), to: [pair.bob.peerID])
+            #expect(replies.messages[0].0.body == .accept(offset: 0, prefixHash: []))
+            try pair.alice.send(ChannelMessage(.stream, channelID: id, .data(offset: 0, bytes: ByteBuffer(bytes: Array("hello".utf8)))), to: [pair.bob.peerID])
+            try pair.alice.send(ChannelMessage(.stream, channelID: id, end), to: [pair.bob.peerID])
             let outcome = try await pair.received.waitForOutcome()
             if index == 0 {
                 guard case .failure(.verificationFailed) = outcome else { Issue.record("\(outcome)"); continue }
@@ -259,7 +262,7 @@ struct StreamTests {
                 #expect(outcome == .failure(.lengthMismatch(expected: 6, got: 5)))
             }
             // ACCEPT, perhaps an ACK (when bob took "hello" before END arrived), then RESULT.
-            let result = StreamMessage.Body.result(verified: false, sha256: Array(SHA256.hash(data: Array("hello".utf8))))
+            let result = ChannelMessage.Body.result(verified: false, sha256: Array(SHA256.hash(data: Array("hello".utf8))))
             try await waitUntil("bob's RESULT") { replies.messages.contains { $0.0.body == result } }
             await pair.close()
         }
@@ -269,27 +272,27 @@ struct StreamTests {
     func bytesNobodyAcceptedCutThePeerOff(_ case: String) async throws {
         let pair = try await connectedPair(rawAlice: true, behavior: `case` == "DATA before ACCEPT" ? .hold : .read)
         let events = EventRecorder(pair.bob)
-        let replies = Inbox<StreamMessage>()
-        pair.alice.onMessage(StreamMessage.self) { replies.append($0, $1, $2) }
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let bob = [pair.bob.peerID]
-        let data = StreamMessage.Body.data(ByteBuffer(bytes: [1, 2, 3]))
+        let data = ChannelMessage.Body.data(offset: 0, bytes: ByteBuffer(bytes: [1, 2, 3]))
         switch `case` {
         case "DATA for nobody":
-            try pair.alice.send(StreamMessage(streamID: 99, data), to: bob)
+            try pair.alice.send(ChannelMessage(.stream, channelID: 99, data), to: bob)
         case "DATA before ACCEPT":
-            try pair.alice.send(StreamMessage(streamID: 7, .open(name: "x", mediaType: "")), to: bob)
+            try pair.alice.send(ChannelMessage(.stream, channelID: 7, .open(.stream(name: "x", mediaType: ""))), to: bob)
             try await pair.received.waitForStreams(1)
-            try pair.alice.send(StreamMessage(streamID: 7, data), to: bob)
+            try pair.alice.send(ChannelMessage(.stream, channelID: 7, data), to: bob)
         case "DATA after END":
-            try pair.alice.send(StreamMessage(streamID: 8, .open(name: "x", mediaType: "")), to: bob)
+            try pair.alice.send(ChannelMessage(.stream, channelID: 8, .open(.stream(name: "x", mediaType: ""))), to: bob)
             try await replies.waitForCount(1)
-            try pair.alice.send(StreamMessage(streamID: 8, .end(length: 0, sha256: Array(SHA256.hash(data: [UInt8]())))), to: bob)
+            try pair.alice.send(ChannelMessage(.stream, channelID: 8, .end(length: 0, sha256: Array(SHA256.hash(data: [UInt8]())))), to: bob)
             try await replies.waitForCount(2)  // RESULT
-            try pair.alice.send(StreamMessage(streamID: 8, data), to: bob)
+            try pair.alice.send(ChannelMessage(.stream, channelID: 8, data), to: bob)
         default:
-            try pair.alice.send(StreamMessage(streamID: 9, .open(name: "x", mediaType: "")), to: bob)
+            try pair.alice.send(ChannelMessage(.stream, channelID: 9, .open(.stream(name: "x", mediaType: ""))), to: bob)
             try await replies.waitForCount(1)
-            try pair.alice.send(StreamMessage(streamID: 9, .open(name: "x", mediaType: "")), to: bob)
+            try pair.alice.send(ChannelMessage(.stream, channelID: 9, .open(.stream(name: "x", mediaType: ""))), to: bob)
         }
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         #expect(replies.messages.contains { if case .cancel = $0.0.body { true } else { false } }, "bob said why: \(replies.messages.map(\.0.body))")
@@ -299,16 +302,17 @@ struct StreamTests {
     @Test func aSenderOverTheWindowIsCutOff() async throws {
         let pair = try await connectedPair(rawAlice: true, behavior: .hold)
         let events = EventRecorder(pair.bob)
-        let replies = Inbox<StreamMessage>()
-        pair.alice.onMessage(StreamMessage.self) { replies.append($0, $1, $2) }
-        try pair.alice.send(StreamMessage(streamID: 3, .open(name: "x", mediaType: "")), to: [pair.bob.peerID])
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
+        try pair.alice.send(ChannelMessage(.stream, channelID: 3, .open(.stream(name: "x", mediaType: ""))), to: [pair.bob.peerID])
         try await pair.received.waitForStreams(1)
         try pair.received.streams[0].accept()
         try await replies.waitForCount(1)
-        let chunk = ByteBuffer(bytes: [UInt8](repeating: 7, count: StreamMessage.maxChunk))
+        let chunk = ByteBuffer(bytes: [UInt8](repeating: 7, count: ChannelMessage.maxChunk))
         // Nobody reads: more than 8 MiB without an ACK breaks the rule.
-        for _ in 0...(Int(StreamMessage.maxWindow) / StreamMessage.maxChunk) {
-            try? await pair.alice.sendWhenWritable(StreamMessage(streamID: 3, .data(chunk)), to: [pair.bob.peerID])
+        for index in 0...(Int(ChannelMessage.maxWindow) / ChannelMessage.maxChunk) {
+            let offset = UInt64(index * ChannelMessage.maxChunk)
+            try? await pair.alice.sendWhenWritable(ChannelMessage(.stream, channelID: 3, .data(offset: offset, bytes: chunk)), to: [pair.bob.peerID])
         }
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         await pair.close()
@@ -433,100 +437,3 @@ extension Array {
     }
 }
 
-/// `Protocol/vectors/stream.json`: every STREAM vector decodes as specified and re-encodes to the same bytes.
-@Suite struct StreamVectorTests {
-    struct Vector: Decodable, Sendable, CustomTestStringConvertible {
-        var name: String
-        var hex: String
-        var expect: [String: JSONValue]
-        var testDescription: String { name }
-    }
-
-    enum JSONValue: Decodable, Equatable, Sendable {
-        case string(String), bool(Bool)
-        init(from decoder: Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let bool = try? container.decode(Bool.self) { self = .bool(bool) } else { self = .string(try container.decode(String.self)) }
-        }
-    }
-
-    static let vectors: [Vector] = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Protocol/vectors/stream.json")
-        return (try? JSONDecoder().decode([Vector].self, from: Data(contentsOf: url))) ?? []
-    }()
-
-    @Test func vectorsArePresent() {
-        #expect(Self.vectors.count >= 25)
-        #expect(Self.vectors.filter { $0.expect["error"] == nil }.count >= 13, "every kind has a valid vector")
-    }
-
-    @Test(arguments: vectors) func vector(_ vector: Vector) throws {
-        let bytes = try #require(Self.bytes(vector.hex))
-        var buffer = ByteBuffer(bytes: bytes)
-        let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard).parse(&buffer))
-        #expect(frame.type == .stream)
-        let message: StreamMessage
-        do {
-            message = try StreamMessage(frame: frame)
-        } catch {
-            #expect(vector.expect["error"] == .string("malformedPayload"), "\(error)")
-            guard case .malformedPayload(.stream, _) = error else {
-                Issue.record("\(error)")
-                return
-            }
-            return
-        }
-        #expect(vector.expect["error"] == nil)
-        #expect(Self.describe(message) == vector.expect)
-        var out = ByteBuffer()
-        out.writeFrame(message.frame())
-        #expect(Array(out.readableBytesView) == bytes)
-    }
-
-    @Test func everyKindRoundTripsAndLongReasonsAreCut() throws {
-        let hash = Array(repeating: UInt8(0x5A), count: 32)
-        let bodies: [StreamMessage.Body] = [
-            .open(name: "a/b ✓", mediaType: "application/octet-stream"), .accept, .deny(reason: "no"),
-            .data(ByteBuffer(bytes: [0, 1, 2, 255])), .ack(consumed: .max), .end(length: 1 << 40, sha256: hash),
-            .result(verified: true, sha256: hash), .result(verified: false, sha256: hash), .cancel(reason: ""),
-        ]
-        for body in bodies {
-            let message = StreamMessage(streamID: .max, body)
-            #expect(try StreamMessage(frame: message.frame()) == message)
-        }
-        let long = StreamMessage(streamID: 1, .cancel(reason: String(repeating: "é", count: 600)))
-        guard case .cancel(let reason) = try StreamMessage(frame: long.frame()).body else {
-            Issue.record("not a cancel")
-            return
-        }
-        #expect(reason.utf8.count == 1024 && reason.allSatisfy { $0 == "é" })
-    }
-
-    private static func describe(_ message: StreamMessage) -> [String: JSONValue] {
-        var d: [String: JSONValue] = ["id": .string(String(message.streamID))]
-        func hex(_ b: [UInt8]) -> JSONValue { .string(b.hex) }
-        switch message.body {
-        case .open(let name, let mediaType): d["kind"] = .string("open"); d["name"] = .string(name); d["mediaType"] = .string(mediaType)
-        case .accept: d["kind"] = .string("accept")
-        case .deny(let reason): d["kind"] = .string("deny"); d["reason"] = .string(reason)
-        case .data(let bytes): d["kind"] = .string("data"); d["bytes"] = hex(Array(bytes.readableBytesView))
-        case .ack(let consumed): d["kind"] = .string("ack"); d["consumed"] = .string(String(consumed))
-        case .end(let length, let hash): d["kind"] = .string("end"); d["length"] = .string(String(length)); d["hash"] = hex(hash)
-        case .result(let verified, let hash): d["kind"] = .string("result"); d["verified"] = .bool(verified); d["hash"] = hex(hash)
-        case .cancel(let reason): d["kind"] = .string("cancel"); d["reason"] = .string(reason)
-        }
-        return d
-    }
-
-    private static func bytes(_ hex: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
-    }
-}

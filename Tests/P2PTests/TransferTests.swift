@@ -138,9 +138,9 @@ struct TransferTests {
     @Test(arguments: ["../../x", "/etc/x", "a/../../x", "", "evil\u{1B}[2Jname", "nul\u{0}byte", String(repeating: "n", count: 300), "a\\..\\b", "ok/./x"])
     func hostileNamesAreRefusedAndNothingIsWritten(name: String) async throws {
         let pair = try await connectedPair(rawAlice: true)
-        let reply = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { reply.append($0, $1, $2) }
-        try pair.alice.send(TransferMessage(transferID: 7, .offer(path: name, size: 10, mediaType: "text/plain")), to: [pair.bob.peerID])
+        let reply = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { reply.append($0, $1, $2) }
+        try pair.alice.send(ChannelMessage(.file, channelID: 7, .open(.file(path: name, size: 10, mediaType: "text/plain"))), to: [pair.bob.peerID])
         try await reply.waitForCount(1)
         guard case .deny(let reason) = reply.messages[0].0.body else {
             Issue.record("expected DENY, got \(reply.messages[0].0.body)")
@@ -155,7 +155,7 @@ struct TransferTests {
     @Test func bytesNobodyAcceptedCutThePeerOff() async throws {
         let pair = try await connectedPair(rawAlice: true)
         let events = EventRecorder(pair.bob)
-        try pair.alice.send(TransferMessage(transferID: 99, .chunk(offset: 0, bytes: ByteBuffer(bytes: [1, 2, 3]))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.file, channelID: 99, .data(offset: 0, bytes: ByteBuffer(bytes: [1, 2, 3]))), to: [pair.bob.peerID])
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
         await pair.alice.close(); await pair.bob.close()
@@ -164,12 +164,12 @@ struct TransferTests {
     @Test func morePayloadThanOfferedCutsThePeerOffAndKeepsNoFinalFile() async throws {
         let pair = try await connectedPair(rawAlice: true)
         let events = EventRecorder(pair.bob)
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
-        try pair.alice.send(TransferMessage(transferID: 5, .offer(path: "small.txt", size: 4, mediaType: "text/plain")), to: [pair.bob.peerID])
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
+        try pair.alice.send(ChannelMessage(.file, channelID: 5, .open(.file(path: "small.txt", size: 4, mediaType: "text/plain"))), to: [pair.bob.peerID])
         try await replies.waitForCount(1)
-        try pair.alice.send(TransferMessage(transferID: 5, .start(offset: 0)), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 5, .chunk(offset: 0, bytes: ByteBuffer(bytes: Array("too many bytes".utf8)))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.file, channelID: 5, .start(offset: 0)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.file, channelID: 5, .data(offset: 0, bytes: ByteBuffer(bytes: Array("too many bytes".utf8)))), to: [pair.bob.peerID])
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("small.txt").path))
         await pair.alice.close(); await pair.bob.close()
@@ -177,14 +177,14 @@ struct TransferTests {
 
     @Test func aWrongHashKeepsThePartFileAndReportsTheMismatch() async throws {
         let pair = try await connectedPair(rawAlice: true)
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let id: UInt64 = 11
-        try pair.alice.send(TransferMessage(transferID: id, .offer(path: "x.txt", size: 5, mediaType: "text/plain")), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.file, channelID: id, .open(.file(path: "x.txt", size: 5, mediaType: "text/plain"))), to: [pair.bob.peerID])
         try await replies.waitForCount(1)
-        for body: TransferMessage.Body in [.start(offset: 0), .chunk(offset: 0, bytes: ByteBuffer(bytes: Array("hello".utf8))),
-                                           .done(sha256: Array(repeating: 0xAB, count: 32))] {
-            try pair.alice.send(TransferMessage(transferID: id, body), to: [pair.bob.peerID])
+        for body: ChannelMessage.Body in [.start(offset: 0), .data(offset: 0, bytes: ByteBuffer(bytes: Array("hello".utf8))),
+                                           .end(length: 5, sha256: Array(repeating: 0xAB, count: 32))] {
+            try pair.alice.send(ChannelMessage(.file, channelID: id, body), to: [pair.bob.peerID])
         }
         try await replies.waitForCount(2)
         guard case .result(let verified, _) = replies.messages[1].0.body else {
@@ -325,110 +325,20 @@ final class TransferRecorder: Sendable {
     }
 }
 
-/// `Protocol/vectors/transfer.json`: every TRANSFER vector decodes as specified and re-encodes to the same bytes.
-@Suite struct TransferVectorTests {
-    struct Vector: Decodable, Sendable, CustomTestStringConvertible {
-        var name: String
-        var hex: String
-        var expect: [String: JSONValue]
-        var testDescription: String { name }
-    }
-
-    enum JSONValue: Decodable, Equatable, Sendable {
-        case string(String), bool(Bool)
-        init(from decoder: Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let bool = try? container.decode(Bool.self) { self = .bool(bool) } else { self = .string(try container.decode(String.self)) }
-        }
-    }
-
-    static let vectors: [Vector] = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Protocol/vectors/transfer.json")
-        return (try? JSONDecoder().decode([Vector].self, from: Data(contentsOf: url))) ?? []
-    }()
-
-    @Test func vectorsArePresent() { #expect(Self.vectors.count >= 35) }
-
-    @Test(arguments: vectors) func vector(_ vector: Vector) throws {
-        let bytes = try #require(hexBytes(vector.hex))
-        var buffer = ByteBuffer(bytes: bytes)
-        let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard).parse(&buffer))
-        let message: TransferMessage
-        do {
-            message = try TransferMessage(frame: frame)
-        } catch {
-            #expect(vector.expect["error"] == .string("malformedPayload"), "\(error)")
-            return
-        }
-        #expect(vector.expect["error"] == nil)
-        #expect(describe(message) == vector.expect)
-        var out = ByteBuffer()
-        out.writeFrame(message.frame())
-        #expect(Array(out.readableBytesView) == bytes)
-    }
-
-    private func describe(_ message: TransferMessage) -> [String: JSONValue] {
-        var d: [String: JSONValue] = ["id": .string(String(message.transferID))]
-        func hex(_ b: [UInt8]) -> JSONValue { .string(b.map { String(format: "%02x", $0) }.joined()) }
-        switch message.body {
-        case .offer(let path, let size, let mediaType):
-            d["kind"] = .string("offer"); d["size"] = .string(String(size)); d["path"] = .string(path); d["mediaType"] = .string(mediaType)
-        case .accept(let offset, let hash): d["kind"] = .string("accept"); d["offset"] = .string(String(offset)); d["hash"] = hex(hash)
-        case .deny(let reason): d["kind"] = .string("deny"); d["reason"] = .string(reason)
-        case .start(let offset): d["kind"] = .string("start"); d["offset"] = .string(String(offset))
-        case .chunk(let offset, let bytes): d["kind"] = .string("chunk"); d["offset"] = .string(String(offset)); d["bytes"] = hex(Array(bytes.readableBytesView))
-        case .ack(let written): d["kind"] = .string("ack"); d["written"] = .string(String(written))
-        case .done(let hash): d["kind"] = .string("done"); d["hash"] = hex(hash)
-        case .result(let verified, let hash): d["kind"] = .string("result"); d["verified"] = .bool(verified); d["hash"] = hex(hash)
-        case .cancel(let reason): d["kind"] = .string("cancel"); d["reason"] = .string(reason)
-        case .treeOffer(let entries, let total): d["kind"] = .string("treeOffer"); d["entries"] = .string(String(entries)); d["total"] = .string(String(total))
-        case .entries(let first, let entries):
-            d["kind"] = .string("entries"); d["first"] = .string(String(first))
-            d["list"] = .string(entries.map { "\($0.kind == .file ? "file" : "directory") \(String($0.mode, radix: 8)) \($0.size) \($0.path)" }.joined(separator: ";"))
-        case .held(let files):
-            d["kind"] = .string("held")
-            d["list"] = .string(files.map { "\($0.index) \($0.state == .whole ? "whole" : "partial") \($0.length) \($0.sha256.hex)" }.joined(separator: ";"))
-        case .treeAccept(let held): d["kind"] = .string("treeAccept"); d["held"] = .string(String(held))
-        case .file(let index, let offset): d["kind"] = .string("file"); d["index"] = .string(String(index)); d["offset"] = .string(String(offset))
-        case .fileDone(let index, let hash): d["kind"] = .string("fileDone"); d["index"] = .string(String(index)); d["hash"] = hex(hash)
-        case .skip(let index): d["kind"] = .string("skip"); d["index"] = .string(String(index))
-        case .small(let files):
-            d["kind"] = .string("small")
-            d["list"] = .string(files.map { "\($0.index) \($0.sha256.hex) \(Array($0.bytes.readableBytesView).hex)" }.joined(separator: ";"))
-        case .treeEnd: d["kind"] = .string("treeEnd")
-        case .treeResult(let verified, let alreadyThere, let failed):
-            d["kind"] = .string("treeResult"); d["verified"] = .string(String(verified)); d["alreadyThere"] = .string(String(alreadyThere))
-            d["failed"] = .string(failed.map { "\($0.index) \($0.reason)" }.joined(separator: ";"))
-        }
-        return d
-    }
-
-    private func hexBytes(_ hex: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
-    }
-}
 
 // MARK: - Hostile peers (issue 21): overwriting, .part files, hidden paths, byte-exact path checks
 
 extension TransferTests {
     /// Sends `bytes` as `name` the way a sender does, speaking TRANSFER as alice; returns bob's replies.
-    func push(_ bytes: [UInt8], as name: String, id: UInt64, over pair: Pair) async throws -> Inbox<TransferMessage> {
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
-        try pair.alice.send(TransferMessage(transferID: id, .offer(path: name, size: UInt64(bytes.count), mediaType: "text/plain")), to: [pair.bob.peerID])
+    func push(_ bytes: [UInt8], as name: String, id: UInt64, over pair: Pair) async throws -> Inbox<ChannelMessage> {
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
+        try pair.alice.send(ChannelMessage(.file, channelID: id, .open(.file(path: name, size: UInt64(bytes.count), mediaType: "text/plain"))), to: [pair.bob.peerID])
         try await replies.waitForCount(1)
         guard case .accept = replies.messages[0].0.body else { return replies }
-        for body: TransferMessage.Body in [.start(offset: 0), .chunk(offset: 0, bytes: ByteBuffer(bytes: bytes)),
-                                           .done(sha256: Array(SHA256.hash(data: bytes)))] {
-            try pair.alice.send(TransferMessage(transferID: id, body), to: [pair.bob.peerID])
+        for body: ChannelMessage.Body in [.start(offset: 0), .data(offset: 0, bytes: ByteBuffer(bytes: bytes)),
+                                           .end(length: UInt64(bytes.count), sha256: Array(SHA256.hash(data: bytes)))] {
+            try pair.alice.send(ChannelMessage(.file, channelID: id, body), to: [pair.bob.peerID])
         }
         try await replies.waitForCount(2)
         return replies

@@ -9,6 +9,16 @@ import Testing
 struct TreeTransferTests {
     /// A folder `many/` with `small` files of 1–3000 bytes in two subfolders, two files larger than a
     /// packed one may be, one with mode 600, and an empty folder.
+    /// What `body` threw; nil when it returned.
+    static func failure(_ body: () async throws(TransferError) -> Void) async -> TransferError? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     static func makeTree(small: Int = 60) throws -> URL {
         let root = try TransferTests.temporaryDirectory()
         let many = root.appendingPathComponent("many")
@@ -123,22 +133,34 @@ struct TreeTransferTests {
         await pair.alice.close(); await pair.bob.close()
     }
 
-    /// A peer whose HELLO lacks `transferTrees` is told nothing it cannot read; the sender says why.
+    /// A peer whose HELLO lacks `channels` (an older p2p) is told nothing it cannot read; the sender says
+    /// why, naming the peer, its address and the version, for a tree and a single file alike.
     @Test func anOlderPeerGetsAClearErrorAndNoFrame() async throws {
         let alice = try await makeSession("alice")
-        let catalog = MessageCatalog.core.registering(TransferMessage.self)  // no .announcing(.transferTrees)
+        // An older p2p: TRANSFER with trees; CHANNEL known only so the test can watch for it, not announced.
+        let catalog = MessageCatalog.core.registering(ChannelMessage.self).registering(LegacyTransferStep.self).announcing(.transferTrees)
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
         configuration.acceptsConnectionsByDefault = true
         let old = Session(sessionID: "test", displayName: "old", identity: .ephemeral(), configuration: configuration, catalog: catalog)
         try await old.start()
-        let heard = Inbox<TransferMessage>()
-        old.onMessage(TransferMessage.self) { heard.append($0, $1, $2) }
+        let heard = Inbox<ChannelMessage>()
+        old.onMessage(ChannelMessage.self) { heard.append($0, $1, $2) }
         try await alice.connect(to: old.endpoint)
         let files = FileTransfers(session: alice, directory: try TransferTests.temporaryDirectory())
         let tree = try Self.makeTree(small: 1)
-        await #expect(throws: TransferError.peerTooOld("old", capability: "transferTrees")) { _ = try await files.send([tree], to: old.peerID) }
-        #expect(TransferError.peerTooOld("old", capability: "transferTrees").description.contains("update p2p there"))
+        let treeError = await Self.failure { () async throws(TransferError) in _ = try await files.send([tree], to: old.peerID) }
+        let fileError = await Self.failure { () async throws(TransferError) in
+            _ = try await files.sendResource(at: tree.appendingPathComponent("large.bin"), to: old.peerID)
+        }
+        for case let error? in [treeError, fileError] {
+            guard case .peerTooOld(let name, let what) = error else { Issue.record("not peerTooOld: \(error)"); continue }
+            let expected = name.description + " runs an older p2p (wire version 1 without channel transfers); update p2p there"
+            #expect(what == "channel transfers")
+            #expect(name.raw.hasPrefix("old (127.0.0.1:") && name.raw.hasSuffix(")"))
+            #expect(error.description == expected)
+        }
+        #expect(treeError != nil && fileError != nil, "neither is sent")
         #expect(heard.messages.isEmpty)
         #expect(alice.connectedPeers.map(\.id) == [old.peerID], "still connected")
         await alice.close(); await old.close()
@@ -146,11 +168,11 @@ struct TreeTransferTests {
 
     @Test func aHostilePathDeniesTheWholeTreeAndWritesNothing() async throws {
         let pair = try await TransferTests().connectedPair(rawAlice: true)
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let entries = [TreeEntry(path: "ok.txt", kind: .file, mode: 0o644, size: 1), TreeEntry(path: "../escape.txt", kind: .file, mode: 0o644, size: 1)]
-        try pair.alice.send(TransferMessage(transferID: 3, .treeOffer(entries: 2, total: 2)), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 3, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 3, .open(.tree(entries: 2, total: 2))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 3, .entries(first: 0, entries)), to: [pair.bob.peerID])
         try await replies.waitForCount(1)
         guard case .deny(let reason) = replies.messages[0].0.body else { Issue.record("expected DENY, got \(replies.messages[0].0.body)"); return }
         #expect(reason.contains("../escape.txt"))
@@ -162,13 +184,13 @@ struct TreeTransferTests {
     /// either order of the entries, and nothing is written.
     @Test(arguments: [false, true]) func aPathBelowAFileDeniesTheWholeTree(fileFirst: Bool) async throws {
         let pair = try await TransferTests().connectedPair(rawAlice: true)
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let file = TreeEntry(path: "t/a", kind: .file, mode: 0o644, size: 1)
         let below = TreeEntry(path: "t/a/b.txt", kind: .file, mode: 0o644, size: 1)
         let entries = fileFirst ? [file, below] : [below, file]
-        try pair.alice.send(TransferMessage(transferID: 5, .treeOffer(entries: 2, total: 2)), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 5, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 5, .open(.tree(entries: 2, total: 2))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 5, .entries(first: 0, entries)), to: [pair.bob.peerID])
         try await replies.waitForCount(1)
         guard case .deny(let reason) = replies.messages[0].0.body else { Issue.record("expected DENY, got \(replies.messages[0].0.body)"); return }
         #expect(reason == "refused the name \"t/a/b.txt\": it lies below t/a, which the tree sends as a file")
@@ -179,14 +201,14 @@ struct TreeTransferTests {
     @Test func bytesForAFileOutOfOrderCutThePeerOff() async throws {
         let pair = try await TransferTests().connectedPair(rawAlice: true)
         let events = EventRecorder(pair.bob)
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let entries = [TreeEntry(path: "a.txt", kind: .file, mode: 0o644, size: 100_000), TreeEntry(path: "b.txt", kind: .file, mode: 0o644, size: 3)]
-        try pair.alice.send(TransferMessage(transferID: 4, .treeOffer(entries: 2, total: 100_003)), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 4, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 4, .open(.tree(entries: 2, total: 100_003))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 4, .entries(first: 0, entries)), to: [pair.bob.peerID])
         try await replies.waitForCount(1)  // TREE_ACCEPT
-        try pair.alice.send(TransferMessage(transferID: 4, .file(index: 1, offset: 0)), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 4, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 4, .file(index: 1, offset: 0)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 4, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         try await pair.events.waitFor { if case .failed(_, .protocolViolation) = $0 { true } else { false } }
         #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("a.txt").path))
@@ -258,11 +280,11 @@ extension TreeTransferTests {
             asked.mutate { $0 += 1 }
             return true
         }
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let entries = sizes.enumerated().map { TreeEntry(path: "big\($0.offset).bin", kind: .file, mode: 0o644, size: $0.element) }
-        try pair.alice.send(TransferMessage(transferID: 8, .treeOffer(entries: UInt32(entries.count), total: total)), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 8, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 8, .open(.tree(entries: UInt32(entries.count), total: total))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 8, .entries(first: 0, entries)), to: [pair.bob.peerID])
         try await replies.waitForCount(1)
         guard case .deny(let reason) = replies.messages[0].0.body else { Issue.record("expected DENY, got \(replies.messages[0].0.body)"); return }
         #expect(reason.contains("add up"), "the sender hears why: \(reason)")
@@ -271,7 +293,7 @@ extension TreeTransferTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
         // Bytes pushed after the refusal are bytes nobody accepted.
         let events = EventRecorder(pair.bob)
-        try pair.alice.send(TransferMessage(transferID: 8, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 8, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).isEmpty)
         await pair.alice.close(); await pair.bob.close()
@@ -281,17 +303,17 @@ extension TreeTransferTests {
     /// each fit its 64 KiB frames (one result listing them all was 300,021 bytes, and broke the link).
     @Test func failuresOfAnyNumberReachTheSenderInFramesItTakes() async throws {
         let pair = try await TransferTests().connectedPair(rawAlice: true)
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let count = 6_000
         let entries = (0 ..< count).map { TreeEntry(path: "many/f\($0).bin", kind: .file, mode: 0o644, size: 1) }
-        try pair.alice.send(TransferMessage(transferID: 21, .treeOffer(entries: UInt32(count), total: UInt64(count))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 21, .open(.tree(entries: UInt32(count), total: UInt64(count)))), to: [pair.bob.peerID])
         for first in stride(from: 0, to: count, by: 1000) {
-            try pair.alice.send(TransferMessage(transferID: 21, .entries(first: UInt32(first), Array(entries[first ..< first + 1000]))), to: [pair.bob.peerID])
+            try pair.alice.send(ChannelMessage(.tree, channelID: 21, .entries(first: UInt32(first), Array(entries[first ..< first + 1000]))), to: [pair.bob.peerID])
         }
         try await replies.waitForCount(1)
-        guard case .treeAccept = replies.messages[0].0.body else { Issue.record("expected TREE_ACCEPT, got \(replies.messages[0].0.body)"); return }
-        try pair.alice.send(TransferMessage(transferID: 21, .treeEnd), to: [pair.bob.peerID])
+        guard case .accept = replies.messages[0].0.body else { Issue.record("expected ACCEPT, got \(replies.messages[0].0.body)"); return }
+        try pair.alice.send(ChannelMessage(.tree, channelID: 21, .treeEnd), to: [pair.bob.peerID])
         try await waitUntil("every failure to arrive", seconds: 20) {
             replies.messages.reduce(0) { total, message in
                 if case .treeResult(let verified, let there, let failures) = message.0.body, verified == 0, there == 0 { total + failures.count } else { total }
@@ -306,16 +328,16 @@ extension TreeTransferTests {
 
     @Test func treeResultsSplitToFitAndKeepEveryFailureInOrder() {
         let failed = (0 ..< 3000).map { FailedFile(index: UInt32($0), reason: String(repeating: "r", count: $0 % 40)) }
-        let results = TransferMessage.treeResults(verified: 7, alreadyThere: 2, failed: failed, maxPayload: 4096)
+        let results = ChannelMessage.treeResults(verified: 7, alreadyThere: 2, failed: failed, maxPayload: 4096)
         var again: [FailedFile] = []
         for body in results {
             guard case .treeResult(let verified, let there, let part) = body else { Issue.record("not a TREE_RESULT"); return }
             #expect(verified == 7 && there == 2)
             again += part
-            #expect(TransferMessage(transferID: .max, body).frame().payload.readableBytes <= 4096)
+            #expect(ChannelMessage(.tree, channelID: .max, body).frame().payload.readableBytes <= 4096)
         }
         #expect(again == failed)
-        #expect(TransferMessage.treeResults(verified: 1, alreadyThere: 0, failed: [], maxPayload: 4096).count == 1, "always one")
+        #expect(ChannelMessage.treeResults(verified: 1, alreadyThere: 0, failed: [], maxPayload: 4096).count == 1, "always one")
     }
 
     /// Many empty files under a small window: the window counts file bytes only, as the receiver's ACKs
@@ -449,15 +471,15 @@ extension TreeTransferTests {
     @Test func aFileEntryTakesAtMostItsDeclaredSize() async throws {
         let pair = try await TransferTests().connectedPair(rawAlice: true)
         let events = EventRecorder(pair.bob)
-        let replies = Inbox<TransferMessage>()
-        pair.alice.onMessage(TransferMessage.self) { replies.append($0, $1, $2) }
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let entries = [TreeEntry(path: "f.bin", kind: .file, mode: 0o644, size: 100_000)]
-        try pair.alice.send(TransferMessage(transferID: 12, .treeOffer(entries: 1, total: 100_000)), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 12, .entries(first: 0, entries)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 12, .open(.tree(entries: 1, total: 100_000))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 12, .entries(first: 0, entries)), to: [pair.bob.peerID])
         try await replies.waitForCount(1)  // TREE_ACCEPT
-        try pair.alice.send(TransferMessage(transferID: 12, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 12, .chunk(offset: 0, bytes: ByteBuffer(repeating: 1, count: 60_000))), to: [pair.bob.peerID])
-        try pair.alice.send(TransferMessage(transferID: 12, .chunk(offset: 60_000, bytes: ByteBuffer(repeating: 2, count: 40_001))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 12, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 12, .data(offset: 0, bytes: ByteBuffer(repeating: 1, count: 60_000))), to: [pair.bob.peerID])
+        try pair.alice.send(ChannelMessage(.tree, channelID: 12, .data(offset: 60_000, bytes: ByteBuffer(repeating: 2, count: 40_001))), to: [pair.bob.peerID])
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         try await pair.events.waitFor {
             if case .failed(_, .protocolViolation(let what)) = $0 { return what.contains("more bytes than the 100000 offered") }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Hostile senders against `p2p receive`, end to end on loopback (raw_peer.py plays the sender over TLS with
 # the real protocol; issue 21, items 3 and 4):
+#  - an older p2p's OFFER (a TRANSFER frame of p2p before channels): denied in its own layout with a reason
+#    naming the version, the receiving user sees one line naming the sender and the version, nothing written;
 #  - a TREE_OFFER whose total says 1 KiB and whose one entry is 64 MiB: denied with the reason (the sender
 #    hears it, the receiving user sees it), no byte written;
 #  - `receive --overwrite` and an OFFER named like an existing folder: the folder and its files stay, the
@@ -44,13 +46,28 @@ IN=$E2E_TMP/inbox
 receiver rx "$IN" --yes --overwrite
 P=$PORT_rx
 
+# ---------------------------------------------------------------- 0. an older p2p's offer
+log "older-offer: a TRANSFER OFFER as p2p before channels sends it"
+out=$(raw "$P" older-offer --name old.txt --timeout 30)
+log "older-offer: $out"
+check "the older sender's offer is denied in its own layout (reply $(field "$out" transfers 0 reply))" [ "$(field "$out" transfers 0 reply)" = DENY ]
+check "the older sender hears the version and what to do: \"$(field "$out" transfers 0 reason)\"" \
+  bash -c '[[ "$1" == *"runs a newer p2p (wire version 1 with channel transfers"*"update p2p on the sending side" ]]' _ "$(field "$out" transfers 0 reason)"
+if wait_json 10 rx event=transfer-failed name=old.txt "reason~raw-1-$TAG (127.0.0.1:" "reason~runs an older p2p (wire version 1 without channel transfers); update p2p there" >/dev/null; then
+  pass "the receiving user sees one line naming the older sender, its address and the version"
+else
+  fail "no transfer-failed event naming the older sender and the version" rx
+fi
+check "nothing was written for it" [ ! -e "$IN/old.txt" -a ! -e "$IN/old.txt.part" ]
+check "receive still runs" is_running rx
+
 # ---------------------------------------------------------------- 1. a tree whose total lies
 log "tree-lie: total 1 KiB, one entry of 64 MiB"
 out=$(raw "$P" tree-lie --name big.bin --total 1024 --size $((64 * MiB)) --timeout 60)
 log "tree-lie: $out"
 check "the lying tree is denied (reply $(field "$out" transfers 0 reply))" [ "$(field "$out" transfers 0 reply)" = DENY ]
 check "the sender hears why: \"$(field "$out" transfers 0 reason)\"" bash -c '[[ "$1" == *"total says 1.0 KiB"*"add up to 64.0 MiB"* ]]' _ "$(field "$out" transfers 0 reason)"
-if wait_json 10 rx event=transfer-failed "reason~refused the offer from raw-1-$TAG: its total says 1.0 KiB (1024 bytes), but its files add up to 64.0 MiB" >/dev/null; then
+if wait_json 10 rx event=transfer-failed "reason~refused the offer from raw-2-$TAG: its total says 1.0 KiB (1024 bytes), but its files add up to 64.0 MiB" >/dev/null; then
   pass "the receiving user sees the refusal with both numbers"
 else
   fail "no transfer-failed event naming the lie" rx

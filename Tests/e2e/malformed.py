@@ -33,7 +33,7 @@ import raw_peer  # noqa: E402
 from raw_peer import BYE, DATA, ERROR, HELLO, PING, PONG, TEXT, TRANSFER, WELCOME, Conn, frame, short_string  # noqa: E402
 
 PROTOCOL_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Protocol", "PROTOCOL.md")
-TEXT_ACK, PAIR, GAME, RECORDS = 0x12, 0x20, 0x30, 0x40
+TEXT_ACK, PAIR, GAME, RECORDS, CHANNEL = 0x12, 0x20, 0x30, 0x40, 0x52
 
 
 def catalogue():
@@ -62,7 +62,13 @@ def records(kind, body=b"", tid=7):
 
 
 def transfer(kind, body=b"", tid=9):
+    """A TRANSFER frame of p2p before channels: kind u8, transfer ID u64, then the kind's fields."""
     return frame(TRANSFER, struct.pack(">BQ", kind, tid) + body)
+
+
+def channel(kind, purpose, body=b"", cid=9):
+    """A CHANNEL frame: kind u8, purpose u8 (1 file, 2 tree, 3 stream), channel ID u64, then the kind's fields."""
+    return frame(CHANNEL, struct.pack(">BBQ", kind, purpose, cid) + body)
 
 
 def garbage():
@@ -125,12 +131,17 @@ INPUTS = {
     "records-chunk-empty": lambda h: records(4, struct.pack(">Q", 0)),
     "records-result-status-3": lambda h: records(7, b"\x03" + bytes(16)),
     "records-result-not-json": lambda h: records(7, b"\x00" + bytes(16) + b"{["),
+    "channel-kind-24": lambda h: channel(24, 2, struct.pack(">IQ", 1, 0)),
+    "channel-purpose-4": lambda h: channel(6, 4, struct.pack(">Q", 0)),
+    "channel-tree-step-of-a-file": lambda h: channel(22, 1),
+    "channel-tree-open-no-entries": lambda h: channel(1, 2, struct.pack(">IQ", 0, 0)),
+    "channel-accept-truncated": lambda h: channel(2, 1, struct.pack(">Q", 0) + bytes(31)),
+    "channel-result-verified-2": lambda h: channel(8, 1, b"\x02" + bytes(32)),
+    "channel-data-empty": lambda h: channel(5, 3, struct.pack(">Q", 0)),
+    "channel-entries-empty": lambda h: channel(16, 2, struct.pack(">I", 0)),
+    "channel-open-path-not-utf8": lambda h: channel(1, 1, struct.pack(">Q", 1) + struct.pack(">H", 1) + b"\xff"
+                                                    + short_string("text/plain")),
     "transfer-kind-20": lambda h: transfer(20, struct.pack(">IQ", 1, 0)),
-    "transfer-tree-offer-no-entries": lambda h: transfer(10, struct.pack(">IQ", 0, 0)),
-    "transfer-accept-truncated": lambda h: transfer(2, struct.pack(">Q", 0) + bytes(31)),
-    "transfer-result-verified-2": lambda h: transfer(8, b"\x02" + bytes(32)),
-    "transfer-chunk-empty": lambda h: transfer(5, struct.pack(">Q", 0)),
-    "transfer-entries-empty": lambda h: transfer(11, struct.pack(">I", 0)),
     "transfer-offer-path-not-utf8": lambda h: transfer(1, struct.pack(">Q", 1) + struct.pack(">H", 1) + b"\xff"
                                                        + short_string("text/plain")),
 }

@@ -47,7 +47,8 @@ Hostile scenarios (Tests/e2e/hostile.sh):
   error-reason    valid handshake, then ERROR 1 whose reason is --reason (escape sequences and all)
   cancel-reason   valid handshake, then an OFFER of --name (16 bytes); on ACCEPT a CANCEL whose reason is --reason
 
-File transfer scenarios (TRANSFER frames, type 0x50; see Protocol/TRANSFER.md). They add "transfers":
+File transfer scenarios (CHANNEL frames, type 0x52, of purpose file or tree; see Protocol/TRANSFER.md,
+"Channels"; the step names below are the file's: OFFER is OPEN, CHUNK is DATA, DONE is END). They add "transfers":
 [{"name", "id", "reply" (ACCEPT, DENY, CANCEL or null), "reason", "offset", "result"}] to the report.
   offers          valid handshake, then one OFFER per name of --names (a JSON list, so control characters
                   can be given as \u001b), 16 bytes each, waiting for each answer; an ACCEPT is cancelled
@@ -58,6 +59,8 @@ File transfer scenarios (TRANSFER frames, type 0x50; see Protocol/TRANSFER.md). 
                   sends N bytes more than it offered before DONE              -> CANCEL, connection closed
                   With --cut N it leaves (closes the connection) after N bytes instead, as a killed sender
                   would, leaving NAME.part behind for a resume.
+  older-offer     valid handshake, then an OFFER of --name (16 bytes) as p2p before channels sent it: a TRANSFER
+                  frame (type 0x50: kind 1, ID, size, path, media type)       -> DENY in that layout, naming the version
   push            valid handshake, then a CHUNK for a transfer nobody offered or accepted
                                                                               -> CANCEL, connection closed
   tree-lie        valid handshake, then a TREE_OFFER whose total is --total (default 1024) with one file entry
@@ -86,14 +89,17 @@ import tempfile
 import time
 
 MAGIC = b"P2"
-HELLO, WELCOME, ERROR, PING, PONG, BYE, DATA, TEXT, TRANSFER = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x50
+HELLO, WELCOME, ERROR, PING, PONG, BYE, DATA, TEXT, TRANSFER, CHANNEL = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x50, 0x52
 NAMES = {HELLO: "HELLO", WELCOME: "WELCOME", ERROR: "ERROR", PING: "PING", PONG: "PONG", BYE: "BYE", DATA: "DATA", TEXT: "TEXT",
-         TRANSFER: "TRANSFER"}
-# TRANSFER kinds
+         TRANSFER: "TRANSFER", CHANNEL: "CHANNEL"}
+# CHANNEL purposes and kinds (a file's OPEN is its OFFER, DATA its CHUNK, END its DONE; a tree's OPEN and
+# ACCEPT are TREE_OFFER and TREE_ACCEPT here)
+P_FILE, P_TREE = 1, 2
 OFFER, ACCEPT, DENY, START, CHUNK, ACK, DONE, RESULT, CANCEL = range(1, 10)
-TREE_OFFER, ENTRIES, HELD, TREE_ACCEPT, T_FILE, FILE_DONE, T_SKIP, SMALL, TREE_END, TREE_RESULT = range(10, 20)
+TREE_OFFER, TREE_ACCEPT = OFFER, ACCEPT
+ENTRIES, HELD, T_FILE, FILE_DONE, T_SKIP, SMALL, TREE_END, TREE_RESULT = range(16, 24)
 KINDS = {OFFER: "OFFER", ACCEPT: "ACCEPT", DENY: "DENY", START: "START", CHUNK: "CHUNK", ACK: "ACK", DONE: "DONE",
-         RESULT: "RESULT", CANCEL: "CANCEL", HELD: "HELD", TREE_ACCEPT: "TREE_ACCEPT", TREE_RESULT: "TREE_RESULT"}
+         RESULT: "RESULT", CANCEL: "CANCEL", HELD: "HELD", TREE_RESULT: "TREE_RESULT"}
 MAX_CHUNK = 60 * 1024
 RECORDS = 0x40
 # RECORDS kinds
@@ -116,9 +122,14 @@ def hello_payload(peer_id, name, session, datagram_key):
             + short_string(name) + short_string(session))
 
 
-def transfer(kind, tid, body=b""):
-    """A TRANSFER frame: kind u8, transfer ID u64, then the kind's fields."""
-    return frame(TRANSFER, struct.pack(">BQ", kind, tid) + body)
+def transfer(kind, tid, body=b"", purpose=P_FILE):
+    """A CHANNEL frame: kind u8, purpose u8, channel ID u64, then the kind's fields."""
+    return frame(CHANNEL, struct.pack(">BBQ", kind, purpose, tid) + body)
+
+
+def tree(kind, tid, body=b""):
+    """A CHANNEL frame of a tree."""
+    return transfer(kind, tid, body, P_TREE)
 
 
 def offer(tid, path, size, media_type):
@@ -126,10 +137,12 @@ def offer(tid, path, size, media_type):
 
 
 def parse_transfer(payload):
-    """(kind name, transfer ID, fields) of a TRANSFER payload."""
-    kind, tid = struct.unpack(">BQ", payload[:9])
-    rest = payload[9:]
+    """(kind name, channel ID, fields) of a CHANNEL payload."""
+    kind, purpose, tid = struct.unpack(">BBQ", payload[:10])
+    rest = payload[10:]
     fields = {}
+    if kind == ACCEPT and purpose == P_TREE:
+        return "TREE_ACCEPT", tid, {"held": struct.unpack(">Q", rest[:8])[0]}
     if kind == ACCEPT:
         fields = {"offset": struct.unpack(">Q", rest[:8])[0], "prefix": rest[8:40].hex()}
     elif kind in (DENY, CANCEL):
@@ -160,10 +173,10 @@ def tree_entries(first, entries):
 
 def send_tree_file(c, tid, index, data):
     """FILE(index, 0), CHUNKs, FILE_DONE(index, SHA-256)."""
-    c.send(transfer(T_FILE, tid, struct.pack(">IQ", index, 0)))
+    c.send(tree(T_FILE, tid, struct.pack(">IQ", index, 0)))
     for off in range(0, len(data), MAX_CHUNK):
-        c.send(transfer(CHUNK, tid, struct.pack(">Q", off) + data[off:off + MAX_CHUNK]))
-    c.send(transfer(FILE_DONE, tid, struct.pack(">I", index) + hashlib.sha256(data).digest()))
+        c.send(tree(CHUNK, tid, struct.pack(">Q", off) + data[off:off + MAX_CHUNK]))
+    c.send(tree(FILE_DONE, tid, struct.pack(">I", index) + hashlib.sha256(data).digest()))
 
 
 def parse_hello(payload):
@@ -317,7 +330,7 @@ class Conn:
                 return ftype
 
     def wait_transfer(self, tid, deadline, skip=("ACK",)):
-        """The next TRANSFER message about transfer `tid` (kinds in `skip` are passed over), answering PINGs;
+        """The next CHANNEL message about channel `tid` (kinds in `skip` are passed over), answering PINGs;
         (None, {}) if the connection ended or an ERROR came first."""
         while True:
             ftype, payload = self.read_frame(deadline)
@@ -325,7 +338,7 @@ class Conn:
                 return None, {}
             if ftype == PING:
                 self.send(frame(PONG, payload))
-            if ftype == TRANSFER:
+            if ftype == CHANNEL:
                 kind, got, fields = parse_transfer(payload)
                 if got == tid and kind not in skip:
                     return kind, fields
@@ -486,7 +499,7 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
             try:
                 for off in range(0, len(payload), MAX_CHUNK):
                     c.send(transfer(CHUNK, tid, struct.pack(">Q", off) + payload[off:off + MAX_CHUNK]))
-                c.send(transfer(DONE, tid, hashlib.sha256(payload).digest()))
+                c.send(transfer(DONE, tid, struct.pack(">Q", len(payload)) + hashlib.sha256(payload).digest()))
             except OSError as e:
                 note = "sending: %s" % e
             reply, fields = c.wait_transfer(tid, deadline)
@@ -530,15 +543,15 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
         handshake()
         tid = random.getrandbits(63) + 1
         size, total = int(opts["size"]), int(opts["total"])
-        c.send(transfer(TREE_OFFER, tid, struct.pack(">IQ", 1, total)))
-        c.send(transfer(ENTRIES, tid, tree_entries(0, [(opts["name"], 0o644, size)])))
+        c.send(tree(TREE_OFFER, tid, struct.pack(">IQ", 1, total)))
+        c.send(tree(ENTRIES, tid, tree_entries(0, [(opts["name"], 0o644, size)])))
         reply, fields = c.wait_transfer(tid, deadline, skip=("ACK", "HELD"))
         record = dict({"name": opts["name"], "id": tid, "reply": reply, "total": total, "size": size}, **fields)
         c.transfers.append(record)
         if reply == "TREE_ACCEPT":
             try:
                 send_tree_file(c, tid, 0, os.urandom(size))
-                c.send(transfer(TREE_END, tid))
+                c.send(tree(TREE_END, tid))
             except OSError as e:
                 note = "sending: %s" % e
             reply, fields = c.wait_transfer(tid, deadline)
@@ -550,8 +563,8 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
         tid = random.getrandbits(63) + 1
         entries = [(path, mode, size) for path, mode, size in json.loads(opts["entries"])]
         total = sum(size or 0 for _, _, size in entries)
-        c.send(transfer(TREE_OFFER, tid, struct.pack(">IQ", len(entries), total)))
-        c.send(transfer(ENTRIES, tid, tree_entries(0, entries)))
+        c.send(tree(TREE_OFFER, tid, struct.pack(">IQ", len(entries), total)))
+        c.send(tree(ENTRIES, tid, tree_entries(0, entries)))
         reply, fields = c.wait_transfer(tid, deadline, skip=("ACK", "HELD"))
         record = dict({"name": None, "id": tid, "reply": reply}, **fields)
         c.transfers.append(record)
@@ -559,9 +572,30 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
             for index, (path, mode, size) in enumerate(entries):
                 if size is not None:
                     send_tree_file(c, tid, index, os.urandom(size))
-            c.send(transfer(TREE_END, tid))
+            c.send(tree(TREE_END, tid))
             reply, fields = c.wait_transfer(tid, deadline)
             c.tree_result = dict({"reply": reply}, **fields)
+        if not c.closed:
+            c.send(frame(BYE))
+    elif scenario == "older-offer":
+        handshake()
+        tid = random.getrandbits(63) + 1
+        c.send(frame(TRANSFER, struct.pack(">BQQ", OFFER, tid, 16) + short_string(opts["name"]) + short_string("text/plain")))
+        record = {"name": opts["name"], "id": tid, "reply": None}
+        c.transfers.append(record)
+        while True:
+            ftype, payload = c.read_frame(deadline)
+            if ftype is None or ftype == ERROR:
+                break
+            if ftype == PING:
+                c.send(frame(PONG, payload))
+            if ftype == TRANSFER and struct.unpack(">Q", payload[1:9])[0] == tid:
+                kind = payload[0]
+                record["reply"] = KINDS.get(kind, str(kind))
+                if kind in (DENY, CANCEL):
+                    n = struct.unpack(">H", payload[9:11])[0]
+                    record["reason"] = payload[11:11 + n].decode("utf-8", "replace")
+                break
         if not c.closed:
             c.send(frame(BYE))
     elif scenario == "push":

@@ -11,9 +11,12 @@ extension MessageCatalog {
         .registering(PairingMessage.self)
         .registering(GameMessage.self)
         .registering(RecordsMessage.self)
-        .registering(TransferMessage.self)
+        .registering(ChannelMessage.self)
+        .announcing(.channels)
+        // An older p2p's offers are read far enough to be refused in their own layout, naming the version.
+        .registering(LegacyTransferStep.self)
         .announcing(.transferTrees)
-        .registering(StreamMessage.self)
+        .registering(LegacyStreamStep.self)
         .announcing(.byteStreams)
 }
 

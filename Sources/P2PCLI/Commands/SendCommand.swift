@@ -18,7 +18,7 @@ struct SendCommand: AsyncParsableCommand {
             A receiver that does not answer within --answer-timeout (10 minutes) gets the offer withdrawn (exit 6).
             --to takes the receiver's display name (any case), the start of its peer ID or of its fingerprint \
             (dashes optional; `p2p peers` shows them). Repeat --to, or use --all, to send to several receivers at once: \
-            one line per receiver at the end. A receiver running an older p2p (without tree transfers) is refused with a \
+            one line per receiver at the end. A receiver running an older p2p (without channel transfers) is refused with a \
             message saying so.
             `p2p send - --as NAME` sends standard input instead, of any length, as one byte stream to `p2p receive --stdout`, \
             which writes it to its standard output; the whole stream is verified by SHA-256 at the end, and a stream that \

@@ -67,12 +67,9 @@ struct StreamReceive {
             return await ask("\(Terminal.sanitize(request.peer.displayName)) wants to connect to stream to you — \(note). Accept?")
         }
         // A `p2p send` of files here would wait forever for an answer: it hears why not.
-        session.onMessage(TransferMessage.self) { message, peer, _ in
-            switch message.body {
-            case .offer, .treeOffer: break
-            default: return
-            }
-            try? session.send(TransferMessage(transferID: message.transferID, .deny(reason: Self.fileOfferReason)), to: [peer.id])
+        session.onMessage(ChannelMessage.self) { message, peer, _ in
+            guard case .open = message.body, message.purpose != .stream else { return }
+            try? session.send(ChannelMessage(message.purpose, channelID: message.channelID, .deny(reason: Self.fileOfferReason)), to: [peer.id])
         }
         let current = NIOLockedValueBox<IncomingByteStream?>(nil)
         let taken = NIOLockedValueBox(false)

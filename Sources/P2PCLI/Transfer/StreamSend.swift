@@ -21,8 +21,8 @@ struct StreamSend {
         guard let name = command.streamName, !name.isEmpty else {
             throw Self.usage("standard input has no name: give it one with --as NAME (p2p send - --as dump.sql)")
         }
-        guard name.utf8.count <= StreamMessage.maxNameBytes else {
-            throw Self.usage("--as: at most \(StreamMessage.maxNameBytes) bytes of UTF-8")
+        guard name.utf8.count <= ChannelMessage.maxNameBytes else {
+            throw Self.usage("--as: at most \(ChannelMessage.maxNameBytes) bytes of UTF-8")
         }
         self.command = command
         self.name = name

@@ -28,20 +28,20 @@ import NIOCore
 /// Neither side holds more than the window (8 MiB) of a stream: the sender waits while that many bytes
 /// are beyond what the receiving *application* has taken, so a slow reader slows the sender. A stream
 /// that breaks (a CANCEL, a lost connection, a wrong length or hash) is a ``StreamError`` on both ends,
-/// never a silent short read. Streams go only to peers that announced `Capabilities.byteStreams`.
+/// never a silent short read. Streams go only to peers that announced `Capabilities.channels`.
 public final class ByteStreams: Sendable {
     /// The CANCEL reason of a receiver whose user or application gave up.
-    public static let receiverCancelledReason = "the receiver cancelled"
+    public static let receiverCancelledReason = ChannelMessage.receiverCancelledReason
     /// The CANCEL reason of a sender whose user or application gave up.
-    public static let senderCancelledReason = "the sender cancelled"
+    public static let senderCancelledReason = ChannelMessage.senderCancelledReason
     /// The media type of a stream opened without one.
     public static let defaultMediaType = "application/octet-stream"
 
     /// Tunables; the defaults suit a LAN.
     public struct Configuration: Sendable {
         /// Bytes a sender may have written beyond what the receiving application has taken; at most
-        /// `StreamMessage.maxWindow` (8 MiB), which the receiver enforces.
-        public var window = Int(StreamMessage.maxWindow)
+        /// `ChannelMessage.maxWindow` (8 MiB), which the receiver enforces.
+        public var window = Int(ChannelMessage.maxWindow)
         /// The receiver acknowledges after its application has taken this many more bytes; at most
         /// half the window, so that a sender never waits for an acknowledgement that cannot come.
         public var acknowledgeEvery = 1 << 20
@@ -73,11 +73,11 @@ public final class ByteStreams: Sendable {
     /// for bytes nobody accepted.
     private static let cancelledMemory = 256
 
-    /// Takes over the session's STREAM messages.
+    /// Takes over the session's CHANNEL messages of purpose stream (and refuses an older p2p's STREAM).
     public init(session: Session, configuration: Configuration = Configuration()) {
         self.session = session
         var configuration = configuration
-        configuration.window = max(1, min(configuration.window, Int(StreamMessage.maxWindow)))
+        configuration.window = max(1, min(configuration.window, Int(ChannelMessage.maxWindow)))
         configuration.acknowledgeEvery = max(1, min(configuration.acknowledgeEvery, configuration.window / 2))
         self.configuration = configuration
         session.install(self)
@@ -96,18 +96,18 @@ public final class ByteStreams: Sendable {
 
     /// Opens a stream to a connected peer and waits for its answer: returns once the peer accepted,
     /// throws ``StreamError/denied(_:)`` if it declined. Nothing is sent to a peer without
-    /// `Capabilities.byteStreams` (``StreamError/notSupported(peer:)``). The name (1–4096 bytes of
+    /// `Capabilities.channels` (``StreamError/notSupported(peer:)``). The name (1–4096 bytes of
     /// UTF-8) and media type (at most 127 bytes) reach the receiver as they are. Cancelling the task
     /// while it waits cancels the stream.
     public func open(to peer: PeerID, name: String, mediaType: String = ByteStreams.defaultMediaType) async throws(StreamError) -> OutgoingByteStream {
         guard let info = session.connectedPeer(peer) else { throw .notConnected }
-        guard info.capabilities.contains(.byteStreams) else { throw .notSupported(peer: info.displayName) }
+        guard info.capabilities.contains(.channels) else { throw .notSupported(peer: info.nameWithAddress) }
         guard !name.isEmpty else { throw .invalidName("the name is empty") }
-        guard name.utf8.count <= StreamMessage.maxNameBytes else {
-            throw .invalidName("the name has \(name.utf8.count) bytes, at most \(StreamMessage.maxNameBytes) are allowed")
+        guard name.utf8.count <= ChannelMessage.maxNameBytes else {
+            throw .invalidName("the name has \(name.utf8.count) bytes, at most \(ChannelMessage.maxNameBytes) are allowed")
         }
-        guard mediaType.utf8.count <= StreamMessage.maxMediaTypeBytes else {
-            throw .invalidName("the media type has \(mediaType.utf8.count) bytes, at most \(StreamMessage.maxMediaTypeBytes) are allowed")
+        guard mediaType.utf8.count <= ChannelMessage.maxMediaTypeBytes else {
+            throw .invalidName("the media type has \(mediaType.utf8.count) bytes, at most \(ChannelMessage.maxMediaTypeBytes) are allowed")
         }
         let large = session.configuration.maxPayload >= WireFormat.absoluteMaxPayload && info.capabilities.contains(.largeFrames)
         let id = state.withLockedValue { state in
@@ -116,7 +116,7 @@ public final class ByteStreams: Sendable {
             return id
         }
         let stream = OutgoingByteStream(info: ByteStreamInfo(id: id, peer: info, name: name, mediaType: mediaType), owner: self,
-                                        chunkSize: large ? StreamMessage.maxLargeChunk : StreamMessage.maxChunk,
+                                        chunkSize: large ? ChannelMessage.maxLargeChunk : ChannelMessage.maxChunk,
                                         window: UInt64(configuration.window))
         state.withLockedValue { $0.outgoing[id] = stream }
         try await stream.open()
@@ -126,9 +126,9 @@ public final class ByteStreams: Sendable {
     // MARK: - For the streams
 
     /// Sends one step of stream `id` to `peer`; a link that is gone is a disconnected peer.
-    func send(_ body: StreamMessage.Body, id: UInt64, to peer: PeerID) throws(StreamError) {
+    func send(_ body: ChannelMessage.Body, id: UInt64, to peer: PeerID) throws(StreamError) {
         do {
-            try session.send(StreamMessage(streamID: id, body), to: [peer])
+            try session.send(ChannelMessage(.stream, channelID: id, body), to: [peer])
         } catch {
             throw .peerDisconnected
         }
@@ -167,14 +167,15 @@ public final class ByteStreams: Sendable {
 
     // MARK: - Receiving (on the session's event loop)
 
-    private func receive(_ message: StreamMessage, from peer: PeerInfo) {
-        let id = message.streamID
+    private func receive(_ message: ChannelMessage, from peer: PeerInfo) {
+        guard message.purpose == .stream else { return }  // FileTransfers takes those.
+        let id = message.channelID
         if let stream = state.withLockedValue({ $0.outgoing[id] }), stream.info.peer.id == peer.id {
             stream.handle(message.body)
             return
         }
         let key = Key(peer: peer.id, id: id)
-        if case .open(let name, let mediaType) = message.body {
+        if case .open(.stream(let name, let mediaType)) = message.body {
             return opened(key, info: ByteStreamInfo(id: id, peer: peer, name: name, mediaType: mediaType))
         }
         let (stream, cancelledHere) = state.withLockedValue { ($0.incoming[key], $0.cancelledHere.contains(key)) }
@@ -222,5 +223,15 @@ public final class ByteStreams: Sendable {
 }
 
 extension ByteStreams: SessionFeature {
-    public static var messages: [FeatureMessage<ByteStreams>] { [.on(StreamMessage.self) { streams, message, peer, _ in streams.receive(message, from: peer) }] }
+    public static var messages: [FeatureMessage<ByteStreams>] {
+        [.on(ChannelMessage.self) { streams, message, peer, _ in streams.receive(message, from: peer) },
+         .on(LegacyStreamStep.self) { streams, message, peer, _ in streams.refuse(message.step, from: peer) }]
+    }
+
+    /// An older p2p opened a stream the old way: it hears why not, in its own layout, and this side's
+    /// log names the version (a stream handler never sees it).
+    private func refuse(_ step: LegacyBulkStep, from peer: PeerInfo) {
+        guard OlderPeer.refuse(step, of: .stream, from: peer, on: session) else { return }
+        session.configuration.logger.warning("refused a stream: \(OlderPeer.description(peer.nameWithAddress))")
+    }
 }

@@ -80,7 +80,7 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         switch problem {
         case .some(.some(let error)): throw error
         case .some(.none): return
-        case .none: try send(.accept)
+        case .none: try send(.accept(offset: 0, prefixHash: []))
         }
     }
 
@@ -203,12 +203,13 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         // waiting on a window smaller than that always hears back). The new mark is recorded before the
         // ACK leaves: the sender may answer with more at once.
         let due = state.withLockedValue { state in
-            guard state.phase == .accepted, state.end == nil, consumed > state.acknowledged,
-                  consumed - state.acknowledged >= acknowledgeEvery || state.chunks.isEmpty else { return false }
+            guard state.phase == .accepted, state.end == nil,
+                  ChannelFlow.owesAcknowledgement(taken: consumed, acknowledged: state.acknowledged, every: acknowledgeEvery,
+                                                  drained: state.chunks.isEmpty) else { return false }
             state.acknowledged = consumed
             return true
         }
-        if due { try? send(.ack(consumed: consumed)) }
+        if due { try? send(.ack(consumed)) }
     }
 
     private func verify(length: UInt64, sha256 theirs: [UInt8]) throws(StreamError) -> ByteBuffer? {
@@ -232,7 +233,7 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         return nil
     }
 
-    private func send(_ body: StreamMessage.Body) throws(StreamError) {
+    private func send(_ body: ChannelMessage.Body) throws(StreamError) {
         guard let owner else { throw .closed }
         try owner.send(body, id: info.id, to: info.peer.id)
     }
@@ -261,16 +262,17 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
     }
 
     /// One message from the sender. Runs on the event loop.
-    func handle(_ body: StreamMessage.Body) {
+    func handle(_ body: ChannelMessage.Body) {
         switch body {
-        case .data(let bytes):
+        case .data(let offset, let bytes):
             let verdict = state.withLockedValue { state -> String?? in
                 if state.phase == .over, state.failure == .cancelled { return .some(nil) }  // in flight when we cancelled
                 guard state.phase == .accepted else { return state.phase == .undecided ? "DATA before ACCEPT" : "DATA after the stream ended" }
                 guard state.end == nil else { return "DATA after END" }
+                guard offset == state.received else { return "DATA at \(offset), expected \(state.received)" }
                 state.received += UInt64(bytes.readableBytes)
-                guard state.received - state.acknowledged <= StreamMessage.maxWindow else {
-                    return "\(state.received - state.acknowledged) bytes beyond the last ACK, over the window of \(StreamMessage.maxWindow)"
+                guard state.received - state.acknowledged <= ChannelMessage.maxWindow else {
+                    return "\(state.received - state.acknowledged) bytes beyond the last ACK, over the window of \(ChannelMessage.maxWindow)"
                 }
                 state.chunks.append(bytes)
                 state.bufferedBytes += bytes.readableBytes
@@ -293,7 +295,7 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         case .cancel(let reason):
             broke(.cancelledByPeer(PeerText(reason)))
         default:
-            violation("unexpected \(OutgoingByteStream.name(of: body)) from the sender")
+            violation("unexpected \(ChannelMessage.name(of: body)) from the sender")
         }
     }
 

@@ -44,7 +44,7 @@ public final class OutgoingByteStream: Sendable {
             if failure != nil { return true }
             switch wait {
             case .answer: return accepted
-            case .room(let count): return sent - acknowledged + count <= window
+            case .room(let count): return ChannelFlow.fits(count, sent: sent, acknowledged: acknowledged, window: window)
             case .result: return result != nil
             }
         }
@@ -67,7 +67,7 @@ public final class OutgoingByteStream: Sendable {
     /// Sends OPEN and waits for ACCEPT or DENY.
     func open() async throws(StreamError) {
         do {
-            try send(.open(name: info.name, mediaType: info.mediaType))
+            try send(.open(.stream(name: info.name, mediaType: info.mediaType)))
             try await wait(for: .answer)
         } catch {
             throw fail(error, tellPeer: error == .cancelled)
@@ -86,8 +86,11 @@ public final class OutgoingByteStream: Sendable {
                 let count = UInt64(chunk.readableBytes)
                 try await wait(for: .room(count))
                 hasher.withLockedValue { hasher in chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) } }
-                state.withLockedValue { $0.sent += count }
-                try send(.data(chunk))
+                let offset = state.withLockedValue { state in
+                    defer { state.sent += count }
+                    return state.sent
+                }
+                try send(.data(offset: offset, bytes: chunk))
             }
         } catch {
             throw fail(error, tellPeer: error == .cancelled)
@@ -152,7 +155,7 @@ public final class OutgoingByteStream: Sendable {
         state.withLockedValue { $0.busy = false }
     }
 
-    private func send(_ body: StreamMessage.Body) throws(StreamError) {
+    private func send(_ body: ChannelMessage.Body) throws(StreamError) {
         guard let owner else { throw .closed }
         try owner.send(body, id: info.id, to: info.peer.id)
     }
@@ -214,10 +217,10 @@ public final class OutgoingByteStream: Sendable {
 
     // MARK: - From the receiver (on the event loop)
 
-    func handle(_ body: StreamMessage.Body) {
+    func handle(_ body: ChannelMessage.Body) {
         let (accepted, sent, endSent) = state.withLockedValue { ($0.accepted, $0.sent, $0.endSent) }
         switch body {
-        case .accept where !accepted:
+        case .accept(0, _) where !accepted:
             update { $0.accepted = true }
         case .deny(let reason) where !accepted:
             fail(.denied(PeerText(reason)), tellPeer: false)
@@ -228,7 +231,7 @@ public final class OutgoingByteStream: Sendable {
         case .cancel(let reason):
             fail(.cancelledByPeer(PeerText(reason)), tellPeer: false)
         default:
-            let what = "unexpected \(Self.name(of: body)) from the receiver of stream \(info.id)"
+            let what = "unexpected \(ChannelMessage.name(of: body)) from the receiver of stream \(info.id)"
             fail(.protocolViolation(what), tellPeer: false)
             owner?.cutOff(info.peer.id, id: info.id, reason: what)
         }
@@ -239,16 +242,4 @@ public final class OutgoingByteStream: Sendable {
         fail(.peerDisconnected, tellPeer: false)
     }
 
-    static func name(of body: StreamMessage.Body) -> String {
-        switch body {
-        case .open: "OPEN"
-        case .accept: "ACCEPT"
-        case .deny: "DENY"
-        case .data: "DATA"
-        case .ack(let consumed): "ACK(\(consumed))"
-        case .end: "END"
-        case .result: "RESULT"
-        case .cancel: "CANCEL"
-        }
-    }
 }

@@ -24,8 +24,8 @@ public struct ByteStreamSummary: Sendable, Equatable {
 /// Why a byte stream did not end verified. A broken stream is this error on both ends: a reader never
 /// sees a short stream end as if it were complete.
 public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The peer's p2p predates byte streams (its HELLO lacks capability bit 6, `byteStreams`), so
-    /// nothing was sent to it; the value is its display name.
+    /// The peer's p2p predates channels (its HELLO lacks `Capabilities.channels`), so nothing was sent
+    /// to it; the value is its display name with its address.
     case notSupported(peer: PeerText)
     /// The peer is not connected.
     case notConnected
@@ -54,7 +54,7 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notSupported(let peer):
-            "\(peer) runs an older p2p without byte streams (its HELLO lacks capability bit 6, byteStreams); update p2p there"
+            OlderPeer.description(peer)
         case .notConnected: "not connected to that peer"
         case .invalidName(let why): "invalid stream name: \(why)"
         case .denied(let reason): "denied: \(reason)"

@@ -12,9 +12,9 @@ import NIOCore
 public final class FileTransfers: Sendable {
     /// The CANCEL reason of a receiver whose user gave up (Ctrl-C). Any other reason from a receiver is
     /// a failure on its side (disk full, unwritable directory), which the sender reports as such.
-    public static let receiverCancelledReason = "the receiver cancelled"
+    public static let receiverCancelledReason = ChannelMessage.receiverCancelledReason
     /// The CANCEL reason of a sender whose user gave up.
-    public static let senderCancelledReason = "the sender cancelled"
+    public static let senderCancelledReason = ChannelMessage.senderCancelledReason
 
     /// Tunables; the defaults suit a LAN.
     public struct Configuration: Sendable {
@@ -114,7 +114,8 @@ public final class FileTransfers: Sendable {
         try? send(.deny(reason: "\(limit) offers from you already wait for an answer; offer again once they are answered"), id: id, to: peer)
     }
 
-    /// Takes over the session's TRANSFER messages. Files arrive in `directory`.
+    /// Takes over the session's CHANNEL messages of purpose file and tree (and refuses an older p2p's
+    /// TRANSFER). Files arrive in `directory`.
     public init(session: Session, directory: URL, configuration: Configuration = Configuration()) {
         self.session = session
         self.directory = directory
@@ -217,6 +218,7 @@ public final class FileTransfers: Sendable {
 
     private func sendFile(_ url: URL, as name: String, mediaType: String, to peer: PeerID) async throws(TransferError) -> Delivery {
         guard let peerInfo = session.connectedPeers.first(where: { $0.id == peer }) else { throw .notConnected }
+        try Self.requireChannels(peerInfo)
         let reader: FileHandle
         let size: UInt64
         do {
@@ -244,7 +246,7 @@ public final class FileTransfers: Sendable {
 
     private func stream(_ reader: FileHandle, info: TransferInfo, mailbox: Mailbox) async throws(TransferError) -> Delivery {
         let peer = info.peer.id
-        try send(.offer(path: info.name.raw, size: info.size, mediaType: info.mediaType), id: info.id, to: peer)
+        try send(.open(.file(path: info.name.raw, size: info.size, mediaType: info.mediaType)), id: info.id, to: peer)
         let (offset, prefixHash): (UInt64, [UInt8])
         switch try await mailbox.answer() {
         case .accept(let acceptedOffset, let hash): (offset, prefixHash) = (acceptedOffset, hash)
@@ -278,7 +280,7 @@ public final class FileTransfers: Sendable {
         while sent < info.size {
             if Task.isCancelled { throw .cancelled }
             // The window: wait for the receiver to catch up instead of buffering without bound.
-            while sent - acknowledged >= UInt64(configuration.window) {
+            while ChannelFlow.isFull(sent: sent, acknowledged: acknowledged, window: UInt64(configuration.window)) {
                 acknowledged = try Self.acknowledgement(try await mailbox.next(), at: acknowledged)
             }
             while let body = mailbox.poll() { acknowledged = try Self.acknowledgement(body, at: acknowledged) }
@@ -287,8 +289,8 @@ public final class FileTransfers: Sendable {
                 guard block.readableBytes > 0 else { throw .unreadable(info.name.raw, "the file shrank while being sent") }
                 block.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             }
-            let chunk = block.readSlice(length: min(TransferMessage.maxChunk, block.readableBytes))!
-            try send(.chunk(offset: sent, bytes: chunk), id: info.id, to: peer)
+            let chunk = block.readSlice(length: min(ChannelMessage.maxChunk, block.readableBytes))!
+            try send(.data(offset: sent, bytes: chunk), id: info.id, to: peer)
             sent += UInt64(chunk.readableBytes)
             if ContinuousClock.now - lastProgress > .milliseconds(250) {
                 lastProgress = .now
@@ -296,7 +298,7 @@ public final class FileTransfers: Sendable {
             }
         }
         let digest = Array(hasher.finalize())
-        try send(.done(sha256: digest), id: info.id, to: peer)
+        try send(.end(length: info.size, sha256: digest), id: info.id, to: peer)
         while true {
             switch try await mailbox.next() {
             case .ack(let written):
@@ -312,7 +314,7 @@ public final class FileTransfers: Sendable {
     }
 
     /// Bytes read from the file at a time (a multiple of the chunk size).
-    static let readBlock = 16 * TransferMessage.maxChunk
+    static let readBlock = 16 * ChannelMessage.maxChunk
 
     /// Replaces `buffer`'s content with up to `count` bytes from the file's current position (fewer only at its end).
     static func read(_ reader: FileHandle, count: Int, into buffer: inout ByteBuffer, name: String) throws(TransferError) {
@@ -339,7 +341,12 @@ public final class FileTransfers: Sendable {
         }
     }
 
-    static func acknowledgement(_ body: TransferMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
+    /// Files go only over channels: an older peer gets nothing, and the error names it and its version.
+    static func requireChannels(_ peer: PeerInfo) throws(TransferError) {
+        guard peer.capabilities.contains(.channels) else { throw .peerTooOld(peer.nameWithAddress, capability: "channel transfers") }
+    }
+
+    static func acknowledgement(_ body: ChannelMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
         // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
         if case .cancel(let reason) = body { throw .cancelledByPeer(PeerText(reason)) }
         guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(body)") }
@@ -360,9 +367,10 @@ public final class FileTransfers: Sendable {
         }
     }
 
-    func send(_ body: TransferMessage.Body, id: UInt64, to peer: PeerID) throws(TransferError) {
+    /// Sends one step of channel `id` to `peer`; `purpose` is `.tree` for a tree's steps.
+    func send(_ body: ChannelMessage.Body, id: UInt64, to peer: PeerID, purpose: ChannelMessage.Purpose = .file) throws(TransferError) {
         do {
-            try session.send(TransferMessage(transferID: id, body), to: [peer])
+            try session.send(ChannelMessage(purpose, channelID: id, body), to: [peer])
         } catch {
             throw .peerDisconnected
         }
@@ -378,8 +386,9 @@ public final class FileTransfers: Sendable {
 
     // MARK: - Receiving (called on the session's event loop)
 
-    private func receive(_ message: TransferMessage, from peer: PeerInfo) {
-        let id = message.transferID
+    private func receive(_ message: ChannelMessage, from peer: PeerInfo) {
+        guard message.purpose != .stream else { return }  // ByteStreams takes those.
+        let id = message.channelID
         if let mailbox = state.withLockedValue({ $0.outgoing[id] }) {
             mailbox.post(message.body)
             return
@@ -389,22 +398,22 @@ public final class FileTransfers: Sendable {
             return
         }
         switch message.body {
-        case .treeOffer(let count, let total):
+        case .open(.tree(let count, let total)):
             var info = TransferInfo(id: id, peer: peer, name: "", size: total, mediaType: "inode/directory", direction: .receiving)
             info.isTree = true
             switch admit(id, from: peer.id, { $0.manifests[id] = PendingManifest(info: info, expected: Int(count)) }) {
             case .admitted: break
-            case .duplicate: cutOff(peer.id, id: id, reason: "a second TREE_OFFER for transfer \(id)")
+            case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for tree \(id)")
             case .overLimit: refuseOverLimit(id, from: peer.id)
             }
         case .entries(let first, let entries):
             manifestArrived(id, from: peer.id, first: first, entries)
-        case .offer(let path, let size, let mediaType):
+        case .open(.file(let path, let size, let mediaType)):
             // The name is checked against the file system: not on the event loop.
             let info = TransferInfo(id: id, peer: peer, name: PeerText(path), size: size, mediaType: mediaType, direction: .receiving)
             switch admit(id, from: peer.id, { $0.undecided[id] = UndecidedOffer(info: info) }) {
             case .admitted: Task { self.offered(info) }
-            case .duplicate: cutOff(peer.id, id: id, reason: "a second OFFER for transfer \(id)")
+            case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for transfer \(id)")
             case .overLimit: refuseOverLimit(id, from: peer.id)
             }
         default:
@@ -531,7 +540,7 @@ public final class FileTransfers: Sendable {
         }
     }
 
-    func reply(_ body: TransferMessage.Body, for file: IncomingFile) {
+    func reply(_ body: ChannelMessage.Body, for file: IncomingFile) {
         try? send(body, id: file.info.id, to: file.info.peer.id)
     }
 
@@ -563,13 +572,13 @@ public final class FileTransfers: Sendable {
 final class Mailbox: Sendable {
     /// What ends a wait.
     private enum Wake {
-        case message(TransferMessage.Body)
+        case message(ChannelMessage.Body)
         case closed
         case timedOut
     }
 
     private struct State {
-        var queue: [TransferMessage.Body] = []
+        var queue: [ChannelMessage.Body] = []
         var waiter: CheckedContinuation<Wake, Never>?
         /// Ends the current wait when its time is up; cancelled when a message or the close ends it first.
         var timer: OneShotTimer?
@@ -597,7 +606,7 @@ final class Mailbox: Sendable {
         self.silenceLimit = silenceLimit
     }
 
-    func post(_ body: TransferMessage.Body) {
+    func post(_ body: ChannelMessage.Body) {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Wake, Never>? in
             if let waiter = state.takeWaiter() { return waiter }
             state.queue.append(body)
@@ -614,22 +623,22 @@ final class Mailbox: Sendable {
         waiter?.resume(returning: .closed)
     }
 
-    func poll() -> TransferMessage.Body? {
+    func poll() -> ChannelMessage.Body? {
         state.withLockedValue { $0.queue.isEmpty ? nil : $0.queue.removeFirst() }
     }
 
     /// The receiver's answer to the offer (ACCEPT, DENY, HELD…): `.notAnswered` once `answerTimeout` passed.
-    func answer() async throws(TransferError) -> TransferMessage.Body {
+    func answer() async throws(TransferError) -> ChannelMessage.Body {
         try await next(within: answerTimeout, else: .notAnswered(after: answerTimeout))
     }
 
     /// The next message once the transfer runs; a peer's CANCEL or disconnect becomes the matching error,
     /// and `silenceLimit` without a message `.receiverSilent`.
-    func next() async throws(TransferError) -> TransferMessage.Body {
+    func next() async throws(TransferError) -> ChannelMessage.Body {
         try await next(within: silenceLimit, else: .receiverSilent(for: silenceLimit))
     }
 
-    private func next(within limit: Duration, else timeout: TransferError) async throws(TransferError) -> TransferMessage.Body {
+    private func next(within limit: Duration, else timeout: TransferError) async throws(TransferError) -> ChannelMessage.Body {
         let wake: Wake = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = state.withLockedValue { state -> Wake? in
@@ -666,7 +675,21 @@ final class Mailbox: Sendable {
 }
 
 extension FileTransfers: SessionFeature {
-    public static var messages: [FeatureMessage<FileTransfers>] { [.on(TransferMessage.self) { transfers, message, peer, _ in transfers.receive(message, from: peer) }] }
+    public static var messages: [FeatureMessage<FileTransfers>] {
+        [.on(ChannelMessage.self) { transfers, message, peer, _ in transfers.receive(message, from: peer) },
+         .on(LegacyTransferStep.self) { transfers, message, peer, _ in transfers.refuse(message.step, from: peer) }]
+    }
+
+    /// An older p2p offered a file or a tree the old way: it hears why not, in its own layout, and this
+    /// side's user reads one line naming the version. Its other steps (there are none without an
+    /// accepted offer) are ignored.
+    private func refuse(_ step: LegacyBulkStep, from peer: PeerInfo) {
+        guard OlderPeer.refuse(step, of: .transfer, from: peer, on: session) else { return }
+        var info = TransferInfo(id: step.id, peer: peer, name: PeerText(step.offer?.path ?? "a folder"), size: step.offer?.size ?? 0,
+                                mediaType: "application/octet-stream", direction: .receiving)
+        info.isTree = step.kind == 10
+        emit(.failed(info, .peerTooOld(peer.nameWithAddress, capability: "channel transfers")))
+    }
 
     /// The session closed: so do the transfer event streams, after what they hold.
     public func sessionClosed() { hub.finish() }

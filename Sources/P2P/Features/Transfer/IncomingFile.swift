@@ -103,7 +103,7 @@ final class IncomingFile: Sendable {
     }
 
     /// One message from the sender, or `nil` when the sender disconnected. Runs on the event loop.
-    func handle(_ body: TransferMessage.Body?) {
+    func handle(_ body: ChannelMessage.Body?) {
         silence.heard()
         guard let body else {
             queue.async { [self] in disk.withLockedValue { fail(.peerDisconnected, tellPeer: false, &$0) } }
@@ -114,17 +114,17 @@ final class IncomingFile: Sendable {
             guard offset == 0 || offset == offered.withLockedValue({ $0 }) else { return violation("START at \(offset)") }
             expected.withLockedValue { $0 = offset }
             queue.async { [self] in disk.withLockedValue { start(at: offset, &$0) } }
-        case .chunk(let offset, let bytes):
+        case .data(let offset, let bytes):
             let verdict = expected.withLockedValue { next -> String? in
-                guard let position = next else { return "CHUNK before START" }
-                guard offset == position else { return "CHUNK at \(offset), expected \(position)" }
+                guard let position = next else { return "DATA before START" }
+                guard offset == position else { return "DATA at \(offset), expected \(position)" }
                 guard position + UInt64(bytes.readableBytes) <= info.size else { return "more bytes than the \(info.size) offered" }
                 next = position + UInt64(bytes.readableBytes)
                 return nil
             }
             if let verdict { return violation(verdict) }
             queue.async { [self] in disk.withLockedValue { write(bytes, &$0) } }
-        case .done(let sha256):
+        case .end(_, let sha256):
             queue.async { [self] in disk.withLockedValue { finish(theirs: sha256, &$0) } }
         case .cancel(let reason):
             queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(PeerText(reason)), tellPeer: false, &$0) } }
@@ -181,9 +181,9 @@ final class IncomingFile: Sendable {
         }
         bytes.withUnsafeReadableBytes { state.hasher.update(bufferPointer: $0) }
         state.written += UInt64(bytes.readableBytes)
-        if state.written - state.lastAcknowledged >= acknowledgeEvery {
+        if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery) {
             state.lastAcknowledged = state.written
-            transfers?.reply(.ack(written: state.written), for: self)
+            transfers?.reply(.ack(state.written), for: self)
         }
         // At most four a second, and always the last bytes: a file received in under 250 ms still
         // reports its progress once (at 100 %), as the sender's side does.

@@ -171,8 +171,9 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case protocolViolation(String)
     /// The peer is not connected.
     case notConnected
-    /// The peer's p2p predates something this transfer needs: the peer's name, and the capability its
-    /// HELLO lacks.
+    /// The peer's p2p predates something this transfer needs: the peer's name with its address, and
+    /// what its version lacks (`channel transfers`: its HELLO lacks `Capabilities.channels`). Sending to
+    /// such a peer fails at once; an offer from one is refused in its own layout and reported so.
     case peerTooOld(PeerText, capability: String)
     /// Some files of a tree did not arrive (the rest did, verified): how many, and the first with its reason.
     case filesFailed(count: Int, first: PeerText)
@@ -214,8 +215,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(name) was offered as \(offered), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"
         case .protocolViolation(let what): "protocol violation: \(what)"
         case .notConnected: "not connected to that peer"
-        case .peerTooOld(let name, let capability):
-            "\(name) runs an older p2p (protocol version 1 without the \(capability) capability in its HELLO), which cannot receive this; update p2p there"
+        case .peerTooOld(let name, let capability): "\(name) runs an older p2p (wire version 1 without \(capability)); update p2p there"
         case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(first))"
         case .duplicateName(let name): "two of the paths would arrive as \(name); send them separately"
         case .untruthfulOffer(let peer, let what): "refused the offer from \(peer): \(what); the sender's p2p is broken or hostile"

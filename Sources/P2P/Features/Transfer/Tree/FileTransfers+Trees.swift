@@ -6,7 +6,7 @@ extension FileTransfers {
     func manifestArrived(_ id: UInt64, from peer: PeerID, first: UInt32, _ entries: [TreeEntry]) {
         enum Step { case wait, offer(PendingManifest), violation(String) }
         let step = state.withLockedValue { state -> Step in
-            guard var pending = state.manifests[id], pending.info.peer.id == peer else { return .violation("ENTRIES without a TREE_OFFER") }
+            guard var pending = state.manifests[id], pending.info.peer.id == peer else { return .violation("ENTRIES without a tree's OPEN") }
             guard Int(first) == pending.entries.count else { return .violation("ENTRIES from \(first), expected \(pending.entries.count)") }
             guard pending.entries.count + entries.count <= pending.expected else { return .violation("more entries than the \(pending.expected) offered") }
             let added = entries.reduce(0) { $0 + $1.path.utf8.count }
@@ -43,7 +43,7 @@ extension FileTransfers {
         if let lie = Self.untruthful(total: info.size, pending.entries) {
             _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
             let error = TransferError.untruthfulOffer(peer: info.peer.displayName, lie)
-            try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+            try? send(.deny(reason: error.description), id: info.id, to: info.peer.id, purpose: .tree)
             emit(.failed(info, error))
             return
         }
@@ -62,7 +62,7 @@ extension FileTransfers {
             } catch {
                 let error = error as? TransferError ?? .unsafeName(PeerText(entry.path), "\(error)")
                 _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
-                try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+                try? send(.deny(reason: error.description), id: info.id, to: info.peer.id, purpose: .tree)
                 emit(.failed(info, error))
                 return
             }
@@ -70,7 +70,7 @@ extension FileTransfers {
         if let (below, file) = Self.pathBelowAFile(pending.entries, destinations) {
             let error = TransferError.unsafeName(PeerText(below), "it lies below \(PeerText(file)), which the tree sends as a file")
             _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
-            try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+            try? send(.deny(reason: error.description), id: info.id, to: info.peer.id, purpose: .tree)
             emit(.failed(info, error))
             return
         }
@@ -113,8 +113,8 @@ extension FileTransfers {
         return "its total says \(ByteCount.describe(total)) (\(total) bytes), but its files add up to \(ByteCount.describe(sum)) (\(sum) bytes)"
     }
 
-    func reply(_ body: TransferMessage.Body, id: UInt64, to peer: PeerID) {
-        try? send(body, id: id, to: peer)
+    func reply(_ body: ChannelMessage.Body, id: UInt64, to peer: PeerID) {
+        try? send(body, id: id, to: peer, purpose: .tree)
     }
 
     func progress(tree: IncomingTree, started offset: UInt64?, bytes: UInt64) {

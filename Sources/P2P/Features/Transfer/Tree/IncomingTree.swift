@@ -171,7 +171,7 @@ final class IncomingTree: Sendable {
             transfers?.reply(.held(Array(held[start ..< end])), id: info.id, to: info.peer.id)
             start = end
         }
-        transfers?.reply(.treeAccept(held: UInt32(held.count)), id: info.id, to: info.peer.id)
+        transfers?.reply(.accept(offset: UInt64(held.count), prefixHash: []), id: info.id, to: info.peer.id)
         // What is already here does not travel: the start's offset, so that rates count only what moves.
         transfers?.progress(tree: self, started: held.reduce(0) { $0 + $1.length }, bytes: 0)
     }
@@ -185,7 +185,7 @@ final class IncomingTree: Sendable {
     // MARK: - Messages (on the event loop)
 
     /// One message from the sender, or `nil` when the sender disconnected.
-    func handle(_ body: TransferMessage.Body?) {
+    func handle(_ body: ChannelMessage.Body?) {
         silence.heard()
         guard let body else {
             queue.async { [self] in disk.withLockedValue { fail(.peerDisconnected, tellPeer: false, &$0) } }
@@ -204,8 +204,8 @@ final class IncomingTree: Sendable {
     }
 
     /// Why `body` breaks the order of a tree, or nil.
-    private func check(_ body: TransferMessage.Body, _ order: inout OrderState) -> String? {
-        guard order.accepted, !order.ended else { return "\(Self.name(of: body)) outside an accepted tree" }
+    private func check(_ body: ChannelMessage.Body, _ order: inout OrderState) -> String? {
+        guard order.accepted, !order.ended else { return "\(ChannelMessage.name(of: body)) outside an accepted tree" }
         func nextFile(_ index: UInt32) -> String? {
             guard order.current == nil else { return "entry \(index) before FILE_DONE of entry \(order.current!.index)" }
             guard index >= order.nextIndex, Int(index) < entries.count, entries[Int(index)].kind == .file else {
@@ -219,9 +219,9 @@ final class IncomingTree: Sendable {
             if let problem = nextFile(index) { return problem }
             guard offset == 0 || offset == order.heldPartial[index] else { return "FILE \(index) at \(offset)" }
             order.current = (index, offset)
-        case .chunk(let offset, let bytes):
-            guard let current = order.current else { return "CHUNK outside a file" }
-            guard offset == current.next else { return "CHUNK at \(offset), expected \(current.next)" }
+        case .data(let offset, let bytes):
+            guard let current = order.current else { return "DATA outside a file" }
+            guard offset == current.next else { return "DATA at \(offset), expected \(current.next)" }
             let next = offset + UInt64(bytes.readableBytes)
             guard next <= entries[Int(current.index)].size else { return "more bytes than the \(entries[Int(current.index)].size) offered" }
             order.current = (current.index, next)
@@ -244,16 +244,12 @@ final class IncomingTree: Sendable {
             guard order.current == nil else { return "TREE_END inside a file" }
             order.ended = true
         default:
-            return "unexpected \(Self.name(of: body)) in a tree"
+            return "unexpected \(ChannelMessage.name(of: body)) in a tree"
         }
         // Each file gets at most its size and the sizes add up to the total (checked before the offer
         // was shown), so this holds already; checked anyway, since it is the promise made to the person.
         guard order.received <= info.size else { return "more bytes than the \(info.size) offered for the tree" }
         return nil
-    }
-
-    private static func name(of body: TransferMessage.Body) -> String {
-        String(describing: body).prefix { $0 != "(" }.uppercased()
     }
 
     /// The receiver gives up (Ctrl-C): the sender is told; finished files stay, the current `.part` too.
@@ -268,11 +264,11 @@ final class IncomingTree: Sendable {
 
     // MARK: - Disk (on the queue)
 
-    private func apply(_ body: TransferMessage.Body, _ state: inout DiskState) {
+    private func apply(_ body: ChannelMessage.Body, _ state: inout DiskState) {
         guard !state.over else { return }
         switch body {
         case .file(let index, let offset): open(index, at: offset, &state)
-        case .chunk(_, let bytes): write(bytes, &state)
+        case .data(_, let bytes): write(bytes, &state)
         case .fileDone(let index, let sha256): finishFile(index, theirs: sha256, &state)
         case .skip(let index):
             state.handled.insert(index)
@@ -495,9 +491,9 @@ final class IncomingTree: Sendable {
     }
 
     private func acknowledgeAndReport(_ state: inout DiskState) {
-        if state.written - state.lastAcknowledged >= acknowledgeEvery {
+        if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery) {
             state.lastAcknowledged = state.written
-            transfers?.reply(.ack(written: state.written), id: info.id, to: info.peer.id)
+            transfers?.reply(.ack(state.written), id: info.id, to: info.peer.id)
         }
         if ContinuousClock.now - state.lastProgress > .milliseconds(250) {
             state.lastProgress = .now
@@ -514,10 +510,10 @@ final class IncomingTree: Sendable {
         // Durable before the sender hears "verified": once for the tree, not once per file.
         sync()
         state.over = true
-        transfers?.reply(.ack(written: state.written), id: info.id, to: info.peer.id)
+        transfers?.reply(.ack(state.written), id: info.id, to: info.peer.id)
         if let transfers {
             // Any number of failures, in frames the sender takes (a list of 6,000 went over 64 KiB in one).
-            for result in TransferMessage.treeResults(verified: state.verified, alreadyThere: state.alreadyThere, failed: state.failed,
+            for result in ChannelMessage.treeResults(verified: state.verified, alreadyThere: state.alreadyThere, failed: state.failed,
                                                       maxPayload: transfers.payloadLimit(for: info.peer)) {
                 transfers.reply(result, id: info.id, to: info.peer.id)
             }

@@ -7,15 +7,13 @@ extension FileTransfers {
     /// answer, then every file back to back, small ones packed several to a frame (`Protocol/TRANSFER.md`,
     /// "Trees"). Files the receiver already has (same size and SHA-256) are skipped, a `.part` left by
     /// an interrupted run is resumed, and each file is verified by SHA-256 and renamed into place on its
-    /// own. Needs a peer that announced `Capabilities.transferTrees`; an older one gets `.peerTooOld`.
+    /// own. Needs a peer that announced `Capabilities.channels`; an older one gets `.peerTooOld`.
     ///
     /// Returns what arrived; throws `.filesFailed` when some files did not (the others did, and
     /// `.treeFinished` lists them all). Cancelling the task cancels the transfer on both sides.
     public func send(_ urls: [URL], to peer: PeerID) async throws(TransferError) -> TreeReport {
         guard let peerInfo = session.connectedPeers.first(where: { $0.id == peer }) else { throw .notConnected }
-        guard peerInfo.capabilities.contains(.transferTrees) else {
-            throw .peerTooOld(peerInfo.displayName, capability: "transferTrees")
-        }
+        try Self.requireChannels(peerInfo)
         let manifest = try TreeManifest.build(urls)
         let id = UInt64.random(in: 1 ... .max)
         var info = TransferInfo(id: id, peer: peerInfo, name: PeerText(TreeManifest.label(manifest.entries)), size: manifest.total,
@@ -30,7 +28,7 @@ extension FileTransfers {
             var sender = TreeSender(transfers: self, info: info, manifest: manifest, mailbox: mailbox, chunk: chunkSize(for: peerInfo))
             report = try await sender.run()
         } catch {
-            if let reason = Self.cancelReason(for: error) { try? send(.cancel(reason: reason), id: id, to: peer) }
+            if let reason = Self.cancelReason(for: error) { try? send(.cancel(reason: reason), id: id, to: peer, purpose: .tree) }
             emit(.failed(info, error))
             throw error
         }
@@ -46,7 +44,7 @@ extension FileTransfers {
 
     /// Data bytes per frame to `peer`: 1 MiB frames when both ends take them, else the default 64 KiB.
     func chunkSize(for peer: PeerInfo) -> Int {
-        payloadLimit(for: peer) == WireFormat.absoluteMaxPayload ? TransferMessage.maxLargeChunk : TransferMessage.maxChunk
+        payloadLimit(for: peer) == WireFormat.absoluteMaxPayload ? ChannelMessage.maxLargeChunk : ChannelMessage.maxChunk
     }
 
     /// The largest frame payload both ends take: 1 MiB between `largeFrames` peers, else 64 KiB.
@@ -178,7 +176,7 @@ struct TreeSender {
 
     /// TREE_OFFER, then the manifest in as few ENTRIES frames as fit.
     private func offer() throws(TransferError) {
-        try send(.treeOffer(entries: UInt32(manifest.entries.count), total: manifest.total))
+        try send(.open(.tree(entries: UInt32(manifest.entries.count), total: manifest.total)))
         var first = 0
         var batch: [TreeEntry] = []
         var bytes = 0
@@ -209,13 +207,13 @@ struct TreeSender {
                     }
                     held[file.index] = file
                 }
-            case .treeAccept(let count):
-                guard Int(count) == held.count else { throw .protocolViolation("TREE_ACCEPT counts \(count) held files, \(held.count) arrived") }
+            case .accept(let count, _):
+                guard Int(count) == held.count else { throw .protocolViolation("ACCEPT counts \(count) held files, \(held.count) arrived") }
                 return held
             case .deny(let reason):
                 throw .denied(PeerText(reason))
             case let other:
-                throw .protocolViolation("expected HELD, TREE_ACCEPT or DENY, got \(other)")
+                throw .protocolViolation("expected HELD, ACCEPT or DENY, got \(other)")
             }
         }
     }
@@ -282,9 +280,9 @@ struct TreeSender {
         while position < entry.size {
             if Task.isCancelled { throw .cancelled }
             try await waitForWindow()
-            // The file's bytes are read straight into the CHUNK frame's payload: no copy afterwards.
+            // The file's bytes are read straight into the DATA frame's payload: no copy afterwards.
             let count = Int(min(UInt64(chunk), entry.size - position))
-            let (frame, dataStart) = try TransferMessage.chunkFrame(id: info.id, offset: position, capacity: count) { (payload) throws(TransferError) in
+            let (frame, dataStart) = try ChannelMessage.dataFrame(.tree, id: info.id, offset: position, capacity: count) { (payload) throws(TransferError) in
                 try FileTransfers.append(reader, count: count, to: &payload, name: entry.path)
             }
             let read = frame.payload.readableBytes - dataStart
@@ -302,7 +300,7 @@ struct TreeSender {
 
     /// Keeps at most the window beyond the receiver's last ACK in flight.
     private mutating func waitForWindow() async throws(TransferError) {
-        while sent - min(sent, acknowledged) >= UInt64(transfers.configuration.window) {
+        while ChannelFlow.isFull(sent: sent, acknowledged: acknowledged, window: UInt64(transfers.configuration.window)) {
             acknowledged = try FileTransfers.acknowledgement(try await mailbox.next(), at: acknowledged)
         }
         while let body = mailbox.poll() { acknowledged = try FileTransfers.acknowledgement(body, at: acknowledged) }
@@ -314,8 +312,8 @@ struct TreeSender {
         transfers.emit(.progress(info, bytes: min(info.size, acknowledged + spared)))
     }
 
-    private func send(_ body: TransferMessage.Body) throws(TransferError) {
-        try transfers.send(body, id: info.id, to: info.peer.id)
+    private func send(_ body: ChannelMessage.Body) throws(TransferError) {
+        try transfers.send(body, id: info.id, to: info.peer.id, purpose: .tree)
     }
 
     private static func sha256(of url: URL, upTo length: UInt64) throws(TransferError) -> SHA256 {

@@ -23,8 +23,8 @@ struct TreeManifest {
             guard lstat(path, &info) == 0 else { throw .unreadable(path, String(cString: strerror(errno))) }
             try manifest.add(path, as: url.standardizedFileURL.lastPathComponent, info, seen: &seen)
         }
-        guard manifest.entries.count <= Int(TransferMessage.maxTreeEntries) else {
-            throw .unreadable(urls.first?.path ?? "", "more than \(TransferMessage.maxTreeEntries) entries")
+        guard manifest.entries.count <= Int(ChannelMessage.maxTreeEntries) else {
+            throw .unreadable(urls.first?.path ?? "", "more than \(ChannelMessage.maxTreeEntries) entries")
         }
         return manifest
     }

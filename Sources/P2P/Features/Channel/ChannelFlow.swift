@@ -1,0 +1,23 @@
+/// The flow-control rules every channel shares (`Protocol/TRANSFER.md`, "Channels"), in one place: when
+/// a sender may send more, and when a receiver owes an ACK. Each side keeps its counts where its
+/// concurrency wants them (a sending task, a lock, a disk queue) and asks here.
+enum ChannelFlow {
+    /// Files and trees: the sender waits while `window` bytes or more are unacknowledged, so one DATA
+    /// may pass the window (which their receivers do not enforce).
+    static func isFull(sent: UInt64, acknowledged: UInt64, window: UInt64) -> Bool {
+        sent - min(sent, acknowledged) >= window
+    }
+
+    /// Streams: `count` more bytes go only if they do not pass the window, which a stream's receiver
+    /// enforces (``ChannelMessage/maxWindow``).
+    static func fits(_ count: UInt64, sent: UInt64, acknowledged: UInt64, window: UInt64) -> Bool {
+        sent - acknowledged + count <= window
+    }
+
+    /// Whether a receiver that has taken `taken` bytes and last acknowledged `acknowledged` owes an ACK:
+    /// after every `every` bytes, and, when `drained` (a stream's reader took all that arrived), at
+    /// once, so that a sender waiting on a smaller window always hears back.
+    static func owesAcknowledgement(taken: UInt64, acknowledged: UInt64, every: UInt64, drained: Bool = false) -> Bool {
+        taken > acknowledged && (taken - acknowledged >= every || drained)
+    }
+}
