@@ -40,4 +40,31 @@ import Testing
         driver.feed.send("late")
         #expect(!shown.contains("late") && !shown.contains("timer"))
     }
+
+    @Test func aQuestionIsAnsweredFromTheLoopAndOneWhoseAskerStopsWaitingIsWithdrawnAndAnsweredNo() async {
+        let driver = CommandDriver<QuestionEvent>()
+        let feed = driver.feed
+        var questions = PendingQuestions<String>()
+        var events = driver.events.makeAsyncIterator()
+        let answered = Task { await feed.ask("alice wants to connect. Accept?", as: { .question($0) }, withdrawn: { .withdrawn($0) }) }
+        guard case .question(let asked)? = await events.next(), questions.admit(asked) else { Issue.record("no question"); return }
+        _ = questions.queue.ask(asked.question, asker: asked)
+        for prompt in questions.queue.answerShown(.yes) { prompt.asker.answer.resume(returning: true) }
+        #expect(await answered.value)
+        // The library stops waiting (the peer left, or its decision timeout passed) by cancelling the asker.
+        let timedOut = Task { await feed.ask("bob wants to connect. Accept?", as: { .question($0) }, withdrawn: { .withdrawn($0) }) }
+        guard case .question(let second)? = await events.next(), questions.admit(second) else { Issue.record("no question"); return }
+        _ = questions.queue.ask(second.question, asker: second)
+        timedOut.cancel()
+        guard case .withdrawn(let token)? = await events.next() else { Issue.record("not withdrawn"); return }
+        #expect(questions.withdraw(token)?.wasShown == true, "it leaves the screen")
+        #expect(await timedOut.value == false)
+        #expect(questions.queue.shown == nil)
+    }
 }
+
+private enum QuestionEvent: Sendable {
+    case question(Asked<String>)
+    case withdrawn(UInt64)
+}
+

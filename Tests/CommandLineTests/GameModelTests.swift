@@ -65,4 +65,31 @@ import Testing
         var picker = GameModel(interactive: true, scripted: false)
         #expect(picker.handle(.dialFailed) == [], "at the picker a failed invitation is only reported")
     }
+
+    @Test func anInvitationIsAskedAtATerminalDeclinedOnAPipeAndAcceptedWithYes() {
+        var atTerminal = GameModel(interactive: true, scripted: false)
+        let ask = atTerminal.handle(.invited(bob, dialing: nil, playing: false, questionShown: false))
+        #expect(ask == [.askPerson("bob (\(bob.id.short)) invites you to play. Accept? [y/n]")])
+        var piped = GameModel(interactive: false, scripted: false)
+        let declined = piped.handle(.invited(bob, dialing: nil, playing: false, questionShown: false))
+        #expect(declined.first == .answer(accept: false))
+        guard case .error(let code, let message)? = declined.last else { Issue.record("not reported: \(declined)"); return }
+        #expect(code == "denied" && message.hasSuffix("use --yes to accept invitations"))
+        var yes = GameModel(interactive: false, scripted: false, acceptsInvitations: true)
+        #expect(yes.handle(.invited(bob, dialing: nil, playing: false, questionShown: false)) == [.answer(accept: true)])
+    }
+
+    @Test func aPlayerWhoIsBusyDeclinesButTakesTheInvitationOfThePeerItInvitesOrOfALostOpponent() {
+        var game = GameModel(interactive: true, scripted: false, acceptsInvitations: true)
+        let busy = game.handle(.invited(bob, dialing: nil, playing: true, questionShown: false))
+        #expect(busy == [.answer(accept: false), .note("Declined an invitation from bob (\(bob.id.short)): already playing.")])
+        #expect(game.handle(.invited(bob, dialing: nil, playing: false, questionShown: true)).first == .answer(accept: false),
+                "one question at a time")
+        #expect(game.handle(.invited(bob, dialing: bob.id, playing: false, questionShown: false)) == [.answer(accept: true)],
+                "both invited each other at once")
+        var piped = GameModel(interactive: false, scripted: true)
+        _ = piped.handle(.opponentGone(bob, onPurpose: false))
+        #expect(piped.handle(.invited(bob, dialing: nil, playing: false, questionShown: false)) == [.answer(accept: true)],
+                "the lost opponent is back: no --yes needed")
+    }
 }

@@ -35,24 +35,15 @@ extension GameLoop {
     /// An invitation: accepted or declined by the rules, or asked of the person (`questions`).
     func ask(_ asked: AskedQuestion) {
         guard questions.admit(asked), case .connection(let request) = asked.question else { return }
-        let name = Terminal.sanitize(request.peer.displayName)
-        let waiting = questions.queue.shown != nil
-        if dialing?.id == request.peer.id {
-            // Both invited each other at once; the session keeps one of the two connections.
-            asked.answer.resume(returning: true)
-        } else if opponent == nil, !waiting, request.peer.id == model.awaitingReturn?.id {
-            // The opponent whose connection was lost is back (its key proves it is the same peer).
-            asked.answer.resume(returning: true)
-        } else if opponent != nil || dialing != nil || waiting {
-            asked.answer.resume(returning: false)
-            view.note("Declined an invitation from \(name) (\(request.peer.id.short)): already playing.")
-        } else if options.yes {
-            asked.answer.resume(returning: true)
-        } else if interactive {
-            _ = questions.queue.ask("\(name) (\(request.peer.id.short)) invites you to play. Accept? [y/n]", asker: asked)
-        } else {
-            asked.answer.resume(returning: false)
-            view.error("denied", "declined an invitation from \(name) (\(request.peer.id.short)); use --yes to accept invitations")
+        let invitation = GameModel.Event.invited(request.peer, dialing: dialing?.id, playing: opponent != nil, questionShown: questions.queue.shown != nil)
+        for effect in model.handle(invitation) {
+            switch effect {
+            case .answer(let accept): asked.answer.resume(returning: accept)
+            case .askPerson(let question): _ = questions.queue.ask(question, asker: asked)
+            case .note(let text): view.note(text)
+            case .error(let code, let message): view.error(code, message)
+            default: break  // An invitation ends nothing and plays nothing.
+            }
         }
     }
 

@@ -62,7 +62,7 @@ final class GameLoop {
         shown = games.snapshot
         interactive = Terminal.stdinIsTTY && Terminal.stdoutIsTTY && !options.json
         view = GameView(json: options.json, interactive: interactive, verbose: options.network.verbose)
-        model = GameModel(interactive: interactive, scripted: options.to != nil || options.connect != nil)
+        model = GameModel(interactive: interactive, scripted: options.to != nil || options.connect != nil, acceptsInvitations: options.yes)
     }
 
     func run() async -> ExitCode {
@@ -208,6 +208,10 @@ final class GameLoop {
                 view.error(failure.jsonCode, failure.description)
             case .leaveOpponent:
                 await leaveOpponent()
+            case .error(let code, let message):
+                view.error(code, message)
+            case .answer, .askPerson:
+                break  // Invitations are answered where they arrive (`ask`).
             case .exit(let status):
                 return status
             }

@@ -26,6 +26,9 @@ struct GameModel: CommandModel {
         /// After each input: whether a game is on, and whether it waits for a move of this player (its
         /// turn, or the round is over, and its last move is shown).
         case idle(inGame: Bool, needsMove: Bool)
+        /// `peer` invites this player. `dialing`: the peer this player is inviting; `playing`: a game
+        /// is on; `questionShown`: the person is deciding about another invitation.
+        case invited(PeerInfo, dialing: PeerID?, playing: Bool, questionShown: Bool)
     }
 
     enum Effect: Sendable, Equatable {
@@ -36,11 +39,18 @@ struct GameModel: CommandModel {
         case reportNotFound
         /// Leave the opponent: LEAVE, then the session's goodbye.
         case leaveOpponent
+        /// Answer the invitation.
+        case answer(accept: Bool)
+        /// Ask the person about the invitation (y or n).
+        case askPerson(String)
+        case error(code: String, message: String)
         case exit(ExitCode)
     }
 
     /// On a terminal the person picks and plays; otherwise moves come from a pipe.
     let interactive: Bool
+    /// `--yes`: invitations are accepted without asking.
+    let acceptsInvitations: Bool
     /// `--to` or `--connect`: the opponent is named, and not reaching it ends the program.
     let scripted: Bool
     /// Piped moves not played yet: they wait for this player's turn.
@@ -50,9 +60,10 @@ struct GameModel: CommandModel {
     /// invited again when it shows up, instead of exiting.
     private(set) var awaitingReturn: PeerInfo?
 
-    init(interactive: Bool, scripted: Bool) {
+    init(interactive: Bool, scripted: Bool, acceptsInvitations: Bool = false) {
         self.interactive = interactive
         self.scripted = scripted
+        self.acceptsInvitations = acceptsInvitations
     }
 
     /// The next held move, taken off the list.
@@ -93,6 +104,27 @@ struct GameModel: CommandModel {
             // A piped game whose input has ended leaves once it needs a move it does not have, or a round is over.
             guard !interactive, inputEnded, heldMoves.isEmpty, inGame, needsMove else { return [] }
             return [.leaveOpponent, .exit(.success)]
+        case .invited(let peer, let dialing, let playing, let questionShown):
+            return invited(peer, dialing: dialing, playing: playing, questionShown: questionShown)
         }
+    }
+
+    /// An invitation: accepted or declined by the rules, or asked of the person.
+    private func invited(_ peer: PeerInfo, dialing: PeerID?, playing: Bool, questionShown: Bool) -> [Effect] {
+        let name = "\(Terminal.sanitize(peer.displayName)) (\(peer.id.short))"
+        if dialing == peer.id {
+            // Both invited each other at once; the session keeps one of the two connections.
+            return [.answer(accept: true)]
+        } else if !playing, !questionShown, peer.id == awaitingReturn?.id {
+            // The opponent whose connection was lost is back (its key proves it is the same peer).
+            return [.answer(accept: true)]
+        } else if playing || dialing != nil || questionShown {
+            return [.answer(accept: false), .note("Declined an invitation from \(name): already playing.")]
+        } else if acceptsInvitations {
+            return [.answer(accept: true)]
+        } else if interactive {
+            return [.askPerson("\(name) invites you to play. Accept? [y/n]")]
+        }
+        return [.answer(accept: false), .error(code: "denied", message: "declined an invitation from \(name); use --yes to accept invitations")]
     }
 }

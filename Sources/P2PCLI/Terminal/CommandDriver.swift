@@ -1,77 +1,10 @@
-import NIOConcurrencyHelpers
-import P2P
-
-/// A command model: its state and its decisions, fed one event at a time in arrival order; what it
-/// returns is carried out by the command's driver. Pure, so it is unit-tested without a terminal or
-/// sockets (`GameProtocol` and the library's `ChatRoom` have the same shape).
-protocol CommandModel {
-    associatedtype Event
-    associatedtype Effect
-    mutating func handle(_ event: Event) -> [Effect]
-}
-
-/// Where everything a command reacts to goes in: one unbounded queue in arrival order. Sendable, so
-/// that library callbacks, the input thread, signals and timers can all put events in.
-struct CommandFeed<Event: Sendable>: Sendable {
-    let continuation: AsyncStream<Event>.Continuation
-
-    func send(_ event: Event) { continuation.yield(event) }
-
-    /// Puts a question to the command's loop (`question`) and waits for the answer; a question whose
-    /// asker gives up (the task is cancelled: the peer gave up or left) is withdrawn (`withdrawn`).
-    func ask<Question: Sendable>(_ question: Question, as asked: @escaping @Sendable (Asked<Question>) -> Event,
-                                 withdrawn: @escaping @Sendable (UInt64) -> Event) async -> Bool {
-        await Asked.ask(question, deliver: { send(asked($0)) }, withdraw: { send(withdrawn($0)) })
-    }
-}
-
-/// Events that arrive later: one-shot or repeating, each cancellable, all cancelled when the command ends.
-final class CommandTimers<Event: Sendable>: Sendable {
-    /// Names a scheduled timer, for `cancel`.
-    struct ID: Hashable, Sendable { fileprivate let value: Int }
-
-    private let feed: CommandFeed<Event>
-    private let running = NIOLockedValueBox<(next: Int, tasks: [Int: Task<Void, Never>])>((1, [:]))
-
-    init(feed: CommandFeed<Event>) { self.feed = feed }
-
-    /// Sends `event` once, after `delay`.
-    @discardableResult
-    func after(_ delay: Duration, _ event: Event) -> ID { start(delay, event, repeats: false) }
-
-    /// Sends `event` every `period` until cancelled.
-    @discardableResult
-    func every(_ period: Duration, _ event: Event) -> ID { start(period, event, repeats: true) }
-
-    func cancel(_ id: ID) { running.withLockedValue { $0.tasks.removeValue(forKey: id.value) }?.cancel() }
-
-    func cancelAll() {
-        let tasks = running.withLockedValue { state in defer { state.tasks = [:] }; return state.tasks.values }
-        for task in tasks { task.cancel() }
-    }
-
-    private func start(_ delay: Duration, _ event: Event, repeats: Bool) -> ID {
-        running.withLockedValue { state in
-            let id = state.next
-            state.next += 1
-            let (feed, running) = (feed, running)
-            state.tasks[id] = Task {
-                repeat {
-                    guard (try? await Task.sleep(for: delay)) != nil else { return }
-                    feed.send(event)
-                } while repeats
-                // A fired one-shot timer forgets itself, so a long chat's timers do not pile up.
-                _ = running.withLockedValue { $0.tasks.removeValue(forKey: id) }
-            }
-            return ID(value: id)
-        }
-    }
-}
-
 /// The one terminal driver of the interactive commands (chat, game, receive, receive --stdout): the
 /// queue their events arrive on (`feed`), the person's input (keys on a raw terminal, or piped lines
 /// and their end), Ctrl-C, timers, the pumps that move the library's event streams in, and the drain
-/// at exit. The command's loop takes `events` in order and hands each to its model.
+/// at exit. The command's loop takes `events` in order and hands each to its model. What it prints goes
+/// through the one writer, `Output` (it keeps the input line whole; JSON lines via `JSONLine`), and its
+/// questions through the one queue, `PendingQuestions` (a question the library stops waiting for, the
+/// peer gone or its decision timeout over, is withdrawn from it).
 final class CommandDriver<Event: Sendable> {
     let events: AsyncStream<Event>
     let feed: CommandFeed<Event>
@@ -82,7 +15,7 @@ final class CommandDriver<Event: Sendable> {
     /// closing itself), and after it (the features' last events: a transfer ended by the close).
     private var pumpsBeforeClose: [EventPump] = []
     private var pumpsAfterClose: [EventPump] = []
-    private var readsKeys = false
+    /// Whether keys are read (the terminal is in raw mode).
     private(set) var rawMode = false
 
     init(backlog: Backlog? = nil) {
@@ -109,8 +42,7 @@ final class CommandDriver<Event: Sendable> {
 
     /// Raw mode, and the keys of each read as `wrap(keys)`; a second call does nothing.
     func readKeys(_ wrap: @escaping @Sendable ([Key]) -> Event) {
-        guard !readsKeys else { return }
-        readsKeys = true
+        guard !rawMode else { return }
         rawMode = true
         let feed = feed
         RawTerminal.feedKeys { feed.send(wrap($0)) }
