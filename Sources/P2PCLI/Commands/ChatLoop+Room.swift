@@ -8,17 +8,17 @@ extension ChatLoop {
         case .peerChanged(let peer, let state, let reason):
             // A request that never became a connection ended with its own line (declined, gave up, did
             // not answer): people hear of no "disconnect" of a peer that was never connected.
-            if options.json || state != .disconnected || room.connected[peer.id] != nil { view.peerChanged(peer, state, reason: reason) }
+            if options.json || state != .disconnected || model.room.connected[peer.id] != nil { view.peerChanged(peer, state, reason: reason) }
             switch state {
             case .available:
                 peerAvailable(peer)
             case .connected:
-                execute(room.handle(.peerConnected(peer)))
+                execute(model.room.handle(.peerConnected(peer)))
             case .disconnected:
                 // Our side of the path went away (Wi-Fi gone, cable pulled): the peer is probably still
                 // there over another link, so the room dials it again now, not at the next reconnect tick.
                 let pathLost = if case .pathLost = reason { true } else { false }
-                execute(room.handle(.peerDisconnected(peer, pathLost: pathLost, now: .now)))
+                execute(model.room.handle(.peerDisconnected(peer, pathLost: pathLost, now: .now)))
             case .connecting, .unavailable:
                 break
             }
@@ -35,23 +35,23 @@ extension ChatLoop {
 
     /// `--to NAME` dials the peer of that name; otherwise the room decides (members, peers of the room).
     private func peerAvailable(_ peer: PeerInfo) {
-        guard let target = options.to, room.members[peer.id] == nil else {
-            return execute(room.handle(.peerAvailable(judged(peer), now: .now)))
+        guard let target = options.to, model.room.members[peer.id] == nil else {
+            return execute(model.room.handle(.peerAvailable(judged(peer), now: .now)))
         }
-        if room.connected.isEmpty, session.peer(matching: target)?.id == peer.id {
-            execute(room.handle(.dialAsked(peer)))
-        } else if room.connected.isEmpty, room.dialing.isEmpty,
+        if model.room.connected.isEmpty, session.peer(matching: target)?.id == peer.id {
+            execute(model.room.handle(.dialAsked(peer)))
+        } else if model.room.connected.isEmpty, model.room.dialing.isEmpty,
                   let conflict = PeerMatcher(target).nameConflict(in: session.knownPeers, pinned: PeerTarget.pins(of: session)),
                   session.peers(matching: target).isEmpty {
             // The name is pinned to another key: the warning now (exit 4), instead of waiting for ever.
-            feed.yield(.connectFailed(target, conflict.refusal, unasked: nil))
+            feed.send(.connectFailed(target, conflict.refusal, unasked: nil))
         }
     }
 
     /// Members that are away, and peers of the room the dial limits held back.
     func redialMembers() {
-        for peer in room.redialCandidates(among: session.availablePeers) {
-            execute(room.handle(.peerAvailable(judged(peer), now: .now)))
+        for peer in model.room.redialCandidates(among: session.availablePeers) {
+            execute(model.room.handle(.peerAvailable(judged(peer), now: .now)))
         }
     }
 
@@ -79,7 +79,7 @@ extension ChatLoop {
                 send(lines, to: peers)
             case .hold(let text):
                 do {
-                    execute(room.handle(.linesHeld([try conversation.history.hold(text, in: session.sessionID)])))
+                    execute(model.room.handle(.linesHeld([try conversation.history.hold(text, in: session.sessionID)])))
                     if interactive { view.note("nobody is here yet: the line goes to whoever joins.") }
                 } catch {
                     view.error("history", error.description)
@@ -111,17 +111,13 @@ extension ChatLoop {
     private func dial(_ peer: PeerInfo, unasked: Bool, announce: Bool) {
         let context = requestContext
         if announce { view.note("connecting to \(PeerTarget.name(judged(peer)))…") }
-        let feed = self.feed
-        Task {
-            try? await Task.sleep(for: .seconds(1.5))
-            feed.yield(.dialSlow(peer))
-        }
+        driver.timers.after(.seconds(1.5), .dialSlow(peer))
         dial(peer.displayName.description, unasked: unasked ? peer.id : nil) { try await $0.connect(to: peer.id, context: context) }
     }
 
     func dial(_ target: String, unasked: PeerID? = nil, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
         let feed = self.feed
-        session.dialInBackground(connect) { feed.yield(.connectFailed(target, $0, unasked: unasked)) }
+        session.dialInBackground(connect) { feed.send(.connectFailed(target, $0, unasked: unasked)) }
     }
 
     /// `--context`, as the bytes a connection request carries.
@@ -130,7 +126,7 @@ extension ChatLoop {
     private func send(_ lines: [String], to peers: [PeerInfo]) {
         for line in lines {
             do {
-                execute(room.handle(.linesStored(try conversation.send(line, to: peers))))
+                execute(model.room.handle(.linesStored(try conversation.send(line, to: peers))))
             } catch {
                 view.error("history", error.description)
             }
@@ -139,17 +135,17 @@ extension ChatLoop {
 
     /// A line for every member: echoed, then sent (or held until someone is here).
     func say(_ text: String) {
-        if interactive { view.ownLine(text, to: nil, held: room.members.isEmpty) }
-        execute(room.handle(.lineTyped(text, to: nil)))
+        if interactive { view.ownLine(text, to: nil, held: model.room.members.isEmpty) }
+        execute(model.room.handle(.lineTyped(text, to: nil)))
     }
 
     func sendPrivately(_ text: String, to name: String) {
         let peer: PeerInfo
-        switch PeerMatcher(name).match(in: Array(room.members.values)) {
+        switch PeerMatcher(name).match(in: Array(model.room.members.values)) {
         case .one(let one):
             peer = one
         case .none:
-            let known = room.members.values.map(PeerTarget.label).sorted()
+            let known = model.room.members.values.map(PeerTarget.label).sorted()
             return view.error("command", "nobody called \(Terminal.sanitize(name)) is in this chat"
                               + (known.isEmpty ? "" : "; members: " + known.joined(separator: ", ")) + "; nothing was sent")
         case .ambiguous(let candidates):
@@ -157,13 +153,13 @@ extension ChatLoop {
                               + "say which by the start of a fingerprint; nothing was sent")
         }
         let line = ChatLine(kind: .privateLine, body: text).text
-        if interactive { view.ownLine(line, to: peer, held: room.connected[peer.id] == nil) }
-        execute(room.handle(.lineTyped(line, to: peer)))
+        if interactive { view.ownLine(line, to: peer, held: model.room.connected[peer.id] == nil) }
+        execute(model.room.handle(.lineTyped(line, to: peer)))
     }
 
     /// `/peers`: who is here, who is away, who could be: name, fingerprint and state.
     func listPeers() {
-        let rows = room.roster(available: session.availablePeers).map { peer, standing in
+        let rows = model.room.roster(available: session.availablePeers).map { peer, standing in
             let line = switch standing {
             case .connected: "connected  \(PeerTarget.label(peer))"
             case .away: "away       \(PeerTarget.label(judged(peer))): lines for them wait in the outbox"
@@ -183,7 +179,7 @@ extension ChatLoop {
             view.message(entry, from: peer)
             if options.bell && !options.json && ChatLine(text: entry.text).wantsAttention(of: session.displayName) { Output.raw("\u{07}") }
         case .delivered(let entry):
-            execute(room.handle(.lineDelivered(entry)))
+            execute(model.room.handle(.lineDelivered(entry)))
         case .storageFailed(let error):
             view.error("history", error.description)
         case .eventsDropped(let count):
@@ -194,7 +190,7 @@ extension ChatLoop {
     /// Whether a connected peer has not acknowledged a line yet.
     var awaitingAcknowledgement: Bool {
         guard let pending = try? conversation.pending() else { return false }
-        return pending.contains { room.connected[$0.peer] != nil }
+        return pending.contains { model.room.connected[$0.peer] != nil }
     }
 
     /// The last lines, images and files of the conversation, dimmed, so a chat starts where the last
@@ -218,7 +214,7 @@ extension ChatLoop {
     /// Lines in the outbox, per peer; at start-up their peers become members, so they are dialled when seen.
     func showOutbox() {
         guard let pending = try? conversation.pending(), !pending.isEmpty else { return }
-        execute(room.handle(.outboxLoaded(pending)))
+        execute(model.room.handle(.outboxLoaded(pending)))
         var counts: [PeerID: (name: PeerText, count: Int)] = [:]
         for entry in pending { counts[entry.peer, default: (entry.peerName, 0)].count += 1 }
         for (peer, waiting) in counts.sorted(by: { $0.value.name.raw < $1.value.name.raw }) {

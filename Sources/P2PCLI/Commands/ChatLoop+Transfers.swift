@@ -94,7 +94,7 @@ extension ChatLoop {
             image = ImageInfo(contentsOf: url)
             guard image != nil else { return view.error(code, "\(path) is not a PNG, JPEG, GIF or WebP image") }
         }
-        guard !room.connected.isEmpty else {
+        guard !model.room.connected.isEmpty else {
             view.note("Nobody is connected: the \(code) was not sent.")
             return
         }
@@ -103,9 +103,9 @@ extension ChatLoop {
         let mediaType = image?.mediaType ?? (MediaType.images.contains(guessed) ? ByteStreams.defaultMediaType : guessed)
         let transfers = self.transfers!
         let file = url.standardizedFileURL
-        let names = room.connected.values.map { PeerTarget.name($0) }.sorted()
+        let names = model.room.connected.values.map { PeerTarget.name($0) }.sorted()
         view.note("offering \(Terminal.sanitize(file.lastPathComponent)) (\(TransferView.bytes(size.uint64Value))) to \(names.joined(separator: ", "))…")
-        for peer in room.connected.keys {
+        for peer in model.room.connected.keys {
             sendingImages[FileSend(peer: peer, name: file.lastPathComponent), default: []].append(SendingFile(file: file, image: image, mediaType: mediaType))
             Task { _ = try? await transfers.sendResource(at: file, to: peer, mediaType: mediaType) }
         }

@@ -35,21 +35,16 @@ final class ChatLoop {
     let view: ChatView
     let options: ChatCommand
     let interactive: Bool
-    private let inputs: AsyncStream<Input>
-    let feed: AsyncStream<Input>.Continuation
-    /// What the pumps put in `feed` and the loop has not taken: a peer's flood waits in the library's
-    /// bounded buffer, not in `feed`.
-    private let backlog = Backlog()
+    /// Input, Ctrl-C, timers, pumps and the drain at exit. Its pumps share a `Backlog`: a peer's flood
+    /// waits in the library's bounded buffer, not in the loop's queue.
+    let driver = CommandDriver<Input>(backlog: Backlog())
+    var feed: CommandFeed<Input> { driver.feed }
 
-    /// Membership, dialling and held lines.
-    var room: ChatRoom
-    /// Set 10 s after piped input ended: stop waiting for connected peers to acknowledge what was sent.
-    private var acknowledgementsOverdue = false
+    /// Membership, dialling and held lines (its `room`), and how the chat ends.
+    var model: ChatModel
     var conversation: Conversation!
     var questions = PeerQuestions()
     var transfers: FileTransfers!
-    /// The library's event streams, moved into `inputs`: drained before the chat returns.
-    private var pumps: (session: EventPump, features: [EventPump])!
     var editor = LineEditor()
     /// Images and files being received (started, not ended).
     var receivingImages: Set<UInt64> = []
@@ -67,8 +62,8 @@ final class ChatLoop {
         interactive = Terminal.stdinIsTTY && !options.json
         let policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
         // A chat with one peer (by name or address) does not dial the peers of its session by itself.
-        room = ChatRoom(name: session.sessionID, localPeer: session.peerID, dialsRoomPeers: options.to == nil && options.connect == nil, policy: policy)
-        (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        let room = ChatRoom(name: session.sessionID, localPeer: session.peerID, dialsRoomPeers: options.to == nil && options.connect == nil, policy: policy)
+        model = ChatModel(room: room, scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose)
     }
 
     func run() async -> ExitCode {
@@ -84,11 +79,11 @@ final class ChatLoop {
             view.error("history", error.description)
             return ExitStatus.failure
         }
-        let conversationPump = EventPump(conversation.events(), backlog: backlog) { feed.yield(.conversation($0)) }
+        driver.pump(conversation.events()) { .conversation($0) }
         showRecentLines()
         showOutbox()
         let held = (try? conversation.history.unaddressed(in: session.sessionID)) ?? []
-        execute(room.handle(.linesHeld(held)))
+        execute(model.room.handle(.linesHeld(held)))
         if !held.isEmpty {
             view.note("\(held.count) line\(held.count == 1 ? "" : "s") typed while nobody was here wait\(held.count == 1 ? "s" : "") for whoever joins.")
         }
@@ -105,10 +100,9 @@ final class ChatLoop {
             if acceptsImages { return true }
             return await Self.ask(.offer(offer), through: feed)
         }
-        let transferPump = EventPump(transfers.events(), backlog: backlog) { feed.yield(.transfer($0)) }
-        let sessionPump = EventPump(session.events(), backlog: backlog) { feed.yield(.event($0)) }
-        pumps = (sessionPump, [conversationPump, transferPump])
-        Signals.onInterrupt { feed.yield(.interrupt) }
+        driver.pump(transfers.events()) { .transfer($0) }
+        driver.pump(session.events(), untilClose: true) { .event($0) }
+        driver.onInterrupt(.interrupt)
 
         do {
             try await session.start()
@@ -131,37 +125,19 @@ final class ChatLoop {
             dial(endpoint.description) { try await $0.connect(to: endpoint, context: context) }
         } else if let target = options.to {
             view.note("waiting for \(target) to appear…")
-            let seconds = options.timeout
-            Task {
-                try? await Task.sleep(for: .seconds(seconds))
-                feed.yield(.waitForPeerExpired)
-            }
+            driver.timers.after(.seconds(options.timeout), .waitForPeerExpired)
         } else if interactive {
             view.note("Room \"\(session.sessionID)\": everyone who joins it is connected by itself. /help for commands.")
         }
-        if interactive {
-            RawTerminal.enable()
-            Task { for await keys in RawTerminal.keys() { feed.yield(.keys(keys)) } }
-            render()
-        } else {
-            Task {
-                for await line in StandardInput.lines() { feed.yield(.line(line)) }
-                feed.yield(.endOfInput)
-            }
-        }
-
-        Task {
-            // Links can die without a word (a cut cable): members still advertised are dialled again.
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(2))
-                feed.yield(.reconnectTick)
-            }
-        }
+        driver.readInput(interactive: interactive, keys: { .keys($0) }, line: { .line($0) }, end: .endOfInput)
+        if interactive { render() }
+        // Links can die without a word (a cut cable): members still advertised are dialled again.
+        driver.timers.every(.seconds(2), .reconnectTick)
 
         var status = ExitCode.success
-        loop: for await input in inputs {
+        loop: for await input in driver.events {
             switch input {
-            case .event, .transfer, .conversation: backlog.taken()
+            case .event, .transfer, .conversation: driver.backlog?.taken()
             default: break
             }
             switch input {
@@ -174,11 +150,7 @@ final class ChatLoop {
                     if let stop = handle(key) { status = stop; break loop }
                 }
             case .endOfInput:
-                execute(room.handle(.inputEnded))
-                Task {
-                    try? await Task.sleep(for: .seconds(10))
-                    feed.yield(.acknowledgementsOverdue)
-                }
+                if let stop = perform(model.handle(.inputEnded)) { status = stop; break loop }
             case .question(let asked):
                 queue(asked)
             case .withdrawn(let token):
@@ -188,63 +160,60 @@ final class ChatLoop {
             case .conversation(let event):
                 handle(event)
             case .connectFailed(let target, let error, let unasked):
-                let denied = if case .denied? = error as? SessionError { true } else { false }
-                if let unasked {
-                    execute(room.handle(.dialFailed(unasked, refused: denied)))
-                    if options.network.verbose || denied { view.note("connecting to \(Terminal.sanitize(target)) failed: \(error)") }
-                    break
-                }
-                let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) }
-                view.error(failure?.jsonCode ?? "connect", failure?.description ?? "cannot connect to \(Terminal.sanitize(target)): \(error)")
-                if options.connect != nil || options.to != nil { status = ExitStatus.connectionFailed; break loop }
+                if let stop = perform(model.handle(.dialFailed(target: target, error, unasked: unasked))) { status = stop; break loop }
             case .dialSlow(let peer):
-                if room.dialing.contains(peer.id) && room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
+                if model.room.dialing.contains(peer.id) && model.room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
             case .waitForPeerExpired:
-                if room.connected.isEmpty && room.dialing.isEmpty {
-                    view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
-                                                                  counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
-                    status = ExitStatus.peerNotFound
-                    break loop
-                }
+                if let stop = perform(model.handle(.waitExpired)) { status = stop; break loop }
             case .reconnectTick:
                 redialMembers()
             case .acknowledgementsOverdue:
-                acknowledgementsOverdue = true
+                _ = model.handle(.acknowledgementsOverdue)
             case .interrupt:
-                break loop
+                if let stop = perform(model.handle(.interrupted)) { status = stop; break loop }
             }
-            // Piped input is done once every held line went out and connected peers acknowledged them
-            // (or did not within 10 s: those lines stay in the outbox).
-            if room.isDone(settled: acknowledgementsOverdue || !awaitingAcknowledgement) { break loop }
+            if model.isDone(awaitingAcknowledgement: awaitingAcknowledgement) { break loop }
             if interactive { render() }
         }
         return await finish(status)
     }
 
+    /// Carries out what the model decided; returns the exit status when it ends the chat.
+    private func perform(_ effects: [ChatModel.Effect]) -> ExitCode? {
+        for effect in effects {
+            switch effect {
+            case .room(let effect): execute([effect])
+            case .waitForAcknowledgements: driver.timers.after(.seconds(10), .acknowledgementsOverdue)
+            case .note(let text): view.note(text)
+            case .error(let code, let message): view.error(code, message)
+            case .reportNotFound:
+                view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
+                                                              counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
+            case .exit(let status): return status
+            }
+        }
+        return nil
+    }
+
     /// Puts a question to the chat's loop and waits for the answer; a question whose asker gives up
     /// (the task is cancelled: the peer gave up or left) is withdrawn.
-    static func ask(_ question: PeerQuestion, through feed: AsyncStream<Input>.Continuation) async -> Bool {
-        await AskedQuestion.ask(question, deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
+    static func ask(_ question: PeerQuestion, through feed: CommandFeed<Input>) async -> Bool {
+        await feed.ask(question, as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
     }
 
     /// Leaves the chat: closes the session, shows what its streams still hold, then (`outbox`, when the
     /// chat got going) what waits in the outbox.
     private func finish(_ status: ExitCode, outbox: Bool = true) async -> ExitCode {
-        if interactive {
-            Output.setInputLine(nil)
-            RawTerminal.restore()
-        }
+        driver.leaveTerminal()
         questions.refuseAll()
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). Lines and images are shown up to the close: a line that
         // arrived (and was acknowledged, so its sender counts it delivered) is never left unshown.
-        await pumps.session.drain()
-        await session.close()
-        for pump in pumps.features { await pump.drain() }
-        feed.finish()
-        sessionClosed = true
-        for await input in inputs { showLeftover(input) }
-        let held = room.heldLines.count
+        await driver.drain(closing: {
+            await session.close()
+            sessionClosed = true
+        }, leftover: showLeftover)
+        let held = model.room.heldLines.count
         if held > 0 {
             view.note("\(held) line\(held == 1 ? "" : "s") typed while nobody was here \(held == 1 ? "is" : "are") kept: "
                 + "the next p2p chat in room \"\(session.sessionID)\" sends \(held == 1 ? "it" : "them") to whoever joins.")

@@ -52,7 +52,8 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         let exchange = RecordExchange(session: session)
         let view = ChatView(json: json, verbose: network.verbose)
         let records = RecordsView(json: json)
-        let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        let driver = CommandDriver<Input>()
+        let feed = driver.feed
         let merges = RunningWork()
         let accept = yes, interactive = Terminal.stdinIsTTY && !json
         session.setConnectionRequestHandler { request in
@@ -62,7 +63,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
                 return false
             }
-            return await AskedQuestion.ask(.connection(request), deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
+            return await feed.ask(PeerQuestion.connection(request), as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
         }
         var options = RecordReceiveOptions()
         options.maxSnapshotBytes = maxBytes
@@ -95,15 +96,14 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                     result = RecordTransferResult(error: error)
                 }
             }
-            feed.yield(.finished(result.status))
+            feed.send(.finished(result.status))
             return result
         }
-        let sessionPump = EventPump(session.events()) { feed.yield(.event($0)) }
-        Signals.onInterrupt { feed.yield(.interrupt) }
+        driver.pump(session.events(), untilClose: true) { .event($0) }
+        driver.onInterrupt(.interrupt)
 
         var status = ExitCode.success
         var questions = PeerQuestions()
-        var readsKeys = false
         do {
             try await session.start()
             view.listening(session)
@@ -113,7 +113,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 // Peers can still reach us with --connect HOST:PORT.
                 view.error("discovery", error.description)
             }
-            loop: for await input in inputs {
+            loop: for await input in driver.events {
                 switch input {
                 case .event(let event):
                     show(event, view)
@@ -126,8 +126,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                     break loop
                 case .question(let asked):
                     // The terminal is read from the first question on (until then, it is left as it was).
-                    if !readsKeys { RawTerminal.feedKeys { feed.yield(.keys($0)) } }
-                    readsKeys = true
+                    driver.readKeys { .keys($0) }
                     guard case .connection(let request) = asked.question else { continue }
                     let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
                     questions.ask(asked, "\(Terminal.sanitize(request.peer.displayName)) wants to send records — \(trust). Accept?")
@@ -141,19 +140,15 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             view.error("listen", error.description)
             status = ExitStatus.failure
         }
-        if !questions.queue.waiting.isEmpty { Output.setInputLine(nil) }
+        driver.leaveTerminal(erasingInputLine: !questions.queue.waiting.isEmpty)
         questions.refuseAll()
-        RawTerminal.restore()
         // A merge under way finishes, and says what it did, before the exit.
         await merges.finish()
         // Let the answer to the last snapshot reach the sender before saying goodbye.
         try? await Task.sleep(for: .milliseconds(200))
         // What the session reported until now is shown, but not the goodbyes of its own closing (they
         // would say that the peers left).
-        await sessionPump.drain()
-        await session.close()
-        feed.finish()
-        for await input in inputs {
+        await driver.drain(closing: { await session.close() }) { input in
             switch input {
             case .event(let event): show(event, view)
             case .question(let asked): asked.answer.resume(returning: false)

@@ -7,7 +7,7 @@ extension GameLoop {
     /// throws when several peers fit `--to`.
     func invite(_ peer: PeerInfo) throws(ReachError) {
         guard opponent == nil, dialing == nil else { return }
-        if let lost = awaitingReturn, !interactive {
+        if let lost = model.awaitingReturn, !interactive {
             if lost.id == peer.id { dial(peer) }
         } else if let target = options.to {
             if let named = try PeerTarget.resolve(target, among: session.knownPeers, pinned: PeerTarget.pins(of: session)) {
@@ -29,30 +29,21 @@ extension GameLoop {
         dialing = peer
         view.progress(ConnectProgress.connecting(to: target))
         let feed = self.feed
-        session.dialInBackground(connect) { feed.yield(.connectFailed(target, $0)) }
+        session.dialInBackground(connect) { feed.send(.connectFailed(target, $0)) }
     }
 
     /// An invitation: accepted or declined by the rules, or asked of the person (`questions`).
     func ask(_ asked: AskedQuestion) {
         guard questions.admit(asked), case .connection(let request) = asked.question else { return }
-        let name = Terminal.sanitize(request.peer.displayName)
-        let waiting = questions.queue.shown != nil
-        if dialing?.id == request.peer.id {
-            // Both invited each other at once; the session keeps one of the two connections.
-            asked.answer.resume(returning: true)
-        } else if opponent == nil, !waiting, request.peer.id == awaitingReturn?.id {
-            // The opponent whose connection was lost is back (its key proves it is the same peer).
-            asked.answer.resume(returning: true)
-        } else if opponent != nil || dialing != nil || waiting {
-            asked.answer.resume(returning: false)
-            view.note("Declined an invitation from \(name) (\(request.peer.id.short)): already playing.")
-        } else if options.yes {
-            asked.answer.resume(returning: true)
-        } else if interactive {
-            _ = questions.queue.ask("\(name) (\(request.peer.id.short)) invites you to play. Accept? [y/n]", asker: asked)
-        } else {
-            asked.answer.resume(returning: false)
-            view.error("denied", "declined an invitation from \(name) (\(request.peer.id.short)); use --yes to accept invitations")
+        let invitation = GameModel.Event.invited(request.peer, dialing: dialing?.id, playing: opponent != nil, questionShown: questions.queue.shown != nil)
+        for effect in model.handle(invitation) {
+            switch effect {
+            case .answer(let accept): asked.answer.resume(returning: accept)
+            case .askPerson(let question): _ = questions.queue.ask(question, asker: asked)
+            case .note(let text): view.note(text)
+            case .error(let code, let message): view.error(code, message)
+            default: break  // An invitation ends nothing and plays nothing.
+            }
         }
     }
 
@@ -70,8 +61,7 @@ extension GameLoop {
     }
 
     func startGame(with peer: PeerInfo) {
-        if let lost = awaitingReturn, lost.id == peer.id { view.note("\(Terminal.sanitize(peer.displayName)) is back; new game, score kept.") }
-        awaitingReturn = nil
+        for case .note(let text) in model.handle(.gameStarted(peer)) { view.note(text) }
         opponent = peer
         cursor = 5
         ownMoveUnshown = false
@@ -80,19 +70,11 @@ extension GameLoop {
     }
 
     /// The opponent disconnected (after LEAVE, or the connection was lost).
-    func opponentGone(_ peer: PeerInfo, onPurpose: Bool, score: GameProtocol.Score) -> ExitCode? {
+    func opponentGone(_ peer: PeerInfo, onPurpose: Bool, score: GameProtocol.Score) async -> ExitCode? {
         if !onPurpose { view.opponentLeft(peer, onPurpose: false) }
         if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
         opponent = nil
-        heldMoves.removeAll()
-        if interactive { return nil }  // Back to the picker.
-        if onPurpose { return .success }
-        // A lost connection (crash, cut link): wait for the opponent to come back, unless the script's
-        // moves have run out anyway.
-        if inputEnded { return ExitStatus.connectionFailed }
-        awaitingReturn = peer
-        view.note("Waiting for \(Terminal.sanitize(peer.displayName)) to come back (Ctrl-C quits)…")
-        return nil
+        return await perform(model.handle(.opponentGone(peer, onPurpose: onPurpose)))
     }
 
     /// This player leaves the opponent: LEAVE, then the session's goodbye.
@@ -103,13 +85,5 @@ extension GameLoop {
         view.note("You left the game with \(Terminal.sanitize(peer.displayName)).")
         if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
         await games.leave()
-    }
-
-    /// A piped game whose input has ended leaves once it needs a move it does not have, or a round is over.
-    func leaveIfOutOfMoves() async -> ExitCode? {
-        guard !interactive, inputEnded, heldMoves.isEmpty, opponent != nil, !ownMoveUnshown else { return nil }
-        guard shown.game.state == .myTurn || shown.game.result != nil else { return nil }
-        await leaveOpponent()
-        return .success
     }
 }

@@ -4,7 +4,7 @@ import P2P
 /// Moves from keys and piped lines, what the game reports, and the screen.
 extension GameLoop {
     /// One update from the game: shown, and held moves played once it is this player's turn.
-    func show(_ update: GameSession.Update) -> ExitCode? {
+    func show(_ update: GameSession.Update) async -> ExitCode? {
         switch update.event {
         case .game(let event, let peer):
             // An update from a game this loop has already shown the end of is stale.
@@ -14,7 +14,7 @@ extension GameLoop {
         case .opponentGone(let peer, let onPurpose, let score):
             guard peer.id == opponent?.id else { return nil }
             if let snapshot = update.snapshot { shown = snapshot }
-            return opponentGone(peer, onPurpose: onPurpose, score: score)
+            return await opponentGone(peer, onPurpose: onPurpose, score: score)
         case .sendFailed(let error):
             view.error("send", error.description)
         case .eventsDropped(let count):
@@ -36,7 +36,7 @@ extension GameLoop {
             playHeldMoves()
         case .roundOver(let round, let result, let outcome, let score):
             view.gameOver(round: round, result: result, outcome: outcome, score: score, opponent: opponent)
-            heldMoves.removeAll()  // A script's moves belong to the round they were written for.
+            _ = model.handle(.roundOver)
         case .peerViolation(let violation):
             view.violation(by: .peer, violation, opponent: opponent)
         case .refusedByPeer(let violation):
@@ -60,8 +60,7 @@ extension GameLoop {
 
     /// Plays piped moves while it is this player's turn as far as the shown updates go.
     func playHeldMoves() {
-        while shown.game.state == .myTurn, !ownMoveUnshown, !heldMoves.isEmpty {
-            let line = heldMoves.removeFirst()
+        while shown.game.state == .myTurn, !ownMoveUnshown, let line = model.nextMove() {
             guard let square = Int(line) else {
                 view.error("move", "\"\(Terminal.sanitize(line))\" is not a square; type a number 1–9")
                 continue

@@ -12,7 +12,7 @@ final class GameLoop {
         case event(SessionEvent)
         case game(GameSession.Update)
         case line(String)
-        case key(Key)
+        case keys([Key])
         case endOfInput
         /// An invitation, asked of the person (or answered by the rules).
         case question(AskedQuestion)
@@ -31,10 +31,9 @@ final class GameLoop {
     let options: GameCommand
     let view: GameView
     let interactive: Bool
-    private let inputs: AsyncStream<Input>
-    let feed: AsyncStream<Input>.Continuation
-    /// The session's and the game's events, moved into `inputs`: drained before the game returns.
-    private var pumps: (session: EventPump, game: EventPump)?
+    /// Input, Ctrl-C, timers, the session's and the game's events, and the drain at exit.
+    let driver = CommandDriver<Input>()
+    var feed: CommandFeed<Input> { driver.feed }
 
     /// The opponent as far as this loop has shown: set when the game starts, cleared when its end is shown.
     var opponent: PeerInfo?
@@ -53,12 +52,8 @@ final class GameLoop {
     /// An invitation waiting for y or n (one at a time: others are declined while it waits).
     var questions = PeerQuestions()
     var cursor = 5
-    /// Piped moves not played yet: they wait for this player's turn.
-    var heldMoves: [String] = []
-    var inputEnded = false
-    /// A piped game's opponent whose connection was lost: waited for, its invitation accepted, and
-    /// invited again when it shows up, instead of exiting.
-    var awaitingReturn: PeerInfo?
+    /// Piped moves, an opponent leaving or coming back, and how the program ends.
+    var model: GameModel
 
     init(session: Session, options: GameCommand) {
         self.session = session
@@ -67,36 +62,28 @@ final class GameLoop {
         shown = games.snapshot
         interactive = Terminal.stdinIsTTY && Terminal.stdoutIsTTY && !options.json
         view = GameView(json: options.json, interactive: interactive, verbose: options.network.verbose)
-        (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        model = GameModel(interactive: interactive, scripted: options.to != nil || options.connect != nil, acceptsInvitations: options.yes)
     }
-
-    var scripted: Bool { options.to != nil || options.connect != nil }
 
     func run() async -> ExitCode {
         let feed = self.feed
         session.setConnectionRequestHandler { request in
-            await AskedQuestion.ask(.connection(request), deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
+            await feed.ask(PeerQuestion.connection(request), as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
         }
-        pumps = (EventPump(session.events()) { feed.yield(.event($0)) }, EventPump(games.updates()) { feed.yield(.game($0)) })
-        Signals.onInterrupt { feed.yield(.interrupt) }
+        driver.pump(session.events(), untilClose: true) { .event($0) }
+        driver.pump(games.updates()) { .game($0) }
+        driver.onInterrupt(.interrupt)
 
         do {
             try await session.start()
         } catch {
             view.error("listen", error.description)
-            await drainPumps()  // Not started: nothing to leave or close, but no event left behind.
+            // Not started: nothing to leave or close, but no event left behind.
+            await driver.drain(closing: {}, leftover: { _ in })
             return ExitStatus.failure
         }
-        if interactive {
-            RawTerminal.enable()
-            GameScreen.enter()
-            Task { for await keys in RawTerminal.keys() { for key in keys { feed.yield(.key(key)) } } }
-        } else {
-            Task {
-                for await line in StandardInput.lines() { feed.yield(.line(line)) }
-                feed.yield(.endOfInput)
-            }
-        }
+        driver.readInput(interactive: interactive, keys: { .keys($0) }, line: { .line($0) }, end: .endOfInput)
+        if interactive { GameScreen.enter() }
         view.listening(session)
         do {
             try session.setAvailable(true)
@@ -111,38 +98,38 @@ final class GameLoop {
             dial(endpoint.description, nil) { try await $0.connect(to: endpoint) }
         } else if let target = options.to {
             view.progress(ConnectProgress.waiting(for: "opponent", named: target))
-            let seconds = options.timeout
-            Task {
-                try? await Task.sleep(for: .seconds(seconds))
-                feed.yield(.waitForPeerExpired)
-            }
+            driver.timers.after(.seconds(options.timeout), .waitForPeerExpired)
         }
         draw()
 
         var status = ExitCode.success
-        for await input in inputs {
-            if let stop = await handle(input) {
-                status = stop
-                break
+        loop: for await input in driver.events {
+            // Keys are taken one at a time, each as an input of its own.
+            for input in Self.split(input) {
+                if let stop = await handle(input) {
+                    status = stop
+                    break loop
+                }
+                let needsMove = !ownMoveUnshown && (shown.game.state == .myTurn || shown.game.result != nil)
+                if let stop = await perform(model.handle(.idle(inGame: opponent != nil, needsMove: needsMove))) {
+                    status = stop
+                    break loop
+                }
+                draw()
             }
-            if let stop = await leaveIfOutOfMoves() {
-                status = stop
-                break
-            }
-            draw()
         }
         return await finish(status)
     }
 
-    private func drainPumps() async {
-        await pumps?.session.drain()
-        await pumps?.game.drain()
+    private static func split(_ input: Input) -> [Input] {
+        guard case .keys(let keys) = input else { return [input] }
+        return keys.map { .keys([$0]) }
     }
 
     private func finish(_ status: ExitCode) async -> ExitCode {
         if interactive {
             GameScreen.leave()
-            RawTerminal.restore()
+            driver.leaveTerminal(erasingInputLine: false)
             // The screen is gone, and with it the note saying why.
             if status != .success, let error = view.lastError { Output.error(Terminal.paint("p2p: \(error)", .red)) }
         }
@@ -151,12 +138,10 @@ final class GameLoop {
         if let opponent, !view.json { Output.line(GameView.finalScore(games.snapshot.score, opponent: opponent.displayName.description)) }
         // What the session reported before this point is shown, but not the goodbyes of its own leaving
         // and closing (they would say that the peers left).
-        await pumps?.session.drain()
-        await games.leave()
-        await session.close()
-        await pumps?.game.drain()
-        feed.finish()
-        for await input in inputs { await showLeftover(input) }
+        await driver.drain(closing: {
+            await games.leave()
+            await session.close()
+        }, leftover: showLeftover)
         return status
     }
 
@@ -169,7 +154,7 @@ final class GameLoop {
             _ = await handle(event)  // Apart from peer changes, session events are only shown.
         case .question(let asked):
             asked.answer.resume(returning: false)
-        case .game, .line, .key, .endOfInput, .withdrawn, .connectFailed, .waitForPeerExpired, .interrupt:
+        case .game, .line, .keys, .endOfInput, .withdrawn, .connectFailed, .waitForPeerExpired, .interrupt:
             // This player has left the game: moves and timers no longer apply, and a dial fails because
             // the session closed.
             break
@@ -182,16 +167,15 @@ final class GameLoop {
         case .event(let event):
             return await handle(event)
         case .game(let update):
-            return show(update)
+            return await show(update)
         case .line(let line):
-            let move = line.trimmingCharacters(in: .whitespaces)
-            if !move.isEmpty { heldMoves.append(move) }
-            playHeldMoves()
-        case .key(let key):
-            return await handle(key)
+            return await perform(model.handle(.line(line)))
+        case .keys(let keys):
+            for key in keys {
+                if let stop = await handle(key) { return stop }
+            }
         case .endOfInput:
-            inputEnded = true
-            if awaitingReturn != nil { return ExitStatus.connectionFailed }
+            return await perform(model.handle(.inputEnded))
         case .question(let asked):
             ask(asked)
         case .withdrawn(let token):
@@ -202,16 +186,35 @@ final class GameLoop {
             let failure: ReachError = if let error = error as? SessionError { PeerTarget.connectFailure(error, to: target) }
                 else { .failed("cannot connect to \(target): \(error)") }
             view.error(failure.jsonCode, failure.description)
-            // Waiting for a lost opponent: it may be restarting; it can invite us, or be found again.
-            if scripted && !interactive && awaitingReturn == nil { return ExitStatus.connectionFailed }
+            return await perform(model.handle(.dialFailed))
         case .waitForPeerExpired:
-            if opponent == nil && dialing == nil {
+            return await perform(model.handle(.waitExpired(found: opponent != nil || dialing != nil)))
+        case .interrupt:
+            return await perform(model.handle(.interrupted))
+        }
+        return nil
+    }
+
+    /// Carries out what the model decided; returns the exit status when it ends the program.
+    func perform(_ effects: [GameModel.Effect]) async -> ExitCode? {
+        for effect in effects {
+            switch effect {
+            case .playHeldMoves:
+                playHeldMoves()
+            case .note(let text):
+                view.note(text)
+            case .reportNotFound:
                 let failure = PeerTarget.notFound(options.to, role: "opponent", seen: seen, within: options.timeout, counterpart: "p2p game")
                 view.error(failure.jsonCode, failure.description)
-                return ExitStatus.peerNotFound
+            case .leaveOpponent:
+                await leaveOpponent()
+            case .error(let code, let message):
+                view.error(code, message)
+            case .answer, .askPerson:
+                break  // Invitations are answered where they arrive (`ask`).
+            case .exit(let status):
+                return status
             }
-        case .interrupt:
-            return ExitStatus.interrupted
         }
         return nil
     }

@@ -7,13 +7,13 @@ extension ReceiveLoop {
     func show(_ event: TransferEvent) {
         if let info = event.info, TextTransfer.isText(info), showText(event) { return }
         view.handle(event)
-        for effect in ledger.record(event) {
+        for effect in model.ledger.record(event) {
             switch effect {
             case .progress(let peer, let force):
                 drawProgress(peer, force: force)
             case .waitingForResume(let info):
                 clearProgress()
-                if !options.json && !ledger.leaving {
+                if !options.json && !model.ledger.leaving {
                     Output.line(Terminal.paint("* Waiting for \(Terminal.sanitize(info.peer.displayName)) to resume \(Terminal.sanitize(info.name)) (run the same send again; Ctrl-C to stop).", .dim))
                 }
             case .summaryDue(let peer, let sender):
@@ -27,10 +27,10 @@ extension ReceiveLoop {
         switch event {
         case .started(let info, _):
             view.handle(event)  // It knows then that the sender got past its offer.
-            ledger.textStarted(info)
+            model.ledger.textStarted(info)
         case .finished(let info, let delivery):
             let bytes = TextTransfer.take(delivery)
-            ledger.textEnded(info, readable: bytes != nil)
+            model.ledger.textEnded(info, readable: bytes != nil)
             guard let bytes else {
                 Output.error(Terminal.paint("p2p: the text from \(Terminal.sanitize(info.peer.displayName)) arrived but cannot be read", .red))
                 return true
@@ -69,7 +69,7 @@ extension ReceiveLoop {
         case .peerChanged(let peer, .connected, _):
             if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, let reason):
-            if let sender = ledger.senderLeft(peer.id) { summarize(peer.id, sender) }
+            if let sender = model.ledger.senderLeft(peer.id) { summarize(peer.id, sender) }
             standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }
             guard !options.json else { break }
             if case .refusedAsUntrusted(let why) = reason {
@@ -96,7 +96,7 @@ extension ReceiveLoop {
 
     /// The one progress line: the sender, files so far, bytes, rate, and the file under way.
     func drawProgress(_ peer: PeerID, force: Bool = false) {
-        guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, questions.queue.shown == nil, let batch = ledger.senders[peer] else { return }
+        guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, questions.queue.shown == nil, let batch = model.ledger.senders[peer] else { return }
         let now = ContinuousClock.now
         guard force || now - (lastDrawn[peer] ?? now - .seconds(1)) >= .milliseconds(100) else { return }
         lastDrawn[peer] = now

@@ -24,10 +24,11 @@ final class ReceiveLoop {
     let directory: URL
     let view: TransferView
     let interactive: Bool
-    let inputs: AsyncStream<Input>
-    let feed: AsyncStream<Input>.Continuation
-    /// What the transfers came to, per sender and in all.
-    var ledger = ReceiveLedger()
+    /// Keys, Ctrl-C, timers, the transfers' and the session's events, and the drain at exit.
+    let driver = CommandDriver<Input>()
+    var feed: CommandFeed<Input> { driver.feed }
+    /// The run's decisions, and what the transfers came to (`ledger`).
+    var model: ReceiveModel
     /// When each sender's progress line was drawn last (it is redrawn at most every 100 ms).
     var lastDrawn: [PeerID: ContinuousClock.Instant] = [:]
     var questions = PeerQuestions()
@@ -50,8 +51,8 @@ final class ReceiveLoop {
         self.directory = directory
         interactive = Terminal.stdinIsTTY && !options.json
         view = TransferView(json: options.json, perFile: options.network.verbose)
+        model = ReceiveModel(once: options.once, textOnly: options.text)
         policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
-        (inputs, feed) = AsyncStream.makeStream(of: Input.self)
         // --text: standard output is the text's alone, for a pipe.
         if options.text && !options.json { Output.keepStdoutForData() }
     }
@@ -81,27 +82,23 @@ final class ReceiveLoop {
             let shown = named.withLockedValue { $0.remove(Self.key(offer.info)) != nil }
             return OfferAnswer(accepted: yes, allowsHidden: allowsHidden || shown, allowsExecutable: allowsExecutable || shown)
         })
-        let transferPump = EventPump(transfers.events()) { feed.yield(.transfer($0)) }
-        let sessionPump = EventPump(session.events()) { feed.yield(.session($0)) }
-        Signals.onInterrupt { feed.yield(.interrupt) }
-        if interactive { RawTerminal.feedKeys { feed.yield(.keys($0)) } }
+        driver.pump(transfers.events()) { .transfer($0) }
+        driver.pump(session.events(), untilClose: true) { .session($0) }
+        driver.onInterrupt(.interrupt)
+        if interactive { driver.readKeys { .keys($0) } }
 
         var failure: (any Error)?
         do {
             try await listen()
-            loop: for await input in inputs {
+            loop: for await input in driver.events {
+                var decided: ReceiveModel.Event?
                 switch input {
                 case .transfer(let event):
                     show(event)
-                    if options.text && ledger.textArrived { break loop }
-                    guard event.isEnd, options.once || ledger.leaving else { break }
-                    // Transfer and session events come through separate streams: the sender may have left before
-                    // its last transfer's end reached us. Then this was the last.
-                    if ledger.leaving ? ledger.active == 0 : ledger.settled && session.connectedPeers.isEmpty { break loop }
+                    decided = .transferShown(event, nobodyConnected: session.connectedPeers.isEmpty)
                 case .session(let event):
                     show(event)
-                    if options.once, case .peerChanged(_, .disconnected, _) = event, ledger.decided > 0, ledger.settled,
-                       session.connectedPeers.isEmpty { break loop }
+                    if case .peerChanged(_, .disconnected, _) = event { decided = .senderLeft(nobodyConnected: session.connectedPeers.isEmpty) }
                 case .keys(let keys):
                     for case .character(let character) in keys {
                         if let answer = questions.queue.answer(for: character) { answerShown(answer) }
@@ -111,38 +108,30 @@ final class ReceiveLoop {
                 case .withdrawn(let token):
                     withdraw(token)
                 case .interrupt:
-                    if ledger.leaving || ledger.active == 0 { break loop }  // idle, or a second Ctrl-C: wait no longer
-                    transfers.cancelAll()
-                    ledger.leave()
-                    try? await Task.sleep(for: .milliseconds(100))  // let the CANCEL frames go out
-                    if ledger.active == 0 { break loop }
-                    // Transfers in flight report their end (after their CANCEL) from their own queues: wait
-                    // a second at most for those events, so that they are shown.
-                    Task {
-                        try? await Task.sleep(for: .seconds(1))
-                        feed.yield(.cancellationsOverdue)
-                    }
+                    decided = .interrupted
                 case .cancellationsOverdue:
-                    break loop
+                    decided = .cancellationsOverdue
+                }
+                for effect in decided.map({ model.handle($0) }) ?? [] {
+                    switch effect {
+                    case .cancelTransfers:
+                        transfers.cancelAll()
+                        try? await Task.sleep(for: .milliseconds(100))  // let the CANCEL frames go out
+                    case .waitForCancellations: driver.timers.after(.seconds(1), .cancellationsOverdue)
+                    case .finish: break loop
+                    }
                 }
                 if interactive { render() }
             }
         } catch {
             failure = error
         }
-        if interactive {
-            Output.setInputLine(nil)
-            RawTerminal.restore()
-        }
+        driver.leaveTerminal()
         questions.refuseAll()
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). The transfers' events are shown up to the close: a
         // transfer ended by it or by Ctrl-C reports that before the exit status does.
-        await sessionPump.drain()
-        await session.close()
-        await transferPump.drain()
-        feed.finish()
-        for await input in inputs {
+        await driver.drain(closing: { await session.close() }) { input in
             switch input {
             case .transfer(let event): show(event)
             case .session(let event): show(event)
@@ -151,15 +140,10 @@ final class ReceiveLoop {
             }
         }
         // Ctrl-C while waiting for a vanished sender: those files did not arrive.
-        let (summaries, outcome) = ledger.close()
+        let (summaries, exit) = model.close()
         for (peer, sender) in summaries { summarize(peer, sender) }
         if let failure { throw failure }
-        switch outcome {
-        case .cancelled: throw CLIError("cancelled", code: ExitStatus.cancelled)
-        case .failed: throw ExitStatus.transferFailed
-        case .denied: throw ExitStatus.denied
-        case .received: break
-        }
+        if let exit { throw exit }
     }
 
     /// `--yes`, or `--from` naming the peer (`PeerTarget.fits`: its pinned name for a pinned key, never a
@@ -170,7 +154,7 @@ final class ReceiveLoop {
         }
     }
 
-    static func ask(_ question: PeerQuestion, through feed: AsyncStream<Input>.Continuation) async -> Bool {
-        await AskedQuestion.ask(question, deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
+    static func ask(_ question: PeerQuestion, through feed: CommandFeed<Input>) async -> Bool {
+        await feed.ask(question, as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
     }
 }

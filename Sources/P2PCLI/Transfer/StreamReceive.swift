@@ -25,6 +25,9 @@ struct StreamReceive {
         case keys([Key])
     }
 
+    /// How long the receiver waits, after the stream's end, for its sender to hang up first.
+    static let lingerDelay: Duration = .seconds(1)
+
     /// Why file offers are declined here.
     static let fileOfferReason = "this receiver takes one byte stream (p2p receive --stdout), not files; send with `p2p send - --as NAME`"
 
@@ -51,12 +54,13 @@ struct StreamReceive {
         Output.keepStdoutForData()
         let session = try command.network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
         let streams = ByteStreams(session: session)
-        let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
+        let driver = CommandDriver<Input>()
+        let feed = driver.feed
         let trusted: @Sendable (PeerInfo) -> Bool = { peer in
             yes || from.map { PeerTarget.fits(from: $0, peer) } ?? false
         }
         let ask: @Sendable (String) async -> Bool = { question in
-            await Asked.ask(question, deliver: { feed.yield(.question($0)) }, withdraw: { feed.yield(.withdrawn(token: $0)) })
+            await feed.ask(question, as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
         }
         session.setConnectionRequestHandler { request in
             if trusted(request.peer) { return true }
@@ -86,36 +90,36 @@ struct StreamReceive {
             guard accepted, !Task.isCancelled else {
                 taken.withLockedValue { $0 = false }
                 incoming.deny(reason: "declined by the receiver")
-                feed.yield(.declined(info, Task.isCancelled ? "withdrawn by the sender" : "declined"))
+                feed.send(.declined(info, Task.isCancelled ? "withdrawn by the sender" : "declined"))
                 return
             }
             current.withLockedValue { $0 = incoming }
             let began = ContinuousClock.now
-            feed.yield(.began(info))
+            feed.send(.began(info))
             let outcome = await Self.copy(incoming, json: json)
-            feed.yield(.ended(info, outcome, bytes: incoming.bytesRead, seconds: StreamSend.seconds(since: began)))
+            feed.send(.ended(info, outcome, bytes: incoming.bytesRead, seconds: StreamSend.seconds(since: began)))
         }
-        let sessionPump = EventPump(session.events()) { feed.yield(.session($0)) }
-        Signals.onInterrupt { feed.yield(.interrupt) }
+        driver.pump(session.events(), untilClose: true) { .session($0) }
+        driver.onInterrupt(.interrupt)
 
         try await listen(session)
+        var model = StreamReceiveModel()
         var exit: CLIError?
-        /// The stream ended and we wait for its sender to hang up first: two sessions saying BYE at the
-        /// same moment would each wait for the other's close (up to 2 s).
-        var leaving: PeerID?
         var questions = PendingQuestions<String>()
-        var readsKeys = false
-        loop: for await input in inputs {
+        loop: for await input in driver.events {
+            let decided: StreamReceiveModel.Event?
             switch input {
             case .session(let event):
                 show(event)
-                if let sender = leaving, case .peerChanged(let peer, .disconnected, _) = event, peer.id == sender { break loop }
+                guard case .peerChanged(let peer, .disconnected, _) = event else { continue }
+                decided = .disconnected(peer.id)
             case .declined(let info, let why):
                 if json {
                     Self.json(["event": "stream-declined", "name": info.name, "peer": info.peer.displayName, "reason": why])
                 } else {
                     Output.error(Terminal.paint("p2p: \(why) the stream \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName))", .yellow))
                 }
+                decided = nil
             case .began(let info):
                 if json {
                     Self.json(["event": "stream-started", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
@@ -123,42 +127,41 @@ struct StreamReceive {
                 } else {
                     Output.error(Terminal.paint("* receiving \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)) to standard output…", .dim))
                 }
+                decided = nil
             case .ended(let info, let outcome, let bytes, let seconds):
-                exit = report(info, outcome, bytes: bytes, seconds: seconds)
-                guard session.connectedPeer(info.peer.id) != nil else { break loop }
-                leaving = info.peer.id
-                Task {
-                    try? await Task.sleep(for: .seconds(1))
-                    feed.yield(.lingered)
-                }
+                let failure = report(info, outcome, bytes: bytes, seconds: seconds)
+                decided = .ended(sender: info.peer.id, failure: failure, senderConnected: session.connectedPeer(info.peer.id) != nil)
             case .lingered:
-                break loop
+                decided = .lingered
             case .interrupt:
-                if leaving != nil { break loop }
-                guard let stream = current.withLockedValue({ $0 }) else {
-                    exit = CLIError("interrupted; nothing was received", code: ExitStatus.interrupted)
-                    break loop
-                }
-                // The copy ends with `.cancelled` and reports it.
-                stream.cancel()
+                decided = .interrupted(streaming: current.withLockedValue { $0 } != nil)
             case .question(let asked):
                 // The terminal is read from the first question on (until then, it is left as it was).
-                if !readsKeys { RawTerminal.feedKeys { feed.yield(.keys($0)) } }
-                readsKeys = true
+                driver.readKeys { .keys($0) }
                 questions.ask(asked, asked.question)
+                decided = nil
             case .withdrawn(let token):
                 questions.withdrawShowing(token)
+                decided = nil
             case .keys(let keys):
                 questions.answer(keys)
+                decided = nil
+            }
+            for effect in decided.map({ model.handle($0) }) ?? [] {
+                switch effect {
+                case .waitForSender: driver.timers.after(Self.lingerDelay, .lingered)
+                case .cancelStream: current.withLockedValue { $0 }?.cancel()
+                case .finish(let failure):
+                    exit = failure
+                    break loop
+                }
             }
         }
-        if !questions.queue.waiting.isEmpty { Output.setInputLine(nil) }
+        driver.leaveTerminal(erasingInputLine: !questions.queue.waiting.isEmpty)
         questions.refuseAll()
-        RawTerminal.restore()
-        await sessionPump.drain()
-        await session.close()
-        feed.finish()
-        for await case .question(let asked) in inputs { asked.answer.resume(returning: false) }
+        await driver.drain(closing: { await session.close() }) { input in
+            if case .question(let asked) = input { asked.answer.resume(returning: false) }
+        }
         if let exit { throw exit }
     }
 

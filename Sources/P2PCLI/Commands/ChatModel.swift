@@ -1,0 +1,72 @@
+import ArgumentParser
+import P2P
+
+/// What `p2p chat` decides around its room (membership, dialling and held lines are the library's
+/// `ChatRoom`): a dial that failed, the end of piped input and the wait for acknowledgements after it,
+/// the wait for a `--to` peer, Ctrl-C, and the exit status. `ChatLoop` hands it what happened and
+/// carries out what it returns, as it does with the room's own effects.
+struct ChatModel: CommandModel {
+    enum Event: Sendable {
+        /// Piped input ended.
+        case inputEnded
+        /// Ten seconds after piped input ended: connected peers that did not acknowledge yet are not waited for.
+        case acknowledgementsOverdue
+        /// A dial failed; `unasked`: the room dialled that peer by itself (a member coming back).
+        case dialFailed(target: String, any Error, unasked: PeerID?)
+        /// The wait for the `--to` peer is over.
+        case waitExpired
+        /// Ctrl-C (SIGINT or SIGTERM).
+        case interrupted
+    }
+
+    enum Effect: Sendable, Equatable {
+        /// What the room returned, to carry out.
+        case room(ChatRoom.Effect)
+        /// Send `.acknowledgementsOverdue` after 10 s.
+        case waitForAcknowledgements
+        case note(String)
+        case error(code: String, message: String)
+        /// Say that the `--to` peer was not found.
+        case reportNotFound
+        case exit(ExitCode)
+    }
+
+    var room: ChatRoom
+    /// `--to` or `--connect`: a dial that fails ends the chat.
+    let scripted: Bool
+    /// `--verbose`: failed dials nobody asked for are reported too.
+    let verbose: Bool
+    /// Set 10 s after piped input ended: stop waiting for connected peers to acknowledge what was sent.
+    private(set) var acknowledgementsOverdue = false
+
+    mutating func handle(_ event: Event) -> [Effect] {
+        switch event {
+        case .inputEnded:
+            return room.handle(.inputEnded).map(Effect.room) + [.waitForAcknowledgements]
+        case .acknowledgementsOverdue:
+            acknowledgementsOverdue = true
+            return []
+        case .dialFailed(let target, let error, let unasked):
+            let denied = if case .denied? = error as? SessionError { true } else { false }
+            if let unasked {
+                // A stale DNS-SD record is not the user's error: reported only when asked for, or refused.
+                let effects = room.handle(.dialFailed(unasked, refused: denied)).map(Effect.room)
+                return effects + (verbose || denied ? [.note("connecting to \(Terminal.sanitize(target)) failed: \(error)")] : [])
+            }
+            let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) }
+            let shown = Effect.error(code: failure?.jsonCode ?? "connect",
+                                     message: failure?.description ?? "cannot connect to \(Terminal.sanitize(target)): \(error)")
+            return scripted ? [shown, .exit(ExitStatus.connectionFailed)] : [shown]
+        case .waitExpired:
+            return room.connected.isEmpty && room.dialing.isEmpty ? [.reportNotFound, .exit(ExitStatus.peerNotFound)] : []
+        case .interrupted:
+            return [.exit(.success)]
+        }
+    }
+
+    /// Piped input is done once every held line went out and connected peers acknowledged them (or did
+    /// not within 10 s: those lines stay in the outbox).
+    func isDone(awaitingAcknowledgement: @autoclosure () -> Bool) -> Bool {
+        room.isDone(settled: acknowledgementsOverdue || !awaitingAcknowledgement())
+    }
+}

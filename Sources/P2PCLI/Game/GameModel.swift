@@ -1,0 +1,130 @@
+import ArgumentParser
+import P2P
+
+/// What `p2p game` decides around the game itself (the game is the library's `GameSession`): the moves
+/// of a piped game and when they run out, an opponent leaving or coming back, and how the program ends
+/// (Ctrl-C, end of piped input, an opponent not found or not reached). `GameLoop` hands it what happened
+/// and carries out what it returns.
+struct GameModel: CommandModel {
+    enum Event: Sendable {
+        /// A line of piped input: a move to play on this player's turn.
+        case line(String)
+        /// Piped input ended.
+        case inputEnded
+        /// A dial failed (and was reported).
+        case dialFailed
+        /// The wait for the `--to` opponent is over; `found`: an opponent is playing or being dialled.
+        case waitExpired(found: Bool)
+        /// Ctrl-C (SIGINT or SIGTERM).
+        case interrupted
+        /// A round is over.
+        case roundOver
+        /// A game began against `peer`.
+        case gameStarted(PeerInfo)
+        /// The opponent disconnected: after LEAVE (`onPurpose`), or the connection was lost.
+        case opponentGone(PeerInfo, onPurpose: Bool)
+        /// After each input: whether a game is on, and whether it waits for a move of this player (its
+        /// turn, or the round is over, and its last move is shown).
+        case idle(inGame: Bool, needsMove: Bool)
+        /// `peer` invites this player. `dialing`: the peer this player is inviting; `playing`: a game
+        /// is on; `questionShown`: the person is deciding about another invitation.
+        case invited(PeerInfo, dialing: PeerID?, playing: Bool, questionShown: Bool)
+    }
+
+    enum Effect: Sendable, Equatable {
+        /// Play the held moves while it is this player's turn (`nextMove()`).
+        case playHeldMoves
+        case note(String)
+        /// Say that the `--to` opponent was not found.
+        case reportNotFound
+        /// Leave the opponent: LEAVE, then the session's goodbye.
+        case leaveOpponent
+        /// Answer the invitation.
+        case answer(accept: Bool)
+        /// Ask the person about the invitation (y or n).
+        case askPerson(String)
+        case error(code: String, message: String)
+        case exit(ExitCode)
+    }
+
+    /// On a terminal the person picks and plays; otherwise moves come from a pipe.
+    let interactive: Bool
+    /// `--yes`: invitations are accepted without asking.
+    let acceptsInvitations: Bool
+    /// `--to` or `--connect`: the opponent is named, and not reaching it ends the program.
+    let scripted: Bool
+    /// Piped moves not played yet: they wait for this player's turn.
+    private(set) var heldMoves: [String] = []
+    private(set) var inputEnded = false
+    /// A piped game's opponent whose connection was lost: waited for, its invitation accepted, and
+    /// invited again when it shows up, instead of exiting.
+    private(set) var awaitingReturn: PeerInfo?
+
+    init(interactive: Bool, scripted: Bool, acceptsInvitations: Bool = false) {
+        self.interactive = interactive
+        self.scripted = scripted
+        self.acceptsInvitations = acceptsInvitations
+    }
+
+    /// The next held move, taken off the list.
+    mutating func nextMove() -> String? { heldMoves.isEmpty ? nil : heldMoves.removeFirst() }
+
+    mutating func handle(_ event: Event) -> [Effect] {
+        switch event {
+        case .line(let line):
+            let move = line.trimmingCharacters(in: .whitespaces)
+            if !move.isEmpty { heldMoves.append(move) }
+            return [.playHeldMoves]
+        case .inputEnded:
+            inputEnded = true
+            return awaitingReturn != nil ? [.exit(ExitStatus.connectionFailed)] : []
+        case .dialFailed:
+            // Waiting for a lost opponent: it may be restarting; it can invite us, or be found again.
+            return scripted && !interactive && awaitingReturn == nil ? [.exit(ExitStatus.connectionFailed)] : []
+        case .waitExpired(let found):
+            return found ? [] : [.reportNotFound, .exit(ExitStatus.peerNotFound)]
+        case .interrupted:
+            return [.exit(ExitStatus.interrupted)]
+        case .roundOver:
+            heldMoves.removeAll()  // A script's moves belong to the round they were written for.
+            return []
+        case .gameStarted(let peer):
+            defer { awaitingReturn = nil }
+            return awaitingReturn?.id == peer.id ? [.note("\(Terminal.sanitize(peer.displayName)) is back; new game, score kept.")] : []
+        case .opponentGone(let peer, let onPurpose):
+            heldMoves.removeAll()
+            if interactive { return [] }  // Back to the picker.
+            if onPurpose { return [.exit(.success)] }
+            // A lost connection (crash, cut link): wait for the opponent to come back, unless the script's
+            // moves have run out anyway.
+            if inputEnded { return [.exit(ExitStatus.connectionFailed)] }
+            awaitingReturn = peer
+            return [.note("Waiting for \(Terminal.sanitize(peer.displayName)) to come back (Ctrl-C quits)…")]
+        case .idle(let inGame, let needsMove):
+            // A piped game whose input has ended leaves once it needs a move it does not have, or a round is over.
+            guard !interactive, inputEnded, heldMoves.isEmpty, inGame, needsMove else { return [] }
+            return [.leaveOpponent, .exit(.success)]
+        case .invited(let peer, let dialing, let playing, let questionShown):
+            return invited(peer, dialing: dialing, playing: playing, questionShown: questionShown)
+        }
+    }
+
+    /// An invitation: accepted or declined by the rules, or asked of the person.
+    private func invited(_ peer: PeerInfo, dialing: PeerID?, playing: Bool, questionShown: Bool) -> [Effect] {
+        let name = "\(Terminal.sanitize(peer.displayName)) (\(peer.id.short))"
+        if dialing == peer.id {
+            // Both invited each other at once; the session keeps one of the two connections.
+            return [.answer(accept: true)]
+        } else if !playing, !questionShown, peer.id == awaitingReturn?.id {
+            // The opponent whose connection was lost is back (its key proves it is the same peer).
+            return [.answer(accept: true)]
+        } else if playing || dialing != nil || questionShown {
+            return [.answer(accept: false), .note("Declined an invitation from \(name): already playing.")]
+        } else if acceptsInvitations {
+            return [.answer(accept: true)]
+        } else if interactive {
+            return [.askPerson("\(name) invites you to play. Accept? [y/n]")]
+        }
+        return [.answer(accept: false), .error(code: "denied", message: "declined an invitation from \(name); use --yes to accept invitations")]
+    }
+}

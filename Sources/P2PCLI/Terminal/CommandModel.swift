@@ -1,0 +1,8 @@
+/// A command model: its state and its decisions, fed one event at a time in arrival order; what it
+/// returns is carried out by the command's driver. Pure, so it is unit-tested without a terminal or
+/// sockets (`GameProtocol` and the library's `ChatRoom` have the same shape).
+protocol CommandModel {
+    associatedtype Event
+    associatedtype Effect
+    mutating func handle(_ event: Event) -> [Effect]
+}

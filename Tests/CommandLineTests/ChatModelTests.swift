@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+@testable import P2P
+import Testing
+@testable import P2PCLI
+
+/// How `p2p chat` ends, fed events without a terminal or sockets: piped input and the wait for
+/// acknowledgements after it, a failed dial, the wait for a `--to` peer, Ctrl-C.
+@Suite struct ChatModelTests {
+    let me = PeerID(bytes: Array(repeating: 1, count: 16))
+    let bob = PeerInfo(id: PeerID(bytes: Array(repeating: 2, count: 16)), displayName: "bob", sessionID: "room")
+
+    func model(scripted: Bool = false, verbose: Bool = false) -> ChatModel {
+        let room = ChatRoom(name: "room", localPeer: me, dialsRoomPeers: !scripted, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        return ChatModel(room: room, scripted: scripted, verbose: verbose)
+    }
+
+    @Test func pipedInputIsDoneWhenItEndedAndConnectedPeersAcknowledgedOrTenSecondsPassed() {
+        var chat = model()
+        #expect(!chat.isDone(awaitingAcknowledgement: false), "the input has not ended")
+        #expect(chat.handle(.inputEnded) == [.waitForAcknowledgements])
+        #expect(chat.isDone(awaitingAcknowledgement: false))
+        #expect(!chat.isDone(awaitingAcknowledgement: true), "a connected peer has not acknowledged a line yet")
+        #expect(chat.handle(.acknowledgementsOverdue) == [])
+        #expect(chat.isDone(awaitingAcknowledgement: true), "no longer waited for: the line stays in the outbox")
+    }
+
+    @Test func aLineHeldForWhoeverJoinsKeepsAPipedChatOpen() {
+        var chat = model()
+        _ = chat.room.handle(.linesHeld([UnaddressedLine(sequence: 1, room: "room", typedAt: Date(), text: "anyone?")]))
+        _ = chat.handle(.inputEnded)
+        _ = chat.handle(.acknowledgementsOverdue)
+        #expect(!chat.isDone(awaitingAcknowledgement: false))
+    }
+
+    @Test func ctrlCEndsTheChatWithZero() {
+        var chat = model()
+        #expect(chat.handle(.interrupted) == [.exit(.success)])
+    }
+
+    @Test func aFailedDialOfTheNamedPeerEndsAScriptedChatWithFour() {
+        var chat = model(scripted: true)
+        let effects = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: nil))
+        guard case .error(let code, let message)? = effects.first else { Issue.record("no error shown: \(effects)"); return }
+        #expect(code == "denied" && message.contains("bob"))
+        #expect(effects.last == .exit(ExitStatus.connectionFailed))
+        var room = model(scripted: false)
+        #expect(room.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: nil)).count == 1, "a room goes on")
+    }
+
+    @Test func aMemberThatCouldNotBeRedialledIsReportedOnlyWhenItSaidNoOrWithVerbose() {
+        var chat = model()
+        #expect(chat.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).isEmpty)
+        let refused = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: bob.id))
+        #expect(refused.contains { if case .note(let text) = $0 { text.hasPrefix("connecting to bob failed") } else { false } })
+        var verbose = model(verbose: true)
+        #expect(verbose.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).count == 1)
+    }
+
+    @Test func theWaitForANamedPeerEndsWithThreeOnlyWhenNobodyJoined() {
+        var alone = model(scripted: true)
+        #expect(alone.handle(.waitExpired) == [.reportNotFound, .exit(ExitStatus.peerNotFound)])
+        var joined = model(scripted: true)
+        _ = joined.room.handle(.peerConnected(bob))
+        #expect(joined.handle(.waitExpired) == [])
+    }
+}
