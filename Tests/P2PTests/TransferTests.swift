@@ -50,7 +50,10 @@ struct TransferTests {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")
         try await alice.connect(to: bob.endpoint)
-        let inbox = try Self.temporaryDirectory()
+        // The inbox sits one level down in a folder of its own, so "nothing was written beside it" looks
+        // at a folder nobody else writes into (not the shared temporary folder).
+        let inbox = try Self.temporaryDirectory().appendingPathComponent("inbox")
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
         var configuration = FileTransfers.Configuration()
         configuration.window = window
         configuration.acknowledgeEvery = window / 4
