@@ -1,5 +1,8 @@
 import NIOCore
 
+// The manifest's value types travel inside CHANNEL tree steps (ChannelMessage kinds 16–23), so they live
+// with the codec; Transfer/Tree builds and reads trees from them.
+
 /// One entry of a tree's manifest: a regular file or a directory, by its path relative to the tree's
 /// parent (`many/a/b.txt`), with its permission bits and size.
 public struct TreeEntry: Sendable, Hashable {
