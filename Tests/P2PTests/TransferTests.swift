@@ -201,6 +201,31 @@ struct TransferTests {
         await pair.alice.close(); await pair.bob.close()
     }
 
+    /// END's length is part of the verdict (TRANSFER.md, "Channels"): the right hash with a length other
+    /// than the bytes taken is not verified.
+    @Test func anEndWithAnotherLengthIsNotVerified() async throws {
+        let pair = try await connectedPair(rawAlice: true)
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
+        let hello = Array("hello".utf8)
+        try pair.alice.send(ChannelMessage(.file, channelID: 12, .open(.file(path: "y.txt", size: 5, mediaType: "text/plain"))), to: [pair.bob.peerID])
+        try await replies.waitForCount(1)
+        for body: ChannelMessage.Body in [.start(offset: 0), .data(offset: 0, bytes: ByteBuffer(bytes: hello)),
+                                           .end(length: 6, sha256: Array(SHA256.hash(data: hello)))] {
+            try pair.alice.send(ChannelMessage(.file, channelID: 12, body), to: [pair.bob.peerID])
+        }
+        try await replies.waitForCount(2)
+        guard case .result(let verified, let ours) = replies.messages[1].0.body else {
+            Issue.record("expected RESULT, got \(replies.messages[1].0.body)")
+            return
+        }
+        #expect(!verified)
+        #expect(ours == Array(SHA256.hash(data: hello)))
+        #expect(!FileManager.default.fileExists(atPath: pair.inbox.appendingPathComponent("y.txt").path))
+        try await pair.events.waitFor { if case .failed(_, .sizeMismatch(expected: 6, got: 5)) = $0 { true } else { false } }
+        await pair.alice.close(); await pair.bob.close()
+    }
+
     @Test func anInterruptedTransferResumesWhereTheReceiverStopped() async throws {
         let pair = try await connectedPair()
         let source = try Self.randomFile(2 << 20, in: try Self.temporaryDirectory(), name: "big.bin")

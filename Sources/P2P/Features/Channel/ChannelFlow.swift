@@ -20,4 +20,20 @@ enum ChannelFlow {
     static func owesAcknowledgement(taken: UInt64, acknowledged: UInt64, every: UInt64, drained: Bool = false) -> Bool {
         taken > acknowledged && (taken - acknowledged >= every || drained)
     }
+
+    /// What a receiver's RESULT says of a channel's END: verified only when it took exactly the END's
+    /// length and the SHA-256 it computed is the END's (`Protocol/TRANSFER.md`, "Channels", Hash).
+    static func verdict(taken: UInt64, ours: [UInt8], endLength: UInt64, endSHA256: [UInt8]) -> Verdict {
+        if taken != endLength { return .lengthMismatch }
+        return ours == endSHA256 ? .verified : .hashMismatch
+    }
+
+    /// A receiver's verdict on a channel's END.
+    enum Verdict: Equatable {
+        case verified
+        /// It took another number of bytes than the END says were sent.
+        case lengthMismatch
+        /// Its SHA-256 is not the sender's.
+        case hashMismatch
+    }
 }

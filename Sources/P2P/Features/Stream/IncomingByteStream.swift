@@ -215,12 +215,10 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
     private func verify(length: UInt64, sha256 theirs: [UInt8]) throws(StreamError) -> ByteBuffer? {
         let (consumed, ours) = reader.withLockedValue { ($0.consumed, Array($0.hasher.finalize())) }
         let error: StreamError?
-        if consumed != length {
-            error = .lengthMismatch(expected: length, got: consumed)
-        } else if ours != theirs {
-            error = .verificationFailed(expected: theirs.hex, got: ours.hex)
-        } else {
-            error = nil
+        switch ChannelFlow.verdict(taken: consumed, ours: ours, endLength: length, endSHA256: theirs) {
+        case .lengthMismatch: error = .lengthMismatch(expected: length, got: consumed)
+        case .hashMismatch: error = .verificationFailed(expected: theirs.hex, got: ours.hex)
+        case .verified: error = nil
         }
         let summary = ByteStreamSummary(name: info.name, length: consumed, sha256: ours.hex)
         state.withLockedValue { state in

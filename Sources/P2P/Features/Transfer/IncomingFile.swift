@@ -124,8 +124,8 @@ final class IncomingFile: Sendable {
             }
             if let verdict { return violation(verdict) }
             queue.async { [self] in disk.withLockedValue { write(bytes, &$0) } }
-        case .end(_, let sha256):
-            queue.async { [self] in disk.withLockedValue { finish(theirs: sha256, &$0) } }
+        case .end(let length, let sha256):
+            queue.async { [self] in disk.withLockedValue { finish(length: length, theirs: sha256, &$0) } }
         case .cancel(let reason):
             queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(PeerText(reason)), tellPeer: false, &$0) } }
         default:
@@ -193,23 +193,27 @@ final class IncomingFile: Sendable {
         }
     }
 
-    private func finish(theirs: [UInt8], _ state: inout DiskState) {
+    private func finish(length: UInt64, theirs: [UInt8], _ state: inout DiskState) {
         guard !state.over, let handle = state.handle else { return }
         let ours = Array(state.hasher.finalize())
-        let verified = state.written == info.size && ours == theirs
+        // The offered size, then END's length and hash: a `.part` that is not this file stays unnamed.
+        let verdict = state.written == info.size
+            ? ChannelFlow.verdict(taken: state.written, ours: ours, endLength: length, endSHA256: theirs) : .lengthMismatch
         do {
-            if verified { PartFile.forget(on: handle.fileDescriptor) }
+            if verdict == .verified { PartFile.forget(on: handle.fileDescriptor) }
             try handle.synchronize()
             try handle.close()
         } catch {
             return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
         }
         state.handle = nil
-        guard state.written == info.size else {
+        switch verdict {
+        case .verified: break
+        case .lengthMismatch:
             transfers?.reply(.result(verified: false, sha256: ours), for: self)
-            return fail(.sizeMismatch(expected: info.size, got: state.written), tellPeer: false, &state)
-        }
-        guard ours == theirs else {
+            let expected = state.written == info.size ? length : info.size
+            return fail(.sizeMismatch(expected: expected, got: state.written), tellPeer: false, &state)
+        case .hashMismatch:
             transfers?.reply(.result(verified: false, sha256: ours), for: self)
             return fail(.verificationFailed(expected: theirs.hex, got: ours.hex), tellPeer: false, &state)
         }
