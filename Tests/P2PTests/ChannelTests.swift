@@ -69,7 +69,7 @@ struct OlderPeerTests {
         let failures = recorder.all.compactMap { event -> (TransferInfo, TransferError)? in
             if case .failed(let info, let error) = event { (info, error) } else { nil }
         }
-        #expect(failures.map(\.0.name.raw) == ["notes.txt", "a folder"])
+        #expect(failures.map(\.0.name.raw) == ["notes.txt", "an offer"])
         for (_, error) in failures {
             guard case .peerTooOld(let name, "channel transfers") = error else { Issue.record("\(error)"); continue }
             #expect(name.raw.hasPrefix("old (127.0.0.1:") && name.raw.hasSuffix(")"))

@@ -682,10 +682,11 @@ extension FileTransfers: SessionFeature {
 
     /// An older p2p offered a file or a tree the old way: it hears why not, in its own layout, and this
     /// side's user reads one line naming the version. Its other steps (there are none without an
-    /// accepted offer) are ignored.
+    /// accepted offer) are ignored. A tree offer names no file yet (older senders offered even one file
+    /// as a tree), so the event names it "an offer".
     private func refuse(_ step: LegacyBulkStep, from peer: PeerInfo) {
         guard OlderPeer.refuse(step, of: .transfer, from: peer, on: session) else { return }
-        var info = TransferInfo(id: step.id, peer: peer, name: PeerText(step.offer?.path ?? "a folder"), size: step.offer?.size ?? 0,
+        var info = TransferInfo(id: step.id, peer: peer, name: PeerText(step.offer?.path ?? "an offer"), size: step.offer?.size ?? 0,
                                 mediaType: "application/octet-stream", direction: .receiving)
         info.isTree = step.kind == 10
         emit(.failed(info, .peerTooOld(peer.nameWithAddress, capability: "channel transfers")))
