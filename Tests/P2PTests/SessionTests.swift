@@ -75,11 +75,14 @@ struct SessionTests {
     @Test func aSlowYesStillConnectsAfterTheConnectTimeout() async throws {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")
+        // The handler runs once alice reached bob, so its decision alone outlasts the whole connect
+        // timeout; the timeout is long enough for a TLS handshake on a busy 2-core machine (0.5 s was not,
+        // once, in CI while the suite started up).
         bob.setConnectionRequestHandler { _ in
-            try? await Task.sleep(for: .milliseconds(1500))  // a person reading the fingerprint
+            try? await Task.sleep(for: .seconds(3))  // a person reading the fingerprint
             return true
         }
-        let peer = try await alice.connect(to: bob.endpoint, timeout: .milliseconds(500))
+        let peer = try await alice.connect(to: bob.endpoint, timeout: .seconds(2))
         #expect(peer.id == bob.peerID)
         await alice.close(); await bob.close()
     }
@@ -150,7 +153,7 @@ struct SessionTests {
         }
         // Alice's wait for an answer ends it (the error says which), not the handler's 30 s.
         await #expect(throws: SessionError.notAnswered(seconds: 1)) {
-            try await alice.connect(to: bob.endpoint, timeout: .milliseconds(500))
+            try await alice.connect(to: bob.endpoint, timeout: .seconds(2))  // for reaching bob: not what ends this
         }
         #expect(alice.connectedPeers.isEmpty)
         await alice.close(); await bob.close()
