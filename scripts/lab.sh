@@ -104,7 +104,7 @@ check_lab() {
   start_bg "$pub" avahi-publish "$STATE/check-publish.log" \
     "$SELF" exec A avahi-publish -s lab-check _p2plabcheck._tcp 9 check=1
   for x in B A; do
-    wait_for 10 sh -c '"$1" exec "$2" avahi-browse -rpt _p2plabcheck._tcp 2>/dev/null | grep -q "^=;.*;lab-check;.*;$3;9;"' \
+    wait_for 10 sh -c '"$1" exec "$2" timeout 5 avahi-browse -rpt _p2plabcheck._tcp 2>/dev/null | grep -q "^=;.*;lab-check;.*;$3;9;"' \
       sh "$SELF" "$x" "$want" || { stop_pidfile "$pub"; fail_up "host $x did not resolve A's test service to $want"; }
   done
   stop_pidfile "$pub" >/dev/null

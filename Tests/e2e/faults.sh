@@ -227,8 +227,8 @@ if wait_until 30 bash -c '[ "$("$1" "$2" count "$3" event=advertising)" -ge 2 ]'
 else
   fail "receive did not register again after the restart" rx5
 fi
-check "the new daemon in B holds rx5's registration" bash -c '"$1" exec B avahi-browse -pt _p2p._tcp 2>/dev/null | grep -q "rx5-$2"' _ "$LAB" "$TAG"
-check "A resolves rx5 again" wait_until 10 bash -c '"$1" exec A avahi-browse -rpt _p2p._tcp 2>/dev/null | grep -q "^=;.*;rx5-$2;"' _ "$LAB" "$TAG"
+check "the new daemon in B holds rx5's registration" bash -c '"$1" exec B timeout 5 avahi-browse -pt _p2p._tcp 2>/dev/null | grep -q "rx5-$2"' _ "$LAB" "$TAG"
+check "A resolves rx5 again" wait_until 10 bash -c '"$1" exec A timeout 5 avahi-browse -rpt _p2p._tcp 2>/dev/null | grep -q "^=;.*;rx5-$2;"' _ "$LAB" "$TAG"
 echo "after the restart" >"$E2E_TMP/after.txt"
 sender tx5 tx5 rx5 "$E2E_TMP/after.txt"
 exits tx5 40 0 "send --to rx5 by name works after B's avahi restart"

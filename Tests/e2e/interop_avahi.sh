@@ -12,7 +12,7 @@ TAG=$$
 NAME=interop-$TAG
 
 # browse_line NAME: avahi-browse's resolved line for instance NAME (IPv4), if any.
-browse_line() { run avahi-browse -rpt _p2p._tcp 2>/dev/null | grep -F ";IPv4;$1;_p2p._tcp;local;" | grep '^=' | head -n 1; }
+browse_line() { run timeout 5 avahi-browse -rpt _p2p._tcp 2>/dev/null | grep -F ";IPv4;$1;_p2p._tcp;local;" | grep '^=' | head -n 1; }
 has_browse_line() { [ -n "$(browse_line "$1")" ]; }
 # peers_has COND...: one `p2p peers --json` run lists a service matching every COND.
 peers_has() {
@@ -40,7 +40,7 @@ if wait_until 20 has_browse_line "$NAME"; then
   check "avahi-browse: TXT has exactly 4 strings (got $n)" [ "$n" = 4 ]
 else
   fail "avahi-browse never resolved $NAME within 20 s" chat
-  run avahi-browse -rpt _p2p._tcp | sed 's/^/    | /'
+  run timeout 5 avahi-browse -rpt _p2p._tcp | sed 's/^/    | /'
 fi
 if wire=$(run "$PYTHON" "$E2E_DIR/mdns_txt.py" "$NAME"); then
   log "TXT on the wire: $wire"

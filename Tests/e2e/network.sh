@@ -295,7 +295,7 @@ in_lab "$TWO" B recv2 recv2 receive --json --yes --name "recv2-$TAG" --dir "$E2E
 expect_json 20 recv2 "the receiver listens in B" event=listening
 # resolved_on_both: A's daemon resolves the receiver on both links.
 resolved_on_both() {
-  [ "$(lab "$TWO" exec A avahi-browse -rpt _p2p._tcp 2>/dev/null | grep '^=' | grep -c "recv2-$TAG")" -ge 2 ]
+  [ "$(lab "$TWO" exec A timeout 5 avahi-browse -rpt _p2p._tcp 2>/dev/null | grep '^=' | grep -c "recv2-$TAG")" -ge 2 ]
 }
 if wait_until 30 resolved_on_both; then pass "A's daemon sees the receiver on both links"; else fail "A's daemon does not see the receiver on both links"; fi
 in_lab "$TWO" A send2 send2 send --json --name "send2-$TAG" --to "recv2-$TAG" --timeout 40 "$E2E_TMP/cut.bin"
