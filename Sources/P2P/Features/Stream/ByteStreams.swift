@@ -45,7 +45,11 @@ public final class ByteStreams: Sendable {
         /// The receiver acknowledges after its application has taken this many more bytes; at most
         /// half the window, so that a sender never waits for an acknowledgement that cannot come.
         public var acknowledgeEvery = 1 << 20
-        /// The defaults: an 8 MiB window, an acknowledgement per MiB taken.
+        /// Incoming streams one peer may have open at once (undecided or accepted), each holding at
+        /// most the window; more are denied at once, with the reason. Older p2p's STREAM offers: no
+        /// more than this many are answered on a link, and one is logged.
+        public var incomingStreamsPerPeer = 16
+        /// The defaults: an 8 MiB window, an acknowledgement per MiB taken, 16 streams open per peer.
         public init() {}
     }
 
@@ -67,6 +71,8 @@ public final class ByteStreams: Sendable {
         /// oldest forgotten first.
         var cancelledHere: [Key] = []
         var handler: (@Sendable (IncomingByteStream) async -> Void)?
+        /// Offers of an older p2p refused on this link, by peer.
+        var olderOffers: [PeerID: Int] = [:]
     }
 
     /// Streams this side cancelled that are remembered, so that their DATA in flight is not mistaken
@@ -193,12 +199,18 @@ public final class ByteStreams: Sendable {
     private func opened(_ key: Key, info: ByteStreamInfo) {
         let stream = IncomingByteStream(info: info, owner: self, window: UInt64(configuration.window),
                                         acknowledgeEvery: UInt64(configuration.acknowledgeEvery))
-        let (handler, duplicate) = state.withLockedValue { state -> ((@Sendable (IncomingByteStream) async -> Void)?, Bool) in
-            if state.incoming[key] != nil { return (nil, true) }
+        let limit = configuration.incomingStreamsPerPeer
+        let (handler, duplicate, full) = state.withLockedValue { state -> ((@Sendable (IncomingByteStream) async -> Void)?, Bool, Bool) in
+            if state.incoming[key] != nil { return (nil, true, false) }
+            if state.incoming.keys.count(where: { $0.peer == key.peer }) >= limit { return (nil, false, true) }
             if state.handler != nil { state.incoming[key] = stream }
-            return (state.handler, false)
+            return (state.handler, false, false)
         }
         if duplicate { return cutOff(key.peer, id: key.id, reason: "stream \(key.id) opened twice") }
+        if full {
+            try? send(.deny(reason: "\(limit) streams from you are open already; open another once one ended"), id: key.id, to: key.peer)
+            return
+        }
         guard let handler else {
             try? send(.deny(reason: "this peer does not take byte streams"), id: key.id, to: key.peer)
             return
@@ -215,6 +227,7 @@ public final class ByteStreams: Sendable {
         let peer = info.id
         let (outgoing, incoming) = state.withLockedValue { state in
             state.cancelledHere.removeAll { $0.peer == peer }
+            state.olderOffers[peer] = nil
             return (state.outgoing.values.filter { $0.info.peer.id == peer }, state.incoming.values.filter { $0.info.peer.id == peer })
         }
         for stream in outgoing { stream.peerLeft() }
@@ -231,7 +244,13 @@ extension ByteStreams: SessionFeature {
     /// An older p2p opened a stream the old way: it hears why not, in its own layout, and this side's
     /// log names the version (a stream handler never sees it).
     private func refuse(_ step: LegacyBulkStep, from peer: PeerInfo) {
-        guard OlderPeer.refuse(step, of: .stream, from: peer, on: session) else { return }
+        guard step.isOffer else { return }
+        // A flood of them gets no more answers than streams may be open, and one log line: the first.
+        let count = state.withLockedValue { state in
+            state.olderOffers[peer.id, default: 0] += 1
+            return state.olderOffers[peer.id]!
+        }
+        guard count <= configuration.incomingStreamsPerPeer, OlderPeer.refuse(step, of: .stream, from: peer, on: session), count == 1 else { return }
         session.configuration.logger.warning("refused a stream: \(OlderPeer.description(peer.nameWithAddress))")
     }
 }

@@ -18,7 +18,8 @@ public final class FileTransfers: Sendable {
 
     /// Tunables; the defaults suit a LAN.
     public struct Configuration: Sendable {
-        /// Unacknowledged bytes the sender may have in flight.
+        /// Unacknowledged bytes the sender may have in flight; at most ``ChannelMessage/maxWindow``
+        /// less the largest DATA, since one DATA may pass it and a receiver enforces the maximum.
         public var window = 4 << 20
         /// The receiver acknowledges after every this many bytes written.
         public var acknowledgeEvery = 1 << 20
@@ -36,6 +37,10 @@ public final class FileTransfers: Sendable {
         /// answer at once. More are denied at once, unasked: a peer cannot fill memory or the screen with
         /// questions.
         public var undecidedOffersPerPeer = 16
+        /// Memory one peer's tree manifests may hold while they arrive and wait for an answer
+        /// (`PeerHoldings.manifestBytes`: every entry, an empty path too). A tree OPEN that would pass
+        /// it is denied at once; ENTRIES whose paths pass it end the connection.
+        public var manifestBytesPerPeer = 128 << 20
         /// How long an offer waits for an answer; then it is denied ("not answered within …"), so no
         /// sender waits for ever and no question is kept for ever.
         public var decisionTimeout: Duration = .seconds(600)
@@ -80,11 +85,17 @@ public final class FileTransfers: Sendable {
         var offerHandler: (@Sendable (IncomingOffer) async -> OfferAnswer)?
         /// Offers the handler has not answered yet, with the task asking it.
         var undecided: [UInt64: UndecidedOffer] = [:]
+        /// Trees refused while their ENTRIES may still be on the way (dropped quietly), oldest forgotten first.
+        var refusedTrees: [RefusedTree] = []
+        /// Offers of an older p2p refused on this link, by peer.
+        var olderOffers: [PeerID: Int] = [:]
     }
 
     struct UndecidedOffer {
         let info: TransferInfo
         var decision: Task<Void, Never>?
+        /// Memory its complete manifest holds until the answer (0 for a file).
+        var manifestBytes = 0
     }
 
     /// Offers from `peer` waiting for an answer, manifests still arriving included.
@@ -94,18 +105,20 @@ public final class FileTransfers: Sendable {
 
     /// Admits a new offer `id` from `peer` into `state` with `add`, unless the ID is taken (a protocol
     /// violation) or the peer already has as many offers waiting as it may.
-    private func admit(_ id: UInt64, from peer: PeerID, _ add: (inout State) -> Void) -> Admission {
+    /// `cost`: the memory it will hold (a tree's manifest), which must fit the peer's manifest budget.
+    private func admit(_ id: UInt64, from peer: PeerID, cost: Int = 0, _ add: (inout State) -> Void) -> Admission {
         state.withLockedValue { state in
             guard state.undecided[id] == nil, state.manifests[id] == nil, state.incoming[id] == nil, state.trees[id] == nil else {
                 return .duplicate
             }
             guard Self.waiting(from: peer, in: state) < configuration.undecidedOffersPerPeer else { return .overLimit }
+            guard cost == 0 || Self.manifestBytes(of: peer, in: state) + cost <= configuration.manifestBytesPerPeer else { return .overBudget }
             add(&state)
             return .admitted
         }
     }
 
-    private enum Admission { case admitted, duplicate, overLimit }
+    private enum Admission { case admitted, duplicate, overLimit, overBudget }
 
     /// Refuses an offer over the per-peer limit: the sender hears why; nothing is shown here, since a
     /// flood of them would be a flood of lines.
@@ -119,6 +132,8 @@ public final class FileTransfers: Sendable {
     public init(session: Session, directory: URL, configuration: Configuration = Configuration()) {
         self.session = session
         self.directory = directory
+        var configuration = configuration
+        configuration.window = max(1, min(configuration.window, Int(ChannelMessage.maxWindow) - ChannelMessage.maxLargeChunk))
         self.configuration = configuration
         let hub = EventHub<TransferEvent>(limit: configuration.eventBufferLimit) { .eventsDropped(count: $0) }
         self.hub = hub
@@ -138,6 +153,7 @@ public final class FileTransfers: Sendable {
         let (files, trees) = state.withLockedValue { (Array($0.incoming.values), Array($0.trees.values)) }
         for file in files where file.silence.isSilent(longerThan: limit) { file.endSilent(after: limit) }
         for tree in trees where tree.silence.isSilent(longerThan: limit) { tree.endSilent(after: limit) }
+        endSilentManifests(after: limit)
     }
 
     /// Decides on each offer; without a handler every offer is denied (consent first). An offer that
@@ -401,10 +417,14 @@ public final class FileTransfers: Sendable {
         case .open(.tree(let count, let total)):
             var info = TransferInfo(id: id, peer: peer, name: "", size: total, mediaType: "inode/directory", direction: .receiving)
             info.isTree = true
-            switch admit(id, from: peer.id, { $0.manifests[id] = PendingManifest(info: info, expected: Int(count)) }) {
+            let cost = ManifestCost.reservation(entries: Int(count))
+            switch admit(id, from: peer.id, cost: cost, { $0.manifests[id] = PendingManifest(info: info, expected: Int(count)) }) {
             case .admitted: break
             case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for tree \(id)")
-            case .overLimit: refuseOverLimit(id, from: peer.id)
+            case .overLimit:
+                refuseOverLimit(id, from: peer.id)
+                refusedTree(id, from: peer.id)
+            case .overBudget: refuseOverBudget(id, from: peer.id, cost: cost)
             }
         case .entries(let first, let entries):
             manifestArrived(id, from: peer.id, first: first, entries)
@@ -414,7 +434,7 @@ public final class FileTransfers: Sendable {
             switch admit(id, from: peer.id, { $0.undecided[id] = UndecidedOffer(info: info) }) {
             case .admitted: Task { self.offered(info) }
             case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for transfer \(id)")
-            case .overLimit: refuseOverLimit(id, from: peer.id)
+            case .overLimit, .overBudget: refuseOverLimit(id, from: peer.id)
             }
         default:
             if case .cancel = message.body,
@@ -553,6 +573,7 @@ public final class FileTransfers: Sendable {
         let peer = info.id
         let (outgoing, incoming, undecided, trees) = state.withLockedValue { state in
             state.manifests = state.manifests.filter { $0.value.info.peer.id != peer }
+            state.forget(peer)
             return (Array(state.outgoing.values), state.incoming.values.filter { $0.info.peer.id == peer },
                     state.undecided.values.filter { $0.info.peer.id == peer }.map(\.info.id),
                     state.trees.values.filter { $0.info.peer.id == peer })
@@ -685,7 +706,9 @@ extension FileTransfers: SessionFeature {
     /// accepted offer) are ignored. A tree offer names no file yet (older senders offered even one file
     /// as a tree), so the event names it "an offer".
     private func refuse(_ step: LegacyBulkStep, from peer: PeerInfo) {
-        guard OlderPeer.refuse(step, of: .transfer, from: peer, on: session) else { return }
+        // A flood of them gets no more answers than offers may wait, and one line: the first.
+        guard step.isOffer, let count = countOlderOffer(from: peer.id), OlderPeer.refuse(step, of: .transfer, from: peer, on: session),
+              count == 1 else { return }
         var info = TransferInfo(id: step.id, peer: peer, name: PeerText(step.offer?.path ?? "an offer"), size: step.offer?.size ?? 0,
                                 mediaType: "application/octet-stream", direction: .receiving)
         info.isTree = step.kind == 10

@@ -18,6 +18,8 @@ final class IncomingFile: Sendable {
 
     /// Disk work, in order: the only code that touches `disk`.
     private let queue: DispatchQueue
+    /// The steps on their way to `queue`, under the window: what waits for the disk counts against it.
+    let inbox: ChannelInbox
     /// Since only `queue` uses it, its lock is never contended: it is there so that the compiler, not a
     /// comment, checks the sharing.
     private let disk = NIOLockedValueBox(DiskState())
@@ -49,6 +51,7 @@ final class IncomingFile: Sendable {
         checksImageSignatures = transfers.configuration.checksImageSignatures
         partURL = offer.destination.deletingLastPathComponent().appendingPathComponent(offer.destination.lastPathComponent + ".part")
         queue = DispatchQueue(label: "p2p.transfer.\(info.id)")
+        inbox = ChannelInbox(queue: queue)
     }
 
     /// Opens (or reopens) the `.part` file and answers ACCEPT with what it already holds.
@@ -113,7 +116,8 @@ final class IncomingFile: Sendable {
         case .start(let offset):
             guard offset == 0 || offset == offered.withLockedValue({ $0 }) else { return violation("START at \(offset)") }
             expected.withLockedValue { $0 = offset }
-            queue.async { [self] in disk.withLockedValue { start(at: offset, &$0) } }
+            inbox.begin(at: offset)
+            post(body)
         case .data(let offset, let bytes):
             let verdict = expected.withLockedValue { next -> String? in
                 guard let position = next else { return "DATA before START" }
@@ -123,13 +127,29 @@ final class IncomingFile: Sendable {
                 return nil
             }
             if let verdict { return violation(verdict) }
-            queue.async { [self] in disk.withLockedValue { write(bytes, &$0) } }
-        case .end(let length, let sha256):
-            queue.async { [self] in disk.withLockedValue { finish(length: length, theirs: sha256, &$0) } }
-        case .cancel(let reason):
-            queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(PeerText(reason)), tellPeer: false, &$0) } }
+            post(body)
+        case .end, .cancel:
+            post(body)
         default:
             violation("unexpected \(body)")
+        }
+    }
+
+    /// Queues a step for the disk, in order, unless it breaks the window.
+    private func post(_ body: ChannelMessage.Body) {
+        if let overrun = inbox.post(body, to: { [self] in apply($0) }) { violation(overrun) }
+    }
+
+    /// One step, on the disk queue.
+    private func apply(_ body: ChannelMessage.Body) {
+        disk.withLockedValue { state in
+            switch body {
+            case .start(let offset): start(at: offset, &state)
+            case .data(_, let bytes): write(bytes, &state)
+            case .end(let length, let sha256): finish(length: length, theirs: sha256, &state)
+            case .cancel(let reason): fail(.cancelledByPeer(PeerText(reason)), tellPeer: false, &state)
+            default: break
+            }
         }
     }
 
@@ -183,6 +203,7 @@ final class IncomingFile: Sendable {
         state.written += UInt64(bytes.readableBytes)
         if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery) {
             state.lastAcknowledged = state.written
+            inbox.acknowledge(state.written)
             transfers?.reply(.ack(state.written), for: self)
         }
         // At most four a second, and always the last bytes: a file received in under 250 ms still
@@ -249,6 +270,7 @@ final class IncomingFile: Sendable {
     private func fail(_ error: TransferError, tellPeer: Bool, _ state: inout DiskState) {
         guard !state.over else { return }
         state.over = true
+        inbox.close()
         try? state.handle?.close()
         state.handle = nil
         if tellPeer { transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), for: self) }

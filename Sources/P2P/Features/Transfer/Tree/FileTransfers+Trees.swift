@@ -6,21 +6,31 @@ extension FileTransfers {
     func manifestArrived(_ id: UInt64, from peer: PeerID, first: UInt32, _ entries: [TreeEntry]) {
         enum Step { case wait, offer(PendingManifest), violation(String) }
         let step = state.withLockedValue { state -> Step in
-            guard var pending = state.manifests[id], pending.info.peer.id == peer else { return .violation("ENTRIES without a tree's OPEN") }
+            guard state.manifests[id]?.info.peer.id == peer else {
+                // The rest of a manifest refused at its OPEN (or dropped as silent) is no fault.
+                return state.refusedTrees.contains(RefusedTree(peer: peer, id: id)) ? .wait : .violation("ENTRIES without a tree's OPEN")
+            }
+            // Taken out while it grows, so that its entries are not copied for each ENTRIES (put back below).
+            var pending = state.manifests.removeValue(forKey: id)!
+            pending.silence.heard()
             guard Int(first) == pending.entries.count else { return .violation("ENTRIES from \(first), expected \(pending.entries.count)") }
             guard pending.entries.count + entries.count <= pending.expected else { return .violation("more entries than the \(pending.expected) offered") }
-            let added = entries.reduce(0) { $0 + $1.path.utf8.count }
-            pending.pathBytes += added
-            // The limit holds for all of one peer's arriving manifests together, not for each of them.
-            let peerBytes = added + state.manifests.values.reduce(0) { $0 + ($1.info.peer.id == peer ? $1.pathBytes : 0) }
-            guard peerBytes <= PendingManifest.maxPathBytes else { return .violation("manifests over \(PendingManifest.maxPathBytes) bytes of paths") }
+            pending.cost += ManifestCost.paths(entries)
+            // The budget holds for all of one peer's manifests together (arriving and waiting for an
+            // answer), not for each of them.
+            let budget = configuration.manifestBytesPerPeer
+            guard Self.manifestBytes(of: peer, in: state) + pending.cost <= budget else {
+                return .violation("manifests over the \(budget) bytes one peer may have held")
+            }
+            // The strides were counted at the OPEN: hold them once, not in doublings.
+            if pending.entries.isEmpty { pending.entries.reserveCapacity(pending.expected) }
             pending.entries += entries
             guard pending.entries.count == pending.expected else {
                 state.manifests[id] = pending
                 return .wait
             }
             state.manifests[id] = nil
-            state.undecided[id] = UndecidedOffer(info: pending.info)
+            state.undecided[id] = UndecidedOffer(info: pending.info, manifestBytes: pending.cost)
             return .offer(pending)
         }
         switch step {

@@ -8,10 +8,16 @@ struct PendingManifest {
     let info: TransferInfo
     let expected: Int
     var entries: [TreeEntry] = []
-    /// Path bytes so far: a manifest may not make the receiver hold more than `maxPathBytes` of them.
-    var pathBytes = 0
+    /// The memory it holds (`ManifestCost`), counted against its peer's `manifestBytesPerPeer`.
+    var cost: Int
+    /// When its sender last sent a part of it: the silence sweep drops one left unfinished.
+    let silence = SilenceWatch()
 
-    static let maxPathBytes = 64 << 20
+    init(info: TransferInfo, expected: Int) {
+        self.info = info
+        self.expected = expected
+        cost = ManifestCost.reservation(entries: expected)
+    }
 }
 
 /// The receiving end of a tree: checks the order of messages on the event loop, does the disk work in
@@ -36,6 +42,8 @@ final class IncomingTree: Sendable {
     /// off the wire, counted for flow control and dropped; each is reported as skipped.
     private let skipped: Set<UInt32>
     private let queue: DispatchQueue
+    /// The steps on their way to `queue`, under the window: what waits for the disk counts against it.
+    let inbox: ChannelInbox
     private let disk = NIOLockedValueBox(DiskState())
     private let order = NIOLockedValueBox(OrderState())
 
@@ -97,6 +105,7 @@ final class IncomingTree: Sendable {
         self.answer = answer
         skipped = answer.allowsHidden ? [] : Set(offer.entries.indices.filter { SafePath.isHidden(offer.entries[$0].path) }.map { UInt32($0) })
         queue = DispatchQueue(label: "p2p.tree.\(info.id)")
+        inbox = ChannelInbox(queue: queue)
     }
 
     private func destination(_ position: Int) -> URL { URL(fileURLWithPath: paths[position], isDirectory: false) }
@@ -200,7 +209,10 @@ final class IncomingTree: Sendable {
             queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(violation), tellPeer: false, &$0) } }
             return
         }
-        queue.async { [self] in disk.withLockedValue { apply(body, &$0) } }
+        if let overrun = inbox.post(body, to: { [self] step in disk.withLockedValue { apply(step, &$0) } }) {
+            transfers?.cutOff(info.peer.id, id: info.id, reason: overrun)
+            queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(overrun), tellPeer: false, &$0) } }
+        }
     }
 
     /// Why `body` breaks the order of a tree, or nil.
@@ -493,6 +505,7 @@ final class IncomingTree: Sendable {
     private func acknowledgeAndReport(_ state: inout DiskState) {
         if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery) {
             state.lastAcknowledged = state.written
+            inbox.acknowledge(state.written)
             transfers?.reply(.ack(state.written), id: info.id, to: info.peer.id)
         }
         if ContinuousClock.now - state.lastProgress > .milliseconds(250) {
@@ -532,6 +545,7 @@ final class IncomingTree: Sendable {
     private func fail(_ error: TransferError, tellPeer: Bool, _ state: inout DiskState) {
         guard !state.over else { return }
         state.over = true
+        inbox.close()
         closeFolders(&state)
         try? state.handle?.close()
         state.handle = nil
