@@ -64,7 +64,13 @@ final class ChannelInbox: Sendable {
         let schedule = state.withLockedValue { state -> Bool? in
             guard !state.closed else { return false }
             let beyond = state.received + count - state.acknowledged
-            guard beyond <= ChannelMessage.maxWindow else { return nil }
+            guard beyond <= ChannelMessage.maxWindow else {
+                // The channel ends here: one CANCEL, and what follows in flight is dropped.
+                state.closed = true
+                state.steps.removeAll()
+                state.queuedBytes = 0
+                return nil
+            }
             state.received += count
             state.queuedBytes += count
             state.peakQueuedBytes = max(state.peakQueuedBytes, state.queuedBytes)
@@ -72,10 +78,7 @@ final class ChannelInbox: Sendable {
             defer { state.draining = true }
             return !state.draining
         }
-        guard let schedule else {
-            let beyond = state.withLockedValue { $0.received + count - $0.acknowledged }
-            return Self.overrun(beyond)
-        }
+        guard let schedule else { return Self.overrun(state.withLockedValue { $0.received + count - $0.acknowledged }) }
         if schedule { queue.async { [self] in drain(apply) } }
         return nil
     }

@@ -63,13 +63,13 @@ extension FileTransfers {
         }
         for pending in silent {
             refusedTree(pending.info.id, from: pending.info.peer.id)
-            let reason = TransferError.senderSilent(for: limit).description
+            let reason = "the sender sent nothing of the tree's manifest for \(Self.describe(limit)) although connected; offer it again"
             try? send(.cancel(reason: reason), id: pending.info.id, to: pending.info.peer.id, purpose: .tree)
         }
     }
 
     /// Counts an older p2p's offer from `peer`: its number on this link, or nil once more came than
-    /// offers may wait (those are not answered).
+    /// offers may wait (those are neither answered nor reported).
     func countOlderOffer(from peer: PeerID) -> Int? {
         state.withLockedValue { state in
             let count = (state.olderOffers[peer] ?? 0) + 1

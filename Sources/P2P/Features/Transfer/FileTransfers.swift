@@ -41,6 +41,8 @@ public final class FileTransfers: Sendable {
         /// (`PeerHoldings.manifestBytes`: every entry, an empty path too). A tree OPEN that would pass
         /// it is denied at once; ENTRIES whose paths pass it end the connection.
         public var manifestBytesPerPeer = 128 << 20
+        /// Where received files' disk queues run (tests suspend one to play a disk slower than the link).
+        var diskQueueTarget: DispatchQueue?
         /// How long an offer waits for an answer; then it is denied ("not answered within …"), so no
         /// sender waits for ever and no question is kept for ever.
         public var decisionTimeout: Duration = .seconds(600)
@@ -706,9 +708,8 @@ extension FileTransfers: SessionFeature {
     /// accepted offer) are ignored. A tree offer names no file yet (older senders offered even one file
     /// as a tree), so the event names it "an offer".
     private func refuse(_ step: LegacyBulkStep, from peer: PeerInfo) {
-        // A flood of them gets no more answers than offers may wait, and one line: the first.
-        guard step.isOffer, let count = countOlderOffer(from: peer.id), OlderPeer.refuse(step, of: .transfer, from: peer, on: session),
-              count == 1 else { return }
+        // A flood of them gets no more answers, nor lines, than offers may wait (`countOlderOffer`).
+        guard step.isOffer, countOlderOffer(from: peer.id) != nil, OlderPeer.refuse(step, of: .transfer, from: peer, on: session) else { return }
         var info = TransferInfo(id: step.id, peer: peer, name: PeerText(step.offer?.path ?? "an offer"), size: step.offer?.size ?? 0,
                                 mediaType: "application/octet-stream", direction: .receiving)
         info.isTree = step.kind == 10

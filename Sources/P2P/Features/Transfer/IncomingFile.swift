@@ -50,7 +50,7 @@ final class IncomingFile: Sendable {
         overwrite = transfers.configuration.overwrite
         checksImageSignatures = transfers.configuration.checksImageSignatures
         partURL = offer.destination.deletingLastPathComponent().appendingPathComponent(offer.destination.lastPathComponent + ".part")
-        queue = DispatchQueue(label: "p2p.transfer.\(info.id)")
+        queue = DispatchQueue(label: "p2p.transfer.\(info.id)", target: transfers.configuration.diskQueueTarget)
         inbox = ChannelInbox(queue: queue)
     }
 

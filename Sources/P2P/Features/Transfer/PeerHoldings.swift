@@ -12,8 +12,8 @@ public struct PeerHoldings: Sendable, Equatable {
     public var queuedBytes: UInt64 = 0
     /// The most data bytes that ever waited for the disk in one of the peer's current transfers.
     public var peakQueuedBytes: UInt64 = 0
-    /// Offers of an older p2p (TRANSFER frames) refused on this link; only the first is reported as an
-    /// event, and no more than `Configuration.undecidedOffersPerPeer` are answered.
+    /// Offers of an older p2p (TRANSFER frames) refused on this link; no more than
+    /// `Configuration.undecidedOffersPerPeer` of them are answered and reported as events.
     public var olderOffers = 0
 }
 

@@ -104,7 +104,7 @@ final class IncomingTree: Sendable {
         overwrite = transfers.configuration.overwrite
         self.answer = answer
         skipped = answer.allowsHidden ? [] : Set(offer.entries.indices.filter { SafePath.isHidden(offer.entries[$0].path) }.map { UInt32($0) })
-        queue = DispatchQueue(label: "p2p.tree.\(info.id)")
+        queue = DispatchQueue(label: "p2p.tree.\(info.id)", target: transfers.configuration.diskQueueTarget)
         inbox = ChannelInbox(queue: queue)
     }
 
