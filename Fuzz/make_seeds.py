@@ -13,6 +13,8 @@ OUTDIR/<target>/ gets one file per seed, named by its SHA-1 (so re-running adds 
   <type>     the payloads (header stripped) of that type's frames: hello welcome error bye context ping text text-ack
              pair game records channel transfer stream-message (records.json "messages" are payloads already)
   snapshot   the encoded snapshots of records.json
+  channel-receiver  op programs for the stateful channel receiver (one per path: file, window overrun, tree,
+             stream, manifest budget, a peer leaving)
 Vectors that expect an error are seeds too: the fuzzer starts from both sides of every check.
 """
 import hashlib
@@ -74,6 +76,19 @@ def main():
         add("frame", pair)
         # Different cut seeds and limits: the same bytes cut differently.
         add("stream", bytes([i % 4]) + struct.pack(">Q", i * 0x9E3779B97F4A7C15 % 2**64) + pair)
+
+    # channel-receiver: op programs (ChannelReceiver.swift: op byte, argument byte), one per path through
+    # the receivers: a file, a file whose sender overruns the window while the disk is held, a tree with
+    # FILE, DATA and SMALL, a stream, a manifest over the budget, a peer leaving mid-file.
+    file = [0x00, 0x02, 0x03, 0x00, 0x04, 0x02, 0x04, 0x02, 0x05, 0x00]
+    overrun = [0x00, 0xFF, 0x03, 0x00, 0x0C, 0x01] + [0x04, 0x03] * 9 + [0x0C, 0x02]
+    tree = [0x01, 0x03, 0x07, 0x01, 0x44, 0x00, 0x09, 0x01, 0x08, 0x02, 0x0A, 0x00]
+    stream = [0x02, 0x00, 0x44, 0x82, 0x44, 0x83, 0x45, 0x80, 0x46, 0x80]
+    budget = [0x01, 0x80, 0x11, 0x80, 0x21, 0x40, 0x31, 0x07]
+    leave = [0x00, 0x10, 0x03, 0x00, 0x04, 0x02, 0x8C, 0x00, 0x0C, 0x00, 0x04, 0x02]
+    for mode in (0, 1):
+        for program in (file, overrun, tree, stream, budget, leave):
+            add("channel-receiver", bytes([mode] + program))
 
     total = 0
     for target, items in sorted(seeds.items()):

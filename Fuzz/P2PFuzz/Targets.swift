@@ -37,6 +37,8 @@ enum FuzzTargets {
         message("transfer", LegacyTransferStep.self, canonical: false),
         message("stream-message", LegacyStreamStep.self, canonical: false),
         FuzzTarget(name: "snapshot", run: fuzzSnapshot),
+        // Stateful: the channel receivers of a session fed sequences of steps (ChannelReceiver.swift).
+        FuzzTarget(name: "channel-receiver", run: fuzzChannelReceiver),
     ]
 
     static func message<M: WireMessage>(_ name: String, _ type: M.Type, canonical: Bool) -> FuzzTarget {

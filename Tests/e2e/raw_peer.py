@@ -70,6 +70,10 @@ File transfer scenarios (CHANNEL frames, type 0x52, of purpose file or tree; see
   tree            valid handshake, then an honest tree of --entries (a JSON list of [path, mode, size]; size
                   null for a directory) with random bytes: every file as FILE, CHUNKs, FILE_DONE, then
                   TREE_END; "tree_result" in the report: {"verified", "already", "failures": [[index, reason]]}
+  window-overrun  valid handshake, then a tree of --count files of --size bytes (hostile_window.sh: 65536 of 4096),
+                  sent as SMALL frames as fast as the link takes them, never waiting for an ACK (the receiver's
+                  disk, one file at a time, is far slower); then reads until CANCEL, TREE_RESULT or the close.
+                  "sent" in the report: the data bytes that went out   -> CANCEL "DATA beyond the window: …", close
 
 Records scenario (RECORDS frames, type 0x40; see Protocol/RECORDS.md). Adds "records": [{"reply" (ACCEPT,
 DENY or null), "status" (RESULT status: 0 merged, 1 rejected, 2 failed, or null), "message"}].
@@ -577,6 +581,43 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
             c.tree_result = dict({"reply": reply}, **fields)
         if not c.closed:
             c.send(frame(BYE))
+    elif scenario == "window-overrun":
+        handshake()
+        tid = random.getrandbits(63) + 1
+        count, size = int(opts["count"]), int(opts["size"])
+        entries = [("w/f%06d" % i, 0o644, size) for i in range(count)]
+        c.send(tree(TREE_OFFER, tid, struct.pack(">IQ", count, count * size)))
+        first, batch, batch_bytes = 0, [], 0
+        for i, entry in enumerate(entries):
+            if batch and batch_bytes + 13 + len(entry[0]) > MAX_CHUNK:
+                c.send(tree(ENTRIES, tid, tree_entries(first, batch)))
+                first, batch, batch_bytes = i, [], 0
+            batch.append(entry)
+            batch_bytes += 13 + len(entry[0])
+        c.send(tree(ENTRIES, tid, tree_entries(first, batch)))
+        reply, fields = c.wait_transfer(tid, deadline, skip=("ACK", "HELD"))
+        record = dict({"name": "w/", "id": tid, "reply": reply}, **fields)
+        c.transfers.append(record)
+        c.sent = 0
+        if reply == "TREE_ACCEPT":
+            block = os.urandom(size)
+            try:
+                pack, pack_bytes = b"", 0
+                for index in range(count):
+                    content = struct.pack(">I", index) + block[4:]
+                    item = struct.pack(">I", index) + hashlib.sha256(content).digest() + struct.pack(">I", len(content)) + content
+                    if pack and pack_bytes + len(item) > MAX_CHUNK:
+                        c.send(tree(SMALL, tid, pack))
+                        pack, pack_bytes = b"", 0
+                    pack += item
+                    pack_bytes += len(item)
+                    c.sent += len(content)
+                c.send(tree(SMALL, tid, pack))
+                c.send(tree(TREE_END, tid))
+            except OSError as e:
+                note = "sending: %s" % e
+            reply, fields = c.wait_transfer(tid, deadline)
+            record["result"] = dict({"reply": reply}, **fields)
     elif scenario == "older-offer":
         handshake()
         tid = random.getrandbits(63) + 1

@@ -38,7 +38,8 @@ public final class Session: Sendable {
     private let name: NIOLockedValueBox<String>
     private let lifecycle = NIOLockedValueBox(Lifecycle())
     private let reporter: PeerStateReporter
-    private let router: MessageRouter
+    /// Internal rather than private for the fuzz target `channel-receiver`, which routes frames as a link would.
+    let router: MessageRouter
     private let discovery: DiscoveryCoordinator
     /// Internal rather than private for tests, which look at links the facade does not show.
     let connections: Connections

@@ -27,6 +27,13 @@ final class ChannelInbox: Sendable {
         /// A drain is scheduled or running on the disk queue.
         var draining = false
         var closed = false
+
+        /// Bytes beyond the last ACK once `count` more arrived. Saturating: an ACK of an earlier START
+        /// (a sender that started twice) may be above what this one received.
+        func beyond(adding count: UInt64) -> UInt64 {
+            let total = received &+ count
+            return total - min(total, acknowledged)
+        }
     }
 
     /// Data below this size are copied into a block of the inbox's own; larger ones are kept as they came.
@@ -63,8 +70,7 @@ final class ChannelInbox: Sendable {
         let count = Self.dataBytes(of: body)
         let schedule = state.withLockedValue { state -> Bool? in
             guard !state.closed else { return false }
-            let beyond = state.received + count - state.acknowledged
-            guard beyond <= ChannelMessage.maxWindow else {
+            guard state.beyond(adding: count) <= ChannelMessage.maxWindow else {
                 // The channel ends here: one CANCEL, and what follows in flight is dropped.
                 state.closed = true
                 state.steps.removeAll()
@@ -78,7 +84,7 @@ final class ChannelInbox: Sendable {
             defer { state.draining = true }
             return !state.draining
         }
-        guard let schedule else { return Self.overrun(state.withLockedValue { $0.received + count - $0.acknowledged }) }
+        guard let schedule else { return Self.overrun(state.withLockedValue { $0.beyond(adding: count) }) }
         if schedule { queue.async { [self] in drain(apply) } }
         return nil
     }

@@ -79,6 +79,23 @@ extension FileTransfers {
     }
 }
 
+extension FileTransfers {
+    /// Registers an accepted transfer with `add`, unless its peer left meanwhile (`peerLeft` ran between
+    /// the answer and now, and so could not end it): false then, and nothing is registered.
+    func register(_ add: (inout State) -> Void, from peer: PeerID) -> Bool {
+        state.withLockedValue { state in
+            guard !state.departed.contains(peer) else { return false }
+            add(&state)
+            return true
+        }
+    }
+
+    /// The peer is (back) here: its transfers may start again.
+    public func peerJoined(_ info: PeerInfo) {
+        state.withLockedValue { $0.departed.removeAll { $0 == info.id } }
+    }
+}
+
 extension FileTransfers.State {
     /// `peer` left: what was remembered of it goes.
     mutating func forget(_ peer: PeerID) {

@@ -91,6 +91,9 @@ public final class FileTransfers: Sendable {
         var refusedTrees: [RefusedTree] = []
         /// Offers of an older p2p refused on this link, by peer.
         var olderOffers: [PeerID: Int] = [:]
+        /// Peers that left and did not come back (the most recent ones): an offer of theirs that was
+        /// accepted just as they left does not start a transfer nobody will end.
+        var departed: [PeerID] = []
     }
 
     struct UndecidedOffer {
@@ -544,7 +547,9 @@ public final class FileTransfers: Sendable {
 
     private func accept(_ offer: IncomingOffer) {
         let file = IncomingFile(offer: offer, transfers: self)
-        state.withLockedValue { $0.incoming[offer.info.id] = file }
+        guard register({ $0.incoming[offer.info.id] = file }, from: offer.info.peer.id) else {
+            return emit(.failed(offer.info, .peerDisconnected))
+        }
         file.begin()
     }
 
@@ -576,6 +581,8 @@ public final class FileTransfers: Sendable {
         let (outgoing, incoming, undecided, trees) = state.withLockedValue { state in
             state.manifests = state.manifests.filter { $0.value.info.peer.id != peer }
             state.forget(peer)
+            state.departed.append(peer)
+            if state.departed.count > Self.refusedTreeMemory { state.departed.removeFirst() }
             return (Array(state.outgoing.values), state.incoming.values.filter { $0.info.peer.id == peer },
                     state.undecided.values.filter { $0.info.peer.id == peer }.map(\.info.id),
                     state.trees.values.filter { $0.info.peer.id == peer })

@@ -89,7 +89,9 @@ extension FileTransfers {
         let resolved = destinations
         ask(offer) { offer, answer in
             let tree = IncomingTree(offer: offer, paths: resolved, answer: answer, transfers: self)
-            self.state.withLockedValue { $0.trees[offer.info.id] = tree }
+            guard self.register({ $0.trees[offer.info.id] = tree }, from: offer.info.peer.id) else {
+                return self.emit(.failed(offer.info, .peerDisconnected))
+            }
             tree.begin()
         }
     }
