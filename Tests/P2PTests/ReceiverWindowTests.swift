@@ -90,6 +90,24 @@ struct ReceiverWindowTests {
         await pair.alice.close(); await pair.bob.close()
     }
 
+    /// Found by the fuzz target `channel-receiver`: a second START restarted the window's count while
+    /// the first one's bytes still waited for the disk, so the queue passed the window. It is a violation.
+    @Test func aSecondStartCutsThePeerOff() async throws {
+        let pair = try await connectedPair()
+        try pair.alice.send(ChannelMessage(.file, channelID: 5, .open(.file(path: "twice.bin", size: 64 << 20, mediaType: "application/octet-stream"))), to: [pair.bob.peerID])
+        try await pair.replies.waitForCount(1)
+        pair.disk.suspend()
+        try pair.alice.send(ChannelMessage(.file, channelID: 5, .start(offset: 0)), to: [pair.bob.peerID])
+        flood(.file, id: 5, total: 6 << 20, chunk: ChannelMessage.maxChunk, pair)
+        try pair.alice.send(ChannelMessage(.file, channelID: 5, .start(offset: 0)), to: [pair.bob.peerID])
+        flood(.file, id: 5, total: 6 << 20, chunk: ChannelMessage.maxChunk, pair)
+        try await pair.replies.wait(for: "the CANCEL") { $0.contains { if case .cancel(let reason) = $0.0.body { reason == "a second START" } else { false } } }
+        _ = try await pair.events.waitFor(pair.alice.peerID, .disconnected)
+        #expect(pair.bobFiles.holdings(of: pair.alice.peerID).peakQueuedBytes <= ChannelMessage.maxWindow)
+        pair.disk.resume()
+        await pair.alice.close(); await pair.bob.close()
+    }
+
     /// A sender that keeps to the window is never cut off, however far the disk lags: the queue fills
     /// to the window and waits; once the disk catches up the file arrives whole.
     @Test func aSenderKeepingToTheWindowWaitsForTheDiskAndArrives() async throws {

@@ -115,7 +115,11 @@ final class IncomingFile: Sendable {
         switch body {
         case .start(let offset):
             guard offset == 0 || offset == offered.withLockedValue({ $0 }) else { return violation("START at \(offset)") }
-            expected.withLockedValue { $0 = offset }
+            // One START: a second would restart the window's count while the first one's bytes still wait for the disk.
+            guard expected.withLockedValue({ next in
+                defer { next = next ?? offset }
+                return next == nil
+            }) else { return violation("a second START") }
             inbox.begin(at: offset)
             post(body)
         case .data(let offset, let bytes):
