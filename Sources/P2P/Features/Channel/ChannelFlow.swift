@@ -3,7 +3,8 @@
 /// concurrency wants them (a sending task, a lock, a disk queue) and asks here.
 enum ChannelFlow {
     /// Files and trees: the sender waits while `window` bytes or more are unacknowledged, so one DATA
-    /// may pass the window (which their receivers do not enforce).
+    /// may pass the window; their receivers enforce ``ChannelMessage/maxWindow`` (`ChannelInbox`), which a
+    /// sender's window plus its largest DATA stays within.
     static func isFull(sent: UInt64, acknowledged: UInt64, window: UInt64) -> Bool {
         sent - min(sent, acknowledged) >= window
     }

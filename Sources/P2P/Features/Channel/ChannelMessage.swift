@@ -98,8 +98,8 @@ public struct ChannelMessage: WireMessage, Equatable {
     public static let maxChunk = 60 * 1024
     /// Largest DATA sent to a peer that announced `Capabilities.largeFrames`, in a 1 MiB frame.
     public static let maxLargeChunk = 1 << 20 - 4096
-    /// The most bytes a stream's sender may have sent beyond the last ACK it received (8 MiB); a
-    /// receiver that gets more cancels the channel and disconnects.
+    /// The most bytes any channel's sender may have sent beyond the last ACK it received (8 MiB); a
+    /// receiver that gets more cancels the channel and disconnects (files and trees: `ChannelInbox`).
     public static let maxWindow: UInt64 = 8 << 20
     /// The longest path or stream name, in bytes of UTF-8.
     public static let maxNameBytes = 4096
