@@ -138,7 +138,8 @@ struct TransferTests {
         await pair.alice.close(); await pair.bob.close()
     }
 
-    @Test(arguments: ["../../x", "/etc/x", "a/../../x", "", "evil\u{1B}[2Jname", "nul\u{0}byte", String(repeating: "n", count: 300), "a\\..\\b", "ok/./x"])
+    @Test(arguments: ["../../x", "/etc/x", "a/../../x", "", "evil\u{1B}[2Jname", "nul\u{0}byte", String(repeating: "n", count: 300), "a\\..\\b", "ok/./x",
+                      "line\u{2028}break.txt", "para\u{2029}graph.txt", "c1\u{9B}31m.txt"])
     func hostileNamesAreRefusedAndNothingIsWritten(name: String) async throws {
         let pair = try await connectedPair(rawAlice: true)
         let reply = Inbox<ChannelMessage>()

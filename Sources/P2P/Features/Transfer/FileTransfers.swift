@@ -251,7 +251,7 @@ public final class FileTransfers: Sendable {
         switch try await mailbox.answer() {
         case .accept(let acceptedOffset, let hash): (offset, prefixHash) = (acceptedOffset, hash)
         case .deny(let reason): throw .denied(PeerText(reason))
-        case let other: throw .protocolViolation("expected ACCEPT or DENY, got \(other)")
+        case let other: throw .protocolViolation("expected ACCEPT or DENY, got \(ChannelMessage.name(of: other))")
         }
         // Resume only when the receiver's bytes are ours: hash our own prefix of the same length.
         // finalize() leaves the hasher as it is, so on a match it goes on over the rest of the file
@@ -308,7 +308,7 @@ public final class FileTransfers: Sendable {
                 emit(.progress(info, bytes: info.size))
                 return Delivery(name: info.name.raw, size: info.size, sha256: digest.hex, resumedFrom: start, url: nil)
             case let other:
-                throw .protocolViolation("expected RESULT, got \(other)")
+                throw .protocolViolation("expected RESULT, got \(ChannelMessage.name(of: other))")
             }
         }
     }
@@ -349,7 +349,7 @@ public final class FileTransfers: Sendable {
     static func acknowledgement(_ body: ChannelMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
         // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
         if case .cancel(let reason) = body { throw .cancelledByPeer(PeerText(reason)) }
-        guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(body)") }
+        guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(ChannelMessage.name(of: body))") }
         return max(current, written)
     }
 

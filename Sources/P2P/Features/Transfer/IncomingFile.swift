@@ -129,7 +129,7 @@ final class IncomingFile: Sendable {
         case .cancel(let reason):
             queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(PeerText(reason)), tellPeer: false, &$0) } }
         default:
-            violation("unexpected \(body)")
+            violation("unexpected \(ChannelMessage.name(of: body))")
         }
     }
 

@@ -213,7 +213,7 @@ struct TreeSender {
             case .deny(let reason):
                 throw .denied(PeerText(reason))
             case let other:
-                throw .protocolViolation("expected HELD, ACCEPT or DENY, got \(other)")
+                throw .protocolViolation("expected HELD, ACCEPT or DENY, got \(ChannelMessage.name(of: other))")
             }
         }
     }
