@@ -444,8 +444,8 @@ public final class FileTransfers: Sendable {
         let destination: URL
         do {
             // A text is shown, not kept: it lands in a folder of its own under a name of ours, never next to
-            // (or over) the files here.
-            destination = TextTransfer.isText(info) ? try TextTransfer.destination() : try SafePath.resolve(info.name.raw, in: directory)
+            // (or over) the files here; the folder is made only once the text is accepted.
+            destination = TextTransfer.isText(info) ? TextTransfer.plannedDestination() : try SafePath.resolve(info.name.raw, in: directory)
         } catch {
             try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
             emit(.failed(info, error))
@@ -460,7 +460,13 @@ public final class FileTransfers: Sendable {
                 self.emit(.failed(info, error))
                 return
             }
-            self.accept(offer)
+            guard TextTransfer.isText(info) else { return self.accept(offer) }
+            do throws(TransferError) {
+                self.accept(IncomingOffer(info: info, destination: try TextTransfer.makeDestination()))
+            } catch {
+                try? self.send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+                self.emit(.failed(info, error))
+            }
         }
     }
 

@@ -134,14 +134,16 @@ final class IncomingTree: Sendable {
             }
             let index = UInt32(position)
             let folder = folders[position]
-            guard holds(paths[position], in: folder) || holds(paths[position] + ".part", in: folder) else { continue }
+            guard holds(paths[position], in: folder) || PartFile.names(paths[position], for: info.peer.id).contains(where: { holds($0, in: folder) }) else {
+                continue
+            }
             var attributes = stat()
             if lstat(paths[position], &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG, UInt64(attributes.st_size) == entry.size,
                let hasher = Self.hash(destination(position), upTo: entry.size) {
                 state.wholeHashes[index] = Array(hasher.finalize())
                 held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: state.wholeHashes[index]!))
                 heldBytes += entry.size
-            } else if let (descriptor, length) = PartFile.openForResume(paths[position] + ".part", by: info.peer.id) {
+            } else if let (descriptor, length, _) = PartFile.openForResume(paths[position], by: info.peer.id) {
                 // Only this sender's own .part is offered back (PartFile): another peer learns nothing of it.
                 let reader = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 var hasher = SHA256()
@@ -289,20 +291,24 @@ final class IncomingTree: Sendable {
             state.discarding = index
             return
         }
-        let part = paths[Int(index)] + ".part"
+        var part = paths[Int(index)] + ".part"
         do {
             try makeDirectory(folders[Int(index)], &state)
             let handle: FileHandle
             let hasher: SHA256
             if offset == 0 {
-                // A new .part, this sender's, never the old one truncated in place (PartFile).
-                handle = FileHandle(fileDescriptor: try PartFile.create(part, for: info.peer.id), closeOnDealloc: true)
+                // A new .part, this sender's, never the old one truncated in place, never anyone else's
+                // touched (PartFile).
+                let (descriptor, name) = try PartFile.create(paths[Int(index)], for: info.peer.id)
+                part = name
+                handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 hasher = SHA256()
             } else {
                 // The HELD offset: this sender's own .part, checked when the tree was accepted.
-                guard let (descriptor, length) = PartFile.openForResume(part, by: info.peer.id) else {
+                guard let (descriptor, length, name) = PartFile.openForResume(paths[Int(index)], by: info.peer.id) else {
                     throw PartFile.Occupied(what: "a .part file that is not this sender's")
                 }
+                part = name
                 handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 guard length >= offset, let prefix = state.prefixHashers[index] else {
                     try? handle.close()
@@ -384,12 +390,13 @@ final class IncomingTree: Sendable {
             state.written += UInt64(file.bytes.readableBytes)
             return fileFailed(index, .verificationFailed(expected: file.sha256.hex, got: ours.hex), &state)
         }
-        let part = names[Int(index)] + ".part"
+        let part: String
         let folder: Int32
         do {
             folder = try folderDescriptor(folders[Int(index)], &state)
             // Written whole here and renamed at once: no sender is recorded, nothing is left to resume.
-            let descriptor = try PartFile.create(part, in: folder, for: nil)
+            let descriptor: Int32
+            (descriptor, part) = try PartFile.create(names[Int(index)], in: folder, for: info.peer.id, recorded: false)
             defer { close(descriptor) }
             fchmod(descriptor, mode(of: index))
             try file.bytes.withUnsafeReadableBytes { buffer in
