@@ -66,7 +66,8 @@ final class IncomingTree: Sendable {
         var wholeHashes: [UInt32: [UInt8]] = [:]
         var madeDirectories: Set<String> = []
         /// Open folders, by path: small files are created and renamed relative to them, which spares
-        /// the kernel a walk of the whole path for each of the several calls per file.
+        /// the kernel a walk of the whole path for each of the several calls per file. At most
+        /// `maxOpenFolders` at once (a tree of 10,000 folders must not hold 10,000 descriptors).
         var folderDescriptors: [String: Int32] = [:]
         var written: UInt64 = 0
         var spared: UInt64 = 0
@@ -298,8 +299,8 @@ final class IncomingTree: Sendable {
             let hasher: SHA256
             if offset == 0 {
                 // A new .part, this sender's, never the old one truncated in place, never anyone else's
-                // touched (PartFile).
-                let (descriptor, name) = try PartFile.create(paths[Int(index)], for: info.peer.id)
+                // touched (PartFile); made with the entry's mode, which the umask trims.
+                let (descriptor, name) = try PartFile.create(paths[Int(index)], mode: mode(of: index), for: info.peer.id)
                 part = name
                 handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 hasher = SHA256()
@@ -395,10 +396,10 @@ final class IncomingTree: Sendable {
         do {
             folder = try folderDescriptor(folders[Int(index)], &state)
             // Written whole here and renamed at once: no sender is recorded, nothing is left to resume.
+            // Made with the entry's mode, which the umask trims (never chmod past it).
             let descriptor: Int32
-            (descriptor, part) = try PartFile.create(names[Int(index)], in: folder, for: info.peer.id, recorded: false)
+            (descriptor, part) = try PartFile.create(names[Int(index)], in: folder, mode: mode(of: index), for: info.peer.id, recorded: false)
             defer { close(descriptor) }
-            fchmod(descriptor, mode(of: index))
             try file.bytes.withUnsafeReadableBytes { buffer in
                 var done = 0
                 while done < buffer.count {
@@ -431,8 +432,13 @@ final class IncomingTree: Sendable {
                   alreadyThere: false, &state)
     }
 
+    /// The most folders kept open at once: files arrive folder by folder in manifest order, so a few
+    /// serve as well as one per folder, which ran a tree of 2,000 folders out of descriptors (EMFILE).
+    static let maxOpenFolders = 8
+
     private func folderDescriptor(_ path: String, _ state: inout DiskState) throws -> Int32 {
         if let descriptor = state.folderDescriptors[path] { return descriptor }
+        if state.folderDescriptors.count >= Self.maxOpenFolders { closeFolders(&state) }
         try makeDirectory(path, &state)
         let descriptor = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
@@ -459,12 +465,12 @@ final class IncomingTree: Sendable {
         guard rename(part, final) == 0 else {
             return fileFailed(index, .unwritable(final, String(cString: strerror(errno))), &state)
         }
-        chmod(final, mode(of: index))
         state.verified += 1
         delivered(index, sha256: sha256, url: URL(fileURLWithPath: final, isDirectory: false), resumedFrom: resumedFrom, alreadyThere: false, &state)
     }
 
-    /// The entry's permission bits as they are applied: without execute bits unless the answer allows them.
+    /// The entry's permission bits as a new `.part` is made with them (the umask then trims them, as for
+    /// any file this user makes): without execute bits unless the answer allows them.
     private func mode(of index: UInt32) -> mode_t {
         mode_t(entries[Int(index)].mode) & (answer.allowsExecutable ? 0o777 : 0o666)
     }
