@@ -42,7 +42,12 @@ final class IncomingTree: Sendable {
     /// What the event loop checks: entries go in increasing order, chunks in sequence.
     private struct OrderState {
         var accepted = false
-        var heldWhole: Set<UInt32> = []
+        /// The SHA-256 of each file held whole. It never leaves this side (TRANSFER.md, "Already there"):
+        /// the sender's hash is compared with it here (COMPARE), and only the verdict goes back.
+        var heldWhole: [UInt32: [UInt8]] = [:]
+        /// Entries compared so far, and those found the same (the only ones a SKIP may name).
+        var compared: Set<UInt32> = []
+        var same: Set<UInt32> = []
         var heldPartial: [UInt32: UInt64] = [:]
         /// Every entry below this has been handled.
         var nextIndex: UInt32 = 0
@@ -142,7 +147,8 @@ final class IncomingTree: Sendable {
             if lstat(paths[position], &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG, UInt64(attributes.st_size) == entry.size,
                let hasher = Self.hash(destination(position), upTo: entry.size) {
                 state.wholeHashes[index] = Array(hasher.finalize())
-                held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: state.wholeHashes[index]!))
+                // Its SHA-256 stays here: the sender did not necessarily write this file (TRANSFER.md).
+                held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: HeldFile.noHash))
                 heldBytes += entry.size
             } else if let (descriptor, length, _) = PartFile.openForResume(paths[position], by: info.peer.id) {
                 // Only this sender's own .part is offered back (PartFile): another peer learns nothing of it.
@@ -164,7 +170,7 @@ final class IncomingTree: Sendable {
         order.withLockedValue { order in
             order.accepted = true
             for file in held {
-                if file.state == .whole { order.heldWhole.insert(file.index) } else { order.heldPartial[file.index] = file.length }
+                if file.state == .whole { order.heldWhole[file.index] = state.wholeHashes[file.index] } else { order.heldPartial[file.index] = file.length }
             }
         }
         // 45 bytes each: about 1,400 to a 64 KiB frame.
@@ -203,6 +209,12 @@ final class IncomingTree: Sendable {
             queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(violation), tellPeer: false, &$0) } }
             return
         }
+        if case .compare(let files) = body {
+            // `check` compared them; the verdicts go back, never our hashes.
+            let same = order.withLockedValue { $0.same }
+            transfers?.reply(.compared(files.map { ComparedFile(index: $0.index, same: same.contains($0.index)) }), id: info.id, to: info.peer.id)
+            return
+        }
         queue.async { [self] in disk.withLockedValue { apply(body, &$0) } }
     }
 
@@ -232,9 +244,16 @@ final class IncomingTree: Sendable {
         case .fileDone(let index, _):
             guard order.current?.index == index else { return "FILE_DONE for entry \(index), not the current file" }
             order.current = nil
+        case .compare(let files):
+            for file in files {
+                guard let ours = order.heldWhole[file.index], file.index >= order.nextIndex, order.compared.insert(file.index).inserted else {
+                    return "COMPARE of entry \(file.index), which the receiver does not hold whole, or has compared or handled already"
+                }
+                if ours == file.sha256 { order.same.insert(file.index) }
+            }
         case .skip(let index):
             if let problem = nextFile(index) { return problem }
-            guard order.heldWhole.contains(index) else { return "SKIP of entry \(index), which the receiver does not hold" }
+            guard order.same.contains(index) else { return "SKIP of entry \(index), which the receiver did not find the same" }
         case .small(let files):
             for file in files {
                 if let problem = nextFile(file.index) { return problem }
