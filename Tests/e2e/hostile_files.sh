@@ -234,8 +234,9 @@ check "the tree of modes 666 and 777 arrived (verified $(field "$out" tree_resul
 check "666 arrives as $(printf %o $((0666 & ~MASK))) under umask $MASK (got $(mode_of "$IN2/modes/rw.txt"))" [ "$(mode_of "$IN2/modes/rw.txt")" = "$(printf %o $((0666 & ~MASK)))" ]
 check "777 arrives as $(printf %o $((0777 & ~MASK))) (got $(mode_of "$IN2/modes/rwx.sh"))" [ "$(mode_of "$IN2/modes/rwx.sh")" = "$(printf %o $((0777 & ~MASK)))" ]
 
-# Folders: 2,000 and 10,000 folders of one small file each, to a receiver allowed 1,024 descriptors (one
-# held per folder: 1,250 of 2,000 files arrived, then EMFILE). The descriptors it holds are sampled.
+# Folders: 2,000 and 10,000 folders of one small file each, packed into SMALL frames as p2p sends them, to a
+# receiver allowed 1,024 descriptors (one held per folder: 1,250 of 2,000 files arrived, then EMFILE). The
+# descriptors it holds are sampled.
 for folders in 2000 10000; do
   IN5=$E2E_TMP/inbox5-$folders
   mkdir -p "$IN5"
@@ -249,7 +250,7 @@ for folders in 2000 10000; do
   ( peak=0; while kill -0 "$pid" 2>/dev/null; do n=$(ls /proc/"$pid"/fd 2>/dev/null | wc -l); [ "$n" -gt "$peak" ] && { peak=$n; echo "$peak" >"$E2E_TMP/fd-peak-$folders"; }; sleep 0.02; done ) &
   sampler=$!
   before=$(ls /proc/"$pid"/fd | wc -l)
-  out=$(raw "$port" tree --entries "@$E2E_TMP/entries-$folders.json" --timeout 120)
+  out=$(raw "$port" tree --entries "@$E2E_TMP/entries-$folders.json" --small yes --timeout 120)
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   peak=$(cat "$E2E_TMP/fd-peak-$folders" 2>/dev/null || echo "?")
   log "$folders folders: tree_result $(field "$out" tree_result verified) verified; descriptors $before before, at most $peak during"

@@ -69,7 +69,8 @@ File transfer scenarios (CHANNEL frames, type 0x52, of purpose file or tree; see
                                                                               -> DENY, nothing written
   tree            valid handshake, then an honest tree of --entries (a JSON list of [path, mode, size]; size
                   null for a directory; @FILE: read from FILE) with random bytes: every file as FILE,
-                  CHUNKs, FILE_DONE (no COMPARE: a file held whole is sent again), then TREE_END;
+                  CHUNKs, FILE_DONE (no COMPARE: a file held whole is sent again; --small yes: files of at
+                  most 15,360 bytes packed into SMALL frames instead), then TREE_END;
                   "tree_result" in the report: {"verified", "already", "failures": [[index, reason]]},
                   the transfer's "held_files": [[index, state (1 whole, 2 partial), length, sha256 hex]]
   text-cancel     valid handshake, then --count texts (OPEN of a 10-byte text/vnd.p2p.text) each followed
@@ -369,7 +370,7 @@ def main():
     session, timeout, plaintext, claim = "chat", 15.0, False, None
     opts = {"names": "[]", "name": "file.bin", "type": "application/octet-stream", "data-file": None, "extra": "0",
             "reason": "", "count": "200000", "hold": "0", "hold-file": None, "identity": None, "cut": None,
-            "total": "1024", "size": str(64 << 20), "entries": "[]", "peer-name": None, "caps": None, "partial": None}
+            "total": "1024", "size": str(64 << 20), "entries": "[]", "peer-name": None, "caps": None, "partial": None, "small": None}
     for key in list(opts):
         if "--" + key in args:
             i = args.index("--" + key); opts[key] = args[i + 1]; del args[i:i + 2]
@@ -599,9 +600,24 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
         record = dict({"name": None, "id": tid, "reply": reply, "held_files": held}, **fields)
         c.transfers.append(record)
         if reply == "TREE_ACCEPT":
+            pack = b""
             for index, (path, mode, size) in enumerate(entries):
-                if size is not None:
-                    send_tree_file(c, tid, index, os.urandom(size))
+                if size is None:
+                    continue
+                data = os.urandom(size)
+                if opts["small"] == "yes" and size <= MAX_CHUNK // 4:
+                    # Packed whole, several to a SMALL frame, as p2p packs small files.
+                    if len(pack) + 40 + size > MAX_CHUNK:
+                        c.send(tree(SMALL, tid, pack))
+                        pack = b""
+                    pack += struct.pack(">I", index) + hashlib.sha256(data).digest() + struct.pack(">I", size) + data
+                    continue
+                if pack:
+                    c.send(tree(SMALL, tid, pack))
+                    pack = b""
+                send_tree_file(c, tid, index, data)
+            if pack:
+                c.send(tree(SMALL, tid, pack))
             c.send(tree(TREE_END, tid))
             reply, fields = c.wait_transfer(tid, deadline)
             c.tree_result = dict({"reply": reply}, **fields)
