@@ -220,6 +220,28 @@ check "the file's SHA-256 is nowhere in the report" bash -c '[[ "$1" != *"$2"* ]
 check "secret.txt is unchanged, the sender's bytes arrived beside it (verified $(field "$out" tree_result verified))" \
   bash -c '[ "$(sha256sum <"$1/held/secret.txt" | cut -d" " -f1)" = "$2" ] && [ -s "$1/held/secret (1).txt" ]' _ "$IN4" "$SECRET_SHA"
 
+# A text on its way is 0600 in a 0700 folder; when p2p receive is stopped (SIGTERM) mid-text, it goes too.
+start_bg holder "$PYTHON" "$RAW" 127.0.0.1 "$PORT_rx4" text-cancel --count 1 --partial hold --hold 30 --hold-file "$E2E_TMP/release" \
+  --session "$SID" --peer-name "raw-holder-$TAG" --timeout 40
+on_exit 'touch "$E2E_TMP/release"'
+wait_until 15 test -e "$E2E_TMP/release.sent"
+folder=$(ls -A "$RXTMP" | head -1)
+check "the arriving text's folder $folder is 0700 ($(mode_of "$RXTMP/$folder"))" bash -c '[ -n "$1" ] && [ "$(stat -c %a "$2")" = 700 ]' _ "$folder" "$RXTMP/$folder"
+check "its text.txt.part is 0600 ($(mode_of "$RXTMP/$folder/text.txt.part"))" [ "$(mode_of "$RXTMP/$folder/text.txt.part")" = 600 ]
+stop_proc rx4
+check "p2p receive stopped (SIGTERM) mid-text: nothing left in the temporary directory ($(ls -A "$RXTMP" | wc -l) there)" [ -z "$(ls -A "$RXTMP")" ]
+touch "$E2E_TMP/release"
+wait_exit holder 15 >/dev/null
+
+# The sending side: `p2p send --text` stages the text privately and leaves nothing behind either.
+STMP=$E2E_TMP/sender-tmp
+mkdir -p "$STMP"
+run env TMPDIR="$STMP" P2P_HOME="$(home texter)" "$P2P" send --json --name "texter-$TAG" --session-id "$SID" --connect "127.0.0.1:$P" --text "a clipboard's secret" \
+  >"$E2E_TMP/texter.out" 2>&1
+rc=$?
+check "p2p send --text delivered its text (exit $rc)" [ "$rc" = 0 ]
+check "and left nothing in its temporary directory ($(ls -A "$STMP" | wc -l) there)" [ -z "$(ls -A "$STMP")" ]
+
 # A .part that is not this sender's (a browser's download in progress), even under --overwrite: untouched.
 printf 'half of a download' >"$IN/movie.mkv.part"
 out=$(raw "$P" send --name movie.mkv)
@@ -263,5 +285,4 @@ done
 
 stop_proc rx
 stop_proc rx2
-stop_proc rx4
 finish

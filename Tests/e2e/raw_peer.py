@@ -75,7 +75,7 @@ File transfer scenarios (CHANNEL frames, type 0x52, of purpose file or tree; see
                   the transfer's "held_files": [[index, state (1 whole, 2 partial), length, sha256 hex]]
   text-cancel     valid handshake, then --count texts (OPEN of a 10-byte text/vnd.p2p.text) each followed
                   by CANCEL; --partial yes: each waits for its answer and, accepted, gets START and 5 bytes
-                  before the CANCEL. Our HELLO announces --caps (hex, default 181: text, channels,
+                  before the CANCEL; --partial hold: the same without the CANCEL, then holds as pingflood. Our HELLO announces --caps (hex, default 181: text, channels,
                   comparesHeldFiles)
 
 Records scenario (RECORDS frames, type 0x40; see Protocol/RECORDS.md). Adds "records": [{"reply" (ACCEPT,
@@ -627,7 +627,7 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
         # --count texts: OPEN then CANCEL at once; with --partial yes, wait for the answer and on ACCEPT
         # send START and half the bytes first.
         handshake()
-        partial = opts["partial"] == "yes"
+        partial = opts["partial"] in ("yes", "hold")
         for _ in range(int(opts["count"])):
             tid = random.getrandbits(63) + 1
             c.send(offer(tid, "text.txt", 10, TEXT_TYPE))
@@ -636,10 +636,16 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
                 c.transfers.append(dict({"name": "text.txt", "id": tid, "reply": reply}, **fields))
                 if reply == "ACCEPT":
                     c.send(transfer(START, tid, struct.pack(">Q", 0)) + transfer(CHUNK, tid, struct.pack(">Q", 0) + b"hello"))
+                if opts["partial"] == "hold":
+                    continue
             c.send(transfer(CANCEL, tid, short_string("gone")))
         c.sent = int(opts["count"])
         c.send(frame(PING, struct.pack(">Q", 7)))  # the PONG says every CANCEL before it was read
         c.wait_for(PONG, deadline)
+        if opts["partial"] == "hold":
+            if opts["hold-file"]:
+                open(opts["hold-file"] + ".sent", "w").close()
+            hold(c, opts)
         if not c.closed:
             c.send(frame(BYE))
     elif scenario == "older-offer":
