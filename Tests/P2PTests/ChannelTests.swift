@@ -221,6 +221,8 @@ extension Session {
         case .treeEnd: set("treeEnd")
         case .treeResult(let verified, let alreadyThere, let failed):
             set("treeResult", ["verified": s(verified), "alreadyThere": s(alreadyThere), "failed": .string(failed.map { "\($0.index) \($0.reason)" }.joined(separator: ";"))])
+        case .compare(let files): set("compare", ["list": .string(files.map { "\($0.index) \($0.sha256.hex)" }.joined(separator: ";"))])
+        case .compared(let files): set("compared", ["list": .string(files.map { "\($0.index) \($0.same ? "same" : "differs")" }.joined(separator: ";"))])
         }
         return d
     }

@@ -38,7 +38,7 @@ struct TextTransferTests {
     }
 
     @Test func anArrivedTextIsReadAndItsFolderRemoved() throws {
-        let url = try TextTransfer.destination()
+        let url = try TextTransfer.makeDestination()
         try Data("hi".utf8).write(to: url)
         let delivery = Delivery(name: "text.txt", size: 2, sha256: "", resumedFrom: 0, url: url)
         #expect(TextTransfer.take(delivery) == Data("hi".utf8))

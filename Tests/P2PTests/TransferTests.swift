@@ -138,7 +138,8 @@ struct TransferTests {
         await pair.alice.close(); await pair.bob.close()
     }
 
-    @Test(arguments: ["../../x", "/etc/x", "a/../../x", "", "evil\u{1B}[2Jname", "nul\u{0}byte", String(repeating: "n", count: 300), "a\\..\\b", "ok/./x"])
+    @Test(arguments: ["../../x", "/etc/x", "a/../../x", "", "evil\u{1B}[2Jname", "nul\u{0}byte", String(repeating: "n", count: 300), "a\\..\\b", "ok/./x",
+                      "line\u{2028}break.txt", "para\u{2029}graph.txt", "c1\u{9B}31m.txt"])
     func hostileNamesAreRefusedAndNothingIsWritten(name: String) async throws {
         let pair = try await connectedPair(rawAlice: true)
         let reply = Inbox<ChannelMessage>()
@@ -304,6 +305,11 @@ final class TransferRecorder: Sendable {
         try await seen.wait(for: "a transfer event", seconds: seconds) { $0.contains(where: predicate) }
     }
 
+    /// Waits until `count` events satisfy `predicate`.
+    func waitFor(_ count: Int, seconds: Double = 10, _ predicate: @escaping @Sendable (TransferEvent) -> Bool) async throws {
+        try await seen.wait(for: "\(count) transfer events", seconds: seconds) { $0.count(where: predicate) >= count }
+    }
+
     deinit { task.cancel() }
 }
 
@@ -409,7 +415,9 @@ extension TransferTests {
     }
 
     /// A `.part` left by another sender is not offered back (its prefix's SHA-256 would tell the new
-    /// sender about someone else's file) and never appended to: the transfer starts over in a new file.
+    /// sender about someone else's file), never appended to and never unlinked: the transfer goes to a
+    /// `.part` of its own under the other name (TRANSFER.md, "A `.part` belongs to its sender"), and the
+    /// other sender's stays as it was, record and all.
     @Test func aPartFileFromAnotherSenderIsNeitherOfferedBackNorAppendedTo() async throws {
         let pair = try await connectedPair(rawAlice: true)
         let part = pair.inbox.appendingPathComponent("shared.bin.part")
@@ -421,7 +429,9 @@ extension TransferTests {
         #expect(prefix == Array(repeating: 0, count: 32), "nor is its SHA-256")
         guard case .result(true, _) = replies.messages[1].0.body else { Issue.record("expected RESULT(1), got \(replies.messages[1].0.body)"); return }
         #expect(try Data(contentsOf: pair.inbox.appendingPathComponent("shared.bin")) == Data(bytes))
-        #expect(!FileManager.default.fileExists(atPath: part.path))
+        #expect(try Data(contentsOf: part) == Data(repeating: 0x41, count: 1000), "the other sender's .part is untouched")
+        #expect(getxattrCount(part) == 32, "and still its sender's")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.path).sorted() == ["shared.bin", "shared.bin.part"], "ours left no .part")
         #expect(getxattrCount(pair.inbox.appendingPathComponent("shared.bin")) <= 0, "the final file keeps no record of the transfer")
         await pair.alice.close(); await pair.bob.close()
     }

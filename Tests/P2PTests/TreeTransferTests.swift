@@ -439,7 +439,8 @@ extension TreeTransferTests {
         await allowing.alice.close(); await allowing.bob.close()
     }
 
-    /// A tree's `.part` left by another sender is not offered back; the file starts over.
+    /// A tree's `.part` left by another sender is not offered back, nor touched: the file starts over in
+    /// a `.part` of this sender's own, and the other one stays as it was.
     @Test func aTreePartFileFromAnotherSenderIsNotResumed() async throws {
         let pair = try await TransferTests().connectedPair()
         let tree = try Self.makeTree(small: 2)
@@ -450,6 +451,9 @@ extension TreeTransferTests {
         let report = try await pair.aliceFiles.send([tree], to: pair.bob.peerID)
         #expect(report.deliveries.first { $0.name == "many/large.bin" }?.resumedFrom == 0)
         try await pair.events.waitFor { if case .treeFinished = $0 { true } else { false } }
+        let planted = target.appendingPathComponent("large.bin.part")
+        #expect(try Data(contentsOf: planted) == Data(contentsOf: tree.appendingPathComponent("large.bin")).prefix(123_456), "untouched")
+        try FileManager.default.removeItem(at: planted)
         #expect(try Self.sameTree(tree, target))
         await pair.alice.close(); await pair.bob.close()
     }

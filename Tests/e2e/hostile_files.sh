@@ -11,7 +11,10 @@
 #  - a .part belongs to its sender: the same sender resumes it, another peer gets offset 0 and starts over;
 #  - hidden paths (.ssh/authorized_keys) and execute bits: with --yes a hidden file is skipped (not written,
 #    reported), a tree's files arrive without execute bits; with --allow-hidden --allow-executable they
-#    arrive as offered; asked in a terminal (tmux), the question names them and lists several roots.
+#    arrive as offered; asked in a terminal (tmux), the question names them and lists several roots;
+#  - issue 34: texts offered and cancelled leave nothing in the temporary directory; a held file's SHA-256
+#    never leaves the receiver; a .part that is not the sender's is untouched; modes stay under the umask;
+#    2,000 and 10,000 folders arrive under `ulimit -n 1024` with a bounded number of descriptors.
 # No network namespaces: every receiver listens on its own loopback port, in a session of its own.
 . "$(dirname "$0")/lib.sh"
 need python3 sha256sum stat
@@ -185,6 +188,100 @@ if command -v tmux >/dev/null; then
 else
   log "tmux not found: the terminal question is not checked"
 fi
+
+# ---------------------------------------------------------------- 7. issue 34: what the receiver keeps to itself
+# Texts: 100 OPEN+CANCEL and 100 texts cancelled half-way leave nothing in the receiver's temporary
+# directory (each left a p2p-text-UUID folder, the half-way ones a .part too). A TMPDIR of its own, so
+# that nothing else on the machine is counted.
+RXTMP=$E2E_TMP/rx4-tmp
+mkdir -p "$RXTMP"
+TMPDIR=$RXTMP receiver rx4 "$E2E_TMP/inbox4" --yes
+out=$(raw "$PORT_rx4" text-cancel --count 100 --timeout 60)
+check "100 texts offered and cancelled at once (sent $(field "$out" sent))" [ "$(field "$out" sent)" = 100 ]
+check "they left no entry in the temporary directory ($(ls -A "$RXTMP" | wc -l) there)" [ -z "$(ls -A "$RXTMP")" ]
+out=$(raw "$PORT_rx4" text-cancel --count 100 --partial yes --timeout 60)
+accepted=$("$PYTHON" -c 'import json,sys; print(sum(t["reply"] == "ACCEPT" for t in json.loads(sys.argv[1])["transfers"]))' "$out" 2>/dev/null)
+check "100 texts accepted, then cancelled after 5 of their 10 bytes (accepted: $accepted)" [ "$accepted" = 100 ]
+wait_until 10 bash -c '[ -z "$(ls -A "$1")" ]' _ "$RXTMP"
+check "they left no entry either, no folder and no .part ($(ls -A "$RXTMP" | wc -l) there)" [ -z "$(ls -A "$RXTMP")" ]
+check "receive still runs" is_running rx4
+
+# HELD whole: a path that exists on the receiver (rx4: no --overwrite). It says it holds a file of that size,
+# but not its SHA-256; the sender (which sends no COMPARE) has its file written beside it.
+IN4=$E2E_TMP/inbox4
+mkdir -p "$IN4/held"
+printf 'the receiver'"'"'s own secret\n' >"$IN4/held/secret.txt"
+SECRET_SHA=$(sha256sum <"$IN4/held/secret.txt" | cut -d' ' -f1)
+out=$(raw "$PORT_rx4" tree --entries '[["held", 493, null], ["held/secret.txt", 420, '"$(stat -c %s "$IN4/held/secret.txt")"']]' --timeout 30)
+log "held: $(field "$out" transfers 0 held_files)"
+check "the receiver reports secret.txt as held whole (state $(field "$out" transfers 0 held_files 0 1))" [ "$(field "$out" transfers 0 held_files 0 1)" = 1 ]
+check "with 32 zero bytes, not the file's SHA-256" [ "$(field "$out" transfers 0 held_files 0 3)" = "$(printf "0%.0s" $(seq 64))" ]
+check "the file's SHA-256 is nowhere in the report" bash -c '[[ "$1" != *"$2"* ]]' _ "$out" "$SECRET_SHA"
+check "secret.txt is unchanged, the sender's bytes arrived beside it (verified $(field "$out" tree_result verified))" \
+  bash -c '[ "$(sha256sum <"$1/held/secret.txt" | cut -d" " -f1)" = "$2" ] && [ -s "$1/held/secret (1).txt" ]' _ "$IN4" "$SECRET_SHA"
+
+# A text on its way is 0600 in a 0700 folder; when p2p receive is stopped (SIGTERM) mid-text, it goes too.
+start_bg holder "$PYTHON" "$RAW" 127.0.0.1 "$PORT_rx4" text-cancel --count 1 --partial hold --hold 30 --hold-file "$E2E_TMP/release" \
+  --session "$SID" --peer-name "raw-holder-$TAG" --timeout 40
+on_exit 'touch "$E2E_TMP/release"'
+wait_until 15 test -e "$E2E_TMP/release.sent"
+folder=$(ls -A "$RXTMP" | head -1)
+check "the arriving text's folder $folder is 0700 ($(mode_of "$RXTMP/$folder"))" bash -c '[ -n "$1" ] && [ "$(stat -c %a "$2")" = 700 ]' _ "$folder" "$RXTMP/$folder"
+check "its text.txt.part is 0600 ($(mode_of "$RXTMP/$folder/text.txt.part"))" [ "$(mode_of "$RXTMP/$folder/text.txt.part")" = 600 ]
+stop_proc rx4
+check "p2p receive stopped (SIGTERM) mid-text: nothing left in the temporary directory ($(ls -A "$RXTMP" | wc -l) there)" [ -z "$(ls -A "$RXTMP")" ]
+touch "$E2E_TMP/release"
+wait_exit holder 15 >/dev/null
+
+# The sending side: `p2p send --text` stages the text privately and leaves nothing behind either.
+STMP=$E2E_TMP/sender-tmp
+mkdir -p "$STMP"
+run env TMPDIR="$STMP" P2P_HOME="$(home texter)" "$P2P" send --json --name "texter-$TAG" --session-id "$SID" --connect "127.0.0.1:$P" --text "a clipboard's secret" \
+  >"$E2E_TMP/texter.out" 2>&1
+rc=$?
+check "p2p send --text delivered its text (exit $rc)" [ "$rc" = 0 ]
+check "and left nothing in its temporary directory ($(ls -A "$STMP" | wc -l) there)" [ -z "$(ls -A "$STMP")" ]
+
+# A .part that is not this sender's (a browser's download in progress), even under --overwrite: untouched.
+printf 'half of a download' >"$IN/movie.mkv.part"
+out=$(raw "$P" send --name movie.mkv)
+check "movie.mkv arrives verified ($(field "$out" transfers 0 result verified))" [ "$(field "$out" transfers 0 result verified)" = True ]
+check "movie.mkv.part is untouched" [ "$(cat "$IN/movie.mkv.part")" = "half of a download" ]
+check "and no .part of ours is left" [ -z "$(find "$IN" -name 'movie.mkv.p2p-*')" ]
+
+# Modes 0666 and 0777 from a peer (execute bits allowed) arrive minus the umask, never world-writable.
+MASK=$(umask)
+out=$(raw "$PORT_rx2" tree --entries '[["modes", 493, null], ["modes/rw.txt", 438, 30], ["modes/rwx.sh", 511, 70000]]' --timeout 30)
+check "the tree of modes 666 and 777 arrived (verified $(field "$out" tree_result verified))" [ "$(field "$out" tree_result verified)" = 2 ]
+check "666 arrives as $(printf %o $((0666 & ~MASK))) under umask $MASK (got $(mode_of "$IN2/modes/rw.txt"))" [ "$(mode_of "$IN2/modes/rw.txt")" = "$(printf %o $((0666 & ~MASK)))" ]
+check "777 arrives as $(printf %o $((0777 & ~MASK))) (got $(mode_of "$IN2/modes/rwx.sh"))" [ "$(mode_of "$IN2/modes/rwx.sh")" = "$(printf %o $((0777 & ~MASK)))" ]
+
+# Folders: 2,000 and 10,000 folders of one small file each, packed into SMALL frames as p2p sends them, to a
+# receiver allowed 1,024 descriptors (one held per folder: 1,250 of 2,000 files arrived, then EMFILE). The
+# descriptors it holds are sampled.
+for folders in 2000 10000; do
+  IN5=$E2E_TMP/inbox5-$folders
+  mkdir -p "$IN5"
+  "$PYTHON" -c 'import json,sys; n=int(sys.argv[1]); print(json.dumps([e for i in range(n) for e in (["wide/d%05d" % i, 493, None], ["wide/d%05d/f.txt" % i, 420, 10])]))' \
+    "$folders" >"$E2E_TMP/entries-$folders.json"
+  port=$(free_port)
+  start_proc "rx5-$folders" bash -c 'ulimit -n 1024 && exec "$@"' _ env P2P_HOME="$(home "rx5-$folders")" "$P2P" receive --json --name "rx5-$folders-$TAG" \
+    --port "$port" --session-id "$SID" --dir "$IN5" --yes
+  wait_json 20 "rx5-$folders" event=listening >/dev/null || fail "rx5-$folders did not start" "rx5-$folders"
+  pid=$(pid_of "rx5-$folders")
+  ( peak=0; while kill -0 "$pid" 2>/dev/null; do n=$(ls /proc/"$pid"/fd 2>/dev/null | wc -l); [ "$n" -gt "$peak" ] && { peak=$n; echo "$peak" >"$E2E_TMP/fd-peak-$folders"; }; sleep 0.02; done ) &
+  sampler=$!
+  before=$(ls /proc/"$pid"/fd | wc -l)
+  out=$(raw "$port" tree --entries "@$E2E_TMP/entries-$folders.json" --small yes --timeout 120)
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+  peak=$(cat "$E2E_TMP/fd-peak-$folders" 2>/dev/null || echo "?")
+  log "$folders folders: tree_result $(field "$out" tree_result verified) verified; descriptors $before before, at most $peak during"
+  check "$folders folders under ulimit -n 1024: every file arrived (verified $(field "$out" tree_result verified))" [ "$(field "$out" tree_result verified)" = "$folders" ]
+  check "the last folder's file is there" [ -s "$IN5/wide/d$(printf %05d $((folders - 1)))/f.txt" ]
+  check "the receiver held at most $peak descriptors ($before before the tree): bounded, not one per folder" \
+    bash -c '[ "$1" != "?" ] && [ "$1" -lt $(($2 + 64)) ]' _ "$peak" "$before"
+  stop_proc "rx5-$folders"
+done
 
 stop_proc rx
 stop_proc rx2

@@ -131,7 +131,7 @@ INPUTS = {
     "records-chunk-empty": lambda h: records(4, struct.pack(">Q", 0)),
     "records-result-status-3": lambda h: records(7, b"\x03" + bytes(16)),
     "records-result-not-json": lambda h: records(7, b"\x00" + bytes(16) + b"{["),
-    "channel-kind-24": lambda h: channel(24, 2, struct.pack(">IQ", 1, 0)),
+    "channel-kind-26": lambda h: channel(26, 2, struct.pack(">IQ", 1, 0)),
     "channel-purpose-4": lambda h: channel(6, 4, struct.pack(">Q", 0)),
     "channel-tree-step-of-a-file": lambda h: channel(22, 1),
     "channel-tree-open-no-entries": lambda h: channel(1, 2, struct.pack(">IQ", 0, 0)),

@@ -68,12 +68,19 @@ File transfer scenarios (CHANNEL frames, type 0x52, of purpose file or tree; see
                   --size bytes are sent (FILE, CHUNKs, FILE_DONE, TREE_END) and TREE_RESULT is waited for
                                                                               -> DENY, nothing written
   tree            valid handshake, then an honest tree of --entries (a JSON list of [path, mode, size]; size
-                  null for a directory) with random bytes: every file as FILE, CHUNKs, FILE_DONE, then
-                  TREE_END; "tree_result" in the report: {"verified", "already", "failures": [[index, reason]]}
+                  null for a directory; @FILE: read from FILE) with random bytes: every file as FILE,
+                  CHUNKs, FILE_DONE (no COMPARE: a file held whole is sent again; --small yes: files of at
+                  most 15,360 bytes packed into SMALL frames instead), then TREE_END;
+                  "tree_result" in the report: {"verified", "already", "failures": [[index, reason]]},
+                  the transfer's "held_files": [[index, state (1 whole, 2 partial), length, sha256 hex]]
   window-overrun  valid handshake, then a tree of --count files of --size bytes (hostile_window.sh: 65536 of 4096),
                   sent as SMALL frames as fast as the link takes them, never waiting for an ACK (the receiver's
                   disk, one file at a time, is far slower); then reads until CANCEL, TREE_RESULT or the close.
                   "sent" in the report: the data bytes that went out   -> CANCEL "DATA beyond the window: …", close
+  text-cancel     valid handshake, then --count texts (OPEN of a 10-byte text/vnd.p2p.text) each followed
+                  by CANCEL; --partial yes: each waits for its answer and, accepted, gets START and 5 bytes
+                  before the CANCEL; --partial hold: the same without the CANCEL, then holds as pingflood. Our HELLO announces --caps (hex, default 181: text, channels,
+                  comparesHeldFiles)
 
 Records scenario (RECORDS frames, type 0x40; see Protocol/RECORDS.md). Adds "records": [{"reply" (ACCEPT,
 DENY or null), "status" (RESULT status: 0 merged, 1 rejected, 2 failed, or null), "message"}].
@@ -102,8 +109,12 @@ P_FILE, P_TREE = 1, 2
 OFFER, ACCEPT, DENY, START, CHUNK, ACK, DONE, RESULT, CANCEL = range(1, 10)
 TREE_OFFER, TREE_ACCEPT = OFFER, ACCEPT
 ENTRIES, HELD, T_FILE, FILE_DONE, T_SKIP, SMALL, TREE_END, TREE_RESULT = range(16, 24)
+TEXT_TYPE = "text/vnd.p2p.text; charset=utf-8"
+# What our HELLO announces: text (bit 0), channels (bit 7) and comparesHeldFiles (bit 8), without which a
+# p2p receiver denies trees; --caps HEX changes it.
+CAPABILITIES = 0x181
 KINDS = {OFFER: "OFFER", ACCEPT: "ACCEPT", DENY: "DENY", START: "START", CHUNK: "CHUNK", ACK: "ACK", DONE: "DONE",
-         RESULT: "RESULT", CANCEL: "CANCEL", HELD: "HELD", TREE_RESULT: "TREE_RESULT"}
+         RESULT: "RESULT", CANCEL: "CANCEL", HELD: "HELD", TREE_RESULT: "TREE_RESULT", 25: "COMPARED"}
 MAX_CHUNK = 60 * 1024
 RECORDS = 0x40
 # RECORDS kinds
@@ -121,7 +132,7 @@ def short_string(s):
 
 def hello_payload(peer_id, name, session, datagram_key):
     """HELLO: peerID(16) capabilities(u32) datagramPort(u16) datagramToken(u64) keyLength(u8) key name session."""
-    return (peer_id + struct.pack(">IHQ", 1, 0, random.getrandbits(64))
+    return (peer_id + struct.pack(">IHQ", CAPABILITIES, 0, random.getrandbits(64))
             + struct.pack(">B", len(datagram_key)) + datagram_key
             + short_string(name) + short_string(session))
 
@@ -154,6 +165,9 @@ def parse_transfer(payload):
         fields = {"reason": rest[2:2 + n].decode("utf-8", "replace")}
     elif kind == ACK:
         fields = {"written": struct.unpack(">Q", rest[:8])[0]}
+    elif kind == HELD:
+        fields = {"held": [[i, state, length, rest[off + 13:off + 45].hex()]
+                           for off in range(0, len(rest), 45) for i, state, length in [struct.unpack(">IBQ", rest[off:off + 13])]]}
     elif kind == RESULT:
         fields = {"verified": rest[0] == 1, "sha256": rest[1:33].hex()}
     elif kind == TREE_RESULT:
@@ -360,7 +374,7 @@ def main():
     session, timeout, plaintext, claim = "chat", 15.0, False, None
     opts = {"names": "[]", "name": "file.bin", "type": "application/octet-stream", "data-file": None, "extra": "0",
             "reason": "", "count": "200000", "hold": "0", "hold-file": None, "identity": None, "cut": None,
-            "total": "1024", "size": str(64 << 20), "entries": "[]", "peer-name": None}
+            "total": "1024", "size": str(64 << 20), "entries": "[]", "peer-name": None, "caps": None, "partial": None, "small": None}
     for key in list(opts):
         if "--" + key in args:
             i = args.index("--" + key); opts[key] = args[i + 1]; del args[i:i + 2]
@@ -374,6 +388,12 @@ def main():
         args.remove("--plaintext"); plaintext = True
     if len(args) != 3:
         sys.exit(__doc__)
+    if opts["caps"]:
+        global CAPABILITIES
+        CAPABILITIES = int(opts["caps"], 16)
+    if opts["entries"].startswith("@"):
+        with open(opts["entries"][1:]) as f:
+            opts["entries"] = f.read()
     host, port, scenario = args[0], int(args[1]), args[2]
     if scenario == "plaintext-hello":
         plaintext = True
@@ -568,14 +588,40 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
         entries = [(path, mode, size) for path, mode, size in json.loads(opts["entries"])]
         total = sum(size or 0 for _, _, size in entries)
         c.send(tree(TREE_OFFER, tid, struct.pack(">IQ", len(entries), total)))
-        c.send(tree(ENTRIES, tid, tree_entries(0, entries)))
-        reply, fields = c.wait_transfer(tid, deadline, skip=("ACK", "HELD"))
-        record = dict({"name": None, "id": tid, "reply": reply}, **fields)
+        batch, first, size = [], 0, 0
+        for index, entry in enumerate(entries):  # ENTRIES frames of at most ~60 KiB
+            batch.append(entry)
+            size += 13 + len(entry[0].encode())
+            if size > 60000 or index == len(entries) - 1:
+                c.send(tree(ENTRIES, tid, tree_entries(first, batch)))
+                first, batch, size = index + 1, [], 0
+        held = []
+        while True:
+            reply, fields = c.wait_transfer(tid, deadline)
+            if reply != "HELD":
+                break
+            held += fields["held"]
+        record = dict({"name": None, "id": tid, "reply": reply, "held_files": held}, **fields)
         c.transfers.append(record)
         if reply == "TREE_ACCEPT":
+            pack = b""
             for index, (path, mode, size) in enumerate(entries):
-                if size is not None:
-                    send_tree_file(c, tid, index, os.urandom(size))
+                if size is None:
+                    continue
+                data = os.urandom(size)
+                if opts["small"] == "yes" and size <= MAX_CHUNK // 4:
+                    # Packed whole, several to a SMALL frame, as p2p packs small files.
+                    if len(pack) + 40 + size > MAX_CHUNK:
+                        c.send(tree(SMALL, tid, pack))
+                        pack = b""
+                    pack += struct.pack(">I", index) + hashlib.sha256(data).digest() + struct.pack(">I", size) + data
+                    continue
+                if pack:
+                    c.send(tree(SMALL, tid, pack))
+                    pack = b""
+                send_tree_file(c, tid, index, data)
+            if pack:
+                c.send(tree(SMALL, tid, pack))
             c.send(tree(TREE_END, tid))
             reply, fields = c.wait_transfer(tid, deadline)
             c.tree_result = dict({"reply": reply}, **fields)
@@ -618,6 +664,31 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
                 note = "sending: %s" % e
             reply, fields = c.wait_transfer(tid, deadline)
             record["result"] = dict({"reply": reply}, **fields)
+    elif scenario == "text-cancel":
+        # --count texts: OPEN then CANCEL at once; with --partial yes, wait for the answer and on ACCEPT
+        # send START and half the bytes first.
+        handshake()
+        partial = opts["partial"] in ("yes", "hold")
+        for _ in range(int(opts["count"])):
+            tid = random.getrandbits(63) + 1
+            c.send(offer(tid, "text.txt", 10, TEXT_TYPE))
+            if partial:
+                reply, fields = c.wait_transfer(tid, deadline)
+                c.transfers.append(dict({"name": "text.txt", "id": tid, "reply": reply}, **fields))
+                if reply == "ACCEPT":
+                    c.send(transfer(START, tid, struct.pack(">Q", 0)) + transfer(CHUNK, tid, struct.pack(">Q", 0) + b"hello"))
+                if opts["partial"] == "hold":
+                    continue
+            c.send(transfer(CANCEL, tid, short_string("gone")))
+        c.sent = int(opts["count"])
+        c.send(frame(PING, struct.pack(">Q", 7)))  # the PONG says every CANCEL before it was read
+        c.wait_for(PONG, deadline)
+        if opts["partial"] == "hold":
+            if opts["hold-file"]:
+                open(opts["hold-file"] + ".sent", "w").close()
+            hold(c, opts)
+        if not c.closed:
+            c.send(frame(BYE))
     elif scenario == "older-offer":
         handshake()
         tid = random.getrandbits(63) + 1

@@ -13,6 +13,7 @@ extension MessageCatalog {
         .registering(RecordsMessage.self)
         .registering(ChannelMessage.self)
         .announcing(.channels)
+        .announcing(.comparesHeldFiles)
         // An older p2p's offers are read far enough to be refused in their own layout, naming the version.
         .registering(LegacyTransferStep.self)
         .announcing(.transferTrees)

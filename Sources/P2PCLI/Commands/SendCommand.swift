@@ -95,11 +95,10 @@ struct SendCommand: AsyncParsableCommand {
     private func sendText() async throws {
         let bytes = try text.map { Data($0.utf8) } ?? Clipboard.read()
         if let problem = TextTransfer.problem(with: bytes) { throw CLIError(problem, code: ExitStatus.usage) }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-text-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let url = file.appendingPathComponent(TextTransfer.fileName)
-        try bytes.write(to: url)
+        // 0600 in a 0700 folder of its own (a clipboard is nobody else's business), gone when the send
+        // ends, at the latest when the process exits.
+        let url = try TextTransfer.stage(bytes)
+        defer { TextTransfer.discard(url) }
         try await send(.text(url, characters: String(decoding: bytes, as: UTF8.self).count))
     }
 

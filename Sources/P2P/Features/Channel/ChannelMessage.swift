@@ -78,6 +78,11 @@ public struct ChannelMessage: WireMessage, Equatable {
         case treeEnd
         /// Tree kind 23: the receiver's verdict once every file is renamed into place (or failed).
         case treeResult(verified: UInt32, alreadyThere: UInt32, failed: [FailedFile])
+        /// Tree kind 24, sender → receiver: the sender's SHA-256 of entries the receiver holds whole, for
+        /// the receiver to compare with its own (the receiver's hashes never travel).
+        case compare([FileDigest])
+        /// Tree kind 25, receiver → sender: per compared entry, whether the receiver's file is the same.
+        case compared([ComparedFile])
     }
 
     /// What the channel is for.
@@ -117,7 +122,7 @@ public struct ChannelMessage: WireMessage, Equatable {
 
     private enum Kind: UInt8 {
         case open = 1, accept, deny, start, data, ack, end, result, cancel
-        case entries = 16, held, file, fileDone, skip, small, treeEnd, treeResult
+        case entries = 16, held, file, fileDone, skip, small, treeEnd, treeResult, compare, compared
     }
 
     /// Kind, purpose, channel ID and offset in front of a DATA's bytes.
@@ -249,6 +254,22 @@ public struct ChannelMessage: WireMessage, Equatable {
                 failed.append(FailedFile(index: index, reason: try string("reason", maxBytes: Self.maxReasonBytes)))
             }
             body = .treeResult(verified: verified, alreadyThere: alreadyThere, failed: failed)
+        case .compare:
+            var files: [FileDigest] = []
+            repeat {
+                let index: UInt32 = try integer("index")
+                files.append(FileDigest(index: index, sha256: try hash("sha256")))
+            } while payload.readableBytes > 0
+            body = .compare(files)
+        case .compared:
+            var files: [ComparedFile] = []
+            repeat {
+                let index: UInt32 = try integer("index")
+                let same: UInt8 = try integer("same")
+                guard same <= 1 else { throw .malformedPayload(.channel, "same must be 0 or 1") }
+                files.append(ComparedFile(index: index, same: same == 1))
+            } while payload.readableBytes > 0
+            body = .compared(files)
         }
     }
 
@@ -373,6 +394,18 @@ public struct ChannelMessage: WireMessage, Equatable {
                 buffer.writeInteger(file.index)
                 buffer.writeShortString(file.reason.utf8Prefix(maxBytes: Self.maxReasonBytes))
             }
+        case .compare(let files):
+            kind(.compare)
+            for file in files {
+                buffer.writeInteger(file.index)
+                buffer.writeBytes(file.sha256)
+            }
+        case .compared(let files):
+            kind(.compared)
+            for file in files {
+                buffer.writeInteger(file.index)
+                buffer.writeInteger(UInt8(file.same ? 1 : 0))
+            }
         }
     }
 
@@ -396,6 +429,8 @@ public struct ChannelMessage: WireMessage, Equatable {
         case .small: "SMALL"
         case .treeEnd: "TREE_END"
         case .treeResult: "TREE_RESULT"
+        case .compare: "COMPARE"
+        case .compared: "COMPARED"
         }
     }
 }
@@ -410,6 +445,10 @@ extension Capabilities {
     /// Announced for older peers, which check it before opening a byte stream the old way (STREAM);
     /// this p2p answers such an OPEN with a DENY naming the version (``LegacyBulkStep``).
     public static let byteStreams = Capabilities(rawValue: 1 << 6)
+    /// Understands tree kinds 24 and 25 (COMPARE, COMPARED): a file the receiver already holds is compared
+    /// on the receiver's side, and its SHA-256 never leaves it (TRANSFER.md, "Already there"). Trees go
+    /// only between peers that announce it; to or from a peer without it, a tree fails naming the version.
+    public static let comparesHeldFiles = Capabilities(rawValue: 1 << 8)
 }
 
 extension MessageType {

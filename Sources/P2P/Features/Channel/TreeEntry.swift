@@ -36,7 +36,8 @@ public struct TreeEntry: Sendable, Hashable {
 public struct HeldFile: Sendable, Hashable {
     /// Where the bytes are.
     public enum State: UInt8, Sendable {
-        /// A file under the entry's final name with the entry's size: skipped if its SHA-256 is the sender's.
+        /// A file under the entry's final name with the entry's size: skipped if the receiver finds it the
+        /// same as the sender's (COMPARE).
         case whole = 1
         /// `NAME.part` left by an interrupted transfer: resumed if it is a prefix of the sender's file.
         case partial = 2
@@ -48,8 +49,12 @@ public struct HeldFile: Sendable, Hashable {
     public var state: State
     /// Bytes held.
     public var length: UInt64
-    /// Their SHA-256.
+    /// Their SHA-256 for a partial prefix (this sender's own bytes); 32 zero bytes (``noHash``) for a
+    /// whole file, whose SHA-256 stays with the receiver (COMPARE, COMPARED).
     public var sha256: [UInt8]
+
+    /// What a HELD whole carries in place of a hash.
+    public static let noHash = [UInt8](repeating: 0, count: 32)
 
     /// What the receiver reports.
     public init(index: UInt32, state: State, length: UInt64, sha256: [UInt8]) {
@@ -88,5 +93,33 @@ public struct FailedFile: Sendable, Hashable {
     public init(index: UInt32, reason: String) {
         self.index = index
         self.reason = reason
+    }
+}
+
+/// The sender's SHA-256 of one entry, for the receiver to compare with the file it holds (COMPARE).
+public struct FileDigest: Sendable, Hashable {
+    /// The entry's index in the manifest.
+    public var index: UInt32
+    /// SHA-256 of the sender's file.
+    public var sha256: [UInt8]
+
+    /// A digest to compare.
+    public init(index: UInt32, sha256: [UInt8]) {
+        self.index = index
+        self.sha256 = sha256
+    }
+}
+
+/// The receiver's answer to a COMPARE for one entry: whether its file is the sender's.
+public struct ComparedFile: Sendable, Hashable {
+    /// The entry's index in the manifest.
+    public var index: UInt32
+    /// True when the receiver's file hashes to the sender's SHA-256: it is skipped.
+    public var same: Bool
+
+    /// A verdict.
+    public init(index: UInt32, same: Bool) {
+        self.index = index
+        self.same = same
     }
 }

@@ -272,7 +272,7 @@ public final class FileTransfers: Sendable {
         switch try await mailbox.answer() {
         case .accept(let acceptedOffset, let hash): (offset, prefixHash) = (acceptedOffset, hash)
         case .deny(let reason): throw .denied(PeerText(reason))
-        case let other: throw .protocolViolation("expected ACCEPT or DENY, got \(other)")
+        case let other: throw .protocolViolation("expected ACCEPT or DENY, got \(ChannelMessage.name(of: other))")
         }
         // Resume only when the receiver's bytes are ours: hash our own prefix of the same length.
         // finalize() leaves the hasher as it is, so on a match it goes on over the rest of the file
@@ -329,7 +329,7 @@ public final class FileTransfers: Sendable {
                 emit(.progress(info, bytes: info.size))
                 return Delivery(name: info.name.raw, size: info.size, sha256: digest.hex, resumedFrom: start, url: nil)
             case let other:
-                throw .protocolViolation("expected RESULT, got \(other)")
+                throw .protocolViolation("expected RESULT, got \(ChannelMessage.name(of: other))")
             }
         }
     }
@@ -370,7 +370,7 @@ public final class FileTransfers: Sendable {
     static func acknowledgement(_ body: ChannelMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
         // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
         if case .cancel(let reason) = body { throw .cancelledByPeer(PeerText(reason)) }
-        guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(body)") }
+        guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(ChannelMessage.name(of: body))") }
         return max(current, written)
     }
 
@@ -469,8 +469,8 @@ public final class FileTransfers: Sendable {
         let destination: URL
         do {
             // A text is shown, not kept: it lands in a folder of its own under a name of ours, never next to
-            // (or over) the files here.
-            destination = TextTransfer.isText(info) ? try TextTransfer.destination() : try SafePath.resolve(info.name.raw, in: directory)
+            // (or over) the files here; the folder is made only once the text is accepted.
+            destination = TextTransfer.isText(info) ? TextTransfer.plannedDestination() : try SafePath.resolve(info.name.raw, in: directory)
         } catch {
             try? send(.deny(reason: error.description), id: info.id, to: info.peer.id)
             emit(.failed(info, error))
@@ -485,7 +485,13 @@ public final class FileTransfers: Sendable {
                 self.emit(.failed(info, error))
                 return
             }
-            self.accept(offer)
+            guard TextTransfer.isText(info) else { return self.accept(offer) }
+            do throws(TransferError) {
+                self.accept(IncomingOffer(info: info, destination: try TextTransfer.makeDestination()))
+            } catch {
+                try? self.send(.deny(reason: error.description), id: info.id, to: info.peer.id)
+                self.emit(.failed(info, error))
+            }
         }
     }
 

@@ -14,7 +14,10 @@ final class IncomingFile: Sendable {
     private let acknowledgeEvery: UInt64
     private let overwrite: Bool
     private let checksImageSignatures: Bool
-    private let partURL: URL
+    /// Where the file goes (before renaming around an existing one), as a path.
+    private let finalPath: String
+    /// A text (TextTransfer): its `.part` is 0600 in its private folder, which goes on any ending but success.
+    private let isText: Bool
 
     /// Disk work, in order: the only code that touches `disk`.
     private let queue: DispatchQueue
@@ -22,9 +25,11 @@ final class IncomingFile: Sendable {
     let inbox: ChannelInbox
     /// Since only `queue` uses it, its lock is never contended: it is there so that the compiler, not a
     /// comment, checks the sharing.
-    private let disk = NIOLockedValueBox(DiskState())
+    private let disk: NIOLockedValueBox<DiskState>
 
     private struct DiskState {
+        /// This sender's `.part`: `NAME.part`, or its other name when that one is someone else's (PartFile).
+        var part: String
         var handle: FileHandle?
         var hasher = SHA256()
         /// SHA-256 state after the bytes already in `.part`, kept in case the sender resumes there.
@@ -49,7 +54,9 @@ final class IncomingFile: Sendable {
         acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
         overwrite = transfers.configuration.overwrite
         checksImageSignatures = transfers.configuration.checksImageSignatures
-        partURL = offer.destination.deletingLastPathComponent().appendingPathComponent(offer.destination.lastPathComponent + ".part")
+        finalPath = offer.destination.path
+        isText = TextTransfer.isText(offer.info)
+        disk = NIOLockedValueBox(DiskState(part: finalPath + ".part"))
         queue = DispatchQueue(label: "p2p.transfer.\(info.id)", target: transfers.configuration.diskQueueTarget)
         inbox = ChannelInbox(queue: queue)
     }
@@ -64,11 +71,12 @@ final class IncomingFile: Sendable {
     /// file, so an offer refused here leaves nothing behind.
     private func openPart(_ state: inout DiskState) {
         do {
-            try FileManager.default.createDirectory(at: partURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if let what = SafePath.nonRegular(partURL.path) { throw PartFile.Occupied(what: what) }
-            if let (descriptor, existing) = PartFile.openForResume(partURL.path, by: info.peer.id) {
+            try FileManager.default.createDirectory(at: offer.destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if let what = SafePath.nonRegular(state.part) { throw PartFile.Occupied(what: what) }
+            if let (descriptor, existing, part) = PartFile.openForResume(finalPath, by: info.peer.id) {
                 let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 if existing > 0 && existing <= info.size {
+                    state.part = part
                     state.handle = handle
                     try handle.seek(toOffset: 0)
                     var remaining = existing
@@ -83,10 +91,10 @@ final class IncomingFile: Sendable {
             }
             // Refuse at once what cannot fit, rather than fill the disk and fail half-way.
             let needed = info.size - state.heldBytes
-            if let free = Self.freeSpace(at: partURL.deletingLastPathComponent().path), needed > free {
+            if let free = Self.freeSpace(at: offer.destination.deletingLastPathComponent().path), needed > free {
                 try? state.handle?.close()
                 state.handle = nil
-                return fail(.unwritable(partURL.path, "not enough space: \(ByteCount.describe(needed)) needed, \(ByteCount.describe(free)) free"), tellPeer: true, &state)
+                return fail(.unwritable(state.part, "not enough space: \(ByteCount.describe(needed)) needed, \(ByteCount.describe(free)) free"), tellPeer: true, &state)
             }
             // finalize() leaves the hasher as it is: it goes on over the rest of the file.
             offered.withLockedValue { $0 = state.heldBytes }
@@ -94,7 +102,7 @@ final class IncomingFile: Sendable {
         } catch {
             try? state.handle?.close()
             state.handle = nil
-            fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
+            fail(.unwritable(state.part, readableReason(error)), tellPeer: true, &state)
         }
     }
 
@@ -135,7 +143,7 @@ final class IncomingFile: Sendable {
         case .end, .cancel:
             post(body)
         default:
-            violation("unexpected \(body)")
+            violation("unexpected \(ChannelMessage.name(of: body))")
         }
     }
 
@@ -179,7 +187,9 @@ final class IncomingFile: Sendable {
             if offset == 0 {
                 // Nothing held, or the sender's file differs from what we held: a new .part, this sender's.
                 try? state.handle?.close()
-                handle = FileHandle(fileDescriptor: try PartFile.create(partURL.path, for: info.peer.id), closeOnDealloc: true)
+                let (descriptor, part) = try PartFile.create(finalPath, mode: isText ? 0o600 : 0o644, for: info.peer.id)
+                state.part = part
+                handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 state.handle = handle
                 state.hasher = SHA256()
             } else {
@@ -192,7 +202,7 @@ final class IncomingFile: Sendable {
             state.lastAcknowledged = offset
             transfers?.progress(self, started: offset, bytes: offset)
         } catch {
-            fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
+            fail(.unwritable(state.part, readableReason(error)), tellPeer: true, &state)
         }
     }
 
@@ -201,7 +211,7 @@ final class IncomingFile: Sendable {
         do {
             try bytes.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
         } catch {
-            return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
+            return fail(.unwritable(state.part, readableReason(error)), tellPeer: true, &state)
         }
         bytes.withUnsafeReadableBytes { state.hasher.update(bufferPointer: $0) }
         state.written += UInt64(bytes.readableBytes)
@@ -229,7 +239,7 @@ final class IncomingFile: Sendable {
             try handle.synchronize()
             try handle.close()
         } catch {
-            return fail(.unwritable(partURL.path, readableReason(error)), tellPeer: true, &state)
+            return fail(.unwritable(state.part, readableReason(error)), tellPeer: true, &state)
         }
         state.handle = nil
         switch verdict {
@@ -246,9 +256,9 @@ final class IncomingFile: Sendable {
         // Before the rename and before RESULT: a file refused here never carries its final name, and
         // the sender hears CANCEL with the reason instead of a RESULT that would read as delivered.
         if checksImageSignatures, MediaType.images.contains(info.mediaType) {
-            let found = ImageInfo(contentsOf: partURL)?.mediaType
+            let found = ImageInfo(contentsOf: URL(fileURLWithPath: state.part))?.mediaType
             if found != info.mediaType {
-                try? fileManager.removeItem(at: partURL)
+                try? fileManager.removeItem(atPath: state.part)
                 return fail(.notTheOfferedType(name: info.name, offered: PeerText(info.mediaType), found: found), tellPeer: true, &state)
             }
         }
@@ -260,7 +270,7 @@ final class IncomingFile: Sendable {
             return fail(.unwritable(final.path, SafePath.notReplaced(what)), tellPeer: false, &state)
         }
         // rename(2) replaces an existing regular file in one step, which is what overwriting means.
-        guard rename(partURL.path, final.path) == 0 else {
+        guard rename(state.part, final.path) == 0 else {
             let reason = errnoReason()
             transfers?.reply(.result(verified: false, sha256: ours), for: self)
             return fail(.unwritable(final.path, reason), tellPeer: false, &state)
@@ -277,6 +287,8 @@ final class IncomingFile: Sendable {
         inbox.close()
         try? state.handle?.close()
         state.handle = nil
+        // A text is not kept for a resume: it and its folder go (a new offer sends it again).
+        if isText { TextTransfer.discard(offer.destination) }
         if tellPeer { transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), for: self) }
         transfers?.finished(self, .failure(error))
     }

@@ -4,22 +4,43 @@ import Foundation
 /// sender whose bytes they hold.
 ///
 /// - Never through a symbolic link (`O_NOFOLLOW`), never into a FIFO or device (the file must be
-///   regular), and a transfer from offset 0 gets a new file (`O_CREAT | O_EXCL`, after unlinking the old
-///   `.part`) instead of truncating one in place, which would also truncate every hard link to it.
+///   regular), and a transfer from offset 0 gets a new file (`O_CREAT | O_EXCL`) instead of truncating
+///   one in place, which would also truncate every hard link to it.
 /// - The sender's peer ID is recorded in an extended attribute (`user.p2p.sender`). A `.part` is offered
 ///   back for a resume only to that sender: another peer neither learns the SHA-256 of its prefix nor
 ///   appends to it. A `.part` without the record (an older p2p, a file system without extended
 ///   attributes) is started over rather than resumed.
+/// - A `NAME.part` that is not this sender's (a browser's download in progress, another sender's
+///   resumable file) is never touched, not even unlinked: this sender's goes to
+///   `NAME.p2p-ID16.part` instead (`alternative(_:for:)`), where it is also looked for on a resume.
 enum PartFile {
     /// The extended attribute holding the sender's peer ID (hex).
     static let ownerAttribute = "user.p2p.sender"
 
-    /// Opens the `.part` at `path` (relative to `folder` if given) for a resume by `peer`: a regular file,
-    /// not a link, recorded as `peer`'s. Returns its descriptor (read-write) and length, or nil when there
-    /// is no such file or it is not `peer`'s to resume.
-    static func openForResume(_ path: String, in folder: Int32 = AT_FDCWD, by peer: PeerID) -> (descriptor: Int32, length: UInt64)? {
+    /// The `.part` names a file at `path` may have for `peer`, in the order they are tried:
+    /// `NAME.part`, then `NAME.p2p-` + the first 16 hex digits of the peer ID + `.part`.
+    static func names(_ path: String, for peer: PeerID) -> [String] {
+        [path + ".part", alternative(path, for: peer)]
+    }
+
+    /// The name of this sender's `.part` when `NAME.part` is someone else's.
+    static func alternative(_ path: String, for peer: PeerID) -> String {
+        path + ".p2p-" + peer.hex.prefix(16) + ".part"
+    }
+
+    /// Opens `peer`'s `.part` for the file at `path` (relative to `folder` if given) for a resume: the
+    /// first of `names(_:for:)` that is a regular file, not a link, recorded as `peer`'s. Returns its
+    /// descriptor (read-write), length and name, or nil when `peer` has none.
+    static func openForResume(_ path: String, in folder: Int32 = AT_FDCWD, by peer: PeerID) -> (descriptor: Int32, length: UInt64, part: String)? {
+        for part in names(path, for: peer) {
+            if let (descriptor, length) = openOwned(part, in: folder, by: peer) { return (descriptor, length, part) }
+        }
+        return nil
+    }
+
+    private static func openOwned(_ part: String, in folder: Int32, by peer: PeerID) -> (descriptor: Int32, length: UInt64)? {
         // O_NONBLOCK: opening a FIFO planted under the name must not hang; regular files ignore it.
-        let descriptor = openat(folder, path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let descriptor = openat(folder, part, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, owner(descriptor) == peer.hex else {
@@ -29,21 +50,29 @@ enum PartFile {
         return (descriptor, UInt64(info.st_size))
     }
 
-    /// A new, empty `.part` at `path` (relative to `folder` if given), recorded as `peer`'s (nil: not
-    /// recorded, for a file written whole in one go). An old `.part` there is unlinked first if it is a
-    /// regular file; anything else there (a directory, a link, a FIFO) is an error and stays.
-    static func create(_ path: String, in folder: Int32 = AT_FDCWD, mode: mode_t = 0o644, for peer: PeerID?) throws -> Int32 {
-        for _ in 0 ..< 2 {
-            let descriptor = openat(folder, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if descriptor >= 0 {
-                if let peer { record(peer, on: descriptor) }
-                return descriptor
+    /// A new, empty `.part` for the file at `path` (relative to `folder` if given), for `peer`, recorded
+    /// as `peer`'s unless `recorded` is false (a file written whole in one go). Returns its descriptor
+    /// and name. A regular file already under a name is replaced only if it is `peer`'s own (an older
+    /// run of this sender); anyone else's stays and the next name is tried. Anything but a regular file
+    /// under `NAME.part` (a directory, a link, a FIFO) is an error and stays.
+    static func create(_ path: String, in folder: Int32 = AT_FDCWD, mode: mode_t = 0o644, for peer: PeerID, recorded: Bool = true) throws -> (descriptor: Int32, part: String) {
+        let names = names(path, for: peer)
+        if let what = SafePath.nonRegular(names[0], in: folder) { throw Occupied(what: what) }
+        for part in names {
+            for _ in 0 ..< 2 {
+                let descriptor = openat(folder, part, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+                if descriptor >= 0 {
+                    if recorded { record(peer, on: descriptor) }
+                    return (descriptor, part)
+                }
+                guard errno == EEXIST else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                // Ours from an earlier run: replaced by a new file (never truncated in place).
+                guard let (owned, _) = openOwned(part, in: folder, by: peer) else { break }
+                close(owned)
+                guard unlinkat(folder, part, 0) == 0 || errno == ENOENT else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             }
-            guard errno == EEXIST else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            if let what = SafePath.nonRegular(path, in: folder) { throw Occupied(what: what) }
-            guard unlinkat(folder, path, 0) == 0 || errno == ENOENT else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         }
-        throw POSIXError(.EEXIST)
+        throw Occupied(what: "a file that is not this sender's (under both of its .part names)")
     }
 
     /// Something other than a regular file is where a `.part` goes; it is left alone.

@@ -3,7 +3,8 @@ import Foundation
 /// Turns a relative path offered by a peer into a location inside the download directory, or refuses it.
 ///
 /// Peer-supplied names are never trusted: absolute paths, `.`/`..`, empty components, backslashes,
-/// control characters (escape sequences included), bidirectional overrides and over-long names are
+/// control characters (escape sequences included), line and paragraph separators, bidirectional
+/// overrides (everything `PeerText` calls unsafe) and over-long names are
 /// refused, and the result is checked to lie inside the directory.
 public enum SafePath {
     /// The longest accepted path component, in bytes of UTF-8.
@@ -22,6 +23,9 @@ public enum SafePath {
             switch scalar.value {
             case 0x00...0x1F, 0x7F...0x9F: throw refuse("it contains a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))")
             case 0x202A...0x202E, 0x2066...0x2069: throw refuse("it contains a bidirectional override")
+            case 0x2028, 0x2029: throw refuse("it contains a line or paragraph separator (U+\(String(scalar.value, radix: 16, uppercase: true)))")
+            // Whatever else the one sanitizer calls unsafe: a name is printed, so it must print as it is.
+            case _ where PeerText.isUnsafe(scalar): throw refuse("it contains a character a terminal would obey (U+\(String(scalar.value, radix: 16, uppercase: true)))")
             default: continue
             }
         }

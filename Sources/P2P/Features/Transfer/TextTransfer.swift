@@ -30,23 +30,52 @@ public enum TextTransfer {
         info.size > UInt64(byteLimit) ? "a text of more than \(ByteCount.describe(UInt64(byteLimit))) is not taken; send it as a file" : nil
     }
 
-    /// Where an incoming text is written: ``fileName`` in a new folder under the temporary directory (a
-    /// text never lands in the download directory, so no option there, `overwrite` included, applies to it).
-    static func destination() throws(TransferError) -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-text-\(UUID().uuidString)", isDirectory: true)
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw .unwritable(folder.path, "\(error)")
+    /// Where an offered text would land, for the question: nothing is made until it is accepted
+    /// (`makeDestination()`), so an offer that is denied, withdrawn or never answered leaves nothing.
+    static func plannedDestination() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("p2p-text-XXXXXX", isDirectory: true).appendingPathComponent(fileName)
+    }
+
+    /// Where an accepted text is written: ``fileName`` in a new private folder under the temporary
+    /// directory (a text never lands in the download directory, so no option there, `overwrite`
+    /// included, applies to it). The folder is 0700 and the file is made 0600: a text is often a
+    /// clipboard's content, and other users of the machine must not read it. It is removed when the
+    /// text is taken, when the transfer fails, and at the latest when the process exits.
+    static func makeDestination() throws(TransferError) -> URL {
+        try PrivateFolder.make(prefix: "p2p-text-").appendingPathComponent(fileName)
+    }
+
+    /// Writes a text to send in a new private folder (0700, the file 0600) and returns the file; the
+    /// folder goes with `discard(_:)`, and at the latest when the process exits.
+    public static func stage(_ bytes: Data) throws(TransferError) -> URL {
+        let url = try makeDestination()
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            discard(url)
+            throw .unwritable(url.path, reason)
         }
-        return folder.appendingPathComponent(fileName)
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            try handle.write(contentsOf: bytes)
+            try handle.close()
+        } catch {
+            discard(url)
+            throw .unwritable(url.path, "\(error)")
+        }
+        return url
+    }
+
+    /// Removes the private folder of a text (its file and any `.part` beside it).
+    public static func discard(_ url: URL) {
+        PrivateFolder.remove(url.deletingLastPathComponent())
     }
 
     /// The bytes of a text that arrived (`TransferEvent.finished` of a text offer), read at most up to
     /// ``byteLimit``; its folder is removed. Nil if it cannot be read.
     public static func take(_ delivery: Delivery) -> Data? {
         guard let url = delivery.url else { return nil }
-        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        defer { discard(url) }
         guard let reader = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? reader.close() }
         return try? reader.read(upToCount: byteLimit) ?? Data()

@@ -213,7 +213,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sizeMismatch(let expected, let got): "size mismatch: offered \(expected) bytes, got \(got)"
         case .notTheOfferedType(let name, let offered, let found):
             "\(name) was offered as \(offered), but its signature says \(found ?? "not a PNG, JPEG, GIF or WebP image"); it was deleted"
-        case .protocolViolation(let what): "protocol violation: \(what)"
+        // Built from what a peer sent: shown only through the one sanitizer.
+        case .protocolViolation(let what): "protocol violation: \(PeerText(what))"
         case .notConnected: "not connected to that peer"
         case .peerTooOld(let name, let capability): "\(name) runs an older p2p (wire version 1 without \(capability)); update p2p there"
         case .filesFailed(let count, let first): "\(count) file\(count == 1 ? "" : "s") did not arrive (first: \(first))"

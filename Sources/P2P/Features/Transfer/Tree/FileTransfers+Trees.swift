@@ -48,6 +48,14 @@ extension FileTransfers {
         var info = pending.info
         info.name = PeerText(TreeManifest.label(pending.entries))
         info.fileCount = pending.entries.count { $0.kind == .file }
+        // A tree from a p2p that does not compare held files on the receiver's side would expect their
+        // SHA-256 in HELD (which this side no longer sends): refused before anyone is asked, naming the version.
+        guard info.peer.capabilities.contains(.comparesHeldFiles) else {
+            _ = state.withLockedValue { $0.undecided.removeValue(forKey: info.id) }
+            try? send(.deny(reason: Self.olderTreeSenderReason), id: info.id, to: info.peer.id, purpose: .tree)
+            emit(.failed(info, .peerTooOld(info.peer.nameWithAddress, capability: Self.comparisonCapability)))
+            return
+        }
         // The total is what the person is asked about and what the free space is checked against: it
         // must be the sum of the files, or the offer is refused before anyone is asked.
         if let lie = Self.untruthful(total: info.size, pending.entries) {
@@ -95,6 +103,10 @@ extension FileTransfers {
             tree.begin()
         }
     }
+
+    /// The DENY a tree from a p2p without `Capabilities.comparesHeldFiles` gets (TRANSFER.md, "Already there").
+    static let olderTreeSenderReason = "the receiver runs a newer p2p (wire version 1 with receiver-side checks of files already there, "
+        + "capability bit 8) and takes no tree from an older p2p (wire version 1 without them); update p2p on the sending side"
 
     /// The first entry (its offered path) whose place lies below a file entry's (`a` a file, `a/b`
     /// another entry), with that file's offered path; nil when there is none. Such a tree cannot be

@@ -50,7 +50,12 @@ final class IncomingTree: Sendable {
     /// What the event loop checks: entries go in increasing order, chunks in sequence.
     private struct OrderState {
         var accepted = false
-        var heldWhole: Set<UInt32> = []
+        /// The SHA-256 of each file held whole. It never leaves this side (TRANSFER.md, "Already there"):
+        /// the sender's hash is compared with it here (COMPARE), and only the verdict goes back.
+        var heldWhole: [UInt32: [UInt8]] = [:]
+        /// Entries compared so far, and those found the same (the only ones a SKIP may name).
+        var compared: Set<UInt32> = []
+        var same: Set<UInt32> = []
         var heldPartial: [UInt32: UInt64] = [:]
         /// Every entry below this has been handled.
         var nextIndex: UInt32 = 0
@@ -74,7 +79,8 @@ final class IncomingTree: Sendable {
         var wholeHashes: [UInt32: [UInt8]] = [:]
         var madeDirectories: Set<String> = []
         /// Open folders, by path: small files are created and renamed relative to them, which spares
-        /// the kernel a walk of the whole path for each of the several calls per file.
+        /// the kernel a walk of the whole path for each of the several calls per file. At most
+        /// `maxOpenFolders` at once (a tree of 10,000 folders must not hold 10,000 descriptors).
         var folderDescriptors: [String: Int32] = [:]
         var written: UInt64 = 0
         var spared: UInt64 = 0
@@ -143,14 +149,17 @@ final class IncomingTree: Sendable {
             }
             let index = UInt32(position)
             let folder = folders[position]
-            guard holds(paths[position], in: folder) || holds(paths[position] + ".part", in: folder) else { continue }
+            guard holds(paths[position], in: folder) || PartFile.names(paths[position], for: info.peer.id).contains(where: { holds($0, in: folder) }) else {
+                continue
+            }
             var attributes = stat()
             if lstat(paths[position], &attributes) == 0, attributes.st_mode & S_IFMT == S_IFREG, UInt64(attributes.st_size) == entry.size,
                let hasher = Self.hash(destination(position), upTo: entry.size) {
                 state.wholeHashes[index] = Array(hasher.finalize())
-                held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: state.wholeHashes[index]!))
+                // Its SHA-256 stays here: the sender did not necessarily write this file (TRANSFER.md).
+                held.append(HeldFile(index: index, state: .whole, length: entry.size, sha256: HeldFile.noHash))
                 heldBytes += entry.size
-            } else if let (descriptor, length) = PartFile.openForResume(paths[position] + ".part", by: info.peer.id) {
+            } else if let (descriptor, length, _) = PartFile.openForResume(paths[position], by: info.peer.id) {
                 // Only this sender's own .part is offered back (PartFile): another peer learns nothing of it.
                 let reader = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 var hasher = SHA256()
@@ -170,7 +179,7 @@ final class IncomingTree: Sendable {
         order.withLockedValue { order in
             order.accepted = true
             for file in held {
-                if file.state == .whole { order.heldWhole.insert(file.index) } else { order.heldPartial[file.index] = file.length }
+                if file.state == .whole { order.heldWhole[file.index] = state.wholeHashes[file.index] } else { order.heldPartial[file.index] = file.length }
             }
         }
         // 45 bytes each: about 1,400 to a 64 KiB frame.
@@ -209,6 +218,12 @@ final class IncomingTree: Sendable {
             queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(violation), tellPeer: false, &$0) } }
             return
         }
+        if case .compare(let files) = body {
+            // `check` compared them; the verdicts go back, never our hashes.
+            let same = order.withLockedValue { $0.same }
+            transfers?.reply(.compared(files.map { ComparedFile(index: $0.index, same: same.contains($0.index)) }), id: info.id, to: info.peer.id)
+            return
+        }
         if let overrun = inbox.post(body, to: { [self] step in disk.withLockedValue { apply(step, &$0) } }) {
             transfers?.cutOff(info.peer.id, id: info.id, reason: overrun)
             queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(overrun), tellPeer: false, &$0) } }
@@ -241,9 +256,16 @@ final class IncomingTree: Sendable {
         case .fileDone(let index, _):
             guard order.current?.index == index else { return "FILE_DONE for entry \(index), not the current file" }
             order.current = nil
+        case .compare(let files):
+            for file in files {
+                guard let ours = order.heldWhole[file.index], file.index >= order.nextIndex, order.compared.insert(file.index).inserted else {
+                    return "COMPARE of entry \(file.index), which the receiver does not hold whole, or has compared or handled already"
+                }
+                if ours == file.sha256 { order.same.insert(file.index) }
+            }
         case .skip(let index):
             if let problem = nextFile(index) { return problem }
-            guard order.heldWhole.contains(index) else { return "SKIP of entry \(index), which the receiver does not hold" }
+            guard order.same.contains(index) else { return "SKIP of entry \(index), which the receiver did not find the same" }
         case .small(let files):
             for file in files {
                 if let problem = nextFile(file.index) { return problem }
@@ -301,20 +323,24 @@ final class IncomingTree: Sendable {
             state.discarding = index
             return
         }
-        let part = paths[Int(index)] + ".part"
+        var part = paths[Int(index)] + ".part"
         do {
             try makeDirectory(folders[Int(index)], &state)
             let handle: FileHandle
             let hasher: SHA256
             if offset == 0 {
-                // A new .part, this sender's, never the old one truncated in place (PartFile).
-                handle = FileHandle(fileDescriptor: try PartFile.create(part, for: info.peer.id), closeOnDealloc: true)
+                // A new .part, this sender's, never the old one truncated in place, never anyone else's
+                // touched (PartFile); made with the entry's mode, which the umask trims.
+                let (descriptor, name) = try PartFile.create(paths[Int(index)], mode: mode(of: index), for: info.peer.id)
+                part = name
+                handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 hasher = SHA256()
             } else {
                 // The HELD offset: this sender's own .part, checked when the tree was accepted.
-                guard let (descriptor, length) = PartFile.openForResume(part, by: info.peer.id) else {
+                guard let (descriptor, length, name) = PartFile.openForResume(paths[Int(index)], by: info.peer.id) else {
                     throw PartFile.Occupied(what: "a .part file that is not this sender's")
                 }
+                part = name
                 handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 guard length >= offset, let prefix = state.prefixHashers[index] else {
                     try? handle.close()
@@ -396,14 +422,15 @@ final class IncomingTree: Sendable {
             state.written += UInt64(file.bytes.readableBytes)
             return fileFailed(index, .verificationFailed(expected: file.sha256.hex, got: ours.hex), &state)
         }
-        let part = names[Int(index)] + ".part"
+        let part: String
         let folder: Int32
         do {
             folder = try folderDescriptor(folders[Int(index)], &state)
             // Written whole here and renamed at once: no sender is recorded, nothing is left to resume.
-            let descriptor = try PartFile.create(part, in: folder, for: nil)
+            // Made with the entry's mode, which the umask trims (never chmod past it).
+            let descriptor: Int32
+            (descriptor, part) = try PartFile.create(names[Int(index)], in: folder, mode: mode(of: index), for: info.peer.id, recorded: false)
             defer { close(descriptor) }
-            fchmod(descriptor, mode(of: index))
             try file.bytes.withUnsafeReadableBytes { buffer in
                 var done = 0
                 while done < buffer.count {
@@ -436,8 +463,13 @@ final class IncomingTree: Sendable {
                   alreadyThere: false, &state)
     }
 
+    /// The most folders kept open at once: files arrive folder by folder in manifest order, so a few
+    /// serve as well as one per folder, which ran a tree of 2,000 folders out of descriptors (EMFILE).
+    static let maxOpenFolders = 8
+
     private func folderDescriptor(_ path: String, _ state: inout DiskState) throws -> Int32 {
         if let descriptor = state.folderDescriptors[path] { return descriptor }
+        if state.folderDescriptors.count >= Self.maxOpenFolders { closeFolders(&state) }
         try makeDirectory(path, &state)
         let descriptor = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
@@ -464,12 +496,12 @@ final class IncomingTree: Sendable {
         guard rename(part, final) == 0 else {
             return fileFailed(index, .unwritable(final, String(cString: strerror(errno))), &state)
         }
-        chmod(final, mode(of: index))
         state.verified += 1
         delivered(index, sha256: sha256, url: URL(fileURLWithPath: final, isDirectory: false), resumedFrom: resumedFrom, alreadyThere: false, &state)
     }
 
-    /// The entry's permission bits as they are applied: without execute bits unless the answer allows them.
+    /// The entry's permission bits as a new `.part` is made with them (the umask then trims them, as for
+    /// any file this user makes): without execute bits unless the answer allows them.
     private func mode(of index: UInt32) -> mode_t {
         mode_t(entries[Int(index)].mode) & (answer.allowsExecutable ? 0o777 : 0o666)
     }

@@ -14,6 +14,7 @@ extension FileTransfers {
     public func send(_ urls: [URL], to peer: PeerID) async throws(TransferError) -> TreeReport {
         guard let peerInfo = session.connectedPeers.first(where: { $0.id == peer }) else { throw .notConnected }
         try Self.requireChannels(peerInfo)
+        try Self.requireComparison(peerInfo)
         let manifest = try TreeManifest.build(urls)
         let id = UInt64.random(in: 1 ... .max)
         var info = TransferInfo(id: id, peer: peerInfo, name: PeerText(TreeManifest.label(manifest.entries)), size: manifest.total,
@@ -40,6 +41,15 @@ extension FileTransfers {
             throw .filesFailed(count: report.failures.count, first: PeerText("\(first.name): \(first.reason)"))
         }
         return report
+    }
+
+    /// What a peer without `Capabilities.comparesHeldFiles` lacks, in the error naming its version.
+    static let comparisonCapability = "receiver-side checks of files already there"
+
+    /// Trees go only to a peer that compares the files it holds on its own side: an older one would
+    /// send their SHA-256 (and does not know COMPARE), so it gets nothing and the error names its version.
+    static func requireComparison(_ peer: PeerInfo) throws(TransferError) {
+        guard peer.capabilities.contains(.comparesHeldFiles) else { throw .peerTooOld(peer.nameWithAddress, capability: comparisonCapability) }
     }
 
     /// Data bytes per frame to `peer`: 1 MiB frames when both ends take them, else the default 64 KiB.
@@ -75,7 +85,7 @@ struct TreeSender {
     /// The file bytes in `pack`, without their 40-byte heads: what the window counts (TRANSFER.md, "Trees").
     private var packData = 0
     /// Per file: its SHA-256, whether it was skipped, where it resumed.
-    private var digests: [UInt32: [UInt8]] = [:]
+    var digests: [UInt32: [UInt8]] = [:]
     private var skipped: Set<UInt32> = []
     private var resumed: [UInt32: UInt64] = [:]
 
@@ -93,6 +103,7 @@ struct TreeSender {
     mutating func run() async throws(TransferError) -> TreeReport {
         try offer()
         let held = try await acceptance()
+        let same = try await compare(held)
         // What the receiver holds does not travel (unless it turns out to differ): the start's offset, so
         // that rates count only what moves.
         transfers.emit(.started(info, offset: held.values.reduce(0) { $0 + $1.length }))
@@ -101,16 +112,12 @@ struct TreeSender {
             let index = UInt32(position)
             let path = manifest.sources[position]!
             let holding = held[index]
-            if let holding, holding.state == .whole, holding.length == entry.size {
-                let ours = try Self.sha256(of: URL(fileURLWithPath: path, isDirectory: false), upTo: entry.size)
-                if Array(ours.finalize()) == holding.sha256 {
-                    try await flushPack()
-                    try send(.skip(index: index))
-                    digests[index] = holding.sha256
-                    skipped.insert(index)
-                    spared += entry.size
-                    continue
-                }
+            if same.contains(index) {
+                try await flushPack()
+                try send(.skip(index: index))
+                skipped.insert(index)
+                spared += entry.size
+                continue
             }
             if entry.size <= UInt64(smallLimit), holding?.state != .partial {
                 try await packSmall(index, path, entry)
@@ -125,32 +132,14 @@ struct TreeSender {
         // files that are arriving whole, and call them cancelled. So the verdict is awaited in a task that
         // cancelling this one does not reach; a receiver that disconnects, cancels or goes quiet
         // (`silenceLimit`) still ends the wait.
-        let (mailbox, fileCount) = (self.mailbox, manifest.fileCount)
-        let verdict = Task { try await Self.verdict(from: mailbox, fileCount: fileCount) }
+        let (mailbox, manifest, alreadyThere) = (self.mailbox, self.manifest, UInt32(skipped.count))
+        let verdict = Task { try await Self.verdict(from: mailbox, manifest: manifest, alreadyThere: alreadyThere) }
         do {
             return report(try await verdict.value)
         } catch let error as TransferError {
             throw error
         } catch {
             throw .protocolViolation("\(error)")  // `verdict` throws only TransferError.
-        }
-    }
-
-    /// The receiver's TREE_RESULTs: the failures, which may come in several (each fits a frame); the
-    /// counts say when all did.
-    private static func verdict(from mailbox: Mailbox, fileCount: Int) async throws(TransferError) -> [FailedFile] {
-        var failures: [FailedFile] = []
-        while true {
-            switch try await mailbox.next() {
-            case .ack:
-                continue
-            case .treeResult(let verified, let alreadyThere, let failed):
-                failures += failed
-                let accounted = Int(verified) + Int(alreadyThere) + failures.count
-                guard accounted < fileCount else { return failures }
-            case let other:
-                throw .protocolViolation("expected TREE_RESULT, got \(other)")
-            }
         }
     }
 
@@ -213,7 +202,7 @@ struct TreeSender {
             case .deny(let reason):
                 throw .denied(PeerText(reason))
             case let other:
-                throw .protocolViolation("expected HELD, ACCEPT or DENY, got \(other)")
+                throw .protocolViolation("expected HELD, ACCEPT or DENY, got \(ChannelMessage.name(of: other))")
             }
         }
     }
@@ -312,11 +301,11 @@ struct TreeSender {
         transfers.emit(.progress(info, bytes: min(info.size, acknowledged + spared)))
     }
 
-    private func send(_ body: ChannelMessage.Body) throws(TransferError) {
+    func send(_ body: ChannelMessage.Body) throws(TransferError) {
         try transfers.send(body, id: info.id, to: info.peer.id, purpose: .tree)
     }
 
-    private static func sha256(of url: URL, upTo length: UInt64) throws(TransferError) -> SHA256 {
+    static func sha256(of url: URL, upTo length: UInt64) throws(TransferError) -> SHA256 {
         let reader: FileHandle
         do { reader = try FileHandle(forReadingFrom: url) } catch { throw .unreadable(url.path, "\(error)") }
         defer { try? reader.close() }
