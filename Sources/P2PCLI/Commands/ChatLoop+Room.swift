@@ -39,6 +39,11 @@ extension ChatLoop {
             return execute(model.room.handle(.peerAvailable(judged(peer), now: .now)))
         }
         if model.room.connected.isEmpty, session.peer(matching: target)?.id == peer.id {
+            // A short prefix picks a pinned key only: dialling a stranger's ground key would pin it.
+            if let refusal = PeerTarget.shortPrefixRefusal(target, judged(peer), pinned: PeerTarget.pins(of: session)),
+               !options.network.insecure {
+                return feed.send(.connectFailed(target, refusal, unasked: nil))
+            }
             execute(model.room.handle(.dialAsked(peer)))
         } else if model.room.connected.isEmpty, model.room.dialing.isEmpty,
                   let conflict = PeerMatcher(target).nameConflict(in: session.knownPeers, pinned: PeerTarget.pins(of: session)),

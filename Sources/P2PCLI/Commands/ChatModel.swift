@@ -53,7 +53,7 @@ struct ChatModel: CommandModel {
                 let effects = room.handle(.dialFailed(unasked, refused: denied)).map(Effect.room)
                 return effects + (verbose || denied ? [.note("connecting to \(Terminal.sanitize(target)) failed: \(error)")] : [])
             }
-            let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) }
+            let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) } ?? (error as? ReachError)
             let shown = Effect.error(code: failure?.jsonCode ?? "connect",
                                      message: failure?.description ?? "cannot connect to \(Terminal.sanitize(target)): \(error)")
             return scripted ? [shown, .exit(ExitStatus.connectionFailed)] : [shown]
