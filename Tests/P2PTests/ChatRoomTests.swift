@@ -132,6 +132,24 @@ import Testing
         #expect(pinned.handle(.peerAvailable(friend, now: now)) == [.dial(friend, unasked: true, announce: true)])
     }
 
+    /// A dial that reached nobody (a listener at its limit, a port not open yet) is tried again once its
+    /// back-off ends (2 s, then 4 s…): a room does not lose a real peer to one failed dial.
+    @Test func aPeerWhoseDialFailedIsTriedAgainAfterItsBackOff() {
+        var room = room(yes: true)
+        let bob = peer(higher)
+        #expect(dials(room.handle(.peerAvailable(bob, now: now))) == [bob.id])
+        #expect(room.handle(.dialFailed(higher, refused: false, now: now)) == [])
+        #expect(room.redialCandidates(among: [bob]) == [bob], "held for a retry")
+        #expect(room.handle(.peerAvailable(bob, now: now + .seconds(1))) == [], "backing off")
+        #expect(dials(room.handle(.peerAvailable(bob, now: now + .seconds(2)))) == [bob.id])
+        #expect(room.handle(.dialFailed(higher, refused: false, now: now + .seconds(3))) == [])
+        #expect(room.handle(.peerAvailable(bob, now: now + .seconds(6))) == [], "4 s after the second failure")
+        #expect(dials(room.handle(.peerAvailable(bob, now: now + .seconds(7)))) == [bob.id])
+        // A peer that said no is an answer: not tried again.
+        #expect(room.handle(.dialFailed(higher, refused: true, now: now + .seconds(8))) == [])
+        #expect(room.redialCandidates(among: [bob]) == [])
+    }
+
     @Test func aRefusalIsShownOncePerKeyAndTheKeyIsNotDialledAgain() {
         var room = room(yes: true)
         let stranger = peer(higher, "bob")

@@ -118,8 +118,10 @@ public struct ChatRoom: Sendable {
     private var dialLimiter: DialLimiter
     /// New keys not dialled, reported once each.
     private var newKeysNotDialled: Set<PeerID> = []
-    /// Peers the dial limits held back, as last announced.
+    /// Peers the dial limits held back (or whose dial failed, until their back-off ends), as last announced.
     private var heldPeers: [PeerID: PeerInfo] = [:]
+    /// The peers of the dials the room made by itself, while they are under way.
+    private var dialledPeers: [PeerID: PeerInfo] = [:]
     /// Keys the person said no to: neither asked about nor dialled again in this run.
     private var declined: Set<PeerID> = []
     /// Keys the session refused: shown once, not dialled again by the room.
@@ -173,6 +175,7 @@ public struct ChatRoom: Sendable {
             // A member now, accepted for the rest of the run; what was held goes out to it.
             dialing.remove(peer.id)
             heldPeers[peer.id] = nil
+            dialledPeers[peer.id] = nil
             asking.remove(peer.id)
             connected[peer.id] = peer
             members[peer.id] = peer
@@ -183,6 +186,7 @@ public struct ChatRoom: Sendable {
         case .peerDisconnected(let peer, let pathLost, let now):
             lastNow = now
             dialing.remove(peer.id)
+            dialledPeers[peer.id] = nil
             connected[peer.id] = nil
             var effects = slotFreed(peer.id, failed: false)
             // The peer is probably still there over another link: dial it now, not at the next tick.
@@ -191,7 +195,14 @@ public struct ChatRoom: Sendable {
         case .dialFailed(let peer, let refused, let now):
             lastNow = now
             dialing.remove(peer)
-            if refused { noRedial.insert(peer) }
+            if refused {
+                noRedial.insert(peer)
+            } else if let info = dialledPeers[peer], members[peer] == nil {
+                // No answer (a full listener, a port not open yet, a forged address): tried again on a
+                // tick once its back-off ends; a member away is redialled anyway.
+                heldPeers[peer] = info
+            }
+            dialledPeers[peer] = nil
             // "No" is an answer from a real peer; anything else (no answer, wrong key) counts as failed.
             return slotFreed(peer, failed: !refused)
         case .dialAnswered(let peer, let yes, let now):
@@ -281,6 +292,7 @@ public struct ChatRoom: Sendable {
         case .dial:
             heldPeers[peer.id] = nil
             dialing.insert(peer.id)
+            dialledPeers[peer.id] = peer
             return [.dial(peer, unasked: true, announce: !isMember)]
         case .held(.backingOff, _):
             heldPeers[peer.id] = peer  // tried again on a tick once its back-off ends
@@ -292,7 +304,8 @@ public struct ChatRoom: Sendable {
     }
 
     /// A dial ended (`failed`: it reached nobody who answered): its slot goes to the peers held back,
-    /// pinned and accepted keys first, so a room fills as fast as its handshakes go.
+    /// pinned and accepted keys first, then peers never tried before those that failed, so a room
+    /// fills as fast as its handshakes go and a flood's retries wait behind what is new.
     private mutating func slotFreed(_ peer: PeerID, failed: Bool) -> [Effect] {
         guard let now = lastNow else {
             dialLimiter.finished(peer, failed: failed, now: .now)
@@ -302,7 +315,9 @@ public struct ChatRoom: Sendable {
         guard !heldPeers.isEmpty else { return [] }
         let waiting = heldPeers.values.sorted { a, b in
             let (knownA, knownB) = (isKnown(a), isKnown(b))
-            return knownA != knownB ? knownA : a.id < b.id
+            if knownA != knownB { return knownA }
+            let (failedA, failedB) = (dialLimiter.failures(of: a.id), dialLimiter.failures(of: b.id))
+            return failedA != failedB ? failedA < failedB : a.id < b.id
         }
         return waiting.flatMap { dialUnasked($0, now: now) }
     }

@@ -82,6 +82,9 @@ public struct DialLimiter: Sendable {
     /// A limiter with `limits`.
     public init(limits: Limits = Limits()) { self.limits = limits }
 
+    /// How many dials to `peer` failed in a row (0: none, or it was forgotten).
+    public func failures(of peer: PeerID) -> Int { backOffs[peer]?.failures ?? 0 }
+
     /// Whether dials to new keys are down to one at a time because many failed in a row.
     public var isSlowed: Bool { consecutiveFailures >= limits.failuresBeforeSlowing }
 
