@@ -51,18 +51,6 @@ public struct MergeOutcome: Sendable, Equatable {
     public init() {}
 }
 
-/// Whose schema a snapshot carries, and so which rules judge its records (Protocol/RECORDS.md §6, §8).
-public enum SchemaAuthority: Sendable, Hashable {
-    /// A file the person chose (`p2p records import`): its constraints judge its records and are
-    /// adopted by the store when its version is at least the store's.
-    case person
-    /// A peer: its records are judged by the store's own constraints. The peer's constraints (patterns,
-    /// ranges, lengths, rules) are neither run nor installed: a pattern like `(a|aa)+` would run without
-    /// limit inside the store's transaction, and installed it would judge every later snapshot. New
-    /// entities and attributes arrive as columns only; the person adopts rules by importing a schema.
-    case peer
-}
-
 extension RecordStore {
     /// Validates `snapshot` and merges it in one transaction: the schema migrates if the snapshot
     /// adds to it, then records are inserted or settled by `policy`. Throws — having changed

@@ -489,26 +489,6 @@ extension AttributeDescription {
     }
 }
 
-extension RecordSchema {
-    /// The schema's shape without what judges values: patterns, ranges, lengths and rules gone;
-    /// types, optionality, defaults and relationships kept. What a peer's snapshot may bring into a
-    /// store (``SchemaAuthority/peer``).
-    var withoutConstraints: RecordSchema {
-        var schema = self
-        for index in schema.entities.indices {
-            schema.entities[index].rules = []
-            for member in schema.entities[index].attributes.indices {
-                schema.entities[index].attributes[member].pattern = nil
-                schema.entities[index].attributes[member].minimum = nil
-                schema.entities[index].attributes[member].maximum = nil
-                schema.entities[index].attributes[member].minLength = nil
-                schema.entities[index].attributes[member].maxLength = nil
-            }
-        }
-        return schema
-    }
-}
-
 /// Something wrong with a schema, or with changing a store's schema into another.
 public struct SchemaIssue: Sendable, Equatable, CustomStringConvertible {
     /// The entity concerned, if any.
