@@ -34,15 +34,16 @@
 # needs: socat, python3, /usr/bin/time (package time), tar, diff; optional rows: nc (netcat-openbsd), iperf3,
 #        magic-wormhole (scripts/setup.sh --bench installs all of them; a missing one's row is skipped)
 # env:   P2P_BIN (default .build/release/p2p), BENCH_TMPFS (default /dev/shm),
-#        WORMHOLE_VENV (default /tmp/p2p-bench-wormhole; `scripts/setup.sh --bench` creates it; without
-#        it the wormhole row is skipped: nothing is installed here)
+#        WORMHOLE_VENV (default ~/.cache/p2p-bench/wormhole; `scripts/setup.sh --bench` creates it; without
+#        it the wormhole row is skipped: nothing is installed here; a venv another user owns or can
+#        write to is not run)
 # Exit status 0 whether or not the targets are met; 1 if a transfer failed or a tool is missing.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
 [[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
 TMPFS=${BENCH_TMPFS:-/dev/shm}
-WH_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
+WH_VENV=${WORMHOLE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/p2p-bench/wormhole}
 RUNS=3 SIZE_MIB=1024 RSS_SIZES="256 4096" WORMHOLE=1 SUMMARY= TREE=10000 EMPTY_TREE=0 MULTI=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -198,6 +199,15 @@ start_wormhole_servers() {
     say "no magic-wormhole in $WH_VENV (scripts/setup.sh --bench installs it): skipping its row"
     WORMHOLE=0; return
   fi
+  # Programs someone else could have planted or changed are not run (as root, often).
+  local p owner mode
+  for p in "$WH_VENV" "$WH_VENV/bin" "$WH_VENV/bin/wormhole" "$WH_VENV/bin/twist"; do
+    owner=$(stat -L -c %u "$p") mode=$(stat -L -c %a "$p")
+    if { [ "$owner" != "$(id -u)" ] && [ "$owner" != 0 ]; } || [ $((8#$mode & 8#022)) != 0 ]; then
+      say "$p belongs to uid $owner with mode $mode: not running programs from $WH_VENV; skipping the wormhole row"
+      WORMHOLE=0; return
+    fi
+  done
   MPORT=$(free_port); TPORT=$(free_port)
   (cd "$W" && exec "$WH_VENV/bin/twist" wormhole-mailbox --port="tcp:$MPORT:interface=127.0.0.1" --channel-db="$W/relay.sqlite") >"$W/mailbox.log" 2>&1 &
   MAILBOX_PID=$!; OURS+=("$MAILBOX_PID")

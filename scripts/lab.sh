@@ -16,7 +16,10 @@ ME=lab.sh
 SELF=$(readlink -f "$0")
 . "$(dirname "$SELF")/_common.sh"
 PREFIX=${P2P_LAB_PREFIX:-p2p}
-STATE=${P2P_LAB_STATE:-/tmp/$PREFIX-lab}
+# Root keeps pid files, logs, configs and the hosts' bus sockets here: a directory of its own (0700),
+# under /run/p2p-lab (0700), never a fixed name in /tmp another user could plant first (issue 34).
+LAB_ROOT=/run/p2p-lab
+STATE=${P2P_LAB_STATE:-$LAB_ROOT/$PREFIX}
 NET=10.213.7.0/24 NET2=10.213.8.0/24
 ADDR_A=10.213.7.1 ADDR_B=10.213.7.2 ADDR2_A=10.213.8.1 ADDR2_B=10.213.8.2
 LINKS=${P2P_LAB_LINKS:-1}
@@ -48,7 +51,7 @@ usage: $ME up|down|status|exec A|B|R CMD...|env A|B|R|restart-avahi A|B|R [--kil
             vanishes without a word), start it again the way 'up' does and wait until it is running.
             Clients (p2p) keep running; it prints "stopped_at=<epoch s> running_at=<epoch s>".
   R is the router of a P2P_LAB_ROUTER=1 lab (A and B on 10.213.7.0/24 and 10.213.8.0/24).
-env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /tmp/<prefix>-lab), P2P_LAB_FAMILY, P2P_LAB_LINKS,
+env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /run/p2p-lab/<prefix>, 0700), P2P_LAB_FAMILY, P2P_LAB_LINKS,
      P2P_LAB_ROUTER (see the top of this script)
 EOF
 }
@@ -74,7 +77,7 @@ check_host() { [ "${1:-}" = A ] || [ "${1:-}" = B ] || [ "${1:-}" = R ] || die "
 do_exec() {
   local x=$1 d; shift; check_host "$x"; [ $# -gt 0 ] || die "exec $x: no command given"
   d=$(host_dir "$x")
-  ns_exists "$x" && [ -d "$d/run-dbus" ] || die "lab is not up (run: $ME up)"
+  ns_exists "$x" && existing_private_dir "$STATE" && [ -d "$d/run-dbus" ] || die "lab is not up (run: $ME up)"
   export DBUS_SYSTEM_BUS_ADDRESS; DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x")
   export AVAHI_COMPAT_NOWARN=1
   exec ip netns exec "$(ns "$x")" unshare -m sh -c \
@@ -184,7 +187,9 @@ up() {
       wait_for 10 has_link_local "$x" || fail_up "no link-local IPv6 address on $(veth $x)"
     done
   fi
-  mkdir -p "$STATE" /run/avahi-daemon   # the bind-mount target must exist
+  [ -n "${P2P_LAB_STATE:-}" ] || private_dir "$LAB_ROOT"
+  private_dir "$STATE"
+  mkdir -p /run/avahi-daemon   # the bind-mount target must exist
   start_host A; start_host B
   [ "$ROUTER" = 1 ] && start_host R
   for x in $(hosts); do
@@ -202,8 +207,10 @@ up() {
 
 down() {
   local f x n pids
-  # Stop our daemons by recorded PID; avahi before the bus it is a client of.
-  for f in "$STATE/check-publish.pid" "$STATE"/*/avahi.pid "$STATE"/*/dbus.pid; do stop_pidfile "$f"; done
+  # Stop our daemons by recorded PID (checked: recorded_pid); avahi before the bus it is a client of.
+  if existing_private_dir "$STATE"; then
+    for f in "$STATE/check-publish.pid" "$STATE"/*/avahi.pid "$STATE"/*/dbus.pid; do stop_pidfile "$f"; done
+  fi
   for x in A B R; do   # R: the router, when the lab was up with P2P_LAB_ROUTER=1
     n=$(ns $x)
     ns_exists $x || continue
@@ -229,6 +236,7 @@ down() {
 
 status() {
   local x n f
+  existing_private_dir "$STATE" || true
   for x in A B R; do
     n=$(ns $x)
     if ! ns_exists $x; then [ "$x" = R ] || say "$n: absent"; continue; fi
@@ -245,10 +253,10 @@ restart_avahi() { # X [--kill]
   local x=$1 how=${2:-} d pid name stopped
   check_host "$x"; ns_exists "$x" || die "lab is not up (run: $ME up)"
   d=$(host_dir "$x")
+  existing_private_dir "$STATE" || die "lab is not up (run: $ME up)"
   [ -f "$d/avahi.pid" ] || die "no avahi-daemon recorded for host $x"
-  read -r pid name <"$d/avahi.pid"
+  pid=$(recorded_pid "$d/avahi.pid") || die "the avahi-daemon recorded for host $x is not running (or its pid file names another process)"
   if [ "$how" = --kill ]; then
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = avahi-daemon ] || die "PID $pid is not avahi-daemon"
     kill -KILL "$pid"
     rm -f "$d/avahi.pid"
   else

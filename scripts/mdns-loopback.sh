@@ -6,7 +6,9 @@
 set -euo pipefail
 ME=mdns-loopback.sh
 . "$(dirname "$(readlink -f "$0")")/_common.sh"
-STATE=${P2P_MDNS_STATE:-/tmp/p2p-mdns}
+# Root writes pid files, logs and the daemon's config here: a directory of its own (0700) under /run,
+# never a fixed name in /tmp where another user could plant a symbolic link first (issue 34).
+STATE=${P2P_MDNS_STATE:-/run/p2p-mdns}
 # This script is about the machine's default system bus, whatever the caller's env says.
 unset DBUS_SYSTEM_BUS_ADDRESS
 
@@ -17,7 +19,8 @@ usage: $ME start|stop|status
           returns once avahi reports it is running (GetState == 2). No-op if avahi answers.
   stop    stop only the daemons this script started (PIDs in \$P2P_MDNS_STATE)
   status  say whether an avahi-daemon answers on the system bus
-env: P2P_MDNS_STATE  state/log dir (default /tmp/p2p-mdns)
+env: P2P_MDNS_STATE  state/log dir (default /run/p2p-mdns; created 0700, a symlink or a directory
+                     other users can write to is refused)
 clients: use the default system bus; set AVAHI_COMPAT_NOWARN=1 to silence the dns_sd compat warning
 EOF
 }
@@ -31,7 +34,8 @@ fail_start() { # print the logs, undo what we started, fail
 start() {
   need_root start
   if avahi_running; then say "an avahi-daemon already answers on the system bus; not starting another"; return 0; fi
-  mkdir -p "$STATE" /run/dbus
+  private_dir "$STATE"
+  mkdir -p /run/dbus
   if ! bus_up; then
     # A stale pid file from a dead bus makes dbus-daemon refuse to start.
     rm -f /run/dbus/pid
@@ -50,8 +54,12 @@ start() {
 
 # avahi first: it is a client of the bus.
 stop() {
-  local pids p
-  pids=$(cat "$STATE/avahi.pid" "$STATE/dbus.pid" 2>/dev/null | cut -d' ' -f1)
+  local pids="" p f
+  existing_private_dir "$STATE" || return 0
+  # Only processes that are still the ones started (start time, executable): see recorded_pid.
+  for f in "$STATE/avahi.pid" "$STATE/dbus.pid"; do
+    [ -f "$f" ] && p=$(recorded_pid "$f" 2>/dev/null) && pids="$pids $p"
+  done
   stop_pidfile "$STATE/avahi.pid"
   if [ -f "$STATE/dbus.pid" ]; then
     stop_pidfile "$STATE/dbus.pid"
@@ -65,6 +73,7 @@ stop() {
 
 status() {
   local f
+  existing_private_dir "$STATE" || true
   for f in "$STATE"/*.pid; do [ -f "$f" ] && say "started by this script: $(cat "$f")"; done
   if avahi_running; then say "avahi-daemon answers on the system bus (running)"
   elif bus_up; then say "system bus answers, but no running avahi-daemon"; return 1

@@ -4,10 +4,13 @@
 set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
+. "$HERE/_common.sh"
 PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux)
 # Only for Benchmarks/run.sh (--bench): the baselines it compares with.
 BENCH_PKGS=(iperf3 time python3-venv)
-WORMHOLE_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
+# Benchmarks run what is in it (as root, often): a private place, never /tmp, where another user could
+# plant bin/wormhole first (issue 34).
+WORMHOLE_VENV=${WORMHOLE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/p2p-bench/wormhole}
 BENCH=0
 # We check the machine's default system bus, whatever the caller's env says.
 unset DBUS_SYSTEM_BUS_ADDRESS
@@ -20,7 +23,8 @@ usage: $ME [--bench]
   then uses the running avahi-daemon, or starts a private loopback-only one via mdns-loopback.sh start.
   --bench  also what Benchmarks/run.sh compares with: ${BENCH_PKGS[*]} (apt-get), and magic-wormhole
            with its mailbox server and transit relay in a Python venv at \$WORMHOLE_VENV
-           (default /tmp/p2p-bench-wormhole; pip, from PyPI).
+           (default ~/.cache/p2p-bench/wormhole; pip, from PyPI). An existing venv is used only if it,
+           its bin/ and its programs belong to this user (or root) and nobody else can write to them.
 EOF
     exit 0 ;;
   --bench) BENCH=1 ;;
@@ -29,6 +33,14 @@ EOF
 esac
 
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+
+# A venv someone else made (or can change) is refused before anything is installed or run from it.
+if [ "$BENCH" = 1 ] && { [ -e "$WORMHOLE_VENV" ] || [ -L "$WORMHOLE_VENV" ]; }; then
+  for p in "$WORMHOLE_VENV" "$WORMHOLE_VENV/bin" "$WORMHOLE_VENV/bin/wormhole" "$WORMHOLE_VENV/bin/twist"; do
+    [ -e "$p" ] || continue
+    mode_private "$p" || die "refusing $WORMHOLE_VENV: $p belongs to another user or others can write to it; remove it, or set WORMHOLE_VENV to a directory of your own"
+  done
+fi
 
 missing=()
 [ "$BENCH" = 1 ] && PKGS+=("${BENCH_PKGS[@]}")

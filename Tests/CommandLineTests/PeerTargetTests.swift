@@ -9,11 +9,34 @@ import Testing
     let alice = PeerInfo(id: PeerID(hex: "fedcba9876543210fedcba9876543210")!, displayName: "alice", sessionID: "files")
 
     @Test func aNameAnIDPrefixOrAFingerprintPrefixFindsThePeer() throws {
+        let pins = [KnownPeer(id: alice.id, name: "alice", method: .paired, pinnedAt: .now)]
         #expect(try PeerTarget.resolve("Bob", among: [bob, alice]) == bob)
-        #expect(try PeerTarget.resolve("fedcba", among: [bob, alice]) == alice)
+        #expect(try PeerTarget.resolve("fedcba", among: [bob, alice], pinned: pins) == alice)
         let fingerprint = alice.fingerprint
-        #expect(try PeerTarget.resolve(String(fingerprint.prefix(9)), among: [bob, alice]) == alice)
+        #expect(try PeerTarget.resolve(String(fingerprint.prefix(9)), among: [bob, alice], pinned: pins) == alice)
         #expect(try PeerTarget.resolve(fingerprint.replacingOccurrences(of: "-", with: ""), among: [bob, alice]) == alice)
+        #expect(try PeerTarget.resolve(String(fingerprint.prefix(19)), among: [bob, alice]) == alice)
+    }
+
+    /// Issue 34, row 6: `--to 3fa2` while the pinned peer is away, and a stranger announces a key ground
+    /// to start with 3fa2: not dialled (that would pin it unasked), refused with what to do instead.
+    @Test func aShortPrefixNeverPicksAKeyThatIsNotPinned() throws {
+        let shortPrefix = String(alice.fingerprint.prefix(4))
+        #expect(throws: ReachError.refused(PeerTarget.shortPrefixRefusal(shortPrefix, alice, pinned: [])!.description)) {
+            try PeerTarget.resolve(shortPrefix, among: [bob, alice])
+        }
+        let refusal = PeerTarget.shortPrefixRefusal("fedcba", alice, pinned: [])
+        #expect(refusal?.description == "--to fedcba fits alice (\(alice.fingerprint)) only by the start of its ID or fingerprint, and that key is not pinned: "
+            + "anyone can make a key that starts that way, so a short prefix names only a pinned peer; "
+            + "give its full fingerprint (--to \(alice.fingerprint)) after comparing it with the peer's p2p id, or pin it first (p2p pair)")
+        #expect(refusal?.exitCode(denial: ExitStatus.denied) == ExitStatus.connectionFailed)
+        // The pinned key is another one: the stranger is still refused.
+        let otherPin = [KnownPeer(id: bob.id, name: "bob", method: .paired, pinnedAt: .now)]
+        #expect(PeerTarget.shortPrefixRefusal("fedcba", alice, pinned: otherPin) != nil)
+        // Where a code proves the key (`p2p pair`), a short prefix may pick it.
+        #expect(try PeerTarget.resolve("fedcba", among: [bob, alice], anyKeyByShortPrefix: true) == alice)
+        // A name is a name: `--to alice` for a new key is the usual first contact (its fingerprint is shown).
+        #expect(PeerTarget.shortPrefixRefusal("alice", alice, pinned: []) == nil)
     }
 
     @Test func nobodyFittingIsNotAnErrorYet() throws {
@@ -28,7 +51,7 @@ import Testing
         #expect(error.exitCode(denial: ExitStatus.denied) == ExitStatus.peerNotFound)
         // Sorted by ID, so the listing is the same on every run.
         #expect(error.description == "2 peers fit --to bob: bob (\(bob.fingerprint)), Bob (\(otherBob.fingerprint)); "
-            + "name one by the start of its fingerprint (e.g. --to \(bob.fingerprint.prefix(9)))")
+            + "name one by its fingerprint (e.g. --to \(bob.fingerprint.prefix(19)))")
     }
 
     @Test func notFoundListsThePeersThatWereSeenOnce() {

@@ -19,9 +19,13 @@ import Testing
         return peer
     }
 
-    func room(atTerminal: Bool = true, dialsRoomPeers: Bool = true, limits: DialLimiter.Limits = .init()) -> ChatRoom {
+    func room(atTerminal: Bool = true, yes: Bool = false, dialsRoomPeers: Bool = true, limits: DialLimiter.Limits = .init()) -> ChatRoom {
         ChatRoom(name: "room", localPeer: me, dialsRoomPeers: dialsRoomPeers,
-                 policy: ConnectionPolicy(acceptsEveryone: false, canAsk: atTerminal), dialLimits: limits)
+                 policy: ConnectionPolicy(acceptsEveryone: yes, canAsk: atTerminal), dialLimits: limits)
+    }
+
+    func dials(_ effects: [ChatRoom.Effect]) -> [PeerID] {
+        effects.compactMap { if case .dial(let peer, _, _) = $0 { peer.id } else { nil } }
     }
 
     func sentEntry(to peer: PeerID, id: UInt64) -> ChatEntry {
@@ -29,7 +33,7 @@ import Testing
     }
 
     @Test func ofEachPairTheLowerIDDialsAndOnlyOnce() {
-        var room = room()
+        var room = room(yes: true)
         let bob = peer(higher)
         #expect(room.handle(.peerAvailable(bob, now: now)) == [.dial(bob, unasked: true, announce: true)])
         #expect(room.handle(.peerAvailable(bob, now: now)) == [], "one dial at a time")
@@ -69,14 +73,14 @@ import Testing
 
     @Test func aMemberWhoDropsIsRedialledQuietlyUnlessItRefused() {
         var room = room()
-        let bob = peer(higher)
+        let bob = peer(higher, pinned: true)
         _ = room.handle(.peerAvailable(bob, now: now))
         _ = room.handle(.peerConnected(bob))
         #expect(room.handle(.peerDisconnected(bob, pathLost: false, now: now)) == [], "redialled on a tick, not at once")
         #expect(room.redialCandidates(among: [bob, peer(lower, "carol")]) == [bob])
         #expect(room.handle(.peerAvailable(bob, now: now)) == [.dial(bob, unasked: true, announce: false)])
         #expect(room.redialCandidates(among: [bob]) == [], "being dialled")
-        #expect(room.handle(.dialFailed(higher, refused: true)) == [])
+        #expect(room.handle(.dialFailed(higher, refused: true, now: now)) == [])
         #expect(room.handle(.peerAvailable(bob, now: now)) == [], "it said no: not dialled again")
         #expect(room.roster(available: [bob]).map(\.standing) == [.away])
     }
@@ -91,15 +95,143 @@ import Testing
     @Test func aFloodOfAnnouncementsIsDialledWithinTheLimitsAndReportedOnce() {
         let ids = (0..<6).map { _ in Identity.ephemeral().peerID }.sorted()
         var room = ChatRoom(name: "room", localPeer: ids[0], dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false),
-                            dialLimits: .init(concurrent: 2, newPeers: 20, window: .seconds(60)))
+                            dialLimits: .init(concurrent: 2, concurrentNew: 2))
         let peers = ids.dropFirst().map { peer($0, "p") }
         let effects = peers.flatMap { room.handle(.peerAvailable($0, now: now)) }
         #expect(effects.filter { if case .dial = $0 { true } else { false } }.count == 2)
         #expect(effects.filter { $0 == .dialsHeld(.tooManyAtOnce(limit: 2)) }.count == 1, "said once, not once per peer")
-        #expect(room.redialCandidates(among: peers).map(\.id) == Array(peers.dropFirst(2).map(\.id)), "held ones wait for a tick")
+        #expect(room.redialCandidates(among: peers).map(\.id) == Array(peers.dropFirst(2).map(\.id)), "held ones wait for a slot")
         #expect(room.roster(available: peers).map(\.standing) == [.connecting, .connecting, .waiting, .waiting, .waiting])
-        _ = room.handle(.peerConnected(peers[0]))
-        #expect(room.handle(.peerAvailable(peers[2], now: now)) == [.dial(peers[2], unasked: true, announce: true)], "a slot is free")
+        // A dial that ends frees its slot for the next peer held back, at once (no tick, no window).
+        #expect(room.handle(.peerConnected(peers[0])) == [.dial(peers[2], unasked: true, announce: true)])
+    }
+
+    /// Issue 34, row 3: the side that dials pinned a stranger's key unasked, and every line typed in the
+    /// room went to it. Now a new key is asked about first; until a yes, nothing is sent to it.
+    @Test func aNewKeyIsAskedAboutBeforeTheRoomDialsItAndGetsNoLine() {
+        var room = room()
+        let stranger = peer(higher, "mallory")
+        #expect(room.handle(.peerAvailable(stranger, now: now)) == [.askToDial(stranger)])
+        #expect(room.handle(.peerAvailable(stranger, now: now)) == [], "asked once while unanswered")
+        #expect(room.roster(available: [stranger]).map(\.standing) == [.waiting])
+        #expect(room.handle(.lineTyped("my secret", to: nil)) == [.hold("my secret")], "not a member: the line goes to nobody")
+        #expect(room.handle(.dialAnswered(stranger, yes: false, now: now)) == [])
+        #expect(room.handle(.peerAvailable(stranger, now: now)) == [], "a no stands for the run: not asked again, not dialled")
+        #expect(room.redialCandidates(among: [stranger]) == [])
+        #expect(room.members.isEmpty)
+        // Yes: dialled, and accepted for the run.
+        let carol = peer(higher, "carol")
+        var other = self.room()
+        #expect(other.handle(.peerAvailable(carol, now: now)) == [.askToDial(carol)])
+        #expect(other.handle(.dialAnswered(carol, yes: true, now: now)) == [.dial(carol, unasked: true, announce: true)])
+        // --yes (acceptsEveryone) and pinned keys are dialled without a question.
+        var yes = self.room(yes: true)
+        #expect(yes.handle(.peerAvailable(stranger, now: now)) == [.dial(stranger, unasked: true, announce: true)])
+        var pinned = self.room()
+        let friend = peer(higher, pinned: true)
+        #expect(pinned.handle(.peerAvailable(friend, now: now)) == [.dial(friend, unasked: true, announce: true)])
+    }
+
+    /// A dial that reached nobody (a listener at its limit, a port not open yet) is tried again once its
+    /// back-off ends (2 s, then 4 s…): a room does not lose a real peer to one failed dial.
+    @Test func aPeerWhoseDialFailedIsTriedAgainAfterItsBackOff() {
+        var room = room(yes: true)
+        let bob = peer(higher)
+        #expect(dials(room.handle(.peerAvailable(bob, now: now))) == [bob.id])
+        #expect(room.handle(.dialFailed(higher, refused: false, now: now)) == [])
+        #expect(room.redialCandidates(among: [bob]) == [bob], "held for a retry")
+        #expect(room.handle(.peerAvailable(bob, now: now + .seconds(1))) == [], "backing off")
+        #expect(dials(room.handle(.peerAvailable(bob, now: now + .seconds(2)))) == [bob.id])
+        #expect(room.handle(.dialFailed(higher, refused: false, now: now + .seconds(3))) == [])
+        #expect(room.handle(.peerAvailable(bob, now: now + .seconds(6))) == [], "4 s after the second failure")
+        #expect(dials(room.handle(.peerAvailable(bob, now: now + .seconds(7)))) == [bob.id])
+        // A peer that said no is an answer: not tried again.
+        #expect(room.handle(.dialFailed(higher, refused: true, now: now + .seconds(8))) == [])
+        #expect(room.redialCandidates(among: [bob]) == [])
+    }
+
+    @Test func aRefusalIsShownOncePerKeyAndTheKeyIsNotDialledAgain() {
+        var room = room(yes: true)
+        let stranger = peer(higher, "bob")
+        #expect(room.handle(.peerRefused(stranger, reason: "another key")) == [.showRefusal(stranger, reason: "another key")])
+        #expect(room.handle(.peerRefused(stranger, reason: "another key")) == [], "once per key, not per try")
+        #expect(room.handle(.peerAvailable(stranger, now: now)) == [])
+    }
+
+    /// Pinned and accepted keys go first: new keys cannot take every slot, and a freed slot goes to a
+    /// known key held back before a new one.
+    @Test func pinnedKeysGoBeforeNewKeys() {
+        let ids = (0..<6).map { _ in Identity.ephemeral().peerID }.sorted()
+        var room = ChatRoom(name: "room", localPeer: ids[0], dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false),
+                            dialLimits: .init(concurrent: 2, concurrentNew: 1))
+        let (new1, new2) = (peer(ids[1], "n1"), peer(ids[2], "n2"))
+        let (friendA, friendB) = (peer(ids[3], "a", pinned: true), peer(ids[4], "b", pinned: true))
+        #expect(dials(room.handle(.peerAvailable(new1, now: now))) == [new1.id])
+        #expect(dials(room.handle(.peerAvailable(new2, now: now))) == [], "one new key at a time here")
+        #expect(dials(room.handle(.peerAvailable(friendA, now: now))) == [friendA.id], "a slot is kept for known keys")
+        #expect(dials(room.handle(.peerAvailable(friendB, now: now))) == [])
+        // new1's dial fails: its slot goes to the pinned friend, not to the new key that waited longer.
+        #expect(dials(room.handle(.dialFailed(new1.id, refused: false, now: now + .seconds(1)))) == [friendB.id])
+    }
+
+    /// 1,000 forged announcements (every dial fails after a handshake timeout) against a room with the
+    /// default limits and `--yes`: at most 6 dials at once, one at a time once 8 failed, each forged
+    /// peer dialled at most once in the minute; a pinned friend arriving in the flood is dialled at once.
+    @Test func aThousandForgedAnnouncementsStayCheap() {
+        var ids = (0..<1001).map { _ in Identity.ephemeral().peerID }.sorted()
+        let local = ids.removeFirst()
+        var room = ChatRoom(name: "room", localPeer: local, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        let forged = ids.map { peer($0, "forged") }
+        var inFlight: [PeerID: ContinuousClock.Instant] = [:]
+        var dialled: [PeerID: Int] = [:]
+        var reports = 0, peak = 0
+        func apply(_ effects: [ChatRoom.Effect], at time: ContinuousClock.Instant) {
+            for effect in effects {
+                if case .dial(let peer, _, _) = effect { inFlight[peer.id] = time; dialled[peer.id, default: 0] += 1 }
+                if case .dialsHeld = effect { reports += 1 }
+            }
+            peak = max(peak, inFlight.count)
+        }
+        for peer in forged { apply(room.handle(.peerAvailable(peer, now: now)), at: now) }
+        #expect(inFlight.count == 6)
+        // A minute of handshake timeouts (10 s each), with the room's 2 s ticks redialling what it held.
+        var slowedPeak = 0
+        for second in stride(from: 2, through: 60, by: 2) {
+            let time = now + .seconds(second)
+            for (id, started) in inFlight where time - started >= .seconds(10) {
+                inFlight[id] = nil
+                apply(room.handle(.dialFailed(id, refused: false, now: time)), at: time)
+            }
+            for peer in room.redialCandidates(among: forged) { apply(room.handle(.peerAvailable(peer, now: time)), at: time) }
+            if second > 20 { slowedPeak = max(slowedPeak, inFlight.count) }
+        }
+        #expect(peak <= 6)
+        #expect(slowedPeak <= 1, "after 8 failed dials, new keys are dialled one at a time")
+        #expect(dialled.values.allSatisfy { $0 == 1 })
+        #expect(dialled.count <= 6 + 6 + 5, "\(dialled.count) forged peers dialled in a minute")
+        #expect(reports == 1, "the flood is reported once")
+        let friend = peer(PeerID(hex: "ffffffffffffffffffffffffffffffff")!, "friend", pinned: true)
+        #expect(dials(room.handle(.peerAvailable(friend, now: now + .seconds(61)))) == [friend.id], "a pinned key is not held by the flood")
+    }
+
+    /// A room of 32 hosts with `--yes`: the lowest dials 31 peers, 6 at a time, each next one as soon as a
+    /// dial ends; no window holds any back (the old 20-per-minute limit held 11 for a minute).
+    @Test func thirtyTwoRealHostsAreDialledAsFastAsTheHandshakesGo() {
+        var ids = (0..<32).map { _ in Identity.ephemeral().peerID }.sorted()
+        let local = ids.removeFirst()
+        var room = ChatRoom(name: "room", localPeer: local, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        let peers = ids.map { peer($0, "host") }
+        var pending = peers.flatMap { dials(room.handle(.peerAvailable($0, now: now))) }
+        #expect(pending.count == 6)
+        var rounds = 0
+        while !pending.isEmpty {
+            rounds += 1
+            let connecting = pending
+            pending = []
+            for id in connecting { pending += dials(room.handle(.peerConnected(peers.first { $0.id == id }!))) }
+        }
+        #expect(room.connected.count == 31, "every peer connected without a tick")
+        #expect(rounds <= 6)
     }
 
     @Test func theOutboxMakesMembersAndTheirDeliveryIsWorthTelling() {

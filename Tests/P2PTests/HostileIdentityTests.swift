@@ -111,7 +111,8 @@ import Testing
         var stranger = PeerInfo(id: strangerKey, displayName: "bob", sessionID: "files")
         stranger.trust = .conflict(pinned: pins[1])
         #expect(!PeerMatcher("bob").names(stranger))
-        #expect(PeerMatcher("5555").names(stranger), "an ID prefix names the key itself")
+        #expect(!PeerMatcher("5555").names(stranger), "a 16-bit prefix names nothing: such a key is ground in seconds")
+        #expect(PeerMatcher(strangerKey.hex).names(stranger), "the full ID names the key itself")
         var newcomer = PeerInfo(id: strangerKey, displayName: "dave", sessionID: "files")
         newcomer.trust = .unknown
         #expect(PeerMatcher("dave").names(newcomer))
@@ -126,31 +127,65 @@ import Testing
     func peer(_ n: Int) -> PeerID { PeerID(hex: String(format: "%032x", n))! }
 
     @Test func atMostNDialsAreUnderWayAtOnce() {
-        var limiter = DialLimiter(limits: .init(concurrent: 2, newPeers: 100))
+        var limiter = DialLimiter(limits: .init(concurrent: 2, concurrentNew: 2))
         #expect(limiter.request(peer(1), isNew: true, now: start) == .dial)
         #expect(limiter.request(peer(2), isNew: true, now: start) == .dial)
         #expect(limiter.request(peer(3), isNew: true, now: start) == .held(.tooManyAtOnce(limit: 2), report: true))
-        limiter.finished(peer(1))
+        limiter.finished(peer(1), failed: false, now: start)
         #expect(limiter.request(peer(3), isNew: true, now: start) == .dial)
-        #expect(limiter.inFlight == [peer(2), peer(3)])
+        #expect(Set(limiter.inFlight.keys) == [peer(2), peer(3)])
     }
 
-    @Test func atMostMNewPeersPerWindowAndMembersAreNotCounted() {
-        var limiter = DialLimiter(limits: .init(concurrent: 100, newPeers: 3, window: .seconds(60)))
-        for n in 1...3 {
+    /// New keys never take every slot: pinned and accepted keys (members coming back) always find one.
+    @Test func newKeysLeaveSlotsForKnownKeys() {
+        var limiter = DialLimiter(limits: .init(concurrent: 3, concurrentNew: 2))
+        #expect(limiter.request(peer(1), isNew: true, now: start) == .dial)
+        #expect(limiter.request(peer(2), isNew: true, now: start) == .dial)
+        #expect(limiter.request(peer(3), isNew: true, now: start) == .held(.tooManyAtOnce(limit: 2), report: true))
+        #expect(limiter.request(peer(4), isNew: false, now: start) == .dial)
+        #expect(limiter.request(peer(5), isNew: false, now: start) == .held(.tooManyAtOnce(limit: 3), report: false))
+    }
+
+    /// A failed dial backs its peer off (doubling); failures in a row slow new keys to one at a time,
+    /// never known keys; a dial that succeeds ends the slow-down.
+    @Test func failedDialsBackOffAndSlowNewKeysDown() {
+        var limiter = DialLimiter(limits: .init(concurrent: 8, concurrentNew: 6, failuresBeforeSlowing: 2, backOff: .seconds(2)))
+        #expect(limiter.request(peer(1), isNew: true, now: start) == .dial)
+        limiter.finished(peer(1), failed: true, now: start)
+        #expect(limiter.request(peer(1), isNew: true, now: start + .seconds(1)) == .held(.backingOff(until: start + .seconds(2)), report: false))
+        #expect(limiter.request(peer(1), isNew: true, now: start + .seconds(2)) == .dial)
+        limiter.finished(peer(1), failed: true, now: start + .seconds(2))
+        // Its second failure in a row: 4 s.
+        #expect(limiter.request(peer(1), isNew: true, now: start + .seconds(5)) == .held(.backingOff(until: start + .seconds(6)), report: false))
+        #expect(limiter.consecutiveFailures == 2)
+        #expect(limiter.isSlowed)
+        #expect(limiter.request(peer(2), isNew: true, now: start + .seconds(6)) == .dial)
+        #expect(limiter.request(peer(3), isNew: true, now: start + .seconds(6)) == .held(.failingDials(failures: 2), report: true))
+        #expect(limiter.request(peer(4), isNew: false, now: start + .seconds(6)) == .dial, "a known key is not slowed by a flood")
+        limiter.finished(peer(4), failed: false, now: start + .seconds(7))
+        #expect(!limiter.isSlowed)
+        #expect(limiter.request(peer(3), isNew: true, now: start + .seconds(7)) == .dial)
+    }
+
+    /// An answer is not a failure (a person said no), and forgotten back-offs are bounded.
+    @Test func answersDoNotCountAndRememberedFailuresAreBounded() {
+        var limiter = DialLimiter(limits: .init(concurrent: 100, concurrentNew: 100, failuresBeforeSlowing: 1000, rememberedFailures: 10))
+        #expect(limiter.request(peer(0), isNew: true, now: start) == .dial)
+        limiter.finished(peer(0), failed: false, now: start)
+        #expect(limiter.consecutiveFailures == 0)
+        for n in 1...20 {
             #expect(limiter.request(peer(n), isNew: true, now: start + .seconds(n)) == .dial)
-            limiter.finished(peer(n))
+            limiter.finished(peer(n), failed: true, now: start + .seconds(n))
         }
-        #expect(limiter.request(peer(4), isNew: true, now: start + .seconds(10)) == .held(.tooManyNewPeers(limit: 3, window: .seconds(60)), report: true))
-        // A member coming back is not a new peer: a flood does not keep friends out.
-        #expect(limiter.request(peer(1), isNew: false, now: start + .seconds(11)) == .dial)
-        // The window slides: the first new dial (at 1 s) leaves it at 61 s.
-        #expect(limiter.request(peer(4), isNew: true, now: start + .seconds(60)) == .held(.tooManyNewPeers(limit: 3, window: .seconds(60)), report: false))
-        #expect(limiter.request(peer(4), isNew: true, now: start + .seconds(61)) == .dial)
+        // Only the 10 latest back-offs are remembered: peer 1's (the first to end) was forgotten.
+        #expect(limiter.request(peer(1), isNew: true, now: start + .seconds(21)) == .dial)
+        if case .held(.backingOff, _) = limiter.request(peer(20), isNew: true, now: start + .seconds(21)) {} else {
+            Issue.record("the latest failure must still back off")
+        }
     }
 
-    @Test func aFloodIsReportedOnceUntilAQuietWindow() {
-        var limiter = DialLimiter(limits: .init(concurrent: 1, newPeers: 100, window: .seconds(60)))
+    @Test func aFloodIsReportedOnceUntilAQuietSpell() {
+        var limiter = DialLimiter(limits: .init(concurrent: 1, concurrentNew: 1, quietSpell: .seconds(60)))
         #expect(limiter.request(peer(0), isNew: true, now: start) == .dial)
         var reports = 0
         for n in 1...500 {
@@ -167,7 +202,7 @@ import Testing
     }
 
     @Test func askingTwiceForAPeerUnderWayIsNeitherADialNorAReport() {
-        var limiter = DialLimiter(limits: .init(concurrent: 4, newPeers: 4))
+        var limiter = DialLimiter(limits: .init(concurrent: 4, concurrentNew: 4))
         #expect(limiter.request(peer(1), isNew: true, now: start) == .dial)
         #expect(limiter.request(peer(1), isNew: true, now: start) == .held(.tooManyAtOnce(limit: 4), report: false))
         #expect(limiter.inFlight.count == 1)

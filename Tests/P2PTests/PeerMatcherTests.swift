@@ -46,6 +46,28 @@ import Testing
         #expect(PeerMatcher(String(fingerprint.prefix(6))).match(in: everyone) == .one(alice))  // "xxxx-y"
     }
 
+    /// Issue 34, row 6: a stranger grinds a key whose ID or fingerprint starts with the 4 characters a
+    /// person typed in seconds, so `--from` takes a prefix only from 80 bits on (20 hex digits, 16
+    /// fingerprint characters); shorter ones still pick among peers present (`--to`), as a short prefix.
+    @Test func aPrefixShorterThan80BitsAuthorizesNothing() {
+        let fingerprint = alice.fingerprint.replacingOccurrences(of: "-", with: "")
+        #expect(!PeerMatcher("fedc").names(alice))
+        #expect(!PeerMatcher(String(alice.id.hex.prefix(19))).names(alice))
+        #expect(PeerMatcher(String(alice.id.hex.prefix(20))).names(alice))
+        #expect(!PeerMatcher(String(alice.fingerprint.prefix(9))).names(alice))
+        #expect(!PeerMatcher(String(fingerprint.prefix(15))).names(alice))
+        #expect(PeerMatcher(String(fingerprint.prefix(16))).names(alice))
+        #expect(PeerMatcher(String(alice.fingerprint.prefix(19))).names(alice))  // four groups, with dashes
+        #expect(PeerMatcher(alice.fingerprint).names(alice))
+        #expect(PeerMatcher(alice.id.hex).names(alice))
+        #expect(!PeerMatcher(String(bob.id.hex.prefix(20))).names(alice))
+        // How each query fits, for `--to`: a short prefix is told apart from a name and an identifier.
+        #expect(PeerMatcher("fedc").fit(alice) == .shortPrefix)
+        #expect(PeerMatcher("ALICE").fit(alice) == .name)
+        #expect(PeerMatcher(alice.fingerprint).fit(alice) == .identifier)
+        #expect(PeerMatcher("0123").fit(alice) == nil)
+    }
+
     @Test func twoPeersWithOneNameAreAmbiguous() {
         let twin = PeerInfo(id: PeerID(hex: "aaaa0000000000000000000000000000")!, displayName: "bob", sessionID: "files")
         let both = PeerMatcher("BoB").match(in: [bob, alice, twin])

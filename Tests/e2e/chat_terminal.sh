@@ -42,6 +42,14 @@ PY
 # ---------------------------------------------------------------- two chats; typing at a question
 terminal alice A "$P2P" chat --room "$ROOM" --name alice --downloads "$DL_ALICE" --bell
 terminal bob B "$P2P" chat --room "$ROOM" --name bob --downloads "$DL_BOB"
+# The side that dials answers first (issue 34: it asks before it dials a new key); then the other is asked.
+dial_asked() { shows_now alice 'is in room .*Connect\? \[y/n\]' || shows_now bob 'is in room .*Connect\? \[y/n\]'; }
+if wait_until 30 dial_asked; then
+  if shows_now alice 'is in room'; then tm send-keys -t alice y; else tm send-keys -t bob y; fi
+  pass "the side that dials was asked first"
+else
+  fail "neither chat asked before dialling within 30 s"
+fi
 asked() { shows_now alice 'wants to chat.*\[y/n\]' || shows_now bob 'wants to chat.*\[y/n\]'; }
 if wait_until 30 asked; then
   if shows_now alice 'wants to chat'; then ASKED=alice; else ASKED=bob; fi
@@ -101,7 +109,7 @@ check "bob's chat, without --bell, never rang" [ "$(bell bob)" = 0 ]
 start_proc carol env P2P_HOME="$(home carol)" "$LAB" exec A "$P2P" chat --room "$ROOM" --name carol --yes --json
 answer_questions() {
   local p
-  for p in alice bob; do shows_now "$p" 'wants to chat.*\[y/n\]' && tm send-keys -t "$p" y; done
+  for p in alice bob; do shows_now "$p" '(wants to chat|is in room .*Connect\?).*\[y/n\]' && tm send-keys -t "$p" y; done
   shows alice 'carol connected' && shows bob 'carol connected'
 }
 if wait_until 40 answer_questions; then pass "carol (piped, --json) joins alice and bob"; else fail "carol did not connect to both"; fi

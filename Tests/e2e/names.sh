@@ -157,7 +157,8 @@ terminal amb carol A "$P2P" send "$E2E_TMP/cat.png" --to dave
 see 15 amb '\[exited 3\]' "send --to dave, with $KEPT_NAME and $NEW_NAME: exit 3"
 see 1 amb "2 peers fit --to dave: .*$KEPT_NAME \($KEPT_FP\)" "... the list names $KEPT_NAME with its fingerprint"
 see 1 amb "2 peers fit --to dave: .*$NEW_NAME \($RENAMED_FP\)" "... and $NEW_NAME with its fingerprint"
-see 1 amb 'name one by the start of its fingerprint \(e\.g\. --to [a-z0-9]{4}-[a-z0-9]{4}\)' "... and says how to name one"
+# 80 bits of a fingerprint (4 groups): a shorter prefix picks only a pinned key (issue 34).
+see 1 amb 'name one by its fingerprint \(e\.g\. --to [a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}\)' "... and says how to name one"
 unseen amb 'connecting to' "... and dials nobody"
 
 terminal to2 carol A "$P2P" send "$E2E_TMP/cat.png" --to "$NEW_NAME"

@@ -3,7 +3,8 @@
 # travels from a store in A to a receiver in B and arrives equal (`p2p records export` byte for byte);
 # invalid snapshots are rejected with the exact report while the receiver's database file keeps its
 # checksum; each merge policy settles the same conflicts as documented; a delta after a change sends
-# only the changed record; schema version 2 (Location.address) migrates B's existing store.
+# only the changed record; schema version 2 (Location.address) migrates B's existing store (columns from
+# the peer; rules and version only from B's person's import: a peer's snapshot installs none).
 # Needs root (lab.sh up).
 . "$(dirname "$0")/lib.sh"
 need ip python3 sha256sum sqlite3
@@ -22,6 +23,8 @@ if run "$LAB" up >"$E2E_TMP/lab.log" 2>&1; then pass "lab up"; else fail "lab up
 
 # in_A ARGS...: p2p in host A with alice's identity (a stable peer ID, so deltas are remembered per peer).
 in_A() { run env P2P_HOME="$A_HOME" "$LAB" exec A "$P2P" "$@"; }
+# in_B NAME ARGS...: a command of B's person, with receiver NAME's home.
+in_B() { local name=$1; shift; run env P2P_HOME="$(home "$name")" "$LAB" exec B "$P2P" "$@"; }
 # receiver NAME PORT STORE ARGS...: `p2p records receive` in host B.
 receiver() {
   local name=$1 port=$2 store=$3; shift 3
@@ -67,6 +70,12 @@ checksum() { sha256sum "$1" | cut -d' ' -f1; }
 # ---------------------------------------------------------------- each example arrives equal
 declare -A PORT=([tasks]=$(free_port) [heroes]=$(free_port) [catalog]=$(free_port))
 for ex in tasks heroes catalog; do
+  # A peer's snapshot installs no rules (RECORDS.md §8): B's person imports the schema, rules included.
+  if in_B "bob-$ex" records import "$EXAMPLES/$ex.schema.json" --store "$STORES/B-$ex.sqlite" --json >"$E2E_TMP/import-B-$ex.out" 2>&1; then
+    pass "$ex: B's person imported the schema (its rules) into B's store"
+  else
+    fail "$ex: importing the schema into B's store failed" "$E2E_TMP/import-B-$ex.out"
+  fi
   receiver "bob-$ex" "${PORT[$ex]}" "$STORES/B-$ex.sqlite"
   if in_A records import "$EXAMPLES/$ex.json" --store "$STORES/A-$ex.sqlite" --json >"$E2E_TMP/import-$ex.out" 2>&1; then
     pass "$ex: imported into A's store"
@@ -210,6 +219,13 @@ if wait_until 10 nth_json bob-tasks "$n" event=records-merged >/dev/null; then
 else
   fail "v2: B did not merge" bob-tasks
 fi
+# The peer's schema added the column, not its wording: B's schema stays version 1 until B's person
+# imports version 2 (RECORDS.md §8).
+export_of "$STORES/B-tasks.sqlite" >"$E2E_TMP/B-tasks.v2-peer" 2>&1
+check "v2: B has the address, its schema still version 1 (a peer's version is not adopted)" \
+  bash -c 'grep -q "1 Infinite Loop" "$1" && grep -q "\"version\" : 1" "$1"' _ "$E2E_TMP/B-tasks.v2-peer"
+in_B bob-tasks records import "$EXAMPLES/tasks-v2.schema.json" --store "$STORES/B-tasks.sqlite" --json >"$E2E_TMP/import-B-v2.out" 2>&1 \
+  || fail "v2: B's person could not import tasks-v2.schema.json" "$E2E_TMP/import-B-v2.out"
 export_of "$STORES/A-tasks.sqlite" >"$E2E_TMP/A-tasks.v2" 2>&1
 export_of "$STORES/B-tasks.sqlite" >"$E2E_TMP/B-tasks.v2" 2>&1
 check "v2: B exports exactly A's, address included" bash -c 'cmp -s "$1" "$2" && grep -q "1 Infinite Loop" "$2" && grep -q "\"version\" : 2" "$2"' _ "$E2E_TMP/A-tasks.v2" "$E2E_TMP/B-tasks.v2"

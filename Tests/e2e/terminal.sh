@@ -2,8 +2,9 @@
 # What a person sees, tested as a person sees it: `p2p chat` and `p2p receive` run in real terminals
 # (tmux panes) in two lab hosts (namespaces A 10.213.7.1 and B 10.213.7.2, each with its own
 # avahi-daemon); keys are typed with send-keys and the screens read with capture-pane.
-#  - a room: two chats find each other with nobody picked; only one side is asked about the new key,
-#    the side that dialled shows the NEW key fingerprint (nothing is pinned unseen);
+#  - a room: two chats find each other with nobody picked; both sides are asked about the new key (the
+#    side that dials before it dials, the other when the request comes; nothing reaches a key before
+#    its yes), and the side that dialled shows the NEW key fingerprint (nothing is pinned unseen);
 #    a line typed while nobody was there is shown queued and reaches the peer who joins;
 #  - chat input: unknown /commands are refused and not sent, a number and //text are lines,
 #    /image without a path or with a missing file says so, /me, Up recalls, Ctrl-L clears;
@@ -46,17 +47,21 @@ terminal alice A "$P2P" chat --room "$ROOM" --name alice
 see 20 alice '1 line typed while nobody was here waits for whoever joins' "the next chat in the room has it waiting"
 
 terminal bob B "$P2P" chat --room "$ROOM" --name bob
-# Exactly one side (the one the other dials) is asked about the new key.
-if wait_until 30 bash -c 'tmux -S "$1" capture-pane -p -J -S - -t alice | grep -q "wants to chat" || tmux -S "$1" capture-pane -p -J -S - -t bob | grep -q "wants to chat"' _ "$TMUX_SOCKET"; then
-  if shows alice "wants to chat"; then ASKED=alice OTHER=bob; else ASKED=bob OTHER=alice; fi
-  pass "$ASKED is asked about the new key, nobody picked anyone"
-  tm send-keys -t "$ASKED" y
+# The side that dials (the lower ID) is asked first, before it dials: no line goes to a key nobody here
+# accepted (issue 34). Then the other side is asked about the request.
+if wait_until 30 bash -c 'tmux -S "$1" capture-pane -p -J -S - -t alice | grep -q "is in room .*Connect?" || tmux -S "$1" capture-pane -p -J -S - -t bob | grep -q "is in room .*Connect?"' _ "$TMUX_SOCKET"; then
+  if shows alice "is in room .*Connect\\?"; then OTHER=alice ASKED=bob; else OTHER=bob ASKED=alice; fi
+  pass "$OTHER, whose room dials, is asked about $ASKED's new key before dialling; nobody picked anyone"
+  unseen bob 'alice> early bird' "nothing reached bob before the question was answered"
+  tm send-keys -t "$OTHER" y
 else
-  fail "neither chat was asked to accept the other within 30 s"; ASKED=alice OTHER=bob
+  fail "neither chat asked about the other within 30 s"; ASKED=alice OTHER=bob
 fi
+see 15 "$ASKED" "$OTHER wants to chat.*\\[y/n\\]" "$ASKED is asked about $OTHER's request"
+tm send-keys -t "$ASKED" y
 see 15 alice 'bob connected' "alice shows bob connected"
 see 15 bob 'alice connected' "bob shows alice connected"
-unseen "$OTHER" "wants to chat" "$OTHER was not asked as well"
+unseen "$OTHER" "wants to chat" "$OTHER, who dialled, got no request to answer"
 # The side that dialled was not asked, but nothing is pinned unseen: it shows the NEW key's fingerprint.
 see 5 "$OTHER" "$ASKED connected — NEW key [a-z0-9]{4}(-[a-z0-9]{4}){5}, now pinned" "$OTHER, whose room dialled $ASKED, shows $ASKED's NEW key fingerprint"
 see 10 bob 'alice> early bird' "the queued line reached bob when he joined"
@@ -98,20 +103,20 @@ see 10 bob '\[exited 0\]' "/quit ends bob's chat with 0"
 see 10 alice 'bob left' "alice is told bob left"
 
 # ---------------------------------------------------------------- rejoining: pinned, no question
-QUESTIONS=$(count_on alice 'wants to chat')
+QUESTIONS=$(count_on alice 'wants to chat|is in room .*Connect')
 tm kill-session -t bob
 terminal bob B "$P2P" chat --room "$ROOM" --name bob
 see 20 bob 'alice> early bird' "on joining, bob sees the last lines of the conversation"
 see 20 bob 'alice connected' "bob is connected again"
 see 20 alice 'bob connected.*as pinned' "alice has bob again, as pinned"
-check "nobody was asked a second time" [ "$(count_on alice 'wants to chat')" = "$QUESTIONS" ] && [ "$(count_on bob 'wants to chat')" = 0 ]
+check "nobody was asked a second time" [ "$(count_on alice 'wants to chat|is in room .*Connect')" = "$QUESTIONS" ] && [ "$(count_on bob 'wants to chat|is in room .*Connect')" = 0 ]
 # ---------------------------------------------------------------- a third joins: a group, nobody picked
 terminal carol A "$P2P" chat --room "$ROOM" --name carol
 # Whoever is asked about carol's new key (or carol about theirs) answers y; nobody picks anyone.
 answer_questions() {
   local p
   for p in alice bob carol; do
-    visible "$p" | grep -E 'Accept\? \[y/n\]' >/dev/null && tm send-keys -t "$p" y
+    visible "$p" | grep -E '(Accept|Connect)\? \[y/n\]' >/dev/null && tm send-keys -t "$p" y
   done
   shows carol 'alice connected' && shows carol 'bob connected' && shows alice 'carol connected' && shows bob 'carol connected'
 }

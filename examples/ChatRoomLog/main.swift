@@ -78,8 +78,11 @@ func execute(_ effects: [ChatRoom.Effect]) {
             }
         case .send(let lines, let peers):
             for line in lines { _ = try? conversation.send(line, to: peers) }
-        case .newKeyNotDialled(let peer):
+        case .newKeyNotDialled(let peer), .askToDial(let peer):
+            // Nobody answers questions here: a key the policy does not accept is not dialled.
             say("not dialling \(peer.displayName): its key is not pinned")
+        case .showRefusal(let peer, let reason):
+            say("refused \(peer.displayName): \(reason)")
         case .dialsHeld:
             say("more peers announce the room than it dials at once; the others wait their turn")
         case .hold, .release, .queued, .delivered:
@@ -122,7 +125,7 @@ for await input in inputs {
     case .chat:
         break
     case .dialFailed(let peer, let refused):
-        execute(room.handle(.dialFailed(peer, refused: refused)))
+        execute(room.handle(.dialFailed(peer, refused: refused, now: .now)))
     case .tick:
         for peer in room.redialCandidates(among: session.availablePeers) {
             execute(room.handle(.peerAvailable(judged(peer), now: .now)))

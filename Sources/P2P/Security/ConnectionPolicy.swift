@@ -51,6 +51,9 @@ public struct ConnectionPolicy: Sendable, Equatable {
         return trust.pinnedKey != nil
     }
 
+    /// Whether the peer was accepted (or connected) in this run.
+    public func wasAccepted(_ peer: PeerID) -> Bool { acceptedThisRun.contains(peer) }
+
     /// The peer was accepted (or connected): it is not asked about again in this run.
     public mutating func accepted(_ peer: PeerID) { acceptedThisRun.insert(peer) }
 }

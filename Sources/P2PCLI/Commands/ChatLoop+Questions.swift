@@ -41,6 +41,11 @@ extension ChatLoop {
             }
             let info = offer.info
             _ = questions.queue.ask("\(name) sends \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
+        case .roomDial(let peer):
+            // Dialling would pin the key and send it every line typed here: the person decides first.
+            let trust = ChatView.trustNote(peer.trust, fingerprint: peer.fingerprint)
+                .replacingOccurrences(of: ", now pinned", with: ", pinned if you connect")
+            _ = questions.queue.ask("\(name) is in room \"\(Terminal.sanitize(session.sessionID))\" — \(trust). Connect?", asker: asker)
         }
     }
 
@@ -50,6 +55,7 @@ extension ChatLoop {
         switch prompt.asker.question {
         case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
         case .offer(let offer): view.note("\(name) withdrew \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)).")
+        case .roomDial: break
         }
     }
 

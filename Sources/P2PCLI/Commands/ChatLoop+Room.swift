@@ -25,7 +25,8 @@ extension ChatLoop {
         case .advertising(let name):
             view.advertising(as: name, requested: options.network.displayName)
         case .refused(let peer, let reason):
-            view.error("refused", "REFUSED \(PeerTarget.name(peer)) (\(peer.fingerprint)): \(reason)")
+            // Once per key: a stranger in the room is refused at every try, and says so once.
+            execute(model.room.handle(.peerRefused(peer, reason: reason.description)))
         case .discoveryFailed(let error):
             DiscoveryNotice.show(error, json: options.json)
         case .eventsDropped(let count):
@@ -39,6 +40,11 @@ extension ChatLoop {
             return execute(model.room.handle(.peerAvailable(judged(peer), now: .now)))
         }
         if model.room.connected.isEmpty, session.peer(matching: target)?.id == peer.id {
+            // A short prefix picks a pinned key only: dialling a stranger's ground key would pin it.
+            if let refusal = PeerTarget.shortPrefixRefusal(target, judged(peer), pinned: PeerTarget.pins(of: session)),
+               !options.network.insecure {
+                return feed.send(.connectFailed(target, refusal, unasked: nil))
+            }
             execute(model.room.handle(.dialAsked(peer)))
         } else if model.room.connected.isEmpty, model.room.dialing.isEmpty,
                   let conflict = PeerMatcher(target).nameConflict(in: session.knownPeers, pinned: PeerTarget.pins(of: session)),
@@ -90,13 +96,18 @@ extension ChatLoop {
                 } catch {
                     view.error("history", error.description)
                 }
+            case .askToDial(let peer):
+                askToDial(judged(peer))
+            case .showRefusal(let peer, let reason):
+                view.error("refused", "REFUSED \(PeerTarget.name(peer)) (\(peer.fingerprint)): \(reason)")
             case .newKeyNotDialled(let peer):
                 view.warning("new-key", "\(PeerTarget.label(peer)) is in room \"\(Terminal.sanitize(session.sessionID))\" with a key that is not pinned: "
                     + "not connected, since nobody at a pipe sees its fingerprint; use --yes to connect new keys, or pin it first with p2p pair")
             case .dialsHeld(let reason):
                 let limit = switch reason {
                 case .tooManyAtOnce(let limit): "\(limit) dials at a time"
-                case .tooManyNewPeers(let limit, let window): "\(limit) new peers per \(window.components.seconds) s"
+                case .failingDials(let failures): "one new key at a time after \(failures) failed dials"
+                case .backingOff: "a failed peer waits before it is dialled again"
                 }
                 view.warning("dial-limit", "more peers announce room \"\(Terminal.sanitize(session.sessionID))\" than it dials at once (at most \(limit)); "
                     + "the others wait their turn (said once; forged announcements on the network look like this; /peers lists them)")
@@ -105,6 +116,15 @@ extension ChatLoop {
             case .delivered(let entry, let afterWaiting):
                 view.delivered(entry, afterWaiting: afterWaiting)
             }
+        }
+    }
+
+    /// Puts the question to the person through the loop's own queue; the answer comes back as input.
+    private func askToDial(_ peer: PeerInfo) {
+        let feed = self.feed
+        Task { @Sendable in
+            let yes = await Self.ask(PeerQuestion.roomDial(peer), through: feed)
+            feed.send(.roomDialAnswered(peer, yes: yes))
         }
     }
 

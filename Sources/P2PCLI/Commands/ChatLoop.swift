@@ -23,6 +23,8 @@ final class ChatLoop {
         /// `unasked`: a dial nobody asked for by name (a member coming back, a peer of the room), which
         /// reports nothing unless --verbose: a stale DNS-SD record is not the user's error.
         case connectFailed(String, any Error, unasked: PeerID?)
+        /// The person answered whether to dial a new key of the room (`ChatRoom.Effect.askToDial`).
+        case roomDialAnswered(PeerInfo, yes: Bool)
         /// A dial that is still waiting a moment after it began: the other side is being asked.
         case dialSlow(PeerInfo)
         case waitForPeerExpired
@@ -161,6 +163,8 @@ final class ChatLoop {
                 handle(event)
             case .connectFailed(let target, let error, let unasked):
                 if let stop = perform(model.handle(.dialFailed(target: target, error, unasked: unasked))) { status = stop; break loop }
+            case .roomDialAnswered(let peer, let yes):
+                execute(model.room.handle(.dialAnswered(peer, yes: yes, now: .now)))
             case .dialSlow(let peer):
                 if model.room.dialing.contains(peer.id) && model.room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
             case .waitForPeerExpired:
@@ -236,7 +240,7 @@ final class ChatLoop {
             transferred(event)
         case .question(let asked):
             asked.answer.resume(returning: false)
-        case .line, .keys, .endOfInput, .withdrawn, .connectFailed, .dialSlow, .waitForPeerExpired, .reconnectTick,
+        case .line, .keys, .endOfInput, .withdrawn, .connectFailed, .roomDialAnswered, .dialSlow, .waitForPeerExpired, .reconnectTick,
              .acknowledgementsOverdue, .interrupt:
             // Typing, dialling and timers of a chat that is over (a dial fails because the session closed).
             break

@@ -12,7 +12,7 @@ struct ChatModel: CommandModel {
         /// Ten seconds after piped input ended: connected peers that did not acknowledge yet are not waited for.
         case acknowledgementsOverdue
         /// A dial failed; `unasked`: the room dialled that peer by itself (a member coming back).
-        case dialFailed(target: String, any Error, unasked: PeerID?)
+        case dialFailed(target: String, any Error, unasked: PeerID?, now: ContinuousClock.Instant = .now)
         /// The wait for the `--to` peer is over.
         case waitExpired
         /// Ctrl-C (SIGINT or SIGTERM).
@@ -46,14 +46,14 @@ struct ChatModel: CommandModel {
         case .acknowledgementsOverdue:
             acknowledgementsOverdue = true
             return []
-        case .dialFailed(let target, let error, let unasked):
+        case .dialFailed(let target, let error, let unasked, let now):
             let denied = if case .denied? = error as? SessionError { true } else { false }
             if let unasked {
                 // A stale DNS-SD record is not the user's error: reported only when asked for, or refused.
-                let effects = room.handle(.dialFailed(unasked, refused: denied)).map(Effect.room)
+                let effects = room.handle(.dialFailed(unasked, refused: denied, now: now)).map(Effect.room)
                 return effects + (verbose || denied ? [.note("connecting to \(Terminal.sanitize(target)) failed: \(error)")] : [])
             }
-            let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) }
+            let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) } ?? (error as? ReachError)
             let shown = Effect.error(code: failure?.jsonCode ?? "connect",
                                      message: failure?.description ?? "cannot connect to \(Terminal.sanitize(target)): \(error)")
             return scripted ? [shown, .exit(ExitStatus.connectionFailed)] : [shown]

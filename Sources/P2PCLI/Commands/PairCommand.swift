@@ -109,7 +109,8 @@ struct PairCommand: AsyncParsableCommand {
         }
         let peer: PeerInfo
         do {
-            let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair")
+            var finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair")
+            finder.anyKeyByShortPrefix = true  // the pairing code proves the key
             peer = try await finder.find(events: events)
         } catch {
             throw error.cliError(denial: ExitStatus.connectionFailed)

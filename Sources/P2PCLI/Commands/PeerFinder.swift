@@ -15,6 +15,9 @@ struct PeerFinder {
     /// What the other machine runs, for the hint when nobody was seen.
     var counterpart = "p2p receive"
     var progress = ConnectProgress(json: false)
+    /// Whether a `--to` prefix shorter than 80 bits may pick a key that is not pinned: only where the
+    /// key is proven another way (`p2p pair`'s code); elsewhere dialling it would pin a ground key.
+    var anyKeyByShortPrefix = false
 
     func find(events: AsyncStream<SessionEvent>) async throws(ReachError) -> PeerInfo {
         if let connect {
@@ -79,7 +82,8 @@ struct PeerFinder {
                 guard let to, let current = settling, generation == current.generation || ContinuousClock.now >= current.until else { continue }
                 settling = nil
                 let pins = session.configuration.trustStore?.all ?? []
-                if let named = try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins) {
+                if let named = try PeerTarget.resolve(to, among: session.knownPeers, pinned: pins,
+                                                       anyKeyByShortPrefix: anyKeyByShortPrefix || session.configuration.transportSecurity == .insecure) {
                     match = named
                 } else if let refusal = PeerTarget.pinnedToAnotherKey(to, in: session) {
                     // Nobody with the pinned key, and another key using its name: the one warning, at

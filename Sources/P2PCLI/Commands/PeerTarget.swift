@@ -83,12 +83,30 @@ enum PeerTarget {
 
     /// The one peer `query` means among `candidates`; nil while nobody fits (keep looking). `pinned`: the
     /// trust store's pins, so a pinned key answers to its pinned name only (`PeerMatcher`).
-    static func resolve(_ query: String, among candidates: [PeerInfo], pinned: [KnownPeer] = []) throws(ReachError) -> PeerInfo? {
+    /// A prefix shorter than 80 bits picks a pinned key only: a stranger's key that starts with what
+    /// was typed is found by trying keys for seconds, and dialling it would pin it unasked.
+    /// `anyKeyByShortPrefix`: the caller proves the key another way (`p2p pair`'s code).
+    static func resolve(_ query: String, among candidates: [PeerInfo], pinned: [KnownPeer] = [],
+                        anyKeyByShortPrefix: Bool = false) throws(ReachError) -> PeerInfo? {
         switch PeerMatcher(query).match(in: candidates, pinned: pinned) {
-        case .one(let peer): return peer
+        case .one(let peer):
+            if !anyKeyByShortPrefix, let refusal = shortPrefixRefusal(query, peer, pinned: pinned) { throw refusal }
+            return peer
         case .none: return nil
         case .ambiguous(let peers): throw ambiguous(query, peers)
         }
+    }
+
+    /// `--to PREFIX` fits a key that is not pinned by fewer than 80 bits of its ID or fingerprint: the
+    /// refusal saying to give the full fingerprint or pin the key first; nil when the query is a name,
+    /// identifies the key, or the key is pinned.
+    static func shortPrefixRefusal(_ query: String, _ peer: PeerInfo, pinned: [KnownPeer]) -> ReachError? {
+        guard PeerMatcher(query).fit(peer, pinned: pinned) == .shortPrefix else { return nil }
+        let isPinned = pinned.isEmpty ? peer.trust.pinnedKey != nil : pinned.contains { $0.id == peer.id }
+        guard !isPinned else { return nil }
+        return .refused("--to \(Terminal.sanitize(query)) fits \(label(peer)) only by the start of its ID or fingerprint, and that key is not pinned: "
+            + "anyone can make a key that starts that way, so a short prefix names only a pinned peer; "
+            + "give its full fingerprint (--to \(peer.fingerprint)) after comparing it with the peer's p2p id, or pin it first (p2p pair)")
     }
 
     /// The pins names are judged by: the trust store's, or none over plaintext, where keys prove nothing
@@ -108,7 +126,8 @@ enum PeerTarget {
     }
 
     /// Whether `--from NAME-OR-ID` names `peer` (a connection request's or an offer's, carrying its
-    /// trust verdict): its pinned name for a pinned key, exactly; a name pinned to another key never.
+    /// trust verdict): its pinned name for a pinned key, exactly; a name pinned to another key never;
+    /// its ID or fingerprint only in full or by 80 bits or more (a shorter prefix authorizes nothing).
     static func fits(from query: String, _ peer: PeerInfo) -> Bool {
         PeerMatcher(query).names(peer)
     }
@@ -131,7 +150,7 @@ enum PeerTarget {
     static func ambiguous(_ query: String, _ peers: [PeerInfo]) -> ReachError {
         let listed = peers.sorted { $0.id < $1.id }.map(label).joined(separator: ", ")
         return .ambiguous("\(peers.count) peers fit --to \(Terminal.sanitize(query)): \(listed); "
-            + "name one by the start of its fingerprint (e.g. --to \(peers.sorted { $0.id < $1.id }[0].fingerprint.prefix(9)))")
+            + "name one by its fingerprint (e.g. --to \(peers.sorted { $0.id < $1.id }[0].fingerprint.prefix(19)))")
     }
 
     /// Nobody answered to `query` (nil: any peer of the session would have done) within `seconds`;

@@ -43,7 +43,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Flag(help: "Accept every offer (and connection) without asking.")
     var yes = false
 
-    @Option(help: "Accept offers from this peer (exact display name, a pinned key by its pinned name only; or ID or fingerprint prefix) without asking.")
+    @Option(help: "Accept offers from this peer (exact display name, a pinned key by its pinned name only; or its full ID or fingerprint, or a prefix of at least 16 fingerprint characters / 20 hex digits) without asking.")
     var from: String?
 
     @Flag(help: "Replace existing regular files (never a folder, link, FIFO or device) instead of writing NAME (1).ext.")

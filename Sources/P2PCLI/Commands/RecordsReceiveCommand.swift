@@ -88,7 +88,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 result = RecordTransferResult(error: error)
             case .success(let snapshot):
                 do throws(RecordsError) {
-                    let outcome = try recordStore.merge(snapshot, policy: policy)
+                    let outcome = try recordStore.merge(snapshot, policy: policy, from: .peer)
                     records.merged(outcome, records: snapshot.records.count, delta: snapshot.isDelta, from: peer, source: peer.displayName.description)
                     result = RecordTransferResult(outcome)
                 } catch {

@@ -1,14 +1,18 @@
 import P2P
 
-/// What a peer asks the person at the terminal: to connect, or to take a file it offers.
+/// What a peer asks the person at the terminal: to connect, or to take a file it offers; or what a
+/// chat room asks about a peer: whether to dial its key, which nobody on this side accepted yet.
 enum PeerQuestion: Sendable {
     case connection(ConnectionRequest)
     case offer(IncomingOffer)
+    /// A chat room would dial this peer of the room (`ChatRoom.Effect.askToDial`).
+    case roomDial(PeerInfo)
 
     var peer: PeerInfo {
         switch self {
         case .connection(let request): request.peer
         case .offer(let offer): offer.info.peer
+        case .roomDial(let peer): peer
         }
     }
 }

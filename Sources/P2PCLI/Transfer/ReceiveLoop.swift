@@ -147,7 +147,7 @@ final class ReceiveLoop {
     }
 
     /// `--yes`, or `--from` naming the peer (`PeerTarget.fits`: its pinned name for a pinned key, never a
-    /// name pinned to another key; or an ID or fingerprint prefix of at least four characters).
+    /// name pinned to another key; or its ID or fingerprint, in full or by a prefix of at least 80 bits).
     static func trusted(everyone: Bool, from: String?) -> @Sendable (PeerInfo) -> Bool {
         { peer in
             everyone || from.map { PeerTarget.fits(from: $0, peer) } ?? false

@@ -22,6 +22,10 @@ struct RecordTransferTests {
         for file in ["tasks.json", "heroes.json", "catalog.json"] {
             let mine = try F.temporaryStore(), theirs = try F.temporaryStore()
             _ = try mine.merge(try F.example(file))
+            // The rules are the receiver's own (a peer's snapshot installs none): imported from the same
+            // schema file, so both stores end up alike.
+            let schemaFile = file.replacingOccurrences(of: ".json", with: ".schema.json")
+            _ = try theirs.merge(RecordSnapshot(schema: try F.schema(schemaFile), records: [], origin: F.bob))
             let (alice, bob) = try await pair(receiving: theirs)
             let (snapshot, _) = try mine.snapshot(origin: alice.peerID)
             let result = try await alice.send(snapshot, to: bob.peerID)

@@ -7,6 +7,11 @@
 /// `Session`, storing and sending lines through its `Conversation`, telling the user. A peer handed in
 /// where a dial may follow carries the trust store's verdict on its announcement (`PeerInfo.trust`), so
 /// the room can apply its `ConnectionPolicy` to keys nobody asked for by name.
+///
+/// A line goes only to keys someone on this side accepted: the room dials a key by itself only when the
+/// policy accepts it (pinned, accepted in this run, `--yes`); a new key is asked about first
+/// (`.askToDial`), as the side that is dialled asks about the request, and a key nobody can be asked
+/// about is not dialled. Dialling the key would pin it and make it a member that every line goes to.
 public struct ChatRoom: Sendable {
     /// Something that happened to the room.
     public enum Event: Sendable, Equatable {
@@ -23,8 +28,13 @@ public struct ChatRoom: Sendable {
         /// `pathLost`: this side's path went away (Wi-Fi gone): a member is dialled again at once.
         case peerDisconnected(PeerInfo, pathLost: Bool, now: ContinuousClock.Instant)
         /// A dial the room made by itself (`.dial(_, unasked: true)`) failed; `refused`: the peer said no,
-        /// so the room does not dial it again.
-        case dialFailed(PeerID, refused: Bool)
+        /// so the room does not dial it again (an answer, not a failure of the network).
+        case dialFailed(PeerID, refused: Bool, now: ContinuousClock.Instant)
+        /// The person answered `.askToDial`: yes dials the peer (and accepts it for this run); no
+        /// leaves it alone for the rest of the run.
+        case dialAnswered(PeerInfo, yes: Bool, now: ContinuousClock.Instant)
+        /// The session refused the peer (its key contradicts its claims or a pin).
+        case peerRefused(PeerInfo, reason: String)
         /// The person let the peer in: not asked about again in this run.
         case peerAccepted(PeerID)
         /// A line typed for everyone (`to` nil) or for one member.
@@ -51,6 +61,11 @@ public struct ChatRoom: Sendable {
         /// A peer of the room with a key that is not pinned was not dialled (nobody would see its
         /// fingerprint). Once per peer.
         case newKeyNotDialled(PeerInfo)
+        /// Ask the person whether to dial this peer of the room, whose key nobody on this side accepted,
+        /// then report `.dialAnswered`. Once per peer while unanswered.
+        case askToDial(PeerInfo)
+        /// Show that the session refused this peer, and why. Once per key, not once per try.
+        case showRefusal(PeerInfo, reason: String)
         /// The dial limits hold peers of the room back (said once per flood).
         case dialsHeld(DialLimiter.HoldReason)
         /// A line waits in the outbox for a peer that is away.
@@ -90,8 +105,10 @@ public struct ChatRoom: Sendable {
     public private(set) var noRedial: Set<PeerID> = []
     /// Dials under way.
     public private(set) var dialing: Set<PeerID> = []
-    /// Peers the dial limits held back: dialled on a later reconnect tick.
-    public private(set) var held: Set<PeerID> = []
+    /// Peers the dial limits held back: dialled when a dial ends, or on a later reconnect tick.
+    public var held: Set<PeerID> { Set(heldPeers.keys) }
+    /// Peers whose dial waits for the person's answer (`.askToDial`).
+    public private(set) var asking: Set<PeerID> = []
     /// Lines typed while nobody was here, oldest first.
     public private(set) var heldLines: [UnaddressedLine] = []
     /// The input ended (`.inputEnded`).
@@ -101,6 +118,16 @@ public struct ChatRoom: Sendable {
     private var dialLimiter: DialLimiter
     /// New keys not dialled, reported once each.
     private var newKeysNotDialled: Set<PeerID> = []
+    /// Peers the dial limits held back (or whose dial failed, until their back-off ends), as last announced.
+    private var heldPeers: [PeerID: PeerInfo] = [:]
+    /// The peers of the dials the room made by itself, while they are under way.
+    private var dialledPeers: [PeerID: PeerInfo] = [:]
+    /// Keys the person said no to: neither asked about nor dialled again in this run.
+    private var declined: Set<PeerID> = []
+    /// Keys the session refused: shown once, not dialled again by the room.
+    private var refused: Set<PeerID> = []
+    /// The latest time an event carried: held dials are retried at it when a dial ends.
+    private var lastNow: ContinuousClock.Instant?
     /// Lines that waited in the outbox: their delivery is worth telling about.
     private var queued: Set<SentLine> = []
 
@@ -134,7 +161,8 @@ public struct ChatRoom: Sendable {
             heldLines += lines
             return []
         case .peerAvailable(let peer, let now):
-            if members[peer.id] != nil || held.contains(peer.id) || (dialsRoomPeers && localPeer < peer.id) {
+            lastNow = now
+            if members[peer.id] != nil || heldPeers[peer.id] != nil || (dialsRoomPeers && localPeer < peer.id) {
                 // One side of each pair dials (the lower ID), so the other side's person is asked about a
                 // new key instead of both dials meeting and accepting each other unasked.
                 return dialUnasked(peer, now: now)
@@ -146,25 +174,50 @@ public struct ChatRoom: Sendable {
         case .peerConnected(let peer):
             // A member now, accepted for the rest of the run; what was held goes out to it.
             dialing.remove(peer.id)
-            dialLimiter.finished(peer.id)
-            held.remove(peer.id)
+            heldPeers[peer.id] = nil
+            dialledPeers[peer.id] = nil
+            asking.remove(peer.id)
             connected[peer.id] = peer
             members[peer.id] = peer
             noRedial.remove(peer.id)
             policy.accepted(peer.id)
-            return sendHeldLines()
+            let sent = sendHeldLines()
+            return sent + slotFreed(peer.id, failed: false)
         case .peerDisconnected(let peer, let pathLost, let now):
+            lastNow = now
             dialing.remove(peer.id)
-            dialLimiter.finished(peer.id)
+            dialledPeers[peer.id] = nil
             connected[peer.id] = nil
+            var effects = slotFreed(peer.id, failed: false)
             // The peer is probably still there over another link: dial it now, not at the next tick.
-            if pathLost, members[peer.id] != nil { return dialUnasked(peer, now: now) }
-            return []
-        case .dialFailed(let peer, let refused):
+            if pathLost, members[peer.id] != nil { effects += dialUnasked(peer, now: now) }
+            return effects
+        case .dialFailed(let peer, let refused, let now):
+            lastNow = now
             dialing.remove(peer)
-            dialLimiter.finished(peer)
-            if refused { noRedial.insert(peer) }
-            return []
+            if refused {
+                noRedial.insert(peer)
+            } else if let info = dialledPeers[peer], members[peer] == nil {
+                // No answer (a full listener, a port not open yet, a forged address): tried again on a
+                // tick once its back-off ends; a member away is redialled anyway.
+                heldPeers[peer] = info
+            }
+            dialledPeers[peer] = nil
+            // "No" is an answer from a real peer; anything else (no answer, wrong key) counts as failed.
+            return slotFreed(peer, failed: !refused)
+        case .dialAnswered(let peer, let yes, let now):
+            lastNow = now
+            asking.remove(peer.id)
+            guard yes else {
+                declined.insert(peer.id)
+                return []
+            }
+            policy.accepted(peer.id)
+            return dialUnasked(peer, now: now)
+        case .peerRefused(let peer, let reason):
+            guard refused.insert(peer.id).inserted else { return [] }
+            heldPeers[peer.id] = nil
+            return [.showRefusal(peer, reason: reason)]
         case .peerAccepted(let peer):
             policy.accepted(peer)
             return []
@@ -189,7 +242,7 @@ public struct ChatRoom: Sendable {
     /// Peers among `available` the room dials again on a reconnect tick: members away, and peers the
     /// dial limits held back. Links can die without a word (a cut cable).
     public func redialCandidates(among available: [PeerInfo]) -> [PeerInfo] {
-        available.filter { (members[$0.id] != nil || held.contains($0.id)) && connected[$0.id] == nil && !dialing.contains($0.id) }
+        available.filter { (members[$0.id] != nil || heldPeers[$0.id] != nil) && connected[$0.id] == nil && !dialing.contains($0.id) }
     }
 
     /// Where each peer stands: connected and away members, then the other peers `available`.
@@ -197,7 +250,7 @@ public struct ChatRoom: Sendable {
         var rows: [(peer: PeerInfo, standing: Standing)] = connected.values.map { ($0, .connected) }
         rows += members.values.filter { connected[$0.id] == nil }.map { ($0, .away) }
         for peer in available where members[peer.id] == nil {
-            rows.append((peer, dialing.contains(peer.id) ? .connecting : held.contains(peer.id) ? .waiting : .available))
+            rows.append((peer, dialing.contains(peer.id) ? .connecting : heldPeers[peer.id] != nil || asking.contains(peer.id) ? .waiting : .available))
         }
         return rows
     }
@@ -215,24 +268,63 @@ public struct ChatRoom: Sendable {
 
     // MARK: - Private
 
-    /// Dials a peer nobody asked for by name, within the room's limits: a new key only where its
-    /// fingerprint will be seen (`ConnectionPolicy.dialsUnasked`), and no more dials than the
-    /// `DialLimiter` lets through (the rest wait for a later tick; the first hold is reported).
+    /// Dials a peer nobody asked for by name, within the room's limits: a key the policy accepts
+    /// (pinned, accepted in this run, `--yes`); a new key once the person said yes (asked once), never
+    /// where nobody can be asked; and no more dials than the `DialLimiter` lets through (the rest wait
+    /// for a free slot or a later tick; the first hold is reported).
     private mutating func dialUnasked(_ peer: PeerInfo, now: ContinuousClock.Instant) -> [Effect] {
-        guard connected[peer.id] == nil, !dialing.contains(peer.id), !noRedial.contains(peer.id) else { return [] }
+        guard connected[peer.id] == nil, !dialing.contains(peer.id), !noRedial.contains(peer.id),
+              !refused.contains(peer.id), !declined.contains(peer.id) else { return [] }
         let isMember = members[peer.id] != nil
-        guard isMember || policy.dialsUnasked(peer.id, trust: peer.trust) else {
-            return newKeysNotDialled.insert(peer.id).inserted ? [.newKeyNotDialled(peer)] : []
+        if !isMember {
+            switch policy.decide(peer.id, trust: peer.trust) {
+            case .accept:
+                break
+            case .ask:
+                return asking.insert(peer.id).inserted ? [.askToDial(peer)] : []
+            case .deny:
+                return newKeysNotDialled.insert(peer.id).inserted ? [.newKeyNotDialled(peer)] : []
+            }
         }
-        switch dialLimiter.request(peer.id, isNew: !isMember, now: now) {
+        // Pinned and accepted keys go first: they are not "new" to the limiter, which keeps slots for them.
+        let isNew = !isMember && peer.trust.pinnedKey == nil && !policy.wasAccepted(peer.id)
+        switch dialLimiter.request(peer.id, isNew: isNew, now: now) {
         case .dial:
-            held.remove(peer.id)
+            heldPeers[peer.id] = nil
             dialing.insert(peer.id)
+            dialledPeers[peer.id] = peer
             return [.dial(peer, unasked: true, announce: !isMember)]
+        case .held(.backingOff, _):
+            heldPeers[peer.id] = peer  // tried again on a tick once its back-off ends
+            return []
         case .held(let reason, let report):
-            held.insert(peer.id)
+            heldPeers[peer.id] = peer
             return report ? [.dialsHeld(reason)] : []
         }
+    }
+
+    /// A dial ended (`failed`: it reached nobody who answered): its slot goes to the peers held back,
+    /// pinned and accepted keys first, then peers never tried before those that failed, so a room
+    /// fills as fast as its handshakes go and a flood's retries wait behind what is new.
+    private mutating func slotFreed(_ peer: PeerID, failed: Bool) -> [Effect] {
+        guard let now = lastNow else {
+            dialLimiter.finished(peer, failed: failed, now: .now)
+            return []
+        }
+        dialLimiter.finished(peer, failed: failed, now: now)
+        guard !heldPeers.isEmpty else { return [] }
+        let waiting = heldPeers.values.sorted { a, b in
+            let (knownA, knownB) = (isKnown(a), isKnown(b))
+            if knownA != knownB { return knownA }
+            let (failedA, failedB) = (dialLimiter.failures(of: a.id), dialLimiter.failures(of: b.id))
+            return failedA != failedB ? failedA < failedB : a.id < b.id
+        }
+        return waiting.flatMap { dialUnasked($0, now: now) }
+    }
+
+    /// A member, a pinned key, or a key accepted in this run: dialled before new keys.
+    private func isKnown(_ peer: PeerInfo) -> Bool {
+        members[peer.id] != nil || peer.trust.pinnedKey != nil || policy.wasAccepted(peer.id)
     }
 
     /// What was typed while nobody was here goes to every member (those away get it from the outbox).

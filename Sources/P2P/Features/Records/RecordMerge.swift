@@ -55,18 +55,25 @@ extension RecordStore {
     /// Validates `snapshot` and merges it in one transaction: the schema migrates if the snapshot
     /// adds to it, then records are inserted or settled by `policy`. Throws — having changed
     /// nothing — on an invalid or incompatible schema, on any invalid record, or on a conflict
-    /// under `.failOnConflict`.
+    /// under `.failOnConflict`. A snapshot from a peer is merged with `from: .peer`
+    /// (``mergeReceived(_:policy:)`` does): judged by the store's rules, never by the peer's.
     ///
     /// Declared rules (a due date not in the past…) judge the records this merge writes, at `now`;
     /// records it leaves alone are not judged again.
     public func merge(_ snapshot: RecordSnapshot, policy: MergePolicy = .lastWriterWins, now: Date = Date(),
-                      maxInlineBinary: Int = RecordStore.defaultMaxInlineBinary) throws(RecordsError) -> MergeOutcome {
-        let issues = snapshot.schema.problems()
+                      maxInlineBinary: Int = RecordStore.defaultMaxInlineBinary,
+                      from authority: SchemaAuthority = .person) throws(RecordsError) -> MergeOutcome {
+        // A peer's constraints are dropped before anything looks at them: even checking its schema runs
+        // its patterns (against its defaults).
+        let schema = authority == .peer ? snapshot.schema.withoutConstraints : snapshot.schema
+        let issues = schema.problems()
         guard issues.isEmpty else { throw .invalidSchema(issues) }
         return try write { db in
             let stored = try Self.loadSchema(db)
-            let migration = try Migration(store: stored, snapshot: snapshot.schema)
-            let validator = RecordValidator(schema: snapshot.schema, now: now, maxInlineBinary: maxInlineBinary)
+            let migration = try Migration(store: stored, snapshot: schema, adoptsConstraints: authority == .person)
+            // A peer's records meet the store's rules: the schema after the migration is the store's own
+            // wording, with the peer's new members unconstrained.
+            let validator = RecordValidator(schema: authority == .peer ? migration.schema : schema, now: now, maxInlineBinary: maxInlineBinary)
             var records = snapshot.records
             var report = RecordValidator.Report()
             let existing = Set(stored?.entities.map(\.name) ?? [])
@@ -173,9 +180,10 @@ extension RecordStore {
 
     /// Merges a snapshot received from a peer and returns the answer for it: the outcome, or the
     /// report of why nothing was merged. Made for `RecordExchange.onSnapshot`.
+    /// The peer's schema adds columns but no rules (``SchemaAuthority/peer``).
     public func mergeReceived(_ received: Result<RecordSnapshot, RecordsError>, policy: MergePolicy = .lastWriterWins) -> RecordTransferResult {
         do throws(RecordsError) {
-            return RecordTransferResult(try merge(received.get(), policy: policy))
+            return RecordTransferResult(try merge(received.get(), policy: policy, from: .peer))
         } catch {
             return RecordTransferResult(error: error)
         }
@@ -328,7 +336,10 @@ struct Migration {
     /// Columns each existing table has before the migration.
     var existingColumns: [String: Set<String>] = [:]
 
-    init(store: RecordSchema?, snapshot: RecordSchema) throws(RecordsError) {
+    /// `adoptsConstraints`: the snapshot's wording of shared members wins when its version is at least
+    /// the store's (a file the person imports); false for a peer's snapshot, whose version, name and
+    /// constraints never replace the store's.
+    init(store: RecordSchema?, snapshot: RecordSchema, adoptsConstraints: Bool = true) throws(RecordsError) {
         guard let store else {
             schema = snapshot
             for entity in snapshot.entities { add(entity) }
@@ -342,8 +353,8 @@ struct Migration {
         var issues: [SchemaIssue] = []
         // The snapshot's wording of shared attributes (ranges, patterns, rules) wins when its schema is
         // at least as new; the store's stays otherwise. Columns are added either way.
-        let snapshotIsNewer = snapshot.version >= store.version
-        schema.version = max(store.version, snapshot.version)
+        let snapshotIsNewer = adoptsConstraints && snapshot.version >= store.version
+        if adoptsConstraints { schema.version = max(store.version, snapshot.version) }
         if snapshotIsNewer, let name = snapshot.name { schema.name = name }
         for theirs in snapshot.entities {
             guard let index = schema.entities.firstIndex(where: { $0.name == theirs.name }) else {
@@ -417,6 +428,8 @@ struct Migration {
                 }
                 if snapshotIsNewer { merged.relationships.append(local) }
             }
+            // The hash the stored JSON declared was for the entity before the columns added here.
+            merged.declaredVersionHash = nil
             schema.entities[index] = merged
         }
         if issues.isEmpty {

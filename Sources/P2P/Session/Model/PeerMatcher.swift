@@ -13,8 +13,22 @@ import Foundation
 /// could reach the wrong peer (`bob #2` in full names one). Prefixes need at least ``minimumPrefixLength`` characters, so a short
 /// name that matches nobody is not read as the start of some peer's ID.
 public struct PeerMatcher: Sendable {
-    /// The fewest characters (dashes not counted) a peer-ID or fingerprint prefix needs.
+    /// The fewest characters (dashes not counted) a peer-ID or fingerprint prefix needs to pick a peer.
     public static let minimumPrefixLength = 4
+    /// The fewest hex digits of a peer ID that identify a key (80 bits): a shorter prefix picks a peer
+    /// among those present but authorizes nothing, since a key starting with 4 given characters is
+    /// found by trying keys for seconds.
+    public static let identifyingHexDigits = 20
+    /// The fewest fingerprint characters (base32, dashes not counted) that identify a key (80 bits).
+    public static let identifyingFingerprintCharacters = 16
+
+    /// How `query` fits a peer: by its name, by a prefix long enough to identify its key (80 bits or
+    /// more of its ID or fingerprint), or by a shorter prefix, which only picks among peers present.
+    public enum Fit: Sendable, Hashable {
+        case name
+        case identifier
+        case shortPrefix
+    }
 
     /// The outcome of matching: one peer, several (the person must say more), or none.
     public enum Match: Sendable, Hashable {
@@ -65,16 +79,44 @@ public struct PeerMatcher: Sendable {
 
     /// Whether `query` names `peer` strictly enough to trust it by that (`p2p receive --from NAME`):
     /// exactly its name (its pinned name for a pinned key; never a name pinned to another key; no case
-    /// folding and no DNS-SD suffix, so `Bob` or `bob (2)` is not `bob`), or a prefix of its ID or
-    /// fingerprint of at least ``minimumPrefixLength`` characters. Judged like ``matches(in:pinned:)``.
+    /// folding and no DNS-SD suffix, so `Bob` or `bob (2)` is not `bob`), or its ID or fingerprint, in
+    /// full or by a prefix of at least 80 bits (``identifyingHexDigits``,
+    /// ``identifyingFingerprintCharacters``). A shorter prefix authorizes nothing: a stranger grinds a
+    /// key that starts with 4 given characters in seconds. Judged like ``matches(in:pinned:)``.
     public func names(_ peer: PeerInfo, pinned: [KnownPeer] = []) -> Bool {
         switch Self.nameToMatch(peer, pinned: pinned) {
         case .pinned(let name), .claimed(let name): if name == query { return true }
         case .none: break
         }
+        return prefixFit(peer) == .identifier
+    }
+
+    /// How `query` fits `peer` when it does: by name (as ``matches(in:pinned:)`` takes names), by an
+    /// identifying prefix, or by a short one; nil when it does not fit.
+    public func fit(_ peer: PeerInfo, pinned: [KnownPeer] = []) -> Fit? {
+        if matches(in: [peer], pinned: pinned).isEmpty { return nil }
+        let lowercased = query.lowercased()
+        switch Self.nameToMatch(peer, pinned: pinned) {
+        case .pinned(let name):
+            if name.lowercased() == lowercased { return .name }
+        case .claimed(let name):
+            let name = name.lowercased()
+            if name == lowercased || Self.withoutConflictSuffix(name) == lowercased { return .name }
+        case .none: break
+        }
+        return prefixFit(peer)
+    }
+
+    /// Whether the query (dashes not counted) is a prefix of the peer's ID or fingerprint, and how long.
+    private func prefixFit(_ peer: PeerInfo) -> Fit? {
         let compact = query.lowercased().replacingOccurrences(of: "-", with: "")
-        guard compact.count >= Self.minimumPrefixLength else { return false }
-        return peer.id.hex.hasPrefix(compact) || peer.fingerprint.replacingOccurrences(of: "-", with: "").hasPrefix(compact)
+        guard compact.count >= Self.minimumPrefixLength else { return nil }
+        let byID = peer.id.hex.hasPrefix(compact)
+        let byFingerprint = peer.fingerprint.replacingOccurrences(of: "-", with: "").hasPrefix(compact)
+        if (byID && compact.count >= Self.identifyingHexDigits) || (byFingerprint && compact.count >= Self.identifyingFingerprintCharacters) {
+            return .identifier
+        }
+        return byID || byFingerprint ? .shortPrefix : nil
     }
 
     /// The name a peer answers to: the name it is pinned under, the name it claims (nobody's pin), or

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# A chat room of N hosts (default 32), each a network namespace with its own dbus-daemon and avahi-daemon
+# (bound to its one veth, IPv4 only) and its own `p2p chat --yes --json` in the default room `chat`, all on
+# one bridge (itself in a namespace: nothing of it is in the root namespace). Figure: the time from the
+# last chat's start until every chat reports all N-1 others connected (496 TLS connections for 32).
+# Issue 34: the old "20 new peers a minute" dial limit made this take 71.5 s; bounds on what forged
+# announcements cost (concurrent dials, back-off, failures counted) must not cost a real room its mesh.
+# Run it against two binaries in the same sitting for a before/after figure (P2P_BIN=... twice). Prints
+# the load average before and after (a figure taken at load >= 1 is not a quiet-machine figure).
+#
+# usage: Benchmarks/room_mesh.sh [--hosts N] [--timeout SECONDS]      (root: network namespaces)
+# env:   P2P_BIN (default .build/release/p2p)
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ME=room_mesh.sh
+. "$ROOT/scripts/_common.sh"
+P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
+[[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
+HOSTS=32 TIMEOUT=180
+while [ $# -gt 0 ]; do
+  case $1 in
+    --hosts) HOSTS=$2; shift 2 ;;
+    --timeout) TIMEOUT=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+need_root bench
+[ -x "$P2P" ] || die "no p2p binary at $P2P"
+[ "$HOSTS" -ge 2 ] && [ "$HOSTS" -le 200 ] || die "--hosts is 2 to 200"
+PFX=p2prm$$
+STATE=$(mktemp -d /run/p2p-room-mesh.XXXXXX)   # 0700, root's
+hub() { echo "${PFX}H"; }
+host_ns() { echo "${PFX}h$1"; }
+cleanup() {
+  local i f
+  for f in "$STATE"/*/avahi.pid; do stop_pidfile "$f" >/dev/null; done
+  for f in "$STATE"/*/dbus.pid; do stop_pidfile "$f" >/dev/null; done
+  for i in $(seq 1 "$HOSTS"); do ip netns del "$(host_ns "$i")" 2>/dev/null; done
+  ip netns del "$(hub)" 2>/dev/null
+  rm -rf "$STATE"
+}
+trap cleanup EXIT
+
+# in_host I CMD...: CMD in host I's namespace, with its own /run/dbus and /run/avahi-daemon.
+in_host() {
+  local i=$1 d=$STATE/$1; shift
+  DBUS_SYSTEM_BUS_ADDRESS=unix:path=$d/run-dbus/system_bus_socket AVAHI_COMPAT_NOWARN=1 \
+    exec ip netns exec "$(host_ns "$i")" unshare -m sh -c \
+    'mount --bind "$1" /run/dbus && mount --bind "$2" /run/avahi-daemon && shift 2 && exec "$@"' sh "$d/run-dbus" "$d/run-avahi" "$@"
+}
+export -f in_host host_ns 2>/dev/null
+export STATE PFX
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+mkdir -p /run/dbus /run/avahi-daemon
+ip netns add "$(hub)"
+ip -n "$(hub)" link add br0 type bridge mcast_snooping 0
+ip -n "$(hub)" link set br0 up
+for i in $(seq 1 "$HOSTS"); do
+  ip netns add "$(host_ns "$i")"
+  ip link add "rmv$i-$$" netns "$(host_ns "$i")" type veth peer name "rmh$i-$$" netns "$(hub)"
+done
+for i in $(seq 1 "$HOSTS"); do
+  n=$(host_ns "$i")
+  v=rmv$i-$$ h=rmh$i-$$
+  ip -n "$(hub)" link set "$h" master br0 up
+  ip -n "$n" link set lo up
+  ip -n "$n" addr add "10.213.9.$i/24" dev "$v"
+  ip -n "$n" link set "$v" up
+  d=$STATE/$i
+  mkdir -p "$d/run-dbus" "$d/run-avahi"
+  avahi_conf "mesh$i" "$v" >"$d/avahi-daemon.conf"
+  start_bg "$d/dbus.pid" dbus-daemon "$d/dbus.log" bash -c 'in_host "$@"' _ "$i" dbus-daemon --system --nofork
+done
+for i in $(seq 1 "$HOSTS"); do
+  DBUS_SYSTEM_BUS_ADDRESS=unix:path=$STATE/$i/run-dbus/system_bus_socket wait_daemon "$STATE/$i/dbus.pid" 20 bus_up || die "dbus in host $i did not come up"
+  start_bg "$STATE/$i/avahi.pid" avahi-daemon "$STATE/$i/avahi.log" \
+    bash -c 'in_host "$@"' _ "$i" avahi-daemon -f "$STATE/$i/avahi-daemon.conf" --no-drop-root --no-chroot
+done
+for i in $(seq 1 "$HOSTS"); do
+  DBUS_SYSTEM_BUS_ADDRESS=unix:path=$STATE/$i/run-dbus/system_bus_socket wait_daemon "$STATE/$i/avahi.pid" 30 avahi_running || die "avahi in host $i did not come up"
+done
+say "$HOSTS hosts up, each with its own avahi-daemon; load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$P2P" "$HOSTS" "$TIMEOUT" "$STATE" <<'PY'
+import json, os, subprocess, sys, threading, time
+p2p, hosts, timeout, state = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+connected, lock, full_at, procs = [set() for _ in range(hosts)], threading.Lock(), [None] * hosts, []
+def reader(i, stream):
+    for line in stream:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        with lock:
+            if event.get("event") == "connected":
+                connected[i].add(event.get("id"))
+                if len(connected[i]) == hosts - 1 and full_at[i] is None:
+                    full_at[i] = time.monotonic()
+            elif event.get("event") == "disconnected":
+                connected[i].discard(event.get("id"))
+def in_host(i, *command):
+    return ["bash", "-c", 'in_host "$@"', "_", str(i + 1)] + list(command)
+# Identities first, so key generation is not part of the figure.
+for i in range(hosts):
+    home = os.path.join(state, str(i + 1), "home")
+    subprocess.run([p2p, "id", "--json"], env=dict(os.environ, P2P_HOME=home), stdout=subprocess.DEVNULL, check=True)
+start = time.monotonic()
+for i in range(hosts):
+    home = os.path.join(state, str(i + 1), "home")
+    proc = subprocess.Popen(in_host(i, "env", "P2P_HOME=" + home, p2p, "chat", "--yes", "--json", "--name", "host%02d" % (i + 1)),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    procs.append(proc)
+    threading.Thread(target=reader, args=(i, proc.stdout), daemon=True).start()
+launched = time.monotonic()
+timeline, next_sample = [], launched + 1
+while time.monotonic() < launched + timeout:
+    with lock:
+        if all(full_at):
+            break
+        if time.monotonic() >= next_sample:
+            timeline.append(sum(len(c) for c in connected) // 2)
+            next_sample += 1
+    time.sleep(0.05)
+with lock:
+    done = all(full_at)
+    links = sum(len(c) for c in connected) // 2
+    last = max(t for t in full_at if t) if any(full_at) else None
+for proc in procs:
+    proc.stdin.close()
+for proc in procs:
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+print(json.dumps({"hosts": hosts, "meshFormed": done, "connections": links, "launchSeconds": round(launched - start, 2),
+                  "meshSecondsFromLastStart": round(last - launched, 2) if done else None,
+                  "meshSecondsFromFirstStart": round(last - start, 2) if done else None,
+                  "connectionsEachSecond": timeline}))
+sys.exit(0 if done else 1)
+PY
+rc=$?
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+exit $rc
