@@ -69,6 +69,14 @@ import Testing
         #expect(NobodySeen.causes(counterpart: nil, evidence: .none).contains("nobody else runs p2p on this network"))
     }
 
+    /// `/msg zed`: who is here is listed as here; a member who left is not shown as present.
+    @Test func msgToNobodyListsWhoIsHereApartFromWhoLeft() {
+        let text = PrivateLineTarget.nobodyCalled("zed", connected: [bob], away: [alice])
+        #expect(text == "nobody called zed is in this chat; here: \(PeerTarget.label(bob)); "
+                + "away (a /msg waits for them): \(PeerTarget.label(alice)); nothing was sent")
+        #expect(PrivateLineTarget.nobodyCalled("zed", connected: [], away: [alice]).hasPrefix("nobody called zed is in this chat; nobody is here now; away"))
+    }
+
     @Test func aTimeoutNamesWhoDidNotAnswer() {
         #expect(PeerTarget.connectFailure(.timedOut(seconds: 10), to: "bob") == .failed("bob did not answer within 10 s"))
         #expect(PeerTarget.connectFailure(.denied(by: "bob"), to: "bob").exitCode(denial: ExitStatus.denied) == ExitStatus.denied)
