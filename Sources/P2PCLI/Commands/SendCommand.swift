@@ -7,10 +7,8 @@ import P2P
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send files or directories to peers running `p2p receive`.",
+        abstract: "Send files and folders (or standard input, or a short text) to peers running `p2p receive`.",
         discussion: """
-            Sends files and folders (or standard input, or a short text) to peers running `p2p receive`.
-
             Examples:
               p2p send --to bob photos/ notes.txt      one question at bob, then all of it
               p2p send --all report.pdf                to every receiver on the network
