@@ -143,6 +143,11 @@ extension GameLoop {
             (state.status, state.statusColor) = status(of: game, against: opponent)
             if game.game.state == .myTurn { state.cursor = cursor }
             if case .done(.won(_, let line)) = game.game.state { state.winningLine = line }
+            // On a line of its own, so a long name cannot cut the [y/n] off.
+            if model.asksRematch {
+                state.question = [game.opponentWantsNextRound ? "\(Terminal.sanitize(opponent.displayName)) wants another round: play again? [y/n]"
+                                                             : "Another round? [y/n] (n or q leaves)"]
+            }
         } else {
             state.peers = pickList
             selection = min(selection, max(pickList.count - 1, 0))
@@ -168,9 +173,7 @@ extension GameLoop {
         case .done(let outcome):
             let result = game.game.result ?? .aborted
             let color: Terminal.Color = result == .win ? .green : result == .lose ? .red : .yellow
-            let next = !model.asksRematch ? "" : game.opponentWantsNextRound
-                ? " \(name) wants another round: play again? [y/n]" : " Another round? [y/n]"
-            return (GameView.headline(result, outcome: outcome, opponent: opponent) + next, color)
+            return (GameView.headline(result, outcome: outcome, opponent: opponent), color)
         }
     }
 }
