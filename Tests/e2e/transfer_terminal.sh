@@ -121,7 +121,7 @@ if wait_exit ralice 20; then check "records send exits 0 (exit $EXIT_RC)" [ "$EX
 # ---------------------------------------------------------------- receive --text through a pipe
 PORT2=$(free_port)
 start_bg carol env P2P_HOME="$(home carol)" "$LAB" exec B "$P2P" receive --text --from alice --name carol --port "$PORT2" --dir "$E2E_TMP/inbox"
-check "carol's receive --text waits (on stderr)" wait_for "$E2E_TMP/carol.err" "Waiting for files as carol" 20
+check "carol's receive --text waits (on stderr)" wait_for "$E2E_TMP/carol.err" "Waiting for a text as carol" 20
 run env P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" send --name alice --connect "$ADDR_B:$PORT2" --text "$TEXT" >"$E2E_TMP/alice3.out" 2>&1
 check "alice's second text is delivered" grep -q "Delivered a text" "$E2E_TMP/alice3.out"
 if wait_exit carol 15; then check "receive --text exits 0 after the first text (exit $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "receive --text still running" carol; fi
