@@ -92,4 +92,31 @@ import Testing
         #expect(piped.handle(.invited(bob, dialing: nil, playing: false, questionShown: false)) == [.answer(accept: true)],
                 "the lost opponent is back: no --yes needed")
     }
+
+    @Test func aPersonIsAskedBeforeAnotherRoundYesAsksForItAndNoLeaves() {
+        var atTerminal = GameModel(interactive: true, scripted: false)
+        #expect(atTerminal.handle(.rematchAnswered(true)) == [], "no question, no answer")
+        _ = atTerminal.handle(.roundOver)
+        #expect(atTerminal.asksRematch)
+        #expect(atTerminal.handle(.rematchAnswered(true)) == [.nextRound])
+        #expect(!atTerminal.asksRematch)
+        _ = atTerminal.handle(.roundOver)
+        #expect(atTerminal.handle(.rematchAnswered(false)) == [.leaveOpponent])
+        _ = atTerminal.handle(.roundOver)
+        _ = atTerminal.handle(.opponentGone(bob, onPurpose: true))
+        #expect(!atTerminal.asksRematch, "an opponent who left is not asked about")
+        var piped = GameModel(interactive: false, scripted: true)
+        _ = piped.handle(.roundOver)
+        #expect(!piped.asksRematch, "a pipe goes on after the pause")
+    }
+
+    @Test func everyOpponentsFinalScoreIsKeptForTheTerminalAfterTheScreenIsGone() {
+        let carol = PeerInfo(id: PeerID(bytes: Array(repeating: 3, count: 16)), displayName: "carol", sessionID: "game")
+        var game = GameModel(interactive: true, scripted: false)
+        #expect(game.finalScoreLines.isEmpty)
+        _ = game.handle(.gameEnded(bob, score: .init(wins: 1)))
+        _ = game.handle(.gameEnded(carol, score: .init(losses: 2, draws: 1)))
+        _ = game.handle(.gameEnded(bob, score: .init(wins: 2, draws: 1)))  // bob came back: one line, the latest score
+        #expect(game.finalScoreLines == ["Final score: you 2 – bob 0 (1 draw)", "Final score: you 0 – carol 2 (1 draw)"])
+    }
 }

@@ -65,14 +65,39 @@ import Testing
         #expect(error.description.hasPrefix("no receiver appeared within 2.5 s; no peers were seen"))
     }
 
-    /// Nobody seen at all: whether the daemon showed our own announcement tells the network apart
-    /// from the daemon, and each says what to do.
-    @Test func notFoundSaysWhetherTheNetworkOrTheDaemonIsTheSuspect() {
-        let network = PeerTarget.notFound("bob", role: "receiver", seen: [], within: 5, seesItself: true).description
-        #expect(network.contains("though the mDNS daemon answers and shows this machine's own announcement: multicast is not getting through"))
-        #expect(network.contains("--connect HOST:PORT") && network.contains("p2p doctor"))
+    /// Nobody seen at all: a daemon that does not show this machine's own announcement is named; otherwise
+    /// silence proves nothing about the network, so the causes are listed in order, nobody running p2p first.
+    @Test func nobodySeenListsTheLikelyCausesInOrderAndBlamesTheDaemonOnlyOnEvidence() {
+        let silent = PeerTarget.notFound("bob", role: "receiver", seen: [], within: 5, seesItself: true).description
+        #expect(!silent.contains("multicast is not getting through"), "no proof that multicast is blocked")
+        #expect(silent.contains("the mDNS daemon works: it shows this machine's own announcement"))
+        let nobody = silent.range(of: "nobody runs `p2p receive` with this session ID")
+        let multicast = silent.range(of: "multicast does not get through")
+        let firewall = silent.range(of: "a firewall drops mDNS (UDP port 5353)")
+        #expect(nobody != nil && multicast != nil && firewall != nil, "\(silent)")
+        if let nobody, let multicast, let firewall {
+            #expect(nobody.lowerBound < multicast.lowerBound && multicast.lowerBound < firewall.lowerBound, "most likely first")
+        }
+        #expect(silent.contains("--connect HOST:PORT") && silent.contains("p2p doctor"))
         let daemon = PeerTarget.notFound("bob", role: "receiver", seen: [], within: 5, seesItself: false).description
         #expect(daemon.contains("did not show even this machine's own announcement: is avahi-daemon running"))
+        #expect(!daemon.contains("multicast"), "the daemon is the suspect, on evidence")
+    }
+
+    /// A peer that takes a connection where it was last reached runs: only its announcements are lost.
+    @Test func aReachablePeerLeavesOnlyTheNetworkCauses() {
+        let causes = NobodySeen.causes(counterpart: nil, evidence: .peerReachable)
+        #expect(!causes.contains("nobody runs"))
+        #expect(causes.contains("multicast does not get through") && causes.contains("a firewall drops mDNS (UDP port 5353)"))
+        #expect(NobodySeen.causes(counterpart: nil, evidence: .none).contains("nobody else runs p2p on this network"))
+    }
+
+    /// `/msg zed`: who is here is listed as here; a member who left is not shown as present.
+    @Test func msgToNobodyListsWhoIsHereApartFromWhoLeft() {
+        let text = PrivateLineTarget.nobodyCalled("zed", connected: [bob], away: [alice])
+        #expect(text == "nobody called zed is in this chat; here: \(PeerTarget.label(bob)); "
+                + "away (a /msg waits for them): \(PeerTarget.label(alice)); nothing was sent")
+        #expect(PrivateLineTarget.nobodyCalled("zed", connected: [], away: [alice]).hasPrefix("nobody called zed is in this chat; nobody is here now; away"))
     }
 
     @Test func aTimeoutNamesWhoDidNotAnswer() {
@@ -173,8 +198,8 @@ import Testing
 
     @Test func theHintNamesTheCommandToRunOverThere() {
         #expect(PeerTarget.notFound("carol", role: "peer", seen: [], within: 10, counterpart: "p2p chat").description
-            .contains("run `p2p chat` on the other machine"))
-        #expect(PeerTarget.notFound("bob", role: "receiver", seen: [], within: 10).description.contains("run `p2p receive` on the other machine"))
+            .contains("nobody runs `p2p chat` with this session ID on the network (start it on the other machine)"))
+        #expect(PeerTarget.notFound("bob", role: "receiver", seen: [], within: 10).description.contains("nobody runs `p2p receive`"))
     }
 
     @Test func aRenamedReceiverSaysHowToReachIt() {

@@ -62,4 +62,28 @@ import Testing
         #expect(GameView.finalScore(score, opponent: "bob") == "Final score: you 2 – bob 1 (1 draw)")
         #expect(GameView.finalScore(GameProtocol.Score(), opponent: "bob") == "Final score: you 0 – bob 0")
     }
+
+    /// A send of several top-level items is not "2 files, 161 B in 2 items": it names them.
+    @Test func anOfferSaysWhatItHoldsNotHowManyItems() {
+        #expect(ReceiveLoop.contents(name: "2 items", fileCount: 2, size: 161, roots: ["a.txt", "b.txt"]) == "2 files, 161 B: a.txt, b.txt")
+        #expect(ReceiveLoop.contents(name: "many/", fileCount: 5, size: 3 << 10, roots: ["many/"]) == "5 files, 3.0 KiB in many/")
+        #expect(ReceiveLoop.contents(name: "notes.txt", fileCount: 1, size: 161, roots: ["notes.txt"]) == "notes.txt (161 B)")
+    }
+
+    /// `receive --text` waits for a text, which goes to standard output: no folder is written.
+    @Test func receiveTextDoesNotSayItWaitsForFilesIntoAFolder() {
+        let text = ReceiveCommand.waiting(as: "bob", fingerprint: "ab12", port: 24242, text: true, into: "/in")
+        #expect(text == "Waiting for a text as bob (ab12), port 24242; it goes to standard output")
+        #expect(ReceiveCommand.waiting(as: "bob", fingerprint: "ab12", port: 24242, text: false, into: "/in")
+                == "Waiting for files as bob (ab12), port 24242, into /in")
+    }
+
+    /// `receive --help` describes the questions as they are asked now, and the exit codes as they are.
+    @Test func receiveHelpDescribesTheQuestionsThatExist() {
+        let help = ReceiveCommand.helpMessage(columns: 200)
+        #expect(!help.contains("asked one by one"), "no per-file questions for p2p send")
+        #expect(!help.contains("accept everything in it?"), "no folder question")
+        #expect(help.contains("Examples:"))
+        #expect(help.contains("1 error (such as a --dir"))
+    }
 }

@@ -157,10 +157,15 @@ struct GameProtocolTests {
         try table.play([1, 2, 3, 5, 4, 6, 8, 7, 9])
         #expect(table.results(at: Table.alice) == [.draw])
         #expect(table.results(at: Table.bob) == [.draw])
-        // Alice's pause ends first: her NEW_ROUND starts round 2 on both sides; bob's timer then does nothing.
+        // Alice wants another round first: bob is told and waits for his player; round 2 begins when he wants it too.
         table.run(Table.alice) { $0.nextRound() }
-        #expect(table.players[Table.bob].round == 2)
+        #expect(table.players[Table.bob].round == 1, "bob's player has not agreed yet")
+        #expect(table.events[Table.bob].last == .opponentWantsNextRound(round: 2))
+        #expect(table.players[Table.bob].opponentWantsNextRound)
+        #expect(table.players[Table.alice].waitsForOpponent)
         table.run(Table.bob) { $0.nextRound() }
+        #expect(table.players[Table.bob].round == 2)
+        #expect(!table.players[Table.alice].waitsForOpponent)
         #expect(table.sent[Table.bob].filter { $0.kind == .newRound }.count == 2)
         #expect(table.players[Table.bob].game.myMark == .x, "round 2: bob rolled 200 against 100")
         try table.play([5, 1, 9, 2, 3, 7, 6])  // bob is X: 5 9 3 6, the line 3-6-9
@@ -168,6 +173,33 @@ struct GameProtocolTests {
         #expect(table.results(at: Table.alice) == [.draw, .lose])
         #expect(table.players[Table.alice].score == .init(losses: 1, draws: 1))
         #expect(table.players[Table.bob].score == .init(wins: 1, draws: 1))
+    }
+
+    @Test func aSecondRoundNeedsBothPlayersAndTheEarlyCommitIsHeldNotRefused() throws {
+        var table = Table(alice: LoadedDie(700, 100), bob: LoadedDie(300, 200))
+        table.run(Table.alice) { $0.start() }
+        try table.play([1, 4, 2, 5, 3])
+        // A crafted bob starts round 2 at once (NEW_ROUND and COMMIT): alice's player is asked, nothing is refused.
+        let bobsRoll = DieRoll(value: 200, nonce: [UInt8](repeating: 5, count: 32))
+        table.inject(GameMessage(round: 2, .newRound), to: Table.alice, forward: false)
+        table.inject(GameMessage(round: 2, .commit(bobsRoll.commitment)), to: Table.alice, forward: false)
+        #expect(table.violations(at: Table.alice).isEmpty)
+        #expect(table.players[Table.alice].round == 1 && table.players[Table.alice].opponentWantsNextRound)
+        #expect(table.sent[Table.alice].last?.kind == .move, "nothing of round 2 goes out before alice agrees")
+        // Anything more for round 2 before she agrees is refused: a second COMMIT, a REVEAL, a move.
+        var more = table
+        more.inject(GameMessage(round: 2, .commit(bobsRoll.commitment)), to: Table.alice, forward: false)
+        #expect(more.violations(at: Table.alice).map(\.code) == [.unexpected])
+        var jump = table
+        jump.inject(GameMessage(round: 3, .newRound), to: Table.alice, forward: false)
+        #expect(jump.violations(at: Table.alice).map(\.code) == [.unexpected], "no round skipped ahead")
+        // She agrees: round 2 begins with bob's held commitment, and her roll is revealed to it.
+        let output = table.players[Table.alice].nextRound()
+        #expect(output.messages.map(\.kind) == [.newRound, .commit, .reveal])
+        #expect(table.players[Table.alice].round == 2 && !table.players[Table.alice].opponentWantsNextRound)
+        table.inject(GameMessage(round: 2, .reveal(roll: bobsRoll.value, nonce: bobsRoll.nonce)), to: Table.alice, forward: false)
+        #expect(table.events[Table.alice].last == .roundStarted(round: 2, mark: .o), "bob rolled 200 against her 100")
+        #expect(table.violations(at: Table.alice).isEmpty)
     }
 
     @Test func nextRoundWaitsForTheCurrentOneToEnd() {
@@ -270,6 +302,7 @@ struct GameProtocolTests {
         table.inject(table.bobsMove(6), to: Table.alice)
         #expect(table.violations(at: Table.alice).count == 1, "one refusal per round, never a refusal war")
         table.run(Table.bob) { $0.nextRound() }
+        table.run(Table.alice) { $0.nextRound() }
         #expect(table.players[Table.alice].round == 2)
         try table.play([5, 1, 9, 2, 3, 7, 6])
         #expect(table.results(at: Table.bob) == [.aborted, .win])

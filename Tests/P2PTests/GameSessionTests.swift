@@ -117,7 +117,8 @@ struct GameSessionTests {
         #expect(refusals() == [GameViolation.Code.badReveal.rawValue])
         #expect(alice.game.result == .aborted)
 
-        // Round 2: an honest low roll makes alice X; the cheater moves anyway.
+        // Round 2 (alice's player wants it: it begins once both do): an honest low roll makes alice X; the cheater moves anyway.
+        alice.games.nextRound()
         try send(GameMessage(round: 2, .newRound))
         try send(GameMessage(round: 2, .commit(low.commitment)))
         try send(GameMessage(round: 2, .reveal(roll: low.value, nonce: low.nonce)))
@@ -131,6 +132,7 @@ struct GameSessionTests {
 
         // Round 3: the cheater is X, plays 5, alice 1, then the cheater plays 5 again.
         let high = DieRoll(value: 999_999, nonce: [UInt8](repeating: 4, count: 32))
+        alice.games.nextRound()
         try send(GameMessage(round: 3, .newRound))
         try send(GameMessage(round: 3, .commit(high.commitment)))
         try send(GameMessage(round: 3, .reveal(roll: high.value, nonce: high.nonce)))

@@ -3,7 +3,8 @@
 # each other by DNS-SD and play three scripted rounds to a win, a loss and a draw, with the same
 # results on both sides; a crafted peer that reveals a roll it did not commit to, moves out of turn and
 # plays a taken square is refused each time; the interactive view, driven through tmux in an 80x24
-# pane with NO_COLOR, shows the moves, and a killed opponent shows as "Opponent disconnected".
+# pane with NO_COLOR, shows the moves, asks before a rematch (and waits for the answer), a killed
+# opponent shows as "Opponent disconnected", and the final scores stay on the terminal after it quits.
 # Needs root (lab.sh up) and tmux. The lab prefix, session IDs and names are unique per run, so other
 # labs and games on this machine are left alone.
 . "$(dirname "$0")/lib.sh"
@@ -137,6 +138,24 @@ if wait_json 20 frank event=game-start >/dev/null; then
   check "the screen fits 80 columns" [ "$(screen | "$PYTHON" -c 'import sys; print(max(len(l.rstrip("\n")) for l in sys.stdin))')" -le 80 ]
   check "NO_COLOR: no colour escapes on the screen" no_color
   screen >"$E2E_TMP/screen.txt"
+  # Round 1 to its end: frank's moves wait for his turn (a taken square is only reported); erin's keys
+  # follow, each on her turn: as X she wins on 3-5-7, as O the board fills to a draw.
+  for m in 8 3 4 6 7 9; do send_line frank "$m"; done
+  [ "$erin" = X ] && keys="3 7" || keys="7 6"
+  for k in $keys; do
+    wait_until 10 shows "Your turn" || { fail "erin's turn to play $k never came" frank; screen; break; }
+    $T send-keys -t game "$k"
+    wait_json 10 frank event=move by=peer square="$k" >/dev/null || fail "key $k did not reach frank" frank
+  done
+  if wait_json 10 frank event=game-over round=1 >/dev/null; then pass "round 1 is over"; else fail "round 1 never ended" frank; screen; fi
+  check "erin is asked before another round" wait_until 5 shows "Another round\? \[y/n\]|wants another round: play again\? \[y/n\]"
+  # frank (a pipe) wants another round after 3 s: erin is told, and nothing starts until she says yes.
+  check "erin is told that frank wants another round" wait_until 15 shows "frank-$$ wants another round: play again\? \[y/n\]"
+  check "round 2 waits for erin's answer (frank has no round 2)" [ "$(count_json frank event=game-start round=2)" = 0 ]
+  check "the final board of round 1 is still shown while she decides" shows "Round 1 · score: you [01] "
+  $T send-keys -t game y
+  if wait_json 15 frank event=game-start round=2 >/dev/null; then pass "y starts round 2 on both sides"; else fail "y did not start round 2" frank; screen; fi
+  check "erin's screen shows round 2" wait_until 10 shows "Round 2 · score: you [01] "
   stop_proc frank   # SIGTERM: frank leaves politely...
   if wait_until 15 shows "left the game"; then pass "erin is told frank left"; else fail "erin was not told frank left" "$E2E_TMP/screen.txt"; screen; fi
   check "erin is back at the picker" wait_until 5 shows "Opponents on the network"
@@ -159,6 +178,9 @@ fi
 $T send-keys -t game q
 pane=$($T display -p -t game '#{pane_pid}' 2>/dev/null)
 check "q at the picker quits p2p game" wait_until 10 bash -c '! pgrep -P "$1" -f "p2p game" >/dev/null' _ "$pane"
+# The game's screen is gone; what was played stays on the terminal.
+check "after quitting, frank's final score stays on the terminal" wait_until 5 shows "^Final score: you [0-9] – frank-$$ [0-9]"
+check "after quitting, gina's final score stays too" shows "^Final score: you 0 – gina-$$ 0"
 $T kill-server 2>/dev/null
 
 # ---------------------------------------------------------------- nothing left behind

@@ -15,6 +15,8 @@
 #    by hand (`p2p peers add`) leads a sender that never reached carol to her by name, refusing (and
 #    pinning nobody) when the name asked for is not the one that answers there;
 #  - `p2p doctor`: every check passes on a working network (--to a peer: its address takes a connection);
+#    with mDNS dropped by a firewall it lists the causes (a firewall among them), and --to a pinned peer
+#    whose announcements are lost exits 1;
 #    a firewalled port fails with the silence and the firewall named; with multicast dropped, its own
 #    announcement still comes back and "other peers" points at multicast.
 #  - two links between A and B, the one in use set down: a chat line typed at once arrives over the other
@@ -189,13 +191,23 @@ check "the sender said it dialled carol where she was last reached" grep -q "car
 in_lab "$DUAL" A doctor3 aliced doctor --timeout 2
 exits doctor3 20 0 "p2p doctor with multicast dropped has nothing failing on this host"
 check "doctor says its own announcement came back" grep -q "ok   own announcement" "$E2E_TMP/doctor3.out"
-check "doctor says no other peer answered and points at multicast" grep -q "??   other peers: none answered within 2 s. If p2p runs on another machine, multicast does not get through" "$E2E_TMP/doctor3.out"
+check "doctor says no other peer answered and lists the causes, a firewall among them" grep -q "??   other peers: none answered within 2 s; likely causes, most likely first: nobody else runs p2p on this network; multicast does not get through between the machines .*; a firewall drops mDNS (UDP port 5353)" "$E2E_TMP/doctor3.out"
+# carol is pinned and takes a connection where she was last reached, but her mDNS is dropped: doctor
+# --to carol says so, rules out "nobody runs p2p", and fails (others cannot find her).
+in_lab "$DUAL" A doctor4 aliced doctor --to "carol-$TAG" --timeout 2
+exits doctor4 20 1 "p2p doctor --to carol (reachable, but her mDNS dropped by B's firewall) exits 1"
+check "doctor says carol takes a connection but her announcements are lost: multicast or a firewall dropping mDNS" \
+  grep -q "FAIL peer carol-$TAG: did not answer by mDNS, though .*:24242, where it was last reached, takes a connection: it runs and takes connections, so its announcements are lost on the way: multicast does not get through between the machines .*, or a firewall drops mDNS (UDP port 5353)" "$E2E_TMP/doctor4.out"
+# On B itself, behind the firewall, doctor names the firewall too (whichever check it falls under).
+in_lab "$DUAL" B doctor5 carol doctor --timeout 2
+wait_exit doctor5 20 || fail "doctor in B did not finish" doctor5
+check "doctor behind the firewall names a firewall dropping mDNS" grep -q "firewall .*drops mDNS (UDP port 5353)" "$E2E_TMP/doctor5.out"
 in_lab "$DUAL" A stranger aliced send --name "alice-$TAG" --to "dave-$TAG" --timeout 4 "$E2E_TMP/second.txt"
 exits stranger 20 3 "a send to a name never seen, with multicast dropped, gives up"
-if grep -q "no receiver called dave-$TAG appeared within 4 s; no peers were seen at all, though the mDNS daemon answers and shows this machine's own announcement: multicast is not getting through" "$E2E_TMP/stranger.err"; then
-  pass "the error says the daemon works and multicast does not get through, and what to use instead"
+if grep -q "no receiver called dave-$TAG appeared within 4 s; no peers were seen at all (the mDNS daemon works: it shows this machine's own announcement); likely causes, most likely first: nobody runs \`p2p receive\` with this session ID on the network (start it on the other machine); multicast does not get through between the machines .*; a firewall drops mDNS (UDP port 5353) .*--connect HOST:PORT" "$E2E_TMP/stranger.err"; then
+  pass "the error says the daemon works, lists the causes in order (nobody running p2p first) and what to use instead"
 else
-  fail "the stranger's error does not point at the network" stranger
+  fail "the stranger's error does not list the causes" stranger
 fi
 
 # An address added by hand for a peer never reached: with multicast dropped, only it leads to carol.

@@ -63,7 +63,7 @@ mkdir -p "$E2E_TMP/two/notes"
 echo "not for you" >"$E2E_TMP/two/note.txt"
 for i in 1 2; do echo "note $i" >"$E2E_TMP/two/notes/n$i.txt"; done
 start_bg alice2 env P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" send --name alice --connect "$ADDR_B:$PORT" "$E2E_TMP/two/note.txt" "$E2E_TMP/two/notes"
-see 15 bob 'alice offers 3 files, [0-9]+ B in 2 items \((note\.txt, notes/|notes/, note\.txt)\) — accept\?' "an offer of 2 items names them"
+see 15 bob 'alice offers 3 files, [0-9]+ B: (note\.txt, notes/|notes/, note\.txt) — accept\?' "an offer of 2 items names them (not \"in 2 items\")"
 tm send-keys -t bob n
 if wait_exit alice2 20; then check "a declined send exits 6 (exit $EXIT_RC)" [ "$EXIT_RC" = 6 ]; else fail "the declined send still running" alice2; fi
 check "the sender says declined, once ($(grep -c declined "$E2E_TMP/alice2.err") lines)" [ "$(grep -c declined "$E2E_TMP/alice2.err")" = 1 ]
@@ -121,7 +121,7 @@ if wait_exit ralice 20; then check "records send exits 0 (exit $EXIT_RC)" [ "$EX
 # ---------------------------------------------------------------- receive --text through a pipe
 PORT2=$(free_port)
 start_bg carol env P2P_HOME="$(home carol)" "$LAB" exec B "$P2P" receive --text --from alice --name carol --port "$PORT2" --dir "$E2E_TMP/inbox"
-check "carol's receive --text waits (on stderr)" wait_for "$E2E_TMP/carol.err" "Waiting for files as carol" 20
+check "carol's receive --text waits (on stderr)" wait_for "$E2E_TMP/carol.err" "Waiting for a text as carol" 20
 run env P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" send --name alice --connect "$ADDR_B:$PORT2" --text "$TEXT" >"$E2E_TMP/alice3.out" 2>&1
 check "alice's second text is delivered" grep -q "Delivered a text" "$E2E_TMP/alice3.out"
 if wait_exit carol 15; then check "receive --text exits 0 after the first text (exit $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "receive --text still running" carol; fi

@@ -165,9 +165,8 @@ extension ChatLoop {
         case .one(let one):
             peer = one
         case .none:
-            let known = model.room.members.values.map(PeerTarget.label).sorted()
-            return view.error("command", "nobody called \(Terminal.sanitize(name)) is in this chat"
-                              + (known.isEmpty ? "" : "; members: " + known.joined(separator: ", ")) + "; nothing was sent")
+            let away = model.room.members.values.filter { model.room.connected[$0.id] == nil }
+            return view.error("command", PrivateLineTarget.nobodyCalled(name, connected: Array(model.room.connected.values), away: away))
         case .ambiguous(let candidates):
             return view.error("command", "\(Terminal.sanitize(name)) could be \(candidates.map(PeerTarget.label).joined(separator: " or ")): "
                               + "say which by the start of a fingerprint; nothing was sent")

@@ -15,7 +15,10 @@ struct DoctorCommand: AsyncParsableCommand {
             and addresses in use; this machine's own announcement comes back (the daemon and this host are \
             fine); other p2p peers answer (multicast gets through the network); and, given a peer \
             (HOST:PORT, or --to NAME as `p2p peers` shows it), whether its addresses take a TCP connection \
-            (refused, no answer: a firewall, no route). Exit 0 when every check passed, 1 otherwise.
+            (refused, no answer: a firewall, no route). A peer named with --to must also answer by mDNS. \
+            Exit 0 when every check passed, 1 otherwise (a check failed, or the peer asked for was not found \
+            or not reached).
+            Examples: p2p doctor; p2p doctor --to bob; p2p doctor 192.168.1.20:24242
             """
     )
 
@@ -80,16 +83,18 @@ struct DoctorCommand: AsyncParsableCommand {
             verdict(true, "own announcement", "this machine's test announcement came back: the daemon and this host work")
         } else {
             verdict(false, "own announcement", "this machine's test announcement did not come back within \(PeerTarget.duration(timeout)): "
-                + "the daemon may not use this interface (avahi's allow-interfaces), or it is overloaded")
+                + "the daemon may not use this interface (avahi's allow-interfaces), a firewall on this machine drops mDNS "
+                + "(UDP port 5353), or the daemon is overloaded")
         }
         await session.close()
         // Announcements from this machine say nothing about the network: only other hosts' do.
         let local = Set(interfaces.flatMap(\.addresses).compactMap { IPAddress($0) })
         let remote = others.values.filter { !$0.addresses.contains(where: local.contains) }
         if remote.isEmpty {
-            verdict(nil, "other peers", "none answered within \(PeerTarget.duration(timeout)). If p2p runs on another machine, "
-                + "multicast does not get through between them (guest Wi-Fi and access-point isolation block it): "
-                + "use --connect HOST:PORT, or a peer reached once is then found by name")
+            // Silence is not a failure by itself (nobody may run p2p); a peer asked for is checked below.
+            verdict(nil, "other peers", "none answered within \(PeerTarget.duration(timeout)); "
+                + NobodySeen.causes(counterpart: nil, evidence: .none)
+                + ". " + NobodySeen.workaround(counterpart: "p2p receive"))
         } else {
             let names = remote.sorted { $0.name < $1.name }.map { "\(Terminal.sanitize($0.name)) (\($0.addresses.map(\.description).joined(separator: ", ")))" }
             verdict(true, "other peers", "\(remote.count) answered from other machines: \(names.joined(separator: "; "))")
@@ -98,6 +103,8 @@ struct DoctorCommand: AsyncParsableCommand {
         // 5. A peer's address and port.
         var endpoints: [Endpoint] = []
         var who = address ?? ""
+        /// The --to peer did not answer by mDNS; its last address is checked instead.
+        var silentByMDNS = false
         if let address, let endpoint = Endpoint(address) { endpoints = [endpoint] }
         if let to {
             let candidates = others.values.compactMap { service in
@@ -113,6 +120,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 if let known, !known.lastEndpoints.isEmpty {
                     who = known.name
                     endpoints = known.lastEndpoints
+                    silentByMDNS = true
                     Output.line(Terminal.paint("     \(Terminal.sanitize(known.name)) did not answer; checking where it was last reached", .dim))
                 } else {
                     verdict(false, "peer \(Terminal.sanitize(to))", "not among the peers that answered, and not a pinned peer with a known address")
@@ -123,6 +131,11 @@ struct DoctorCommand: AsyncParsableCommand {
         }
         if !endpoints.isEmpty {
             switch await Reachability.probe(endpoints) {
+            case .success(let reached) where silentByMDNS:
+                // Reached, but not found: `--to` works here (pinned) and nowhere else.
+                verdict(false, "peer \(Terminal.sanitize(who))", "did not answer by mDNS, though \(reached), where it was last reached, "
+                    + "takes a connection: \(NobodySeen.causes(counterpart: nil, evidence: .peerReachable)). "
+                    + "This machine still reaches it by name (its key is pinned here); others cannot find it")
             case .success(let reached):
                 verdict(true, "peer \(Terminal.sanitize(who))", "\(reached) takes a connection")
             case .failure(let error):

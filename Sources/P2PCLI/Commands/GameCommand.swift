@@ -9,9 +9,10 @@ struct GameCommand: AsyncParsableCommand {
         discussion: """
             On a terminal without --to: pick an opponent by number (or arrows and Enter), or wait to be invited \
             and answer y/n. A die roll (commit, then reveal) decides who is X and goes first. Play with keys 1–9, \
-            or arrows and Enter; a new round starts 3 s after each one ends; q leaves the opponent, q again quits.
+            or arrows and Enter. After each round: "Another round? [y/n]"; it begins when both said yes; n or q \
+            leaves the opponent, q again quits, and the final scores stay on the terminal.
             From a pipe: stdin lines are moves (numbers 1–9), held until it is your turn; moves left over when a \
-            round ends are dropped. At EOF the game leaves once it needs a move it does not have, or at the end \
+            round ends are dropped, and the next round is wanted 3 s later. At EOF the game leaves once it needs a move it does not have, or at the end \
             of the round. Without --to or --connect, a piped game invites the first opponent it finds. \
             It ends when the opponent leaves (exit 0). When the connection is lost it waits for that opponent \
             to come back and plays on, score kept; it exits 4 if stdin has ended by then.

@@ -167,16 +167,15 @@ enum PeerTarget {
         if !distinct.isEmpty {
             others = "seen: " + distinct.map(label).joined(separator: ", ")
                 + (query.flatMap { PeerMatcher($0).suggestion(among: distinct) }.map { "; did you mean --to \(fromName($0))?" } ?? "")
-        } else if seesItself == true {
-            others = "no peers were seen at all, though the mDNS daemon answers and shows this machine's own announcement: "
-                + "multicast is not getting through between the machines (guest Wi-Fi and access-point isolation block it). "
-                + "Use --connect HOST:PORT (the other side's `\(counterpart)` prints it); a peer reached once is then found by name. "
-                + "`p2p doctor` checks each step"
         } else if seesItself == false {
             others = "no peers were seen at all, and the mDNS daemon did not show even this machine's own announcement: "
                 + "is avahi-daemon running and allowed on this network interface (`p2p doctor`)? Or use --connect HOST:PORT"
         } else {
-            others = "no peers were seen (run `\(counterpart)` on the other machine, or use --connect HOST:PORT)"
+            // Silence alone says little: the causes in order, what to do about each, and where to look closer.
+            let works = seesItself == true ? " (the mDNS daemon works: it shows this machine's own announcement)" : ""
+            others = "no peers were seen at all\(works); "
+                + NobodySeen.causes(counterpart: counterpart, evidence: .none)
+                + ". " + NobodySeen.workaround(counterpart: counterpart) + ". `p2p doctor` checks each step"
         }
         return .notFound("\(what) appeared within \(duration(seconds)); \(others)")
     }

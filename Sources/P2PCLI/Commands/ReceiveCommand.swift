@@ -8,30 +8,39 @@ struct ReceiveCommand: AsyncParsableCommand {
         commandName: "receive",
         abstract: "Receive files from a peer running `p2p send`.",
         discussion: """
-            Stays up for any number of senders until Ctrl-C (--once: exit when the first sender leaves). \
-            A folder is one question ("alice offers the folder many/ … accept everything in it?"); loose files are \
-            asked one by one (a: all from that sender). --yes accepts everything; --from NAME everything from NAME; \
-            a pinned or paired sender connects without a question. One progress line and one summary per sender; \
-            --verbose adds a line per file. Files are written as NAME.part and renamed to NAME only after their \
-            SHA-256 matches; an existing NAME gets "NAME (1).ext" unless --overwrite. Names from the peer are checked: \
-            nothing is written outside --dir. A sender that vanished mid-file (crash, lost connection) can run the \
-            same send again: it resumes where it stopped (the .part file stays; only that sender resumes it). \
-            --overwrite replaces regular files only: a folder, link, FIFO or device under an offered name stays, and that \
-            file fails with the reason. Hidden paths (a component starting with ".": .ssh/authorized_keys, \
-            .config/autostart/…) and execute bits are named in the question; accepted without one (--yes, --from) hidden \
-            files are skipped (not written, reported) unless --allow-hidden, and files arrive without execute bits unless \
-            --allow-executable. A tree whose total is not the sum of its files is refused.
-            --stdout takes one byte stream instead (`p2p send - --as NAME`) and writes its bytes to standard output, \
-            every message on stderr; it exits 0 only once the whole stream arrived and its SHA-256 matched, and non-zero \
-            (7 cancelled, 8 broken or mismatched) if the stream broke, so the output is never mistaken for complete. \
-            On a pipe it needs --yes or --from NAME; file offers are declined; Ctrl-C before a stream began exits 130.
-            A text (`p2p send --text`) is asked about like a file, then shown between "alice sent a text:" and \
-            "── end of text ──". --text takes one text and exits: the text alone goes to standard output, exactly \
-            as sent (without the frame when that is not a terminal: `p2p receive --text --from alice | wl-copy`), \
-            every message on stderr, and file offers are declined. Control characters in a text other than line \
-            breaks and tabs are shown as U+FFFD (�).
-            Exit codes: 0 every file verified (also when Ctrl-C ends an idle receive), 2 no mDNS daemon, 6 nothing \
-            accepted, 7 a transfer under way was cancelled (Ctrl-C on either side), 8 a transfer failed.
+            Waits for senders and writes what they send into --dir (default: the current folder), until Ctrl-C.
+
+            Examples:
+              p2p receive                          asks about each new sender and each send
+              p2p receive --from alice --dir ~/in  takes what alice sends, unasked
+              p2p receive --once                   exits when the first sender leaves
+              p2p receive --text | wl-copy         one text (p2p send --text) to stdout
+              p2p receive --stdout > disk.img      one byte stream (p2p send - --as NAME)
+
+            A new sender is asked about once ("alice wants to send you files … Accept?"); a pinned or paired \
+            sender connects without a question. Each send is then one question, y or n: "alice offers 5 files, \
+            3.0 KiB in many/ — accept?" (or "… 2 files, 161 B: a.txt, b.txt"). --yes accepts everything; --from \
+            NAME everything from NAME. One progress line and one summary per sender; --verbose adds a line per file.
+            Files are written as NAME.part and renamed to NAME only after their SHA-256 matches; an existing NAME \
+            gets "NAME (1).ext" unless --overwrite (regular files only: a folder, link, FIFO or device under an \
+            offered name stays, and that file fails with the reason). Names from the peer are checked: nothing is \
+            written outside --dir. A sender that vanished mid-file can run the same send again: it resumes where it \
+            stopped (the .part file stays; only that sender resumes it). Hidden paths (a component starting with \
+            ".": .ssh/authorized_keys, .config/autostart/…) and execute bits are named in the question; accepted \
+            without one (--yes, --from) hidden files are skipped (not written, reported) unless --allow-hidden, and \
+            files arrive without execute bits unless --allow-executable. A tree whose total is not the sum of its \
+            files is refused.
+            --text takes one text and exits: the text alone goes to standard output, exactly as sent (without the \
+            frame when that is not a terminal), every message on stderr; file offers are declined. Without --text \
+            a text is asked about like a file, then shown between "alice sent a text:" and "── end of text ──". \
+            Control characters in a text other than line breaks and tabs are shown as U+FFFD (�).
+            --stdout takes one byte stream and writes its bytes to standard output, every message on stderr; it \
+            exits 0 only once the whole stream arrived and its SHA-256 matched, and non-zero (7 cancelled, 8 broken \
+            or mismatched) otherwise, so the output is never mistaken for complete. On a pipe it needs --yes or \
+            --from NAME; file offers are declined; Ctrl-C before a stream began exits 130.
+            Exit codes: 0 every file verified (also when Ctrl-C ends an idle receive), 1 error (such as a --dir \
+            that is missing, a file, or not writable), 2 no mDNS daemon, 6 nothing accepted, 7 a transfer under \
+            way was cancelled (Ctrl-C on either side), 8 a transfer failed.
             """
     )
 
@@ -74,7 +83,8 @@ struct ReceiveCommand: AsyncParsableCommand {
     func run() async throws {
         if stdout { return try await StreamReceive(command: self).run() }
         let directory = URL(fileURLWithPath: dir, isDirectory: true).standardizedFileURL
-        if let problem = WritableDirectory.problem(at: directory.path) { throw CLIError(problem, code: ExitStatus.transferFailed) }
+        // A setup error (1), found before anything is listened for: no transfer failed.
+        if let problem = WritableDirectory.problem(at: directory.path) { throw CLIError(problem, code: ExitStatus.failure) }
 
         let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
         var configuration = FileTransfers.Configuration()
@@ -85,6 +95,12 @@ struct ReceiveCommand: AsyncParsableCommand {
         let streams = StreamReceive.declineStreams(on: session)
         defer { withExtendedLifetime(streams) {} }
         try await receiver.run { try await listen(session, into: directory) }
+    }
+
+    /// "Waiting for files as bob (…), port P, into DIR"; with --text, what it waits for instead (no folder is written).
+    static func waiting(as name: String, fingerprint: String, port: Int, text: Bool, into directory: String) -> String {
+        text ? "Waiting for a text as \(name) (\(fingerprint)), port \(port); it goes to standard output"
+             : "Waiting for files as \(name) (\(fingerprint)), port \(port), into \(directory)"
     }
 
     /// Starts listening and advertising.
@@ -98,7 +114,8 @@ struct ReceiveCommand: AsyncParsableCommand {
             Output.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex, "port": session.localPort ?? 0,
                          "session": session.sessionID, "dir": directory.path])
         } else {
-            Output.line("Waiting for files as \(session.displayName) (\(session.peerID.fingerprint)), port \(session.localPort ?? 0), into \(directory.path)")
+            Output.line(Self.waiting(as: session.displayName, fingerprint: session.peerID.fingerprint, port: session.localPort ?? 0,
+                                     text: text, into: directory.path))
         }
         do {
             try session.setAvailable(true)

@@ -9,8 +9,9 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         commandName: "receive",
         abstract: "Receive snapshots from peers (`p2p records send`) and merge them into the store.",
         discussion: """
-            Advertises itself by DNS-SD and takes direct connections on --port. Connection requests are \
-            asked on a terminal, refused from a pipe unless --yes. Every snapshot is validated whole: one \
+            Advertises itself by DNS-SD and takes direct connections on --port. A new sender is asked about \
+            on a terminal (refused from a pipe unless --yes); a pinned sender, or one accepted before in this \
+            run, is let in without a question. Every snapshot is validated whole: one \
             invalid record rejects it and the store stays byte-for-byte unchanged. Runs until interrupted; \
             with --once, exits after the first snapshot (status 0 merged, 9 rejected: the sender can fix it, 8 \
             failed: the bytes did not arrive whole or the store could not take them).
@@ -55,15 +56,22 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         let driver = CommandDriver<Input>()
         let feed = driver.feed
         let merges = RunningWork()
-        let accept = yes, interactive = Terminal.stdinIsTTY && !json
+        // As `p2p receive`: a pinned sender, or one accepted earlier in this run, is not asked again (each
+        // `records send` is a connection of its own).
+        let admission = NIOLockedValueBox(ConnectionPolicy(acceptsEveryone: yes, canAsk: Terminal.stdinIsTTY && !json))
         session.setConnectionRequestHandler { request in
-            if accept { return true }
-            let name = Terminal.sanitize(request.peer.displayName)
-            guard interactive else {
+            switch admission.withLockedValue({ $0.decide(request.peer.id, trust: request.trust) }) {
+            case .accept:
+                return true
+            case .deny:
+                let name = Terminal.sanitize(request.peer.displayName)
                 view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
                 return false
+            case .ask:
+                let yes = await feed.ask(PeerQuestion.connection(request), as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
+                if yes { admission.withLockedValue { $0.accepted(request.peer.id) } }
+                return yes
             }
-            return await feed.ask(PeerQuestion.connection(request), as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
         }
         var options = RecordReceiveOptions()
         options.maxSnapshotBytes = maxBytes

@@ -7,8 +7,14 @@ import P2P
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send files or directories to peers running `p2p receive`.",
+        abstract: "Send files and folders (or standard input, or a short text) to peers running `p2p receive`.",
         discussion: """
+            Examples:
+              p2p send --to bob photos/ notes.txt      one question at bob, then all of it
+              p2p send --all report.pdf                to every receiver on the network
+              tar c dir | p2p send - --as dir.tar --to bob
+              p2p send --text "see you at 5" --to bob
+
             All the paths go as one transfer: the receiver is asked once ("alice offers 2,000 files, 7.8 MiB in many/"), \
             then the files follow back to back, small ones packed together, each verified with SHA-256 and renamed into \
             place on arrival. Files the receiver already has (same size and SHA-256) are skipped and reported as already \

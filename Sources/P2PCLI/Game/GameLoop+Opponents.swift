@@ -72,6 +72,7 @@ extension GameLoop {
     /// The opponent disconnected (after LEAVE, or the connection was lost).
     func opponentGone(_ peer: PeerInfo, onPurpose: Bool, score: GameProtocol.Score) async -> ExitCode? {
         if !onPurpose { view.opponentLeft(peer, onPurpose: false) }
+        _ = model.handle(.gameEnded(peer, score: score))
         if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
         opponent = nil
         return await perform(model.handle(.opponentGone(peer, onPurpose: onPurpose)))
@@ -83,6 +84,7 @@ extension GameLoop {
         let score = games.snapshot.score
         opponent = nil
         view.note("You left the game with \(Terminal.sanitize(peer.displayName)).")
+        _ = model.handle(.gameEnded(peer, score: score))
         if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
         await games.leave()
     }

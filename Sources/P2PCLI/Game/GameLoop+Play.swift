@@ -43,6 +43,8 @@ extension GameLoop {
             view.violation(by: .me, violation, opponent: opponent)
         case .opponentLeft:
             view.opponentLeft(opponent, onPurpose: true)
+        case .opponentWantsNextRound:
+            break  // The status line asks (at a terminal); a pipe's own pause starts the round.
         }
     }
 
@@ -94,6 +96,7 @@ extension GameLoop {
     }
 
     private func handleInGame(_ key: Key) async -> ExitCode? {
+        if model.asksRematch, let yes = Self.rematchAnswer(key) { return await perform(model.handle(.rematchAnswered(yes))) }
         switch key {
         case .character("q"), .character("Q"), .endOfInput:
             await leaveOpponent()
@@ -107,6 +110,15 @@ extension GameLoop {
         default: break
         }
         return nil
+    }
+
+    /// y or Enter: another round; n: leave. Other keys are no answer.
+    static func rematchAnswer(_ key: Key) -> Bool? {
+        switch key {
+        case .character("y"), .character("Y"), .enter: true
+        case .character("n"), .character("N"): false
+        default: nil
+        }
     }
 
     // MARK: - Screen
@@ -131,6 +143,11 @@ extension GameLoop {
             (state.status, state.statusColor) = status(of: game, against: opponent)
             if game.game.state == .myTurn { state.cursor = cursor }
             if case .done(.won(_, let line)) = game.game.state { state.winningLine = line }
+            // On a line of its own, so a long name cannot cut the [y/n] off.
+            if model.asksRematch {
+                state.question = [game.opponentWantsNextRound ? "\(Terminal.sanitize(opponent.displayName)) wants another round: play again? [y/n]"
+                                                             : "Another round? [y/n] (n or q leaves)"]
+            }
         } else {
             state.peers = pickList
             selection = min(selection, max(pickList.count - 1, 0))
@@ -147,16 +164,16 @@ extension GameLoop {
 
     private func status(of game: GameSession.Snapshot, against opponent: PeerInfo) -> (String, Terminal.Color) {
         let name = Terminal.sanitize(opponent.displayName)
-        let next = " — next round in \(Self.rematchDelay.components.seconds) s · q leaves"
         switch game.game.state {
-        case .beginning, .rollingDice: return ("Drawing who starts…", .dim)
+        case .beginning, .rollingDice:
+            return game.waitsForOpponent ? ("Waiting for \(name) to want another round… q leaves", .dim) : ("Drawing who starts…", .dim)
         case .myTurn: return ("Your turn (\(game.game.myMark!)): 1–9, or arrows and Enter · q leaves", .green)
         case .yourTurn: return ("\(name)'s turn (\(game.game.myMark!.opponent))… q leaves", .yellow)
         case .interrupted: return ("Opponent disconnected.", .red)
         case .done(let outcome):
             let result = game.game.result ?? .aborted
             let color: Terminal.Color = result == .win ? .green : result == .lose ? .red : .yellow
-            return (GameView.headline(result, outcome: outcome, opponent: opponent) + next, color)
+            return (GameView.headline(result, outcome: outcome, opponent: opponent), color)
         }
     }
 }

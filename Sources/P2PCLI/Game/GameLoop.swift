@@ -23,7 +23,8 @@ final class GameLoop {
         case interrupt
     }
 
-    /// The pause between a round's end and the next round, as in the original.
+    /// A piped game's pause between a round's end and the next round, as in the original (a person at a
+    /// terminal is asked instead).
     static let rematchDelay: Duration = .seconds(3)
 
     let session: Session
@@ -58,9 +59,9 @@ final class GameLoop {
     init(session: Session, options: GameCommand) {
         self.session = session
         self.options = options
-        games = GameSession(session: session, rematchDelay: Self.rematchDelay)
-        shown = games.snapshot
         interactive = Terminal.stdinIsTTY && Terminal.stdoutIsTTY && !options.json
+        games = GameSession(session: session, rematchDelay: interactive ? nil : Self.rematchDelay)
+        shown = games.snapshot
         view = GameView(json: options.json, interactive: interactive, verbose: options.network.verbose)
         model = GameModel(interactive: interactive, scripted: options.to != nil || options.connect != nil, acceptsInvitations: options.yes)
     }
@@ -134,8 +135,14 @@ final class GameLoop {
             if status != .success, let error = view.lastError { Output.error(Terminal.paint("p2p: \(error)", .red)) }
         }
         questions.refuseAll()
-        // After the screen is gone, so that it stays on the terminal.
-        if let opponent, !view.json { Output.line(GameView.finalScore(games.snapshot.score, opponent: opponent.displayName.description)) }
+        // After the screen is gone, so that it stays on the terminal: at a terminal every opponent of this
+        // run (the screen that showed them is gone), from a pipe the game still on (the others were printed).
+        if let opponent { _ = model.handle(.gameEnded(opponent, score: games.snapshot.score)) }
+        if !view.json, interactive {
+            for line in model.finalScoreLines { Output.line(line) }
+        } else if !view.json, let opponent {
+            Output.line(GameView.finalScore(games.snapshot.score, opponent: opponent.displayName.description))
+        }
         // What the session reported before this point is shown, but not the goodbyes of its own leaving
         // and closing (they would say that the peers left).
         await driver.drain(closing: {
@@ -201,6 +208,9 @@ final class GameLoop {
             switch effect {
             case .playHeldMoves:
                 playHeldMoves()
+            case .nextRound:
+                games.nextRound()
+                shown = games.snapshot  // the round this player asked for, with nothing to report until the opponent answers
             case .note(let text):
                 view.note(text)
             case .reportNotFound:

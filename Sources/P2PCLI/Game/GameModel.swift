@@ -3,8 +3,9 @@ import P2P
 
 /// What `p2p game` decides around the game itself (the game is the library's `GameSession`): the moves
 /// of a piped game and when they run out, an opponent leaving or coming back, and how the program ends
-/// (Ctrl-C, end of piped input, an opponent not found or not reached). `GameLoop` hands it what happened
-/// and carries out what it returns.
+/// (Ctrl-C, end of piped input, an opponent not found or not reached), whether to play another round
+/// (asked at a terminal), and the final scores that stay on the terminal after the game's screen is
+/// gone. `GameLoop` hands it what happened and carries out what it returns.
 struct GameModel: CommandModel {
     enum Event: Sendable {
         /// A line of piped input: a move to play on this player's turn.
@@ -19,6 +20,10 @@ struct GameModel: CommandModel {
         case interrupted
         /// A round is over.
         case roundOver
+        /// The person's answer to "Another round?": y or n.
+        case rematchAnswered(Bool)
+        /// A game against `peer` ended (either side left, or the connection was lost) with `score`.
+        case gameEnded(PeerInfo, score: GameProtocol.Score)
         /// A game began against `peer`.
         case gameStarted(PeerInfo)
         /// The opponent disconnected: after LEAVE (`onPurpose`), or the connection was lost.
@@ -34,6 +39,8 @@ struct GameModel: CommandModel {
     enum Effect: Sendable, Equatable {
         /// Play the held moves while it is this player's turn (`nextMove()`).
         case playHeldMoves
+        /// This player wants the next round (it begins once the opponent wants it too).
+        case nextRound
         case note(String)
         /// Say that the `--to` opponent was not found.
         case reportNotFound
@@ -59,6 +66,14 @@ struct GameModel: CommandModel {
     /// A piped game's opponent whose connection was lost: waited for, its invitation accepted, and
     /// invited again when it shows up, instead of exiting.
     private(set) var awaitingReturn: PeerInfo?
+    /// At a terminal, a finished round waits for the person's y (another round) or n (leave).
+    private(set) var asksRematch = false
+    /// Each opponent of this run with its last score, in the order they were first played.
+    private(set) var finalScores: [(peer: PeerID, name: String, score: GameProtocol.Score)] = []
+
+    /// "Final score: you 2 – bob 1 (1 draw)", one line per opponent played: printed when the program
+    /// ends, after the interactive screen is gone, so the result stays on the terminal.
+    var finalScoreLines: [String] { finalScores.map { GameView.finalScore($0.score, opponent: $0.name) } }
 
     init(interactive: Bool, scripted: Bool, acceptsInvitations: Bool = false) {
         self.interactive = interactive
@@ -87,12 +102,30 @@ struct GameModel: CommandModel {
             return [.exit(ExitStatus.interrupted)]
         case .roundOver:
             heldMoves.removeAll()  // A script's moves belong to the round they were written for.
+            // A person is asked before another round; a pipe goes on after the pause (GameSession's rematchDelay).
+            if interactive { asksRematch = true }
+            return []
+        case .rematchAnswered(let yes):
+            guard asksRematch else { return [] }
+            asksRematch = false
+            return yes ? [.nextRound] : [.leaveOpponent]
+        case .gameEnded(let peer, let score):
+            asksRematch = false
+            let name = peer.displayName.description
+            if let index = finalScores.firstIndex(where: { $0.peer == peer.id }) {
+                finalScores[index].score = score
+                finalScores[index].name = name
+            } else {
+                finalScores.append((peer.id, name, score))
+            }
             return []
         case .gameStarted(let peer):
+            asksRematch = false
             defer { awaitingReturn = nil }
             return awaitingReturn?.id == peer.id ? [.note("\(Terminal.sanitize(peer.displayName)) is back; new game, score kept.")] : []
         case .opponentGone(let peer, let onPurpose):
             heldMoves.removeAll()
+            asksRematch = false
             if interactive { return [] }  // Back to the picker.
             if onPurpose { return [.exit(.success)] }
             // A lost connection (crash, cut link): wait for the opponent to come back, unless the script's

@@ -45,12 +45,7 @@ extension ReceiveLoop {
                 declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
                 return
             }
-            let roots = offer.roots
-            var what = info.fileCount == 1 && !info.name.raw.hasSuffix("/")
-                ? "\(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)))"
-                : "\(Self.count(info.fileCount, "file")), \(TransferView.bytes(info.size)) in \(Terminal.sanitize(info.name))"
-            // Several roots: which ones, not only how many.
-            if roots.count > 1 { what += " (\(Self.list(roots)))" }
+            let what = Self.contents(name: info.name.raw, fileCount: info.fileCount, size: info.size, roots: offer.roots)
             named.withLockedValue { _ = $0.insert(Self.key(info)) }
             _ = questions.queue.ask("\(name) offers \(what)\(Self.risks(offer)) — accept?", asker: asker)
         case .offer(let offer):
@@ -91,6 +86,15 @@ extension ReceiveLoop {
         if !hidden.isEmpty { text += " — includes hidden paths: \(list(hidden))" }
         if !executable.isEmpty { text += " — executable: \(list(executable))" }
         return text
+    }
+
+    /// What a tree offer holds, for its question: "notes.txt (161 B)", "5 files, 3.0 KiB in many/", and
+    /// for several top-level items which ones: "2 files, 161 B: a.txt, b.txt".
+    static func contents(name: String, fileCount: Int, size: UInt64, roots: [String]) -> String {
+        let bytes = TransferView.bytes(size)
+        if fileCount == 1 && !name.hasSuffix("/") { return "\(Terminal.sanitize(name)) (\(bytes))" }
+        if roots.count > 1 { return "\(count(fileCount, "file")), \(bytes): \(list(roots))" }
+        return "\(count(fileCount, "file")), \(bytes) in \(Terminal.sanitize(name))"
     }
 
     /// Up to `limit` peer-given names, sanitized, then "and N more".

@@ -1,7 +1,8 @@
 /// The tic-tac-toe protocol as one of the two players runs it (`Protocol/GAME.md`): it consumes the
 /// opponent's messages and this player's moves, and says what to send and what to show.
 /// No networking and no clock: the caller delivers messages, sends `Output.messages` in order, and
-/// calls `nextRound()` when the pause after a round is over.
+/// calls `nextRound()` when its player wants another round. A round after the first begins when both
+/// sides want it: the opponent's NEW_ROUND and COMMIT for it are held until this side's `nextRound()`.
 ///
 /// Every round: NEW_ROUND, then a die roll by commit-reveal (COMMIT; REVEAL once the peer's COMMIT
 /// is in; check; tie → both commit again), the higher roll is X and moves first, then MOVEs until a
@@ -42,6 +43,8 @@ public struct GameProtocol: Sendable {
         case refusedByPeer(GameViolation)
         /// The opponent sent LEAVE: the game is over.
         case opponentLeft
+        /// The opponent wants another round (its NEW_ROUND came); it begins when this player wants it too (`nextRound()`).
+        case opponentWantsNextRound(round: UInt32)
     }
 
     /// What one step produced: messages to send (in order) and events to show.
@@ -59,8 +62,11 @@ public struct GameProtocol: Sendable {
     /// Rounds won, lost and drawn so far against this opponent.
     public private(set) var score = Score()
 
-    /// The last round the opponent announced with NEW_ROUND: equal to `round`, or one behind it.
+    /// The last round the opponent announced with NEW_ROUND: equal to `round`, one behind it, or one
+    /// ahead while this player has not asked for the next round yet.
     private var peerRound: UInt32 = 0
+    /// The opponent's COMMIT for the round it announced ahead of this side, held until `nextRound()`.
+    private var heldCommitment: [UInt8]?
     private var myRoll: DieRoll?
     private var theirCommitment: [UInt8]?
     /// Set once this side refused a message in the current round: the rest of the opponent's
@@ -74,6 +80,12 @@ public struct GameProtocol: Sendable {
         self.score = score
         self.rollDie = rollDie
     }
+
+    /// The opponent announced the next round and waits for this player (`nextRound()` starts it).
+    public var opponentWantsNextRound: Bool { peerRound > round }
+
+    /// This side started the round and waits for the opponent's NEW_ROUND (its player has not agreed yet).
+    public var waitsForOpponent: Bool { game.state == .rollingDice && peerRound < round }
 
     private var roundIsOver: Bool {
         switch game.state {
@@ -89,11 +101,18 @@ public struct GameProtocol: Sendable {
         return output
     }
 
-    /// Starts the next round after the pause that follows a finished one; nothing if the opponent's
-    /// NEW_ROUND already started it (or the game is interrupted).
+    /// Starts the next round once this player wants it (after the pause that follows a finished round,
+    /// or when the player says so); nothing while a round is played (or the game is interrupted). The
+    /// opponent's NEW_ROUND and COMMIT that came first are taken now.
     public mutating func nextRound() -> Output {
         var output = Output()
-        if roundIsOver && round == peerRound { beginRound(round + 1, &output) }
+        guard roundIsOver, peerRound >= round else { return output }
+        beginRound(round + 1, &output)
+        if let held = heldCommitment, let myRoll {
+            heldCommitment = nil
+            theirCommitment = held
+            output.messages.append(GameMessage(round: round, .reveal(roll: myRoll.value, nonce: myRoll.nonce)))
+        }
         return output
     }
 
@@ -153,6 +172,14 @@ public struct GameProtocol: Sendable {
         }
         // A refusal ended this round: what the opponent sent before it learned so is moot.
         if refusedThisRound && message.round == round { return }
+        if peerRound == round + 1 {
+            // The opponent started the next round; this player has not agreed yet: its COMMIT waits.
+            guard message.round == peerRound, case .commit(let commitment) = message.body, heldCommitment == nil else {
+                throw GameViolation(.unexpected, "\(message.kind) for round \(message.round) before this player started round \(peerRound)")
+            }
+            heldCommitment = commitment
+            return
+        }
         guard round == peerRound else {
             throw GameViolation(.unexpected, "\(message.kind) before the opponent's NEW_ROUND \(round)")
         }
@@ -220,9 +247,15 @@ public struct GameProtocol: Sendable {
                 throw GameViolation(.unexpected, "NEW_ROUND \(announced) while round \(round) is still being played")
             }
             peerRound = announced
-            beginRound(announced, &output)
-        } else {
+            if round == 0 {
+                beginRound(announced, &output)  // The first round needs nobody's consent: the game was accepted.
+            } else {
+                output.events.append(.opponentWantsNextRound(round: announced))
+            }
+        } else if announced == round {
             peerRound = announced  // We started this round first; the opponent follows.
+        } else {
+            throw GameViolation(.unexpected, "NEW_ROUND \(announced) while this side is in round \(round)")
         }
     }
 

@@ -3,7 +3,8 @@ import NIOConcurrencyHelpers
 /// Tic-tac-toe against one opponent at a time, over a session: `GameProtocol` wired to the network.
 ///
 /// Its moves and rolls go to the opponent in order, the opponent's GAME messages come in, a round over
-/// is followed by the next one after `rematchDelay`, and the opponent's departure ends the game. A
+/// is followed by the next one once both players want it (this side after `rematchDelay`, or when
+/// `nextRound()` says so), and the opponent's departure ends the game. A
 /// score is kept per opponent, so one that lost its connection and comes back continues its score.
 /// GAME messages from a peer that is not (yet) the opponent wait, a few per peer, for `start(against:)`:
 /// the other side may start a moment earlier. It knows nothing of terminals; what happens comes out as
@@ -31,6 +32,10 @@ public final class GameSession: Sendable {
         public var round: UInt32
         /// Rounds won, lost and drawn against this opponent, this game and earlier ones.
         public var score: GameProtocol.Score
+        /// The opponent asked for the next round; it begins once this player wants it (`nextRound()`).
+        public var opponentWantsNextRound = false
+        /// This player asked for the next round; it begins once the opponent wants it too.
+        public var waitsForOpponent = false
     }
 
     /// An event with the game as it stood right after the step that produced it: a consumer that
@@ -65,8 +70,8 @@ public final class GameSession: Sendable {
     private let updateHub: EventHub<Update>
     private let subscription = NIOLockedValueBox<MessageSubscription?>(nil)
 
-    /// Takes the session's GAME messages. `rematchDelay` is the pause after a round before the next
-    /// one starts (nil: only `nextRound()` starts it); `rollDie` makes each roll (tests load the die).
+    /// Takes the session's GAME messages. `rematchDelay` is the pause after a round before this player
+    /// wants the next one (nil: only `nextRound()` asks for it, as when a person is asked first); `rollDie` makes each roll (tests load the die).
     public init(session: Session, rematchDelay: Duration? = .seconds(3), rollDie: @escaping @Sendable () -> DieRoll = { DieRoll() }) {
         self.session = session
         self.rematchDelay = rematchDelay
@@ -92,7 +97,8 @@ public final class GameSession: Sendable {
     public var snapshot: Snapshot { state.withLockedValue { Self.snapshot(of: $0) } }
 
     private static func snapshot(of state: State) -> Snapshot {
-        Snapshot(opponent: state.opponent, game: state.game.game, round: state.game.round, score: state.game.score)
+        Snapshot(opponent: state.opponent, game: state.game.game, round: state.game.round, score: state.game.score,
+                 opponentWantsNextRound: state.game.opponentWantsNextRound, waitsForOpponent: state.game.waitsForOpponent)
     }
 
     /// Starts a game against a connected peer (leaving any game under way without a word): the first
@@ -120,7 +126,8 @@ public final class GameSession: Sendable {
         if let failure { throw failure }
     }
 
-    /// Starts the next round now, instead of after `rematchDelay`; nothing when the round is not over.
+    /// This player wants the next round now, instead of after `rematchDelay`; it begins once the opponent
+    /// wants it too. Nothing when the round is not over.
     public func nextRound() {
         step { state in
             guard state.opponent != nil, state.game.game.result != nil else { return GameProtocol.Output() }
