@@ -153,6 +153,8 @@ public final class LocalSendReceiver: Sendable {
         // The question; a cancelled request (the sender gave up) withdraws it.
         let decision = Task { [transfers] in await transfers.decide(read.offer) }
         state.withLockedValue { $0.deciding?.task = decision }
+        // The sender gave up waiting (closed its connection): the question is withdrawn.
+        request.connectionClosed?.whenComplete { _ in decision.cancel() }
         let answer = await withTaskCancellationHandler { await decision.value } onCancel: { decision.cancel() }
         guard answer.accepted else { throw HTTPError(.forbidden, "declined") }
         switch read.content {

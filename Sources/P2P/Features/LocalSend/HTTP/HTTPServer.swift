@@ -167,7 +167,8 @@ public final class HTTPServer: Sendable {
                     clientFingerprint = try? await channel.nioSSL_peerCertificate().get().flatMap { LocalSendCertificate.fingerprint(of: $0) }
                 }
                 firstRequest = false
-                let request = HTTPRequest(head: head, remote: remote, clientFingerprint: clientFingerprint)
+                var request = HTTPRequest(head: head, remote: remote, clientFingerprint: clientFingerprint)
+                request.connectionClosed = channel.closeFuture
                 let body = HTTPRequestBody(iterator)
                 var response: HTTPResponse
                 do {
