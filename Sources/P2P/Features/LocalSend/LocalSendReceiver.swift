@@ -75,7 +75,7 @@ public final class LocalSendReceiver: Sendable {
     /// Listens (HTTPS) on the configured addresses; returns the port.
     @discardableResult
     public func start() async throws -> Int {
-        var serverConfiguration = HTTPServer.Configuration(hosts: configuration.hosts, port: configuration.port, certificate: certificate)
+        var serverConfiguration = HTTPServer.Configuration(hosts: configuration.hosts, port: configuration.port, tls: try certificate.serverContext())
         serverConfiguration.idleTimeout = configuration.idleTimeout
         let server = HTTPServer(configuration: serverConfiguration, router: router())
         let port = try await server.start()
