@@ -144,6 +144,32 @@ code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&toke
 if is_running recv; then pass "p2p receive is still up after the bad input"; else fail "p2p receive died" recv; fi
 stop_proc recv
 
+# ---------------------------------------------------------------- p2p → localsendd
+log "p2p peers --localsend and p2p send --localsend in B, to localsendd in A"
+THEIRS=$(lsctl status --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["self"]["fingerprint"])')
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" peers --localsend --json --timeout 4 >"$E2E_TMP/peers.out" 2>"$E2E_TMP/peers.err"
+if "$PYTHON" "$E2E_DIR/jsonl.py" wait 1 "$E2E_TMP/peers.out" event=peer-found kind=localsend name=anna model=Linux "fingerprint=$THEIRS" "address=$ADDR_A:53317" protocol=https version=2.2 >/dev/null
+then pass "p2p peers --localsend lists localsendd: alias, model, fingerprint, address:port, protocol, version"
+else fail "p2p peers --localsend" "$E2E_TMP/peers.out" "$E2E_TMP/peers.err"; fi
+mkdir -p "$E2E_TMP/out/album"; head -c 2500000 /dev/urandom >"$E2E_TMP/out/big.bin"; head -c 777 /dev/urandom >"$E2E_TMP/out/album/pic.jpg"
+if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/big.bin" "$E2E_TMP/out/album" --to anna --json >"$E2E_TMP/sendls.out" 2>"$E2E_TMP/sendls.err" \
+   && wait_until 10 cmp -s "$E2E_TMP/out/big.bin" "$HA/dl/big.bin" && wait_until 10 cmp -s "$E2E_TMP/out/album/pic.jpg" "$HA/dl/pic.jpg"
+then pass "p2p send --localsend a file and a folder → localsendd: bytes equal"
+else fail "p2p send --localsend → localsendd" "$E2E_TMP/sendls.out" "$E2E_TMP/sendls.err" lsd; fi
+if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend --text "hello anna" --to anna >"$E2E_TMP/sendtext.out" 2>&1 \
+   && grep -q 'Delivered a text (10 characters) to Linux "anna" (LocalSend, not verified by key)' "$E2E_TMP/sendtext.out"
+then pass "p2p send --localsend --text → localsendd: delivered"
+else fail "p2p send --localsend --text" "$E2E_TMP/sendtext.out"; fi
+lsctl pin 9999 >/dev/null
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/big.bin" --to anna >"$E2E_TMP/nopin.out" 2>&1; rc=$?
+if [ "$rc" = 6 ] && grep -q 'wants a PIN (401): add --pin PIN' "$E2E_TMP/nopin.out"; then pass "a device that wants a PIN: exit 6 and what to add"
+else fail "send without the PIN localsendd wants: exit $rc" "$E2E_TMP/nopin.out"; fi
+rm -f "$HA/dl/big (1).bin"
+if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/album/pic.jpg" --pin 9999 --to anna >"$E2E_TMP/pin-ok.out" 2>&1 \
+   && grep -q 'Sent 1 file' "$E2E_TMP/pin-ok.out"; then pass "with --pin: sent"
+else fail "send --pin 9999" "$E2E_TMP/pin-ok.out"; fi
+lsctl pin --clear >/dev/null
+
 # ---------------------------------------------------------------- a PIN
 log "p2p receive --localsend --pin 4321"
 start_proc pin "$LAB" exec B env P2P_HOME="$BOB" "$P2P" receive --localsend --pin 4321 --yes --json --dir "$DL" --name bob
