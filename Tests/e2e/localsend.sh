@@ -115,6 +115,16 @@ prepare_json "$E2E_TMP/abs.json" mallory f1 /tmp/p2p-ls-absolute.txt 5
 code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/abs.json"); status_is "an absolute fileName → 400" 400 "$code" "$E2E_TMP/r.txt"
 [ ! -e "$E2E_TMP/escape.txt" ] && [ ! -e /tmp/p2p-ls-absolute.txt ] && pass "nothing written outside --dir" || fail "a file escaped --dir"
 
+prepare_json "$E2E_TMP/hidden1.json" mallory f1 .bashrc 5
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/hidden1.json"); status_is "a single hidden file accepted by --yes (no --allow-hidden) → 403" 403 "$code" "$E2E_TMP/r.txt"
+prepare_json "$E2E_TMP/hidden2.json" mallory f1 dot/.profile 5 f2 dot/ok.txt 3
+code=$(hcurl $ADDR_A "$E2E_TMP/s0.json" POST prepare-upload --data-binary @"$E2E_TMP/hidden2.json"); status_is "a folder with a hidden file → 200" 200 "$code" "$E2E_TMP/s0.json"
+read -r SID T1 T2 < <(tokens "$E2E_TMP/s0.json" f1 f2)
+[ "$T1" = - ] && [ "$T2" != - ] && pass "the hidden file gets no token, the other one does" || fail "tokens: hidden=$T1 other=$T2"
+printf 'abc' >"$E2E_TMP/three"
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f2&token=$T2" --data-binary @"$E2E_TMP/three"); status_is "the folder's other file → 200" 200 "$code" "$E2E_TMP/r.txt"
+expect_json 10 recv "the hidden file is reported skipped" event=file-skipped name=dot/.profile
+[ -f "$DL/dot/ok.txt" ] && [ ! -e "$DL/dot/.profile" ] && pass "dot/ok.txt written, dot/.profile not" || fail "hidden file handling: $(ls -A "$DL/dot" 2>&1 | tr '\n' ' ')"
 prepare_json "$E2E_TMP/two.json" mallory f1 over.bin 10 f2 short.bin 100
 code=$(hcurl $ADDR_A "$E2E_TMP/s1.json" POST prepare-upload --data-binary @"$E2E_TMP/two.json"); status_is "a valid prepare-upload → 200" 200 "$code" "$E2E_TMP/s1.json"
 read -r SID T1 T2 < <(tokens "$E2E_TMP/s1.json" f1 f2)
