@@ -29,6 +29,8 @@ final class LocalSendIncoming: Sendable {
         /// Bytes of finished files, and of the file under way (trees report the whole).
         var finishedBytes: UInt64 = 0
         var report = TreeReport(deliveries: [], failures: [], bytesSent: 0)
+        /// When the sender last did something in this session (offered, uploaded bytes).
+        var lastHeard = ContinuousClock.now
     }
 
     init(id: String, senderIP: String, info: TransferInfo, slots: [String: Slot], skipped: [TreeReport.FileFailure], transfers: FileTransfers) {
@@ -46,6 +48,14 @@ final class LocalSendIncoming: Sendable {
     /// The session ended (every file done or failed, or cancelled).
     var isOver: Bool { state.withLockedValue { $0.over } }
 
+    /// Whether the sender did nothing in the session for `limit`, with no upload under way: it gave up
+    /// without a `cancel`, and the session should not block others.
+    func isAbandoned(after limit: Duration, now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLockedValue { state in
+            !state.over && now - state.lastHeard > limit && !state.slots.values.contains { $0.state == .receiving }
+        }
+    }
+
     /// The file `fileId` for an upload with `token` from `ip`, marked as being received; 403 otherwise.
     func claim(fileId: String, token: String, from ip: String) throws(HTTPError) -> Slot {
         let result = state.withLockedValue { state -> Result<Slot, HTTPError> in
@@ -54,6 +64,7 @@ final class LocalSendIncoming: Sendable {
             guard let slot = state.slots[fileId], slot.token == token else { return .failure(HTTPError(.forbidden, "wrong file ID or token")) }
             guard slot.state == .waiting else { return .failure(HTTPError(.forbidden, "this file was already uploaded in this session")) }
             state.slots[fileId]?.state = .receiving
+            state.lastHeard = .now
             return .success(slot)
         }
         return try result.get()
@@ -75,7 +86,10 @@ final class LocalSendIncoming: Sendable {
 
     /// Progress of the file under way (`done` of its bytes).
     func progress(_ done: UInt64) {
-        let total = state.withLockedValue { $0.over ? nil : $0.finishedBytes + done }
+        let total = state.withLockedValue { state -> UInt64? in
+            state.lastHeard = .now
+            return state.over ? nil : state.finishedBytes + done
+        }
         if let total { transfers?.report(.progress(info, bytes: total)) }
     }
 

@@ -29,7 +29,8 @@ struct LocalSendOffer {
         for (key, file) in request.files where key != file.id {
             throw HTTPError(.badRequest, "the file under \"\(PeerText(key))\" has the ID \"\(PeerText(file.id))\"")
         }
-        if files.count == 1, let text = files[0].preview, files[0].fileType.lowercased().hasPrefix("text/") {
+        // A text longer than p2p's texts is offered as the file it also is.
+        if files.count == 1, let text = files[0].preview, files[0].fileType.lowercased().hasPrefix("text/"), text.utf8.count <= TextTransfer.byteLimit {
             var info = TransferInfo(id: id, peer: peer, name: PeerText(TextTransfer.fileName), size: UInt64(text.utf8.count),
                                     mediaType: TextTransfer.mediaType, direction: .receiving)
             info.fileCount = 1

@@ -31,6 +31,9 @@ public final class LocalSendReceiver: Sendable {
         public var jsonLimit = 1 << 20
         /// Idle or stalled connections are closed after this.
         public var idleTimeout: Duration = .seconds(30)
+        /// An accepted session whose sender uploads nothing for this long (and has no upload under way) is
+        /// ended when another sender offers, instead of answering it 409.
+        public var abandonedAfter: Duration = .seconds(120)
 
         /// A configuration for `alias`.
         public init(alias: String) { self.alias = alias }
@@ -128,12 +131,19 @@ public final class LocalSendReceiver: Sendable {
         case .wrong: throw HTTPError(.unauthorized, request.query["pin"] == nil ? "PIN required" : "wrong PIN")
         case .tooMany: throw HTTPError(.tooManyRequests, "too many wrong PINs from \(ip); try again in a minute")
         }
-        let free = state.withLockedValue { state -> Bool in
-            if let current = state.current, current.isOver { state.current = nil }
-            guard state.deciding == nil, state.current == nil else { return false }
+        let limit = configuration.abandonedAfter
+        let (free, abandoned) = state.withLockedValue { state -> (Bool, LocalSendIncoming?) in
+            var abandoned: LocalSendIncoming?
+            if let current = state.current, current.isOver || current.isAbandoned(after: limit) {
+                abandoned = current.isOver ? nil : current
+                state.current = nil
+            }
+            guard state.deciding == nil, state.current == nil else { return (false, abandoned) }
             state.deciding = (ip, nil)
-            return true
+            return (true, abandoned)
         }
+        // A session whose sender went quiet without a cancel does not block the next sender for ever.
+        if let abandoned, abandoned.cancel(.senderSilent(for: limit)) { devices.emit(.sessionEnded(abandoned.info.peer)) }
         guard free else { throw HTTPError(.conflict, "busy with another session") }
         defer { state.withLockedValue { $0.deciding = nil } }
         let prepare = try await body.decode(LocalSendPrepareUpload.self, limit: configuration.jsonLimit, headers: request.headers)

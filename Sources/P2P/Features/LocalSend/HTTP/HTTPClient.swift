@@ -55,13 +55,17 @@ public struct HTTPClient: Sendable {
         let address = "\(host):\(port)"
         let idle = TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         let connection: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        let recorder = PeerCertificateRecorder()
         do {
             connection = try await ClientBootstrap(group: group)
                 .connectTimeout(min(idle, .seconds(5)))
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
-                        if let tls { try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil)) }
+                        if let tls {
+                            try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
+                            try pipeline.addHandler(recorder)
+                        }
                         try pipeline.addHandler(IdleStateHandler(allTimeout: idle))
                         try pipeline.addHandler(IdleCloser())
                         try pipeline.addHTTPClientHandlers()
@@ -71,7 +75,6 @@ public struct HTTPClient: Sendable {
         } catch {
             throw Failure(description: "cannot connect to \(address): \(error)")
         }
-        let channel = connection.channel
         do {
             return try await connection.executeThenClose { inbound, outbound in
                 var head = HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
@@ -101,9 +104,7 @@ public struct HTTPClient: Sendable {
                         }
                     case .end:
                         guard let status else { throw Failure(description: "\(address) answered without a status") }
-                        let fingerprint = tls == nil ? nil
-                            : try? await channel.nioSSL_peerCertificate().get().flatMap { CertificateFingerprint.sha256(of: $0) }
-                        return Response(status: status, body: answer, serverFingerprint: fingerprint)
+                        return Response(status: status, body: answer, serverFingerprint: recorder.fingerprint.withLockedValue { $0 })
                     }
                 }
                 throw Failure(description: "\(address) closed the connection before answering")

@@ -120,6 +120,7 @@ public final class HTTPServer: Sendable {
                         try pipeline.addHandler(NIOSSLServerHandler(context: tls, customVerificationCallback: { _, promise in
                             promise.succeed(.certificateVerified)
                         }))
+                        try pipeline.addHandler(PeerCertificateRecorder())
                     }
                     try pipeline.addHandler(IdleStateHandler(readTimeout: idle))
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
@@ -164,8 +165,8 @@ public final class HTTPServer: Sendable {
             while let part = try await iterator.next() {
                 guard case .head(let head) = part else { continue }
                 if firstRequest && tls {
-                    // The handshake is over once a request arrived.
-                    clientFingerprint = try? await channel.nioSSL_peerCertificate().get().flatMap { CertificateFingerprint.sha256(of: $0) }
+                    // The handshake is over once a request arrived; the recorder noted the certificate then.
+                    clientFingerprint = try? await channel.pipeline.handler(type: PeerCertificateRecorder.self).get().fingerprint.withLockedValue { $0 }
                 }
                 firstRequest = false
                 var request = HTTPRequest(head: head, remote: remote, clientFingerprint: clientFingerprint)
