@@ -151,6 +151,19 @@ read -r SID T1 < <(tokens "$E2E_TMP/s3.json" f1)
 code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "cancel?sessionId=$SID"); status_is "cancel → 200" 200 "$code" "$E2E_TMP/r.txt"
 code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "an upload after cancel → 403" 403 "$code" "$E2E_TMP/r.txt"
 [ ! -e "$DL/cancelled.bin" ] && pass "nothing written for the cancelled session" || fail "cancelled.bin written"
+# A cancel in the middle of an upload (curl held to 200 KB/s): the upload ends, nothing is kept.
+head -c 5000000 /dev/urandom >"$E2E_TMP/five-mb"
+prepare_json "$E2E_TMP/mid.json" mallory f1 midway.bin 5000000
+code=$(hcurl $ADDR_A "$E2E_TMP/s4.json" POST prepare-upload --data-binary @"$E2E_TMP/mid.json"); status_is "prepare-upload of 5 MB → 200" 200 "$code" "$E2E_TMP/s4.json"
+read -r SID T1 < <(tokens "$E2E_TMP/s4.json" f1)
+inA curl -sk --limit-rate 200K -o "$E2E_TMP/mid.txt" -w '%{http_code}' -X POST "$API/upload?sessionId=$SID&fileId=f1&token=$T1" -T "$E2E_TMP/five-mb" >"$E2E_TMP/mid.code" 2>&1 &
+MID=$!
+if wait_until 15 test -s "$DL/midway.bin.part"; then pass "the upload is under way (midway.bin.part grows)"; else fail "no midway.bin.part"; fi
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "cancel?sessionId=$SID"); status_is "cancel mid-upload → 200" 200 "$code" "$E2E_TMP/r.txt"
+wait "$MID"
+expect_json 10 recv "p2p reports the transfer cancelled by the sender" event=transfer-failed name=midway.bin "reason~cancelled by the peer"
+if wait_until 10 bash -c '! ls "$1"/midway.bin* >/dev/null 2>&1' _ "$DL"; then pass "nothing kept of the cancelled upload (neither midway.bin nor its .part)"
+else fail "kept after cancel: $(ls "$DL" | grep midway)"; fi
 if is_running recv; then pass "p2p receive is still up after the bad input"; else fail "p2p receive died" recv; fi
 stop_proc recv
 
