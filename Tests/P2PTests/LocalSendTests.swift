@@ -140,3 +140,76 @@ struct LocalSendHTTPTests {
         await server.stop()
     }
 }
+
+/// `LocalSendReceiver` on loopback: an offer goes through the `FileTransfers` offer handler and events, the
+/// file arrives whole under its name, another offer meanwhile is 409, and a session whose sender went
+/// quiet stops blocking the next one.
+@Suite(.timeLimit(.minutes(1)))
+struct LocalSendReceiverTests {
+    @Test func anUploadArrivesThroughTheSameOfferHandlerAndEvents() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-ls-rx-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = Session(sessionID: "files", displayName: "bob", identity: .ephemeral())
+        let transfers = FileTransfers(session: session, directory: directory)
+        let asked = NIOLockedValueBoxWrapper<[String]>([])
+        transfers.setOfferHandler { offer in
+            asked.mutate { $0.append(LocalSendPeer.label(of: offer.info.peer).raw + " " + (offer.info.peer.discoveryInfo["fingerprint"] ?? "")) }
+            return true
+        }
+        var configuration = LocalSendReceiver.Configuration(alias: "bob")
+        configuration.hosts = ["127.0.0.1"]
+        configuration.port = 0
+        configuration.abandonedAfter = .milliseconds(200)
+        let receiver = LocalSendReceiver(transfers: transfers, certificate: try LocalSendCertificate.load(for: .ephemeral(), store: false),
+                                         configuration: configuration)
+        let port = try await receiver.start()
+        let events = transfers.events()
+        let ended = receiver.devices.events()
+        let clientCertificate = try LocalSendCertificate.load(for: .ephemeral(), store: false)
+        let client = HTTPClient(tls: try clientCertificate.clientContext())
+        let bytes = Data((0 ..< 300_000).map { UInt8($0 % 251) })
+        let sender = LocalSendDeviceInfo(alias: "anna", deviceModel: "Pixel 7", deviceType: "mobile", fingerprint: "claimed")
+        func prepare(_ name: String) async throws -> HTTPClient.Response {
+            let file = LocalSendFileInfo(id: "f", fileName: name, size: UInt64(bytes.count), fileType: "application/octet-stream",
+                                         sha256: Array(LocalSendHashing.sha256(bytes)).hex)
+            let body = try JSONEncoder().encode(LocalSendPrepareUpload(info: sender, files: ["f": file]))
+            return try await client.request(.POST, host: "127.0.0.1", port: port, path: LocalSendPath.prepareUpload, body: .bytes(ByteBuffer(bytes: body)))
+        }
+
+        let first = try await prepare("photo.bin")
+        #expect(first.status == .ok)
+        let session1 = try JSONDecoder().decode(LocalSendUploadSession.self, from: Data(first.body.readableBytesView))
+        // The client showed a certificate: its fingerprint, not the body's claim, names the sender.
+        #expect(asked.value == [#"Pixel 7 "anna" (LocalSend, not verified by key) "# + clientCertificate.fingerprint])
+        #expect(try await prepare("other.bin").status == .conflict)
+        let upload = "\(LocalSendPath.upload)?sessionId=\(session1.sessionId)&fileId=f&token=\(session1.files["f"] ?? "")"
+        #expect(try await client.request(.POST, host: "127.0.0.1", port: port, path: upload, body: .bytes(ByteBuffer(bytes: bytes))).status == .ok)
+        #expect(try Data(contentsOf: directory.appendingPathComponent("photo.bin")) == bytes)
+        var seen: [String] = []
+        for await event in events {
+            switch event {
+            case .offered(let offer): seen.append("offered \(offer.info.name.raw) from \(offer.info.peer.kind.rawValue)")
+            case .started: seen.append("started")
+            case .finished(_, let delivery): seen.append("finished \(delivery.size)")
+            default: break
+            }
+            if seen.last?.hasPrefix("finished") == true { break }
+        }
+        #expect(seen == ["offered photo.bin from localsend", "started", "finished 300000"])
+        for await event in ended {
+            if case .sessionEnded(let peer) = event { #expect(peer.displayName.raw == "anna"); break }
+        }
+
+        // A session whose sender never uploads: the next offer gets 409 until it counts as abandoned.
+        #expect(try await prepare("quiet.bin").status == .ok)
+        var status = try await prepare("next.bin").status
+        #expect(status == .conflict)
+        for _ in 0 ..< 100 where status == .conflict {
+            try await Task.sleep(for: .milliseconds(50))
+            status = try await prepare("next.bin").status
+        }
+        #expect(status == .ok)
+        await receiver.stop()
+    }
+}
