@@ -82,7 +82,7 @@ head -c 3000001 /dev/urandom >"$HA/files/photo one.jpg"
 if lsctl send "$HA/files/photo one.jpg" --to bob --wait >"$E2E_TMP/send1.log" 2>&1 && wait_json 20 recv event=file-received "name=photo one.jpg" >/dev/null \
    && cmp -s "$HA/files/photo one.jpg" "$DL/photo one.jpg"; then pass "localsendctl send (v2.2) → p2p: bytes equal"
 else fail "localsendctl send → p2p" recv "$E2E_TMP/send1.log"; fi
-expect_json 5 recv "the JSON events name the LocalSend sender" event=transfer-started "name=photo one.jpg" peer=anna
+expect_json 5 recv "the JSON events name the LocalSend sender and its kind" event=transfer-started "name=photo one.jpg" peer=anna kind=localsend
 
 head -c 70000 /dev/urandom >"$HA/files/a.bin"; printf 'second file\n' >"$HA/files/b.txt"
 if inA env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE localsend-cli send "$ADDR_B" "$HA/files/a.bin" "$HA/files/b.txt" --json >"$E2E_TMP/cli.log" 2>&1 \
