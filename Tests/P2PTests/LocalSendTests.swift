@@ -160,7 +160,6 @@ struct LocalSendReceiverTests {
         var configuration = LocalSendReceiver.Configuration(alias: "bob")
         configuration.hosts = ["127.0.0.1"]
         configuration.port = 0
-        configuration.abandonedAfter = .milliseconds(200)
         let receiver = LocalSendReceiver(transfers: transfers, certificate: try LocalSendCertificate.load(for: .ephemeral(), store: false),
                                          configuration: configuration)
         let port = try await receiver.start()
@@ -170,7 +169,7 @@ struct LocalSendReceiverTests {
         let client = HTTPClient(tls: try clientCertificate.clientContext())
         let bytes = Data((0 ..< 300_000).map { UInt8($0 % 251) })
         let sender = LocalSendDeviceInfo(alias: "anna", deviceModel: "Pixel 7", deviceType: "mobile", fingerprint: "claimed")
-        func prepare(_ name: String) async throws -> HTTPClient.Response {
+        func prepare(_ name: String, port: Int = port) async throws -> HTTPClient.Response {
             let file = LocalSendFileInfo(id: "f", fileName: name, size: UInt64(bytes.count), fileType: "application/octet-stream",
                                          sha256: Array(LocalSendHashing.sha256(bytes)).hex)
             let body = try JSONEncoder().encode(LocalSendPrepareUpload(info: sender, files: ["f": file]))
@@ -201,13 +200,18 @@ struct LocalSendReceiverTests {
             if case .sessionEnded(let peer) = event { #expect(peer.displayName.raw == "anna"); break }
         }
 
-        // A session whose sender never uploads: the next offer gets 409 until it counts as abandoned.
-        #expect(try await prepare("quiet.bin").status == .ok)
-        var status = try await prepare("next.bin").status
-        #expect(status == .conflict)
+        await receiver.stop()
+
+        // A session whose sender never uploads stops blocking the next one once it counts as abandoned.
+        configuration.abandonedAfter = .milliseconds(200)
+        let quick = LocalSendReceiver(transfers: transfers, certificate: try LocalSendCertificate.load(for: .ephemeral(), store: false),
+                                      configuration: configuration)
+        let quickPort = try await quick.start()
+        #expect(try await prepare("quiet.bin", port: quickPort).status == .ok)
+        var status = HTTPResponseStatus.conflict
         for _ in 0 ..< 100 where status == .conflict {
             try await Task.sleep(for: .milliseconds(50))
-            status = try await prepare("next.bin").status
+            status = try await prepare("next.bin", port: quickPort).status
         }
         #expect(status == .ok)
         await receiver.stop()
