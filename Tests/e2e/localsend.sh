@@ -9,7 +9,11 @@
 #  - bad input from a raw client (curl): malformed JSON 400, oversized JSON 413, `..` and absolute names 400
 #    (nothing written outside --dir), another session meanwhile 409, a wrong token 403, the right token from
 #    another IP 403, more or fewer bytes than announced 400 and nothing kept under the name (no .part either),
-#    a wrong sha256 400 and nothing kept, an upload after cancel 403;
+#    a wrong sha256 400 and nothing kept, an upload after cancel 403; hidden paths as for p2p offers (a single one
+#    403; in a folder: no token, reported skipped, not written); a cancel mid-upload keeps nothing; a flood of
+#    3,000 fake announcements and 300 register calls leaves memory flat;
+#  - p2p → localsendd: `p2p peers --localsend` lists it (alias, model, fingerprint, address:port, protocol,
+#    version); `p2p send --localsend` a file and a folder (bytes equal), a text; its PIN: exit 6 without, sent with;
 #  - a PIN: 401 without, 401 wrong (three times), then 429 from that address even with the right PIN; the right
 #    PIN from another address: accepted, bytes equal;
 #  - the question on a terminal (tmux): it names `Linux "anna" (LocalSend, not verified by key)`; n → localsendd
@@ -164,6 +168,35 @@ wait "$MID"
 expect_json 10 recv "p2p reports the transfer cancelled by the sender" event=transfer-failed name=midway.bin "reason~cancelled by the peer"
 if wait_until 10 bash -c '! ls "$1"/midway.bin* >/dev/null 2>&1' _ "$DL"; then pass "nothing kept of the cancelled upload (neither midway.bin nor its .part)"
 else fail "kept after cancel: $(ls "$DL" | grep midway)"; fi
+# A flood of fake devices: 3,000 multicast announcements and 300 register calls, each with its own fingerprint.
+RECV_PID=$(pid_of recv)
+rss() { awk '/VmRSS/ {print $2}' "/proc/$RECV_PID/status"; }
+BEFORE=$(rss)
+inA "$PYTHON" - "$ADDR_B" <<'PY' >"$E2E_TMP/flood.log" 2>&1
+import json, socket, ssl, sys, http.client
+target = sys.argv[1]
+udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+udp.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+for i in range(3000):
+    info = {"alias": "fake-%d-" % i + "x" * 200, "version": "2.1", "deviceModel": "m" * 300, "deviceType": "mobile",
+            "fingerprint": "FAKE%06d" % i, "port": 9, "protocol": "https", "announce": False}
+    udp.sendto(json.dumps(info).encode(), ("224.0.0.167", 53317))
+context = ssl._create_unverified_context()
+ok = 0
+for i in range(300):
+    conn = http.client.HTTPSConnection(target, 53317, context=context, timeout=5)
+    body = json.dumps({"alias": "reg-%d" % i, "version": "2.1", "fingerprint": "REG%06d" % i, "port": 9, "protocol": "https"})
+    conn.request("POST", "/api/localsend/v2/register", body=body, headers={"content-type": "application/json"})
+    ok += conn.getresponse().status == 200
+    conn.close()
+print("register-ok", ok)
+PY
+AFTER=$(rss)
+HEARD=$(count_json recv event=localsend-device "alias~fake-")
+if [ "$HEARD" -gt 100 ]; then pass "the fake announcements were heard ($HEARD devices reported)"; else fail "only $HEARD fake devices heard" recv; fi
+if grep -q "register-ok 300" "$E2E_TMP/flood.log"; then pass "300 register calls from fake devices answered"; else fail "register flood" "$E2E_TMP/flood.log"; fi
+if [ -n "$BEFORE" ] && [ -n "$AFTER" ] && [ $((AFTER - BEFORE)) -lt 16384 ]; then pass "memory bounded under the flood (RSS $BEFORE → $AFTER KiB)"
+else fail "RSS grew from $BEFORE to $AFTER KiB under the flood"; fi
 if is_running recv; then pass "p2p receive is still up after the bad input"; else fail "p2p receive died" recv; fi
 stop_proc recv
 
