@@ -225,6 +225,15 @@ if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/a
    && grep -q 'Sent 1 file' "$E2E_TMP/pin-ok.out"; then pass "with --pin: sent"
 else fail "send --pin 9999" "$E2E_TMP/pin-ok.out"; fi
 lsctl pin --clear >/dev/null
+# A p2p peer also called anna (a p2p receive in A): --to anna fits both kinds → exit 3 with both listed.
+mkdir -p "$E2E_TMP/anna2p"
+start_proc anna2p "$LAB" exec A env P2P_HOME="$(home anna2p)" "$P2P" receive --json --name anna --dir "$E2E_TMP/anna2p"
+expect_json 15 anna2p "a p2p peer named anna listens in A" event=listening
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/big.bin" --to anna >"$E2E_TMP/ambiguous.out" 2>&1; rc=$?
+if [ "$rc" = 3 ] && grep -q 'fits a p2p peer and a LocalSend device' "$E2E_TMP/ambiguous.out" && grep -q '(p2p)' "$E2E_TMP/ambiguous.out" \
+   && grep -q 'LocalSend, not verified by key' "$E2E_TMP/ambiguous.out"; then pass "--to a name of a p2p peer and of a LocalSend device: exit 3, both listed"
+else fail "ambiguous --to: exit $rc" "$E2E_TMP/ambiguous.out"; fi
+stop_proc anna2p
 
 # ---------------------------------------------------------------- a PIN
 log "p2p receive --localsend --pin 4321"

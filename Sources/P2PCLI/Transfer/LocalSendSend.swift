@@ -5,7 +5,7 @@ import P2P
 /// `p2p send --localsend PATH... --to NAME` (or `--text`): when NAME is a LocalSend device (its alias, or the
 /// start of its fingerprint), the files or the text go to it over LocalSend's upload API; otherwise the send
 /// goes on as a p2p send. Exit codes as for a p2p send: 6 declined or a PIN refused, 4 busy or not the
-/// announced certificate, 8 failed, 3 several devices fit.
+/// announced certificate, 8 failed, 3 several devices fit, or a p2p peer fits too.
 struct LocalSendSend {
     let command: SendCommand
     /// How long to listen for the device before deciding it is not a LocalSend one.
@@ -22,10 +22,30 @@ struct LocalSendSend {
         } catch {
             throw CLIError("LocalSend: \(error)", code: ExitStatus.failure)
         }
+        // p2p peers that --to fits too, heard meanwhile: a name that fits both kinds is ambiguous.
+        let session = command.network.sessionID ?? TransferSession.id
+        let p2pFits = NIOLockedValueBox<[String]>([])
+        let services = ServiceBrowser { event in
+            guard case .found(let service) = event, service.sessionID == session, let id = service.peerID else { return }
+            let peer = PeerInfo(id: id, displayName: service.name, sessionID: session)
+            guard PeerTarget.fits(from: query, peer) else { return }
+            p2pFits.withLockedValue { if !$0.contains(PeerTarget.label(peer)) { $0.append(PeerTarget.label(peer)) } }
+        }
+        try? services.start()
+        defer { services.stop() }
         let wait = min(Self.lookout, .milliseconds(Int64(command.timeout * 1000)))
+        let began = ContinuousClock.now
         let found = await browser.waitForDevices(named: query, timeout: wait)
         defer { Task { await browser.stop() } }
         guard !found.isEmpty else { return false }
+        // Give DNS-SD a second to show a p2p peer of the same name before deciding.
+        if ContinuousClock.now - began < .seconds(1) { try? await Task.sleep(for: .seconds(1) - (ContinuousClock.now - began)) }
+        let alsoP2P = p2pFits.withLockedValue { $0 }
+        guard alsoP2P.isEmpty else {
+            let list = alsoP2P.map { "  \($0)  (p2p)" } + found.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \($0.info.fingerprint.prefix(16))…" }
+            throw CLIError("\"\(Terminal.sanitize(query))\" fits a p2p peer and a LocalSend device; name one by the start of its fingerprint:\n"
+                           + list.joined(separator: "\n"), code: ExitStatus.peerNotFound)
+        }
         guard found.count == 1, let target = found.first else {
             let list = found.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \($0.info.fingerprint.prefix(16))…  \($0.address)" }
             throw CLIError("several LocalSend devices fit \"\(Terminal.sanitize(query))\"; name one by the start of its fingerprint:\n"
