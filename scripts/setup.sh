@@ -5,7 +5,7 @@ set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/_common.sh"
-PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux)
+PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux curl openssl)
 # Only for Benchmarks/run.sh (--bench): the baselines it compares with.
 BENCH_PKGS=(iperf3 time python3-venv)
 # Benchmarks run what is in it (as root, often): a private place, never /tmp, where another user could
@@ -69,6 +69,15 @@ if ! python3 -c 'import cryptography' 2>/dev/null; then
   echo "$ME: installing Python's cryptography package (for the e2e raw peer)"
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-cryptography >/dev/null 2>&1 || python3 -m pip install --quiet cryptography
 fi
+
+# Tests/e2e/localsend.sh runs p2p against two independent LocalSend implementations from PyPI (only ever
+# inside the lab's namespaces: both multicast on their default interface).
+for tool in localsendd:localsendd localsend-cli:localsend-cli; do
+  if ! command -v "${tool%%:*}" >/dev/null 2>&1; then
+    echo "$ME: installing ${tool#*:} (pip, for the LocalSend e2e test)"
+    python3 -m pip install --quiet "${tool#*:}"
+  fi
+done
 
 if [ "$BENCH" = 1 ] && { [ ! -x "$WORMHOLE_VENV/bin/wormhole" ] || [ ! -x "$WORMHOLE_VENV/bin/twist" ]; }; then
   echo "$ME: installing magic-wormhole, its mailbox server and transit relay into $WORMHOLE_VENV (pip)"

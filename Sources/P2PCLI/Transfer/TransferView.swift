@@ -29,7 +29,7 @@ final class TransferView: Sendable {
             case .started(let info, _): peersStarted.withLockedValue { _ = $0.insert(info.peer.id) }
             case .failed(let info, let error):
                 if json {
-                    Output.json(["event": "transfer-failed", "direction": info.direction.rawValue, "name": "text", "peer": info.peer.displayName,
+                    Output.json(["event": "transfer-failed", "direction": info.direction.rawValue, "name": "text", "peer": info.peer.displayName, "kind": info.peer.kind.rawValue,
                                  "reason": error.description])
                 } else if info.direction == .receiving {  // A sender's failure is said once, by `p2p send` itself.
                     Output.error(Terminal.paint("p2p: the text from \(Terminal.sanitize(info.peer.displayName)): \(error)", .red))
@@ -45,7 +45,7 @@ final class TransferView: Sendable {
             peersStarted.withLockedValue { _ = $0.insert(info.peer.id) }
             if json {
                 var object: [String: Any] = ["event": "transfer-started", "direction": info.direction.rawValue, "name": info.name, "size": info.size,
-                                             "offset": offset, "peer": info.peer.displayName]
+                                             "offset": offset, "peer": info.peer.displayName, "kind": info.peer.kind.rawValue]
                 if info.isTree { object["files"] = info.fileCount }
                 Output.json(object)
             } else if offset > 0 {
@@ -58,7 +58,7 @@ final class TransferView: Sendable {
             let rate = meanRate(info, done: info.size)
             if json {
                 var object: [String: Any] = ["event": info.direction == .receiving ? "file-received" : "file-sent", "name": info.name,
-                                             "size": info.size, "sha256": delivery.sha256, "peer": info.peer.displayName,
+                                             "size": info.size, "sha256": delivery.sha256, "peer": info.peer.displayName, "kind": info.peer.kind.rawValue,
                                              "bytes-per-second": Int(rate)]
                 if let url = delivery.url { object["path"] = url.path }
                 if info.direction == .sending { object["resumed-from"] = delivery.resumedFrom }
@@ -73,7 +73,7 @@ final class TransferView: Sendable {
         case .fileFinished(let tree, let delivery):
             if json {
                 var object: [String: Any] = ["event": tree.direction == .receiving ? "file-received" : "file-sent", "name": delivery.name,
-                                             "size": delivery.size, "sha256": delivery.sha256, "peer": tree.peer.displayName,
+                                             "size": delivery.size, "sha256": delivery.sha256, "peer": tree.peer.displayName, "kind": tree.peer.kind.rawValue,
                                              "tree": tree.name, "already-there": delivery.alreadyThere]
                 if let url = delivery.url { object["path"] = url.path }
                 if tree.direction == .sending || delivery.resumedFrom > 0 { object["resumed-from"] = delivery.resumedFrom }
@@ -86,7 +86,7 @@ final class TransferView: Sendable {
             }
         case .fileFailed(let tree, let name, .skipped(_, let why)):
             if json {
-                Output.json(["event": "file-skipped", "name": name, "tree": tree.name, "peer": tree.peer.displayName, "reason": why])
+                Output.json(["event": "file-skipped", "name": name, "tree": tree.name, "peer": tree.peer.displayName, "kind": tree.peer.kind.rawValue, "reason": why])
             } else {
                 clearBar()
                 Output.error(Terminal.paint("p2p: skipped \(Terminal.sanitize(name)): \(why) (--allow-hidden writes them)", .yellow))
@@ -94,14 +94,14 @@ final class TransferView: Sendable {
         case .fileFailed(let tree, let name, let error):
             if json {
                 Output.json(["event": "transfer-failed", "direction": tree.direction.rawValue, "name": name, "tree": tree.name,
-                             "peer": tree.peer.displayName, "reason": error.description])
+                             "peer": tree.peer.displayName, "kind": tree.peer.kind.rawValue, "reason": error.description])
             } else {
                 clearBar()
                 Output.error(Terminal.paint("p2p: \(Terminal.sanitize(name)): \(error)", .red))
             }
         case .treeFinished(let tree, let report):
             if json {
-                Output.json(["event": "tree-finished", "direction": tree.direction.rawValue, "name": tree.name, "peer": tree.peer.displayName,
+                Output.json(["event": "tree-finished", "direction": tree.direction.rawValue, "name": tree.name, "peer": tree.peer.displayName, "kind": tree.peer.kind.rawValue,
                              "files": tree.fileCount, "verified": report.deliveries.count { !$0.alreadyThere },
                              "already-there": report.deliveries.count { $0.alreadyThere },
                              "failed": report.failures.count - report.skipped.count, "skipped": report.skipped.count,
@@ -112,7 +112,7 @@ final class TransferView: Sendable {
             }
         case .failed(let info, .skipped(_, let why)):
             if json {
-                Output.json(["event": "file-skipped", "name": info.name, "peer": info.peer.displayName, "reason": why])
+                Output.json(["event": "file-skipped", "name": info.name, "peer": info.peer.displayName, "kind": info.peer.kind.rawValue, "reason": why])
             } else {
                 clearBar()
                 Output.error(Terminal.paint("p2p: skipped \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): \(why) (--allow-hidden writes it)", .yellow))
