@@ -4,7 +4,7 @@
 set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
-PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux)
+PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libqrencode-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux)
 # Only for Benchmarks/run.sh (--bench): the baselines it compares with.
 BENCH_PKGS=(iperf3 time python3-venv)
 WORMHOLE_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
