@@ -102,6 +102,8 @@ import Testing
         #expect(state.fetchedCount == 1)
         do { let over = state.fetched("f2"); #expect(over) }
         #expect(state.isOver)
+        // A file fetched again after the end does not end it again.
+        do { let over = state.fetched("f1"); #expect(!over) }
     }
 
     @Test func withoutOnceTheShareNeverEnds() throws {

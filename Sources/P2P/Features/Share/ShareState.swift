@@ -81,11 +81,12 @@ public struct ShareState: Sendable {
         return .file(file)
     }
 
-    /// The file `fileID` was sent whole. Returns true when, with `once`, every file now has been: the share
-    /// is over.
+    /// The file `fileID` was sent whole. Returns true when, with `once`, this was the last file not yet
+    /// fetched: the share is over (true only once).
     public mutating func fetched(_ fileID: String) -> Bool {
+        let wasOver = isOver
         if files.contains(where: { $0.id == fileID }) { fetchedIDs.insert(fileID) }
-        return isOver
+        return !wasOver && isOver
     }
 
     /// With `once`: every file has been fetched whole at least once.

@@ -53,6 +53,9 @@ public final class HTTPServer: Sendable {
         var channels: [any Channel] = []
         var tasks: [Task<Void, Never>] = []
         var connections = 0
+        /// The open connections, to quiesce.
+        var open: [ObjectIdentifier: any Channel] = [:]
+        var quiescing = false
     }
 
     /// A server; nothing listens before `start`.
@@ -91,6 +94,20 @@ public final class HTTPServer: Sendable {
             }
         }
         return port
+    }
+
+    /// Stops listening; a connection writing a response closes once its last byte is on the wire, an idle
+    /// one at once (NIOHTTP1's quiescing). Returns when every connection is closed. (`p2p share --once`: the
+    /// last download must arrive whole before the process ends.)
+    public func quiesce() async {
+        let (listeners, open, tasks) = state.withLockedValue { state in
+            state.quiescing = true
+            return (state.channels, Array(state.open.values), state.tasks)
+        }
+        for channel in listeners { try? await channel.close() }
+        for channel in open { channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+        for task in tasks { await task.value }
+        state.withLockedValue { $0.channels = []; $0.tasks = [] }
     }
 
     /// Stops listening and closes every connection.
@@ -133,8 +150,9 @@ public final class HTTPServer: Sendable {
             try await withThrowingDiscardingTaskGroup { group in
                 for try await connection in inbound {
                     let admitted = state.withLockedValue { state -> Bool in
-                        guard state.connections < configuration.maxConnections else { return false }
+                        guard state.connections < configuration.maxConnections, !state.quiescing else { return false }
                         state.connections += 1
+                        state.open[ObjectIdentifier(connection.channel)] = connection.channel
                         return true
                     }
                     guard admitted else {
@@ -143,7 +161,10 @@ public final class HTTPServer: Sendable {
                     }
                     group.addTask { [self] in
                         await serve(connection)
-                        state.withLockedValue { $0.connections -= 1 }
+                        state.withLockedValue {
+                            $0.connections -= 1
+                            $0.open[ObjectIdentifier(connection.channel)] = nil
+                        }
                     }
                 }
             }
