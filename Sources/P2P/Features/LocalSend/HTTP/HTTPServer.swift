@@ -138,6 +138,7 @@ public final class HTTPServer: Sendable {
                         }))
                     }
                     try pipeline.addHandler(IdleStateHandler(readTimeout: idle))
+                    try pipeline.addHandler(HTTPFlushingCloser(limit: idle))
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
                     try pipeline.addHandler(HTTPIdleCloser())
                     return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
