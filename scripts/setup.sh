@@ -4,7 +4,8 @@
 set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
-PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libqrencode-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux)
+PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libqrencode-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux
+      chromium chromium-driver zbar-tools curl)
 # Only for Benchmarks/run.sh (--bench): the baselines it compares with.
 BENCH_PKGS=(iperf3 time python3-venv)
 WORMHOLE_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
@@ -56,6 +57,13 @@ fi
 if ! python3 -c 'import cryptography' 2>/dev/null; then
   echo "$ME: installing Python's cryptography package (for the e2e raw peer)"
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-cryptography >/dev/null 2>&1 || python3 -m pip install --quiet cryptography
+fi
+
+# Tests/e2e/browser.sh drives chromium (chromium-driver) with Selenium.
+if ! python3 -c 'import selenium' 2>/dev/null; then
+  echo "$ME: installing Python's selenium package (for the e2e browser test)"
+  # From PyPI (Debian's python3-selenium lags behind chromium); a Debian python marks itself externally managed.
+  python3 -m pip install --quiet selenium 2>/dev/null || python3 -m pip install --quiet --break-system-packages selenium
 fi
 
 if [ "$BENCH" = 1 ] && { [ ! -x "$WORMHOLE_VENV/bin/wormhole" ] || [ ! -x "$WORMHOLE_VENV/bin/twist" ]; }; then
