@@ -8,7 +8,8 @@
 #  - the page as a person sees it: screenshots of the PIN form and the list (kept in E2E_SHOTS if set);
 #  - share in a terminal (tmux pane in B): the URL with a QR code, read back from the screen by zbarimg as
 #    a camera would; raw HTTP from A: 5 wrong PINs are 401, the 6th try is 429 even with the right PIN,
-#    a made-up session is 403, an unknown file 404, a session from another address 403.
+#    a made-up session is 403, an unknown file 404, a session from another address 403;
+#  - a 1 GiB file (sparse) fetched with curl arrives whole while share's peak RSS grows by less than 16 MiB.
 # Needs root (lab.sh up), chromium, chromedriver, python3 with selenium, zbarimg, tmux, curl.
 . "$(dirname "$0")/lib.sh"
 need ip tmux python3 curl zbarimg chromium chromedriver
@@ -98,4 +99,21 @@ check "a session given to another address is 403 for A" test "$(status "$api/dow
 check "an unknown file in a good session is 404" test "$(run "$LAB" exec B curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:8080/api/localsend/v2/download?sessionId=$session&fileId=f9")" = 404
 run "$LAB" exec A curl -sf -o "$E2E_TMP/page.html" "http://$ADDR_B:8080/"
 check "the page itself needs no PIN and loads nothing from elsewhere" bash -c 'grep -q "id=\"pin\"" "$1" && ! grep -qiE "(src|href)=\"?(https?:)?//" "$1"' _ "$E2E_TMP/page.html"
+
+# ---- a 1 GiB file is streamed from disk: memory stays flat
+truncate -s 1G "$SRC/huge.img"
+start_proc huge "$LAB" exec B env P2P_HOME="$(home share)" "$P2P" share "$SRC/huge.img" --pin "$PIN" --port 8081 --json
+if wait_json 20 huge event=sharing >/dev/null; then
+  hwm() { awk '/^VmHWM/ {print $2}' "/proc/$(pid_of huge)/status"; }
+  idle=$(hwm)
+  session=$(run "$LAB" exec A curl -s -X POST "http://$ADDR_B:8081/api/localsend/v2/prepare-download?pin=$PIN" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["sessionId"])')
+  got=$(run "$LAB" exec A curl -s "http://$ADDR_B:8081/api/localsend/v2/download?sessionId=$session&fileId=f1" | sha256sum | cut -d' ' -f1)
+  want=$(sha256sum <"$SRC/huge.img" | cut -d' ' -f1)
+  check "the 1 GiB file arrives whole (sha256)" test "$got" = "$want"
+  peak=$(hwm)
+  log "share's peak RSS: $((idle / 1024)) MiB idle, $((peak / 1024)) MiB after sending 1 GiB"
+  check "streaming 1 GiB grows share's peak RSS by less than 16 MiB ($(((peak - idle) / 1024)) MiB: $((idle / 1024)) -> $((peak / 1024)) MiB)" test $((peak - idle)) -lt 16384
+else
+  fail "the 1 GiB share does not start" huge
+fi
 finish
