@@ -15,11 +15,15 @@ struct IdCommand: ParsableCommand {
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
+        // The certificate LocalSend devices see (`receive --localsend`): made once, kept beside the key.
+        let localSend = try? LocalSendCertificate.load(for: identity).fingerprint
         if json {
-            Output.json(["id": identity.peerID.hex, "fingerprint": identity.peerID.fingerprint, "directory": Identity.configDirectory().path])
+            Output.json(["id": identity.peerID.hex, "fingerprint": identity.peerID.fingerprint, "directory": Identity.configDirectory().path,
+                         "localsendFingerprint": localSend ?? ""])
         } else {
             Output.line("peer ID      \(identity.peerID.hex)")
             Output.line("fingerprint  \(identity.peerID.fingerprint)")
+            if let localSend { Output.line("LocalSend    \(localSend)") }
             Output.line("stored in    \(Identity.configDirectory().path)")
         }
     }

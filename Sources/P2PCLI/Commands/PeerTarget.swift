@@ -71,6 +71,8 @@ enum PeerTarget {
     /// using a pinned name is `bob (not the pinned bob: another key)`; a peer over plaintext is
     /// `bob (unauthenticated: --insecure)`.
     static func name(_ peer: PeerInfo) -> String {
+        // A LocalSend device: its model and alias, and that nothing ties them to a key.
+        if peer.kind == .localSend { return Terminal.sanitize(LocalSendPeer.label(of: peer)) }
         let name = Terminal.sanitize(peer.displayName)
         switch peer.trust {
         case .known, .unknown: return name

@@ -8,6 +8,10 @@ struct ReceiveCommand: AsyncParsableCommand {
         commandName: "receive",
         abstract: "Receive files from a peer running `p2p send`.",
         discussion: """
+            With --localsend (or P2P_LOCALSEND=on) it also receives from LocalSend apps (protocol v2.2 over HTTPS; \
+            Protocol/LOCALSEND.md): their offers get the same question, rules, progress line and summary, named as \
+            `Pixel 7 "anna" (LocalSend, not verified by key)`; a LocalSend text is shown as a p2p text is; --pin makes \
+            them give a PIN; `p2p id` shows the LocalSend fingerprint.
             Stays up for any number of senders until Ctrl-C (--once: exit when the first sender leaves). \
             A folder is one question ("alice offers the folder many/ … accept everything in it?"); loose files are \
             asked one by one (a: all from that sender). --yes accepts everything; --from NAME everything from NAME; \
@@ -36,6 +40,8 @@ struct ReceiveCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var network: NetworkOptions
+
+    @OptionGroup var localSend: LocalSendOptions
 
     @Option(help: "Directory to write files into.")
     var dir: String = "."
@@ -69,6 +75,7 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     func validate() throws {
         if text && stdout { throw ValidationError("--text takes a text and --stdout a byte stream: choose one") }
+        if stdout && localSend.enabled { throw ValidationError("--stdout takes one p2p stream; LocalSend sends files: choose one") }
     }
 
     func run() async throws {
@@ -81,6 +88,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.overwrite = overwrite
         let transfers = FileTransfers(session: session, directory: directory, configuration: configuration)
         let receiver = ReceiveLoop(session: session, transfers: transfers, options: self, directory: directory)
+        if localSend.isOn { receiver.localSend = try localSend.makeNode(transfers: transfers, alias: network.displayName) }
         // A `p2p send -` here hears why not, instead of waiting for an answer.
         let streams = StreamReceive.declineStreams(on: session)
         defer { withExtendedLifetime(streams) {} }

@@ -5,6 +5,10 @@ import P2P
 /// sender's summary (counted by the library's `ReceiveLedger`).
 extension ReceiveLoop {
     func show(_ event: TransferEvent) {
+        // A LocalSend sender's summary names the device and the transport, as its question did.
+        if case .started(let info, _) = event, info.peer.kind == .localSend {
+            localSendLabels.withLockedValue { $0[info.peer.id] = LocalSendPeer.label(of: info.peer).raw }
+        }
         if let info = event.info, TextTransfer.isText(info), showText(event) { return }
         view.handle(event)
         for effect in model.ledger.record(event) {
@@ -134,7 +138,8 @@ extension ReceiveLoop {
         clearProgress()
         let elapsed = ContinuousClock.now - batch.began
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        Output.line(Self.summary(batch.counts, from: batch.name, seconds: seconds, into: directory.path))
+        let from = localSendLabels.withLockedValue { $0.removeValue(forKey: peer) } ?? batch.name
+        Output.line(Self.summary(batch.counts, from: from, seconds: seconds, into: directory.path))
     }
 
     /// What one sender's transfers came to; `summary` words it.

@@ -16,6 +16,8 @@ final class ReceiveLoop {
         case interrupt
         /// A second after Ctrl-C: stop waiting for the cancelled transfers to report their end.
         case cancellationsOverdue
+        /// Something on the LocalSend side (`--localsend`): a device seen, a sender's session over.
+        case localSend(LocalSendEvent)
     }
 
     let session: Session
@@ -43,6 +45,10 @@ final class ReceiveLoop {
     /// Offers (peer ID/transfer ID) whose question named their hidden paths and execute bits: a yes to
     /// that question allows them. Filled by the loop, read by the offer handler once answered.
     let named = NIOLockedValueBox<Set<String>>([])
+    /// `--localsend`: the LocalSend peer started with the session, stopped with it.
+    var localSend: LocalSendNode?
+    /// How LocalSend senders are named in their summaries (`PeerTarget.name`), by peer.
+    let localSendLabels = NIOLockedValueBox<[PeerID: String]>([:])
 
     init(session: Session, transfers: FileTransfers, options: ReceiveCommand, directory: URL) {
         self.session = session
@@ -90,6 +96,7 @@ final class ReceiveLoop {
         var failure: (any Error)?
         do {
             try await listen()
+            if let localSend { try await startLocalSend(localSend) }
             loop: for await input in driver.events {
                 var decided: ReceiveModel.Event?
                 switch input {
@@ -111,6 +118,8 @@ final class ReceiveLoop {
                     decided = .interrupted
                 case .cancellationsOverdue:
                     decided = .cancellationsOverdue
+                case .localSend(let event):
+                    if show(event) { decided = .senderLeft(nobodyConnected: session.connectedPeers.isEmpty) }
                 }
                 for effect in decided.map({ model.handle($0) }) ?? [] {
                     switch effect {
@@ -128,6 +137,7 @@ final class ReceiveLoop {
         }
         driver.leaveTerminal()
         questions.refuseAll()
+        await localSend?.stop()
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). The transfers' events are shown up to the close: a
         // transfer ended by it or by Ctrl-C reports that before the exit status does.
@@ -136,6 +146,7 @@ final class ReceiveLoop {
             case .transfer(let event): show(event)
             case .session(let event): show(event)
             case .question(let asked): asked.answer.resume(returning: false)
+            case .localSend(let event): _ = show(event)
             case .keys, .withdrawn, .interrupt, .cancellationsOverdue: break
             }
         }

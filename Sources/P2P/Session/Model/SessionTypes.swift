@@ -33,6 +33,16 @@ public enum PeerState: String, Sendable {
     case available, unavailable, connecting, connected, disconnected
 }
 
+/// Which protocol a peer speaks: p2p's own (found by DNS-SD, authenticated by its key), or another
+/// transport's that p2p also talks to (a LocalSend device: found by multicast, named by its certificate's
+/// fingerprint, its name and model only claims).
+public enum PeerKind: String, Sendable, Hashable {
+    /// A p2p peer.
+    case p2p
+    /// A LocalSend device (phones, desktops running the LocalSend app): `Features/LocalSend`.
+    case localSend = "localsend"
+}
+
 /// Everything known about another peer.
 public struct PeerInfo: Sendable, Hashable {
     /// The peer's ID. Once connected over TLS it is proven by the peer's certificate; from DNS-SD alone it is
@@ -60,6 +70,10 @@ public struct PeerInfo: Sendable, Hashable {
     public var discoveryInfo: [String: String] = [:]
     /// What the peer's HELLO announced (empty before it connected): which newer messages it understands.
     public var capabilities: Capabilities = []
+    /// The protocol the peer speaks; for another transport than p2p's, `discoveryInfo` holds what that
+    /// transport's peer said of itself (a LocalSend device: `deviceModel`, `deviceType`, `fingerprint`,
+    /// `version`, `protocol`), `id` is derived from its fingerprint, and `trust` stays `.unknown`.
+    public var kind: PeerKind = .p2p
     /// The peer ID in the form people compare: groups of four characters.
     public var fingerprint: String { id.fingerprint }
 

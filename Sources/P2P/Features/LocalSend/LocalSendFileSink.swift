@@ -1,0 +1,112 @@
+@preconcurrency import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Writes the bytes of one LocalSend upload to `NAME.part` and gives it its final name only once the
+/// announced size arrived and the sender's SHA-256 (if it gave one) matches, by the receive rules of
+/// `Features/Transfer`: the `.part` is made by `PartFile` (never through a link, never into a FIFO), the
+/// final name is `SafePath.available` unless overwriting (and then a regular file only). LocalSend has no
+/// resume, so a failed upload's `.part` is removed: nothing is kept under the file's name.
+///
+/// Disk work runs on the sink's own queue; callers await it, so the cooperative pool never blocks on a disk.
+final class LocalSendFileSink: Sendable {
+    let destination: URL
+    let size: UInt64
+    private let expectedSHA256: String?
+    private let overwrite: Bool
+    private let partPath: String
+    private let queue: DispatchQueue
+    private let disk = NIOLockedValueBox(Disk())
+
+    private struct Disk {
+        var handle: FileHandle?
+        var hasher = SHA256()
+        var written: UInt64 = 0
+    }
+
+    init(destination: URL, size: UInt64, sha256: String?, overwrite: Bool) {
+        self.destination = destination
+        self.size = size
+        expectedSHA256 = sha256.flatMap { $0.isEmpty ? nil : $0.lowercased() }
+        self.overwrite = overwrite
+        partPath = destination.path + ".part"
+        queue = DispatchQueue(label: "p2p.localsend.sink")
+    }
+
+    /// Bytes written so far.
+    var written: UInt64 { disk.withLockedValue { $0.written } }
+
+    private func onQueue<T: Sendable>(_ work: @escaping @Sendable (inout Disk) throws(TransferError) -> T) async throws(TransferError) -> T {
+        let result: Result<T, TransferError> = await withCheckedContinuation { continuation in
+            queue.async { [disk] in
+                continuation.resume(returning: disk.withLockedValue { state in Result { () throws(TransferError) in try work(&state) } })
+            }
+        }
+        return try result.get()
+    }
+
+    /// Makes the folders and a new, empty `.part` (an old regular one is replaced).
+    func open() async throws(TransferError) {
+        let (partPath, directory) = (partPath, destination.deletingLastPathComponent())
+        try await onQueue { state throws(TransferError) in
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                state.handle = FileHandle(fileDescriptor: try PartFile.create(partPath, for: nil), closeOnDealloc: true)
+            } catch let error as PartFile.Occupied {
+                throw .unwritable(partPath, error.description)
+            } catch {
+                throw .unwritable(partPath, "\(error)")
+            }
+        }
+    }
+
+    /// Appends bytes; more than the announced size is refused before any of them is written.
+    func write(_ bytes: ByteBuffer) async throws(TransferError) {
+        let (size, partPath) = (size, partPath)
+        try await onQueue { state throws(TransferError) in
+            guard let handle = state.handle else { throw .unwritable(partPath, "the file is not open") }
+            let after = state.written + UInt64(bytes.readableBytes)
+            guard after <= size else { throw .sizeMismatch(expected: size, got: after) }
+            do {
+                try bytes.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
+            } catch {
+                throw .unwritable(partPath, "\(error)")
+            }
+            bytes.withUnsafeReadableBytes { state.hasher.update(bufferPointer: $0) }
+            state.written = after
+        }
+    }
+
+    /// Checks size and SHA-256, then renames the `.part` to its final name; the delivery.
+    func finish(name: String) async throws(TransferError) -> Delivery {
+        let (size, expected, overwrite, partPath, destination) = (size, expectedSHA256, overwrite, partPath, destination)
+        return try await onQueue { state throws(TransferError) in
+            guard let handle = state.handle else { throw .unwritable(partPath, "the file is not open") }
+            state.handle = nil
+            do {
+                try handle.synchronize()
+                try handle.close()
+            } catch {
+                throw .unwritable(partPath, "\(error)")
+            }
+            guard state.written == size else { throw .sizeMismatch(expected: size, got: state.written) }
+            let ours = Array(state.hasher.finalize()).hex
+            if let expected, expected != ours { throw .verificationFailed(expected: expected, got: ours) }
+            let final = overwrite ? destination : SafePath.available(destination)
+            if overwrite, let what = SafePath.nonRegular(final.path) { throw .unwritable(final.path, SafePath.notReplaced(what)) }
+            guard rename(partPath, final.path) == 0 else { throw .unwritable(final.path, String(cString: strerror(errno))) }
+            return Delivery(name: name, size: size, sha256: ours, resumedFrom: 0, url: final)
+        }
+    }
+
+    /// Gives up: closes and removes the `.part` (LocalSend cannot resume it).
+    func discard() async {
+        let partPath = partPath
+        _ = try? await onQueue { state throws(TransferError) in
+            try? state.handle?.close()
+            state.handle = nil
+            _ = unlink(partPath)
+        }
+    }
+}
