@@ -55,4 +55,17 @@ import Testing
         // The page speaks the download API this server answers.
         #expect(SharePage.script.contains("/api/localsend/v2/") && SharePage.script.contains("prepare-download?") && SharePage.script.contains("download?sessionId="))
     }
+
+    @Test func theUploadPageLoadsNothingFromElsewhereAndSpeaksTheUploadAPI() throws {
+        let html = WebUploadPage.html
+        #expect(!html.contains("http://") && !html.contains("https://") && !html.contains("<link") && !html.contains("src="))
+        #expect(html.contains("<script>\(WebUploadPage.script)</script>"))
+        let hash = Data(SHA256.hash(data: Data(WebUploadPage.script.utf8))).base64EncodedString()
+        let policy = try #require(WebUploadPage.headers.first { $0.0 == "Content-Security-Policy" }?.1)
+        #expect(policy.contains("script-src 'sha256-\(hash)'") && policy.contains("connect-src 'self'"))
+        #expect(WebUploadPage.script.contains("prepare-upload?pin=") && WebUploadPage.script.contains("upload?"))
+        // The two pages' scripts differ, so each policy allows its own only.
+        let shareHash = Data(SHA256.hash(data: Data(SharePage.script.utf8))).base64EncodedString()
+        #expect(!policy.contains(shareHash))
+    }
 }

@@ -1,26 +1,12 @@
-import Crypto
-import Foundation
-
 /// The page `p2p share` serves at `/`: one self-contained HTML document (inline style and a small inline
 /// script, nothing fetched from elsewhere, so a phone on a LAN without internet gets it whole) that asks
 /// for the PIN, lists the files with their sizes through the LocalSend download API and downloads them.
 public enum SharePage {
-    /// The headers the page is served with: no caching, no sniffing, no referrer, and a content security
-    /// policy that allows only this page's own script (by its hash), its inline style and requests to
-    /// this server.
-    public static var headers: [(String, String)] {
-        [("Content-Type", "text/html; charset=utf-8"),
-         ("Cache-Control", "no-store"),
-         ("X-Content-Type-Options", "nosniff"),
-         ("Referrer-Policy", "no-referrer"),
-         ("Content-Security-Policy", contentSecurityPolicy)]
-    }
+    /// The headers the page is served with (`PageHeaders`: only this page's own script may run).
+    public static var headers: [(String, String)] { PageHeaders.headers(script: script) }
 
-    /// `script-src` names the inline script by its SHA-256, so no other script can run.
-    public static let contentSecurityPolicy: String = {
-        let hash = Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString()
-        return "default-src 'none'; script-src 'sha256-\(hash)'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-    }()
+    /// The policy naming the inline script by its SHA-256.
+    public static var contentSecurityPolicy: String { PageHeaders.contentSecurityPolicy(script: script) }
 
     /// The document.
     public static let html: String = """
@@ -31,20 +17,7 @@ public enum SharePage {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>p2p share</title>
         <style>
-        body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; padding: 1rem; background: #f6f7f9; color: #1b1f24; }
-        main { max-width: 40rem; margin: 0 auto; }
-        h1 { font-size: 1.4rem; margin: 0.5rem 0 1rem; }
-        form, section { background: #fff; border-radius: 0.75rem; padding: 1rem; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
-        label { display: block; margin-bottom: 0.5rem; }
-        input { font-size: 1.4rem; width: 100%; box-sizing: border-box; padding: 0.6rem; border: 1px solid #9aa4b1; border-radius: 0.5rem; letter-spacing: 0.2em; }
-        button { font-size: 1.1rem; margin-top: 0.75rem; width: 100%; padding: 0.7rem; border: 0; border-radius: 0.5rem; background: #1f6feb; color: #fff; }
-        #error { color: #b42318; min-height: 1.5em; margin: 0.5rem 0 0; }
-        ul { list-style: none; padding: 0; margin: 0; }
-        li { display: flex; justify-content: space-between; gap: 1rem; padding: 0.7rem 0; border-bottom: 1px solid #e3e6ea; }
-        li:last-child { border-bottom: 0; }
-        li a { color: #1f6feb; word-break: break-all; text-decoration: none; }
-        .size { color: #57606a; white-space: nowrap; }
-        [hidden] { display: none !important; }
+        \(PageHeaders.style)
         </style>
         </head>
         <body>
