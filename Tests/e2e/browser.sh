@@ -9,7 +9,11 @@
 #  - share in a terminal (tmux pane in B): the URL with a QR code, read back from the screen by zbarimg as
 #    a camera would; raw HTTP from A: 5 wrong PINs are 401, the 6th try is 429 even with the right PIN,
 #    a made-up session is 403, an unknown file 404, a session from another address 403;
-#  - a 1 GiB file (sparse) fetched with curl arrives whole while share's peak RSS grows by less than 16 MiB.
+#  - a 1 GiB file (sparse) fetched with curl arrives whole while share's peak RSS grows by less than 16 MiB;
+#  - receive --web --yes --json: the browser picks 3 files on the upload page, a wrong PIN shows the error, the
+#    right one sends them: 2 arrive with equal bytes, the hidden one is skipped as for any offer accepted with
+#    --yes (the page says so); receive --web in a terminal: URL and readable QR code, the browser's offer is
+#    asked about ("… (LocalSend, not verified by key)"), y, and the file arrives.
 # Needs root (lab.sh up), chromium, chromedriver, python3 with selenium, zbarimg, tmux, curl.
 . "$(dirname "$0")/lib.sh"
 need ip tmux python3 curl zbarimg chromium chromedriver
@@ -116,4 +120,44 @@ if wait_json 20 huge event=sharing >/dev/null; then
 else
   fail "the 1 GiB share does not start" huge
 fi
+
+# ---- receive --web: a browser uploads through the page; the same rules and the same question as any offer
+UP=$E2E_TMP/up IN=$E2E_TMP/in IN2=$E2E_TMP/in2
+mkdir -p "$UP" "$IN" "$IN2"
+head -c 1048576 /dev/urandom >"$UP/photo.jpg"
+printf 'notes from A, é\n' >"$UP/notes é.txt"
+printf 'secret\n' >"$UP/.hidden-notes"
+WEB_PIN=271828
+start_proc web "$LAB" exec B env P2P_HOME="$(home web)" "$P2P" receive --web --pin "$WEB_PIN" --yes --dir "$IN" --json --name bob
+if line=$(wait_json 20 web event=web-listening); then
+  WEB_URL=$("$PYTHON" -c 'import json,sys; u=[x for x in json.loads(sys.argv[1])["urls"] if "'"$ADDR_B"'" in x]; print(u[0] if u else "")' "$line")
+  check "receive --web prints the page's URL for B's address ($WEB_URL)" test "$WEB_URL" = "http://$ADDR_B:53318/"
+  if run "$LAB" exec A env HOME="$E2E_TMP" "$PYTHON" "$E2E_DIR/browser_upload.py" "$WEB_URL" "$WEB_PIN" "$SHOTS/receive" "$UP/photo.jpg" "$UP/notes é.txt" "$UP/.hidden-notes" >"$E2E_TMP/upload.json" 2>"$E2E_TMP/upload.err"; then
+    pass "the browser picked 3 files, typed the PIN and sent them"
+  else
+    fail "the browser's upload did not get through" "$E2E_TMP/upload.json" "$E2E_TMP/upload.err" web
+  fi
+  upload=$(cat "$E2E_TMP/upload.json")
+  ufield() { "$PYTHON" -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$upload" "$1" 2>/dev/null; }
+  check "a wrong PIN on the upload page shows its error ($(ufield wrong_pin_error))" grep -q 'Wrong PIN' <<<"$(ufield wrong_pin_error)"
+  check "the page says 2 were sent and the hidden one not taken ($(ufield status))" grep -qE '^Sent 2 files .*did not take 1' <<<"$(ufield status)"
+  check "photo.jpg (1 MiB random) arrived, bytes equal (sha256)" same "$UP/photo.jpg" "$IN/photo.jpg"
+  check "'notes é.txt' arrived, bytes equal" same "$UP/notes é.txt" "$IN/notes é.txt"
+  check "the hidden file was skipped as for any offer accepted with --yes (not written)" test ! -e "$IN/.hidden-notes"
+  check "receive reported both files as file-received events" wait_json 5 web event=file-received name=photo.jpg
+  check "receive reported the hidden file skipped, with the reason" wait_json 5 web event=file-skipped name=.hidden-notes reason~hidden
+  check "receive's summary event: 2 verified, 1 skipped" wait_json 5 web event=tree-finished verified=2 skipped=1 failed=0
+else
+  fail "receive --web does not start" web
+fi
+stop_proc web
+
+open_terminal receiver bob B 100 40 "$P2P" receive --web --pin "$WEB_PIN" --dir "$IN2" --name bob
+see 20 receiver "http://$ADDR_B:53318/" "receive --web in a terminal shows the page's URL"
+check "receive --web's terminal shows a readable QR code" bash -c '"$@" >"$0.txt"; "'"$PYTHON"'" "'"$E2E_DIR"'/qr_png.py" "$0" <"$0.txt" && zbarimg --raw -q "$0" | grep -qx "http://'"$ADDR_B"':53318/"' "$E2E_TMP/qr2.png" tmux -S "$TMUX_SOCKET" capture-pane -p -J -S - -t receiver
+start_bg uploader "$LAB" exec A env HOME="$E2E_TMP" "$PYTHON" "$E2E_DIR/browser_upload.py" "http://$ADDR_B:53318/" "$WEB_PIN" "$SHOTS/receive-asked" "$UP/photo.jpg"
+see 40 receiver "LocalSend, not verified by key.*photo.jpg|photo.jpg.*LocalSend, not verified by key" "the terminal asks about the browser's file, naming it a LocalSend sender not verified by key"
+tm send-keys -t receiver y
+if wait_exit uploader 60; then check "after y the browser's page says it was sent" test "$EXIT_RC" = 0; else fail "the browser still waits after y" uploader; fi
+check "the asked-about photo.jpg arrived, bytes equal" same "$UP/photo.jpg" "$IN2/photo.jpg"
 finish

@@ -75,7 +75,7 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     func validate() throws {
         if text && stdout { throw ValidationError("--text takes a text and --stdout a byte stream: choose one") }
-        if stdout && localSend.enabled { throw ValidationError("--stdout takes one p2p stream; LocalSend sends files: choose one") }
+        if stdout && (localSend.enabled || localSend.web) { throw ValidationError("--stdout takes one p2p stream; LocalSend sends files: choose one") }
     }
 
     func run() async throws {
@@ -88,7 +88,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.overwrite = overwrite
         let transfers = FileTransfers(session: session, directory: directory, configuration: configuration)
         let receiver = ReceiveLoop(session: session, transfers: transfers, options: self, directory: directory)
-        if localSend.isOn { receiver.localSend = try localSend.makeNode(transfers: transfers, alias: network.displayName) }
+        if localSend.isOn || localSend.web { receiver.localSend = try localSend.makeNode(transfers: transfers, alias: network.displayName) }
         // A `p2p send -` here hears why not, instead of waiting for an answer.
         let streams = StreamReceive.declineStreams(on: session)
         defer { withExtendedLifetime(streams) {} }

@@ -96,6 +96,12 @@ struct ShareView {
         }
         let count = files.count == 1 ? "1 file" : "\(files.count) files"
         Output.line("Sharing \(count) (\(ByteCount.describe(total))). PIN: \(Terminal.paint(pin.value, .bold))\(pinWasGiven ? "" : " (random; --pin chooses one)")")
+        Self.showURLs(urls)
+        Output.line("Open a URL on a phone or computer on this network (scan the code) and type the PIN. Ctrl-C ends the share.")
+    }
+
+    /// Each URL with its interface and a QR code for a phone's camera.
+    static func showURLs(_ urls: [(url: String, interface: String)]) {
         for (url, interface) in urls {
             Output.line("")
             Output.line("  \(Terminal.paint(url, .cyan))  (\(interface))")
@@ -104,7 +110,6 @@ struct ShareView {
             }
         }
         Output.line("")
-        Output.line("Open a URL on a phone or computer on this network (scan the code) and type the PIN. Ctrl-C ends the share.")
     }
 
     func show(_ event: ShareServer.Event) {
