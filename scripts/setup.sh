@@ -4,8 +4,8 @@
 set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
-PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libqrencode-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux
-      chromium chromium-driver zbar-tools curl)
+PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libqrencode-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux curl openssl
+      chromium chromium-driver zbar-tools)
 # Only for Benchmarks/run.sh (--bench): the baselines it compares with.
 BENCH_PKGS=(iperf3 time python3-venv)
 WORMHOLE_VENV=${WORMHOLE_VENV:-/tmp/p2p-bench-wormhole}
@@ -65,6 +65,15 @@ if ! python3 -c 'import selenium' 2>/dev/null; then
   # From PyPI (Debian's python3-selenium lags behind chromium); a Debian python marks itself externally managed.
   python3 -m pip install --quiet selenium 2>/dev/null || python3 -m pip install --quiet --break-system-packages selenium
 fi
+
+# Tests/e2e/localsend.sh runs p2p against two independent LocalSend implementations from PyPI (only ever
+# inside the lab's namespaces: both multicast on their default interface).
+for tool in localsendd:localsendd localsend-cli:localsend-cli; do
+  if ! command -v "${tool%%:*}" >/dev/null 2>&1; then
+    echo "$ME: installing ${tool#*:} (pip, for the LocalSend e2e test)"
+    python3 -m pip install --quiet "${tool#*:}"
+  fi
+done
 
 if [ "$BENCH" = 1 ] && { [ ! -x "$WORMHOLE_VENV/bin/wormhole" ] || [ ! -x "$WORMHOLE_VENV/bin/twist" ]; }; then
   echo "$ME: installing magic-wormhole, its mailbox server and transit relay into $WORMHOLE_VENV (pip)"

@@ -40,20 +40,11 @@ public struct LocalSendCertificate: Sendable {
         let parsed = try Certificate(derEncoded: der)
         guard parsed.publicKey == Certificate.PublicKey(identity.publicKey) else { throw NIOSSLError.failedToLoadCertificate }
         self.der = der
-        fingerprint = Self.fingerprint(of: der)
+        fingerprint = CertificateFingerprint.sha256(der: der)
         certificate = try NIOSSLCertificate(bytes: der, format: .der)
         privateKey = try NIOSSLPrivateKey(bytes: Array(identity.privateKey.derRepresentation), format: .der)
     }
 
-    /// SHA-256 of a certificate's DER, upper-case hex.
-    public static func fingerprint(of der: some DataProtocol) -> String {
-        SHA256.hash(data: der).map { String(format: "%02X", $0) }.joined()
-    }
-
-    /// SHA-256 of a certificate as NIOSSL holds it, upper-case hex; nil if it cannot be serialized.
-    static func fingerprint(of certificate: NIOSSLCertificate) -> String? {
-        (try? certificate.toDERBytes()).map { fingerprint(of: $0) }
-    }
 
     /// A new self-signed certificate for the identity's key, valid from a day ago for 20 years.
     private static func make(for identity: Identity, now: Date = Date()) throws -> [UInt8] {
@@ -77,7 +68,7 @@ public struct LocalSendCertificate: Sendable {
 
     /// A TLS server context presenting this certificate, asking for (not requiring) a client certificate,
     /// so a v2.2 sender can show its own.
-    func serverContext() throws -> NIOSSLContext {
+    public func serverContext() throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(privateKey))
         configuration.certificateVerification = .optionalVerification
         configuration.trustRoots = .certificates([])
@@ -86,7 +77,7 @@ public struct LocalSendCertificate: Sendable {
 
     /// A TLS client context presenting this certificate and accepting any server certificate (LocalSend's are
     /// self-signed; the caller compares the fingerprint).
-    func clientContext() throws -> NIOSSLContext {
+    public func clientContext() throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.certificateVerification = .none
         configuration.certificateChain = [.certificate(certificate)]

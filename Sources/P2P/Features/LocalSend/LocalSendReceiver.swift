@@ -75,7 +75,7 @@ public final class LocalSendReceiver: Sendable {
     /// Listens (HTTPS) on the configured addresses; returns the port.
     @discardableResult
     public func start() async throws -> Int {
-        var serverConfiguration = HTTPServer.Configuration(hosts: configuration.hosts, port: configuration.port, certificate: certificate)
+        var serverConfiguration = HTTPServer.Configuration(hosts: configuration.hosts, port: configuration.port, tls: try certificate.serverContext())
         serverConfiguration.idleTimeout = configuration.idleTimeout
         let server = HTTPServer(configuration: serverConfiguration, router: router())
         let port = try await server.start()
@@ -154,6 +154,8 @@ public final class LocalSendReceiver: Sendable {
         // The question; a cancelled request (the sender gave up) withdraws it.
         let decision = Task { [transfers] in await transfers.decide(read.offer) }
         state.withLockedValue { $0.deciding?.task = decision }
+        // The sender gave up waiting (closed its connection): the question is withdrawn.
+        request.connectionClosed?.whenComplete { _ in decision.cancel() }
         let answer = await withTaskCancellationHandler { await decision.value } onCancel: { decision.cancel() }
         guard answer.accepted else { throw HTTPError(.forbidden, "declined") }
         switch read.content {

@@ -102,7 +102,7 @@ public struct HTTPClient: Sendable {
                     case .end:
                         guard let status else { throw Failure(description: "\(address) answered without a status") }
                         let fingerprint = tls == nil ? nil
-                            : try? await channel.nioSSL_peerCertificate().get().flatMap { LocalSendCertificate.fingerprint(of: $0) }
+                            : try? await channel.nioSSL_peerCertificate().get().flatMap { CertificateFingerprint.sha256(of: $0) }
                         return Response(status: status, body: answer, serverFingerprint: fingerprint)
                     }
                 }

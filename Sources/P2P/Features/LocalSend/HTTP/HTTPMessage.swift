@@ -19,6 +19,9 @@ public struct HTTPRequest: Sendable {
     public var remoteAddress: String
     /// SHA-256 (upper-case hex) of the certificate the client showed over TLS, if it showed one.
     public var clientFingerprint: String?
+    /// Completes when the connection closes: a route that waits long (a question to a person) gives up
+    /// then, since nobody is left to answer.
+    public var connectionClosed: EventLoopFuture<Void>?
 
     /// A request from its head.
     public init(head: HTTPRequestHead, remote: SocketAddress?, clientFingerprint: String? = nil) {

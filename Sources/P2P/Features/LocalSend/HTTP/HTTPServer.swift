@@ -19,8 +19,9 @@ public final class HTTPServer: Sendable {
         public var port: Int
         /// When `port` is taken, take any free port instead of failing.
         public var fallsBackToAnyPort = true
-        /// HTTPS with this certificate; nil for plain HTTP.
-        public var certificate: LocalSendCertificate?
+        /// HTTPS with this TLS context (its certificate; clients asked for theirs, see
+        /// `TLSConfiguration.certificateVerification`); nil for plain HTTP.
+        public var tls: NIOSSLContext?
         /// A connection that reads nothing for this long between requests or within one is closed.
         public var idleTimeout: Duration = .seconds(30)
         /// Connections open at once; more are closed at once.
@@ -30,10 +31,10 @@ public final class HTTPServer: Sendable {
         public var discardLimit: UInt64 = 1 << 16
 
         /// A configuration.
-        public init(hosts: [String] = ["0.0.0.0"], port: Int, certificate: LocalSendCertificate? = nil) {
+        public init(hosts: [String] = ["0.0.0.0"], port: Int, tls: NIOSSLContext? = nil) {
             self.hosts = hosts
             self.port = port
-            self.certificate = certificate
+            self.tls = tls
         }
     }
 
@@ -72,7 +73,7 @@ public final class HTTPServer: Sendable {
     /// returns the port.
     @discardableResult
     public func start() async throws -> Int {
-        let tls = try configuration.certificate.map { try $0.serverContext() }
+        let tls = configuration.tls
         var port = configuration.port
         for (index, host) in configuration.hosts.enumerated() {
             let server: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
@@ -176,7 +177,7 @@ public final class HTTPServer: Sendable {
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
         let channel = connection.channel
         let remote = channel.remoteAddress
-        let tls = configuration.certificate != nil
+        let tls = configuration.tls != nil
         let discardLimit = configuration.discardLimit
         try? await connection.executeThenClose { inbound, outbound in
             var iterator = inbound.makeAsyncIterator()
@@ -186,10 +187,11 @@ public final class HTTPServer: Sendable {
                 guard case .head(let head) = part else { continue }
                 if firstRequest && tls {
                     // The handshake is over once a request arrived.
-                    clientFingerprint = try? await channel.nioSSL_peerCertificate().get().flatMap { LocalSendCertificate.fingerprint(of: $0) }
+                    clientFingerprint = try? await channel.nioSSL_peerCertificate().get().flatMap { CertificateFingerprint.sha256(of: $0) }
                 }
                 firstRequest = false
-                let request = HTTPRequest(head: head, remote: remote, clientFingerprint: clientFingerprint)
+                var request = HTTPRequest(head: head, remote: remote, clientFingerprint: clientFingerprint)
+                request.connectionClosed = channel.closeFuture
                 let body = HTTPRequestBody(iterator)
                 var response: HTTPResponse
                 do {

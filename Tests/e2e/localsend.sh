@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# p2p as a LocalSend receiver, against two independent LocalSend implementations from PyPI, in the lab
+# (namespaces A 10.213.7.1 (+ .3) and B 10.213.7.2, a multicast route 224.0.0.0/4 on each veth; LocalSend
+# never runs in the root namespace):
+#  - `localsendd` (v2.2) in A lists `p2p receive --localsend` (B) with the fingerprint of the certificate p2p
+#    serves (read with openssl) and that `p2p id` shows; p2p's JSON names localsendd as a LocalSend device;
+#  - files: `localsendctl send` (v2.2) and `localsend-cli send` (v2.0) → bytes equal on p2p's side;
+#  - a text (one file whose preview holds it, as the apps send one) → 204 and p2p's {"event":"text"};
+#  - bad input from a raw client (curl): malformed JSON 400, oversized JSON 413, `..` and absolute names 400
+#    (nothing written outside --dir), another session meanwhile 409, a wrong token 403, the right token from
+#    another IP 403, more or fewer bytes than announced 400 and nothing kept under the name (no .part either),
+#    a wrong sha256 400 and nothing kept, an upload after cancel 403;
+#  - a PIN: 401 without, 401 wrong (three times), then 429 from that address even with the right PIN; the right
+#    PIN from another address: accepted, bytes equal;
+#  - the question on a terminal (tmux): it names `Linux "anna" (LocalSend, not verified by key)`; n → localsendd
+#    reports declined and nothing is written; y → the file arrives and the summary names the device too.
+# Needs root (lab), localsendd, localsend-cli, curl, openssl, tmux (scripts/setup.sh installs them).
+. "$(dirname "$0")/lib.sh"
+need ip tmux curl openssl localsendd localsendctl localsend-cli
+[ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
+
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pls$$}
+PREFIX=$P2P_LAB_PREFIX
+. "$E2E_DIR/tmux_lab.sh"
+ADDR_A=10.213.7.1 ADDR_A2=10.213.7.3 ADDR_B=10.213.7.2
+ip -n "${PREFIX}A" route add 224.0.0.0/4 dev "${PREFIX}vA"
+ip -n "${PREFIX}B" route add 224.0.0.0/4 dev "${PREFIX}vB"
+# A second address on A: "another IP" for the token check and the per-address PIN limit.
+ip -n "${PREFIX}A" addr add "$ADDR_A2/24" dev "${PREFIX}vA"
+
+HA=$E2E_TMP/anna; mkdir -p "$HA/dl" "$HA/files"
+ENV_A=(env HOME="$HA" XDG_RUNTIME_DIR="$HA" XDG_CONFIG_HOME="$HA/config" XDG_STATE_HOME="$HA/state")
+inA() { run "$LAB" exec A "${ENV_A[@]}" "$@"; }
+lsctl() { inA localsendctl "$@"; }
+BOB=$(home bob)
+DL=$E2E_TMP/dl; mkdir -p "$DL"
+API=https://$ADDR_B:53317/api/localsend/v2
+
+# hcurl SOURCE OUT METHOD PATH [CURL-ARGS...]: a request from A's address SOURCE; prints the status, body in OUT.
+hcurl() {
+  local source=$1 out=$2 method=$3 path=$4; shift 4
+  inA curl -sk --interface "$source" -o "$out" -w '%{http_code}' -X "$method" "$API/$path" "$@"
+}
+status_is() { # DESC WANT GOT [BODY-FILE]
+  if [ "$2" = "$3" ]; then pass "$1 ($3)"; else fail "$1: HTTP $3, expected $2" "${4:-/dev/null}"; fi
+}
+# prepare_json FILE ALIAS [ID NAME SIZE [SHA256]]...: a prepare-upload body.
+prepare_json() {
+  "$PYTHON" - "$@" <<'EOF'
+import json, sys
+out, alias, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+files = {}
+while rest:
+    fid, name, size = rest[0], rest[1], int(rest[2]); rest = rest[3:]
+    entry = {"id": fid, "fileName": name, "size": size, "fileType": "application/octet-stream"}
+    if rest and len(rest[0]) == 64: entry["sha256"] = rest.pop(0)
+    files[fid] = entry
+info = {"alias": alias, "version": "2.1", "deviceModel": "curl", "deviceType": "headless", "fingerprint": "curl-" + alias,
+        "port": 53317, "protocol": "https", "download": False}
+json.dump({"info": info, "files": files}, open(out, "w"))
+EOF
+}
+tokens() { "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["sessionId"], *[d["files"].get(k, "-") for k in sys.argv[2:]])' "$@"; }
+
+log "localsendd in A, p2p receive --localsend --yes --json in B"
+start_proc lsd "$LAB" exec A "${ENV_A[@]}" localsendd --alias anna --unattended --download-dir "$HA/dl" --log-level info
+start_proc recv "$LAB" exec B env P2P_HOME="$BOB" "$P2P" receive --localsend --yes --json --dir "$DL" --name bob
+expect_json 20 recv "p2p listens for LocalSend (version 2.2, port 53317)" event=localsend-listening port=53317 version=2.2
+
+# ---------------------------------------------------------------- discovery and the fingerprint
+OURS=$(run env P2P_HOME="$BOB" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["localsendFingerprint"])')
+SERVED=$(inA sh -c "openssl s_client -connect $ADDR_B:53317 </dev/null 2>/dev/null | openssl x509 -outform DER | sha256sum" | cut -c1-64 | tr a-f A-F)
+if [ -n "$OURS" ] && [ "$OURS" = "$SERVED" ]; then pass "p2p id's LocalSend fingerprint is the SHA-256 of the certificate p2p serves"
+else fail "fingerprint: p2p id says '$OURS', the served certificate hashes to '$SERVED'"; fi
+listed() { lsctl devices --json 2>/dev/null | "$PYTHON" -c 'import json,sys; print(" ".join(d["alias"]+"="+d["fingerprint"] for d in json.load(sys.stdin)))' 2>/dev/null | grep -q "bob=$OURS"; }
+if wait_until 20 listed; then pass "localsendctl devices lists bob with p2p's fingerprint"
+else fail "localsendctl devices does not list bob=$OURS: $(lsctl devices --json | tr -d '\n')" lsd; fi
+expect_json 20 recv "p2p heard localsendd (alias, model, address)" event=localsend-device alias=anna address=$ADDR_A deviceModel=Linux
+
+# ---------------------------------------------------------------- files from both implementations
+head -c 3000001 /dev/urandom >"$HA/files/photo one.jpg"
+if lsctl send "$HA/files/photo one.jpg" --to bob --wait >"$E2E_TMP/send1.log" 2>&1 && wait_json 20 recv event=file-received "name=photo one.jpg" >/dev/null \
+   && cmp -s "$HA/files/photo one.jpg" "$DL/photo one.jpg"; then pass "localsendctl send (v2.2) → p2p: bytes equal"
+else fail "localsendctl send → p2p" recv "$E2E_TMP/send1.log"; fi
+expect_json 5 recv "the JSON events name the LocalSend sender" event=transfer-started "name=photo one.jpg" peer=anna
+
+head -c 70000 /dev/urandom >"$HA/files/a.bin"; printf 'second file\n' >"$HA/files/b.txt"
+if inA env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE localsend-cli send "$ADDR_B" "$HA/files/a.bin" "$HA/files/b.txt" --json >"$E2E_TMP/cli.log" 2>&1 \
+   && wait_json 20 recv event=file-received name=b.txt >/dev/null && wait_json 5 recv event=file-received name=a.bin >/dev/null \
+   && cmp -s "$HA/files/a.bin" "$DL/a.bin" && cmp -s "$HA/files/b.txt" "$DL/b.txt"; then pass "localsend-cli send (v2.0), two files → p2p: bytes equal"
+else fail "localsend-cli send → p2p" recv "$E2E_TMP/cli.log"; fi
+
+# ---------------------------------------------------------------- a text
+"$PYTHON" - "$E2E_TMP/text.json" <<'EOF'
+import json, sys
+text = "Hello from a phone\nsecond line"
+json.dump({"info": {"alias": "carol", "version": "2.1", "deviceModel": "Pixel 7", "deviceType": "mobile", "fingerprint": "f-carol"},
+           "files": {"t": {"id": "t", "fileName": "message.txt", "size": len(text.encode()), "fileType": "text/plain", "preview": text}}},
+          open(sys.argv[1], "w"))
+EOF
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload -H 'content-type: application/json' --data-binary @"$E2E_TMP/text.json")
+status_is "a text message is answered 204" 204 "$code" "$E2E_TMP/r.txt"
+expect_json 10 recv "the text is shown as a p2p text is (event text, from carol)" event=text peer=carol "text=Hello from a phone
+second line"
+[ ! -e "$DL/message.txt" ] && pass "the text was not written into --dir" || fail "a text landed in --dir"
+
+# ---------------------------------------------------------------- bad input
+printf '{"info": {"alias": ' >"$E2E_TMP/bad.json"
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/bad.json"); status_is "malformed JSON → 400" 400 "$code" "$E2E_TMP/r.txt"
+"$PYTHON" -c 'import json; print(json.dumps({"info": {"alias": "x" * (2 << 20)}}))' >"$E2E_TMP/big.json"
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/big.json"); status_is "a 2 MiB JSON body → 413 (limit 1 MiB)" 413 "$code" "$E2E_TMP/r.txt"
+prepare_json "$E2E_TMP/dots.json" mallory f1 ../escape.txt 5
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/dots.json"); status_is "fileName ../escape.txt → 400" 400 "$code" "$E2E_TMP/r.txt"
+prepare_json "$E2E_TMP/abs.json" mallory f1 /tmp/p2p-ls-absolute.txt 5
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/abs.json"); status_is "an absolute fileName → 400" 400 "$code" "$E2E_TMP/r.txt"
+[ ! -e "$E2E_TMP/escape.txt" ] && [ ! -e /tmp/p2p-ls-absolute.txt ] && pass "nothing written outside --dir" || fail "a file escaped --dir"
+
+prepare_json "$E2E_TMP/two.json" mallory f1 over.bin 10 f2 short.bin 100
+code=$(hcurl $ADDR_A "$E2E_TMP/s1.json" POST prepare-upload --data-binary @"$E2E_TMP/two.json"); status_is "a valid prepare-upload → 200" 200 "$code" "$E2E_TMP/s1.json"
+read -r SID T1 T2 < <(tokens "$E2E_TMP/s1.json" f1 f2)
+code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/two.json"); status_is "another session meanwhile → 409" 409 "$code" "$E2E_TMP/r.txt"
+head -c 10 /dev/urandom >"$E2E_TMP/ten"; head -c 20 /dev/urandom >"$E2E_TMP/twenty"; head -c 50 /dev/urandom >"$E2E_TMP/fifty"
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=wrong" --data-binary @"$E2E_TMP/ten"); status_is "a wrong token → 403" 403 "$code" "$E2E_TMP/r.txt"
+code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "the right token from another IP → 403" 403 "$code" "$E2E_TMP/r.txt"
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/twenty"); status_is "20 bytes for a file offered as 10 → 400" 400 "$code" "$E2E_TMP/r.txt"
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f2&token=$T2" --data-binary @"$E2E_TMP/fifty"); status_is "50 bytes for a file offered as 100 → 400" 400 "$code" "$E2E_TMP/r.txt"
+expect_json 5 recv "p2p reports the short file as failed (size mismatch)" name=short.bin "reason~size mismatch"
+ls "$DL" >"$E2E_TMP/dl.txt"
+if ! grep -qE '^(over|short)\.bin' "$E2E_TMP/dl.txt"; then pass "nothing kept under either name (no .part either)"; else fail "kept: $(tr '\n' ' ' <"$E2E_TMP/dl.txt")"; fi
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "an upload once the session is over → 403" 403 "$code" "$E2E_TMP/r.txt"
+
+prepare_json "$E2E_TMP/sha.json" mallory f1 hashed.bin 10 "$(printf '0%.0s' $(seq 64))"
+code=$(hcurl $ADDR_A "$E2E_TMP/s2.json" POST prepare-upload --data-binary @"$E2E_TMP/sha.json"); status_is "prepare-upload with a sha256 → 200" 200 "$code" "$E2E_TMP/s2.json"
+read -r SID T1 < <(tokens "$E2E_TMP/s2.json" f1)
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "bytes that do not hash to the sender's sha256 → 400" 400 "$code" "$E2E_TMP/r.txt"
+[ ! -e "$DL/hashed.bin" ] && [ ! -e "$DL/hashed.bin.part" ] && pass "nothing kept after the SHA-256 mismatch" || fail "hashed.bin kept"
+
+prepare_json "$E2E_TMP/cancel.json" mallory f1 cancelled.bin 10
+code=$(hcurl $ADDR_A "$E2E_TMP/s3.json" POST prepare-upload --data-binary @"$E2E_TMP/cancel.json"); status_is "prepare-upload → 200" 200 "$code" "$E2E_TMP/s3.json"
+read -r SID T1 < <(tokens "$E2E_TMP/s3.json" f1)
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "cancel?sessionId=$SID"); status_is "cancel → 200" 200 "$code" "$E2E_TMP/r.txt"
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "an upload after cancel → 403" 403 "$code" "$E2E_TMP/r.txt"
+[ ! -e "$DL/cancelled.bin" ] && pass "nothing written for the cancelled session" || fail "cancelled.bin written"
+if is_running recv; then pass "p2p receive is still up after the bad input"; else fail "p2p receive died" recv; fi
+stop_proc recv
+
+# ---------------------------------------------------------------- a PIN
+log "p2p receive --localsend --pin 4321"
+start_proc pin "$LAB" exec B env P2P_HOME="$BOB" "$P2P" receive --localsend --pin 4321 --yes --json --dir "$DL" --name bob
+expect_json 20 pin "p2p listens with a PIN" event=localsend-listening pin=true
+prepare_json "$E2E_TMP/pin.json" guesser f1 guessed.bin 10
+code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/pin.json"); status_is "no PIN → 401" 401 "$code" "$E2E_TMP/r.txt"
+code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST "prepare-upload?pin=0000" --data-binary @"$E2E_TMP/pin.json"); status_is "a wrong PIN → 401" 401 "$code" "$E2E_TMP/r.txt"
+code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST "prepare-upload?pin=1111" --data-binary @"$E2E_TMP/pin.json"); status_is "a wrong PIN again → 401" 401 "$code" "$E2E_TMP/r.txt"
+code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST "prepare-upload?pin=4321" --data-binary @"$E2E_TMP/pin.json"); status_is "after three wrong tries, even the right PIN → 429" 429 "$code" "$E2E_TMP/r.txt"
+head -c 12345 /dev/urandom >"$HA/files/pinned.bin"
+if lsctl send "$HA/files/pinned.bin" --to bob --pin 4321 --wait >"$E2E_TMP/send-pin.log" 2>&1 && wait_json 20 pin event=file-received name=pinned.bin >/dev/null \
+   && cmp -s "$HA/files/pinned.bin" "$DL/pinned.bin"; then pass "the right PIN from another address (localsendctl --pin) → accepted, bytes equal"
+else fail "localsendctl send --pin" pin "$E2E_TMP/send-pin.log"; fi
+stop_proc pin
+
+# ---------------------------------------------------------------- the question, on a terminal
+log "p2p receive --localsend on a terminal in B"
+DL3=$E2E_TMP/dl3; mkdir -p "$DL3"
+open_terminal rx bob B 200 40 "$P2P" receive --localsend --dir "$DL3" --name bob
+see 20 rx 'LocalSend: receiving as bob on HTTPS port 53317' "the terminal says p2p receives over LocalSend"
+head -c 4096 /dev/urandom >"$HA/files/maybe.bin"
+inA localsendctl send "$HA/files/maybe.bin" --to bob --wait >"$E2E_TMP/decline.log" 2>&1 &
+DECLINE=$!
+see 20 rx 'Linux "anna" \(LocalSend, not verified by key\) offers maybe\.bin' "the question names the device, the transport and that no key vouches for it"
+tm send-keys -t rx n
+if wait "$DECLINE"; then fail "localsendctl send succeeded although the offer was declined" "$E2E_TMP/decline.log"
+elif grep -q declined "$E2E_TMP/decline.log"; then pass "n → localsendd reports declined"; else fail "localsendd did not report a decline" "$E2E_TMP/decline.log"; fi
+[ ! -e "$DL3/maybe.bin" ] && pass "nothing written after the decline" || fail "maybe.bin written after a decline"
+inA localsendctl send "$HA/files/maybe.bin" --to bob --wait >"$E2E_TMP/accept.log" 2>&1 &
+ACCEPT=$!
+see_now 20 rx 'offers maybe\.bin .*\[y/n/a\]' "asked again"
+tm send-keys -t rx y
+if wait "$ACCEPT" && cmp -s "$HA/files/maybe.bin" "$DL3/maybe.bin"; then pass "y → the file arrives, bytes equal"; else fail "accepted send" "$E2E_TMP/accept.log"; fi
+see 10 rx 'Received maybe\.bin .* from Linux "anna" \(LocalSend, not verified by key\)' "the summary names the LocalSend device"
+finish
