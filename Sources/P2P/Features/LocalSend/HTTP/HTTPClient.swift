@@ -1,8 +1,10 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NIOTLS
 
 /// A small HTTP/1.1 client on SwiftNIO (`NIOHTTP1`, `NIOSSL`): one request per connection, over HTTPS with
 /// a TLS context of the caller's (LocalSend: any server certificate, ours shown as the client's) or plain
@@ -55,13 +57,19 @@ public struct HTTPClient: Sendable {
         let address = "\(host):\(port)"
         let idle = TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         let connection: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        // Taken when the handshake completes: once the server has answered it may close the connection, and a
+        // closed channel has no TLS handler left to ask (the fingerprint came back nil now and then).
+        let seenFingerprint = NIOLockedValueBox<String?>(nil)
         do {
             connection = try await ClientBootstrap(group: group)
                 .connectTimeout(min(idle, .seconds(5)))
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
-                        if let tls { try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil)) }
+                        if let tls {
+                            try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
+                            try pipeline.addHandler(ServerCertificateCapture(into: seenFingerprint))
+                        }
                         try pipeline.addHandler(IdleStateHandler(allTimeout: idle))
                         try pipeline.addHandler(IdleCloser())
                         try pipeline.addHTTPClientHandlers()
@@ -71,7 +79,6 @@ public struct HTTPClient: Sendable {
         } catch {
             throw Failure(description: "cannot connect to \(address): \(error)")
         }
-        let channel = connection.channel
         do {
             return try await connection.executeThenClose { inbound, outbound in
                 var head = HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
@@ -101,9 +108,7 @@ public struct HTTPClient: Sendable {
                         }
                     case .end:
                         guard let status else { throw Failure(description: "\(address) answered without a status") }
-                        let fingerprint = tls == nil ? nil
-                            : try? await channel.nioSSL_peerCertificate().get().flatMap { CertificateFingerprint.sha256(of: $0) }
-                        return Response(status: status, body: answer, serverFingerprint: fingerprint)
+                        return Response(status: status, body: answer, serverFingerprint: seenFingerprint.withLockedValue { $0 })
                     }
                 }
                 throw Failure(description: "\(address) closed the connection before answering")
@@ -169,6 +174,24 @@ private final class IdleCloser: ChannelInboundHandler {
         if event is IdleStateHandler.IdleStateEvent {
             context.close(promise: nil)
             return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+}
+
+/// Notes the server certificate's fingerprint when the TLS handshake completes.
+private final class ServerCertificateCapture: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private let fingerprint: NIOLockedValueBox<String?>
+
+    init(into fingerprint: NIOLockedValueBox<String?>) {
+        self.fingerprint = fingerprint
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent,
+           let certificate = try? context.pipeline.syncOperations.nioSSL_peerCertificate() {
+            fingerprint.withLockedValue { $0 = CertificateFingerprint.sha256(of: certificate) }
         }
         context.fireUserInboundEventTriggered(event)
     }
