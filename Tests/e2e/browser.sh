@@ -13,7 +13,8 @@
 #  - receive --web --yes --json: the browser picks 3 files on the upload page, a wrong PIN shows the error, the
 #    right one sends them: 2 arrive with equal bytes, the hidden one is skipped as for any offer accepted with
 #    --yes (the page says so); receive --web in a terminal: URL and readable QR code, the browser's offer is
-#    asked about ("… (LocalSend, not verified by key)"), y, and the file arrives.
+#    asked about ("… (LocalSend, not verified by key)"), y, and the file arrives; Ctrl-C ends share and
+#    receive --web with exit 0 (nothing listens after).
 # Needs root (lab.sh up), chromium, chromedriver, python3 with selenium, zbarimg, tmux, curl.
 . "$(dirname "$0")/lib.sh"
 need ip tmux python3 curl zbarimg chromium chromedriver
@@ -103,6 +104,8 @@ check "a session given to another address is 403 for A" test "$(status "$api/dow
 check "an unknown file in a good session is 404" test "$(run "$LAB" exec B curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:8080/api/localsend/v2/download?sessionId=$session&fileId=f9")" = 404
 run "$LAB" exec A curl -sf -o "$E2E_TMP/page.html" "http://$ADDR_B:8080/"
 check "the page itself needs no PIN and loads nothing from elsewhere" bash -c 'grep -q "id=\"pin\"" "$1" && ! grep -qiE "(src|href)=\"?(https?:)?//" "$1"' _ "$E2E_TMP/page.html"
+tm send-keys -t sharer C-c
+see 10 sharer '\[exited 0\]' "Ctrl-C ends the share normally (exit 0)"
 
 # ---- a 1 GiB file is streamed from disk: memory stays flat
 truncate -s 1G "$SRC/huge.img"
@@ -160,4 +163,7 @@ see 40 receiver "LocalSend, not verified by key.*photo.jpg|photo.jpg.*LocalSend,
 tm send-keys -t receiver y
 if wait_exit uploader 60; then check "after y the browser's page says it was sent" test "$EXIT_RC" = 0; else fail "the browser still waits after y" uploader; fi
 check "the asked-about photo.jpg arrived, bytes equal" same "$UP/photo.jpg" "$IN2/photo.jpg"
+tm send-keys -t receiver C-c
+see 10 receiver '\[exited 0\]' "Ctrl-C ends receive --web normally (exit 0), the page's server with it"
+if run "$LAB" exec A curl -s -o /dev/null --max-time 3 "http://$ADDR_B:53318/"; then fail "the page still answers after Ctrl-C"; else pass "nothing listens on the page's port any more"; fi
 finish
