@@ -11,7 +11,9 @@ struct ReceiveCommand: AsyncParsableCommand {
             With --localsend (or P2P_LOCALSEND=on) it also receives from LocalSend apps (protocol v2.2 over HTTPS; \
             Protocol/LOCALSEND.md): their offers get the same question, rules, progress line and summary, named as \
             `Pixel 7 "anna" (LocalSend, not verified by key)`; a LocalSend text is shown as a p2p text is; --pin makes \
-            them give a PIN; `p2p id` shows the LocalSend fingerprint.
+            them give a PIN; `p2p id` shows the LocalSend fingerprint. \
+            With --web any browser can send too: an upload page over plain HTTP on port 53318 (URL and QR code \
+            printed), behind a PIN (--pin, else a random one, printed); its files get the same question and rules.
             Stays up for any number of senders until Ctrl-C (--once: exit when the first sender leaves). \
             A folder is one question ("alice offers the folder many/ … accept everything in it?"); loose files are \
             asked one by one (a: all from that sender). --yes accepts everything; --from NAME everything from NAME; \
