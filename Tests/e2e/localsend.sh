@@ -115,6 +115,16 @@ prepare_json "$E2E_TMP/abs.json" mallory f1 /tmp/p2p-ls-absolute.txt 5
 code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/abs.json"); status_is "an absolute fileName → 400" 400 "$code" "$E2E_TMP/r.txt"
 [ ! -e "$E2E_TMP/escape.txt" ] && [ ! -e /tmp/p2p-ls-absolute.txt ] && pass "nothing written outside --dir" || fail "a file escaped --dir"
 
+prepare_json "$E2E_TMP/hidden1.json" mallory f1 .bashrc 5
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/hidden1.json"); status_is "a single hidden file accepted by --yes (no --allow-hidden) → 403" 403 "$code" "$E2E_TMP/r.txt"
+prepare_json "$E2E_TMP/hidden2.json" mallory f1 dot/.profile 5 f2 dot/ok.txt 3
+code=$(hcurl $ADDR_A "$E2E_TMP/s0.json" POST prepare-upload --data-binary @"$E2E_TMP/hidden2.json"); status_is "a folder with a hidden file → 200" 200 "$code" "$E2E_TMP/s0.json"
+read -r SID T1 T2 < <(tokens "$E2E_TMP/s0.json" f1 f2)
+[ "$T1" = - ] && [ "$T2" != - ] && pass "the hidden file gets no token, the other one does" || fail "tokens: hidden=$T1 other=$T2"
+printf 'abc' >"$E2E_TMP/three"
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f2&token=$T2" --data-binary @"$E2E_TMP/three"); status_is "the folder's other file → 200" 200 "$code" "$E2E_TMP/r.txt"
+expect_json 10 recv "the hidden file is reported skipped" event=file-skipped name=dot/.profile
+[ -f "$DL/dot/ok.txt" ] && [ ! -e "$DL/dot/.profile" ] && pass "dot/ok.txt written, dot/.profile not" || fail "hidden file handling: $(ls -A "$DL/dot" 2>&1 | tr '\n' ' ')"
 prepare_json "$E2E_TMP/two.json" mallory f1 over.bin 10 f2 short.bin 100
 code=$(hcurl $ADDR_A "$E2E_TMP/s1.json" POST prepare-upload --data-binary @"$E2E_TMP/two.json"); status_is "a valid prepare-upload → 200" 200 "$code" "$E2E_TMP/s1.json"
 read -r SID T1 T2 < <(tokens "$E2E_TMP/s1.json" f1 f2)
@@ -143,6 +153,32 @@ code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&toke
 [ ! -e "$DL/cancelled.bin" ] && pass "nothing written for the cancelled session" || fail "cancelled.bin written"
 if is_running recv; then pass "p2p receive is still up after the bad input"; else fail "p2p receive died" recv; fi
 stop_proc recv
+
+# ---------------------------------------------------------------- p2p → localsendd
+log "p2p peers --localsend and p2p send --localsend in B, to localsendd in A"
+THEIRS=$(lsctl status --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["self"]["fingerprint"])')
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" peers --localsend --json --timeout 4 >"$E2E_TMP/peers.out" 2>"$E2E_TMP/peers.err"
+if "$PYTHON" "$E2E_DIR/jsonl.py" wait 1 "$E2E_TMP/peers.out" event=peer-found kind=localsend name=anna model=Linux "fingerprint=$THEIRS" "address=$ADDR_A:53317" protocol=https version=2.2 >/dev/null
+then pass "p2p peers --localsend lists localsendd: alias, model, fingerprint, address:port, protocol, version"
+else fail "p2p peers --localsend" "$E2E_TMP/peers.out" "$E2E_TMP/peers.err"; fi
+mkdir -p "$E2E_TMP/out/album"; head -c 2500000 /dev/urandom >"$E2E_TMP/out/big.bin"; head -c 777 /dev/urandom >"$E2E_TMP/out/album/pic.jpg"
+if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/big.bin" "$E2E_TMP/out/album" --to anna --json >"$E2E_TMP/sendls.out" 2>"$E2E_TMP/sendls.err" \
+   && wait_until 10 cmp -s "$E2E_TMP/out/big.bin" "$HA/dl/big.bin" && wait_until 10 cmp -s "$E2E_TMP/out/album/pic.jpg" "$HA/dl/pic.jpg"
+then pass "p2p send --localsend a file and a folder → localsendd: bytes equal"
+else fail "p2p send --localsend → localsendd" "$E2E_TMP/sendls.out" "$E2E_TMP/sendls.err" lsd; fi
+if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend --text "hello anna" --to anna >"$E2E_TMP/sendtext.out" 2>&1 \
+   && grep -q 'Delivered a text (10 characters) to Linux "anna" (LocalSend, not verified by key)' "$E2E_TMP/sendtext.out"
+then pass "p2p send --localsend --text → localsendd: delivered"
+else fail "p2p send --localsend --text" "$E2E_TMP/sendtext.out"; fi
+lsctl pin 9999 >/dev/null
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/big.bin" --to anna >"$E2E_TMP/nopin.out" 2>&1; rc=$?
+if [ "$rc" = 6 ] && grep -q 'wants a PIN (401): add --pin PIN' "$E2E_TMP/nopin.out"; then pass "a device that wants a PIN: exit 6 and what to add"
+else fail "send without the PIN localsendd wants: exit $rc" "$E2E_TMP/nopin.out"; fi
+rm -f "$HA/dl/big (1).bin"
+if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/album/pic.jpg" --pin 9999 --to anna >"$E2E_TMP/pin-ok.out" 2>&1 \
+   && grep -q 'Sent 1 file' "$E2E_TMP/pin-ok.out"; then pass "with --pin: sent"
+else fail "send --pin 9999" "$E2E_TMP/pin-ok.out"; fi
+lsctl pin --clear >/dev/null
 
 # ---------------------------------------------------------------- a PIN
 log "p2p receive --localsend --pin 4321"

@@ -30,7 +30,17 @@ struct PeersListCommand: AsyncParsableCommand {
     @Flag(help: "One JSON object per line.")
     var json = false
 
+    @Flag(name: .customLong("localsend"), help: "Also list LocalSend devices (multicast 224.0.0.167:53317) heard during the browse. Also P2P_LOCALSEND=on.")
+    var localSendFlag = false
+
+    @Option(name: .customLong("interface"), help: ArgumentHelp("With --localsend: listen and announce on this interface only; repeatable.", valueName: "iface"))
+    var interfaces: [String] = []
+
+    @Option(help: "With --localsend: the name LocalSend devices see while this command runs.")
+    var name: String?
+
     func run() async throws {
+        let localSend = try await startLocalSend()
         let (events, continuation) = AsyncStream.makeStream(of: ServiceBrowser.Event.self)
         let browser = ServiceBrowser { continuation.yield($0) }
         do {
@@ -88,7 +98,10 @@ struct PeersListCommand: AsyncParsableCommand {
         known.forEach(print(known:))
         let added = store?.addedAddresses ?? []
         added.forEach(print(added:))
-        if !json && found == 0 && known.isEmpty && added.isEmpty { Output.error("No peers found.") }
+        let devices = localSend?.devices.all ?? []
+        devices.forEach(print(device:))
+        await localSend?.stop()
+        if !json && found == 0 && known.isEmpty && added.isEmpty && devices.isEmpty { Output.error("No peers found.") }
     }
 
     /// Pinned peers this browse did not show, with where they were last reached: `--to NAME` dials them
@@ -141,6 +154,37 @@ struct PeersListCommand: AsyncParsableCommand {
             Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  \(id)  session=\(session)  "
                 + "\(Terminal.sanitize(service.host)):\(service.port)  \(addresses.joined(separator: ","))"
                 + (info.isEmpty ? "" : "  " + Terminal.sanitize(info)))
+        }
+    }
+
+    /// --localsend: LocalSend discovery for the browse's time.
+    private func startLocalSend() async throws -> LocalSendBrowser? {
+        let on = localSendFlag || ["on", "1", "yes", "true"].contains(ProcessInfo.processInfo.environment["P2P_LOCALSEND"]?.lowercased() ?? "")
+        guard on else { return nil }
+        do {
+            let identity = try Identity.loadOrCreate()
+            let browser = try LocalSendBrowser(identity: identity, alias: name ?? NetworkOptions.defaultDisplayName(for: identity.peerID),
+                                               interfaces: interfaces.isEmpty ? nil : interfaces)
+            try await browser.start()
+            return browser
+        } catch {
+            throw CLIError("LocalSend: \(error)", code: ExitStatus.failure)
+        }
+    }
+
+    /// A LocalSend device's line: kind, alias, model, fingerprint, address:port, protocol and version.
+    private func print(device entry: LocalSendDeviceList.Entry) {
+        let info = entry.info
+        if json {
+            Output.json([
+                "event": "peer-found", "kind": "localsend", "name": info.alias, "model": info.deviceModel ?? NSNull(),
+                "deviceType": info.kind, "fingerprint": info.fingerprint, "address": "\(entry.address):\(info.effectivePort)",
+                "protocol": info.usesHTTPS ? "https" : "http", "version": info.version,
+            ])
+        } else {
+            Output.line("\(Terminal.paint(Terminal.sanitize(info.alias), .bold))  LocalSend \(Terminal.sanitize(info.version))  "
+                + "\(Terminal.sanitize(info.deviceModel ?? "?")) \(Terminal.sanitize(info.kind))  \(Terminal.sanitize(info.fingerprint))  "
+                + "\(entry.address):\(info.effectivePort) \(info.usesHTTPS ? "https" : "http")  (not verified by key)")
         }
     }
 

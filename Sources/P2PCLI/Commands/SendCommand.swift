@@ -61,6 +61,20 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the receiver to appear.")
     var timeout: Double = 30
 
+    @Flag(name: .customLong("localsend"), help: "Also look for --to among LocalSend devices (phones, desktops; multicast 224.0.0.167:53317): a device whose alias or fingerprint start fits gets the files or the text over LocalSend. Also P2P_LOCALSEND=on.")
+    var localSendFlag = false
+
+    @Option(name: .customLong("interface"), help: ArgumentHelp("With --localsend: look for LocalSend devices on this interface only; repeatable.", valueName: "iface"))
+    var interfaces: [String] = []
+
+    @Option(help: ArgumentHelp("With --localsend: the PIN the LocalSend device asks for.", valueName: "pin"))
+    var pin: String?
+
+    /// Whether LocalSend devices are looked for: --localsend, or P2P_LOCALSEND=on.
+    var localSend: Bool {
+        localSendFlag || ["on", "1", "yes", "true"].contains(ProcessInfo.processInfo.environment["P2P_LOCALSEND"]?.lowercased() ?? "")
+    }
+
     @Option(help: "Seconds to wait for each answer of the receiver (someone may be asked: a new key, the offer); then the send gives up.")
     var answerTimeout: Double = 600
 
@@ -71,10 +85,17 @@ struct SendCommand: AsyncParsableCommand {
         if payloads == 0 { throw ValidationError("name files or directories to send, - for standard input, --text TEXT or --clipboard") }
         if payloads > 1 { throw ValidationError("send files, --text or --clipboard, one of them at a time") }
         if !(answerTimeout > 0) { throw ValidationError("--answer-timeout takes a number of seconds above 0") }
+        if (pin != nil || !interfaces.isEmpty) && !localSend { throw ValidationError("--pin and --interface are for LocalSend devices: add --localsend") }
     }
 
     func run() async throws {
         if let stream = try StreamSend(self) { return try await stream.run() }
+        // A LocalSend device named by --to takes it over LocalSend; anything else goes on as a p2p send.
+        if localSend, to.count == 1, connect == nil, !all, paths != ["-"] {
+            let text = try self.text ?? (clipboard ? String(decoding: try Clipboard.read(), as: UTF8.self) : nil)
+            if let text, let problem = TextTransfer.problem(with: Data(text.utf8)) { throw CLIError(problem, code: ExitStatus.usage) }
+            if try await LocalSendSend(command: self).run(text: text) { return }
+        }
         if text != nil || clipboard { return try await sendText() }
         let urls = paths.map { URL(fileURLWithPath: $0) }
         // A wrong path is a mistake in the command: said before any network work, as a usage error.
