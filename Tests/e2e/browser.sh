@@ -7,7 +7,7 @@
 #    (bytes equal: sha256), and the share exits 0 by itself once every file was fetched;
 #  - the page as a person sees it: screenshots of the PIN form and the list (kept in E2E_SHOTS if set);
 #  - share in a terminal (tmux pane in B): the URL with a QR code, read back from the screen by zbarimg as
-#    a camera would; raw HTTP from A: 5 wrong PINs are 401, the 6th try is 429 even with the right PIN,
+#    a camera would; raw HTTP from A: 3 wrong PINs are 401, the 4th try is 429 even with the right PIN,
 #    a made-up session is 403, an unknown file 404, a session from another address 403;
 #  - a 1 GiB file (sparse) fetched with curl arrives whole while share's peak RSS grows by less than 16 MiB;
 #  - receive --web --yes --json: the browser picks 3 files on the upload page, a wrong PIN shows the error, the
@@ -93,9 +93,9 @@ api="http://$ADDR_B:8080/api/localsend/v2"
 status() { run "$LAB" exec A curl -s -o /dev/null -w '%{http_code}' "$@"; }
 wrong=$((10#$TERM_PIN + 1)); wrong=$(printf '%06d' $((wrong % 1000000)))
 codes=""
-for _ in 1 2 3 4 5; do codes+="$(status -X POST "$api/prepare-download?pin=$wrong") "; done
-check "5 wrong PINs are each 401 ($codes)" test "$codes" = "401 401 401 401 401 "
-check "the 6th try is 429, even with the right PIN" test "$(status -X POST "$api/prepare-download?pin=$TERM_PIN")" = 429
+for _ in 1 2 3; do codes+="$(status -X POST "$api/prepare-download?pin=$wrong") "; done
+check "3 wrong PINs are each 401 ($codes)" test "$codes" = "401 401 401 "
+check "the 4th try is 429, even with the right PIN" test "$(status -X POST "$api/prepare-download?pin=$TERM_PIN")" = 429
 see 5 sharer "$ADDR_A gave too many wrong PINs" "the sharer's terminal says A is refused for a while"
 check "a made-up session cannot download (403)" test "$(status "$api/download?sessionId=0123456789abcdef&fileId=f1")" = 403
 # B itself (another address) gets a session; A cannot use it.

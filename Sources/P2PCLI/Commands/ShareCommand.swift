@@ -14,7 +14,7 @@ struct ShareCommand: AsyncParsableCommand {
             downloads them; it is one self-contained page (a few lines of inline script, nothing from the internet). \
             A folder is shared as its files, named by their paths relative to it (saved as folder_sub_name: a \
             download has no folders); symbolic links are left out. Files are streamed from disk. \
-            A wrong PIN is refused (401); after 5 wrong PINs an address waits 60 s (429). LocalSend apps can \
+            A wrong PIN is refused (401); after 3 wrong PINs an address waits 60 s (429). LocalSend apps can \
             fetch the files too (POST /api/localsend/v2/prepare-download?pin=, GET /api/localsend/v2/download).
             Exit codes: 0 the share ended (Ctrl-C, or --once after every file was fetched whole), 1 the paths \
             cannot be shared or the port cannot be listened on.

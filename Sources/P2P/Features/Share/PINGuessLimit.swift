@@ -19,8 +19,8 @@ public struct PINGuessLimit: Sendable {
 
     private var records: [String: Record] = [:]
 
-    /// The limits: 5 wrong PINs, then 60 s; 4,096 addresses.
-    public init(maxFailures: Int = 5, lockout: Duration = .seconds(60), maxAddresses: Int = 4096) {
+    /// The limits: 3 wrong PINs, then 60 s (as `p2p receive --localsend` and `--web`); 4,096 addresses.
+    public init(maxFailures: Int = 3, lockout: Duration = .seconds(60), maxAddresses: Int = 4096) {
         self.maxFailures = maxFailures
         self.lockout = lockout
         self.maxAddresses = maxAddresses
