@@ -28,6 +28,13 @@ let package = Package(
             pkgConfig: "avahi-compat-libdns_sd",
             providers: [.apt(["libavahi-compat-libdnssd-dev"])]
         ),
+        // <qrencode.h>: the QR codes `p2p share` draws in the terminal (the CLI only; the library does not
+        // link it).
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"]), .brew(["qrencode"])]
+        ),
         .target(
             name: "P2P",
             dependencies: [
@@ -53,6 +60,7 @@ let package = Package(
             name: "P2PCLI",
             dependencies: [
                 "P2P",
+                "CQRencode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,7 +5,8 @@ set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/_common.sh"
-PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux curl openssl)
+PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux curl openssl
+      libqrencode-dev chromium chromium-driver zbar-tools)
 # Only for Benchmarks/run.sh (--bench): the baselines it compares with.
 BENCH_PKGS=(iperf3 time python3-venv)
 # Benchmarks run what is in it (as root, often): a private place, never /tmp, where another user could
@@ -68,6 +69,13 @@ fi
 if ! python3 -c 'import cryptography' 2>/dev/null; then
   echo "$ME: installing Python's cryptography package (for the e2e raw peer)"
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-cryptography >/dev/null 2>&1 || python3 -m pip install --quiet cryptography
+fi
+
+# Tests/e2e/browser.sh drives chromium (chromium-driver) with Selenium.
+if ! python3 -c 'import selenium' 2>/dev/null; then
+  echo "$ME: installing Python's selenium package (for the e2e browser test)"
+  # From PyPI (Debian's python3-selenium lags behind chromium); a Debian python marks itself externally managed.
+  python3 -m pip install --quiet selenium 2>/dev/null || python3 -m pip install --quiet --break-system-packages selenium
 fi
 
 # Tests/e2e/localsend.sh runs p2p against two independent LocalSend implementations from PyPI (only ever

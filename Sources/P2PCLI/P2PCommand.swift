@@ -14,7 +14,7 @@ struct P2PCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [PeersCommand.self, ChatCommand.self, SendCommand.self, ReceiveCommand.self, GameCommand.self, RecordsCommand.self,
-                      HistoryCommand.self, PairCommand.self, TrustCommand.self, IdCommand.self, DoctorCommand.self, BenchGroupCommand.self]
+                      ShareCommand.self, HistoryCommand.self, PairCommand.self, TrustCommand.self, IdCommand.self, DoctorCommand.self, BenchGroupCommand.self]
     )
 
     /// Like the default, but errors of ours print one line and exit with their documented code.

@@ -16,6 +16,11 @@ struct LocalSendOptions: ParsableArguments {
                                valueName: "pin"))
     var pin: String?
 
+    @Flag(name: .customLong("web"), help: ArgumentHelp(
+        "Also serve an upload page for any browser (plain HTTP on port 53318, any free port when taken; the URL is printed with a QR code): its files get the same question and rules as any offer.",
+        discussion: "It needs a PIN: --pin, else 6 random digits, printed (with --localsend, LocalSend apps are asked for it too)."))
+    var web = false
+
     /// Whether LocalSend is on: the flag, or P2P_LOCALSEND=on (1, yes, true) in the environment.
     var isOn: Bool {
         enabled || ["on", "1", "yes", "true"].contains(ProcessInfo.processInfo.environment["P2P_LOCALSEND"]?.lowercased() ?? "")
@@ -26,14 +31,15 @@ struct LocalSendOptions: ParsableArguments {
 
     func validate() throws {
         if !interfaces.isEmpty && !isOn { throw ValidationError("--interface is for LocalSend: add --localsend") }
-        if pin != nil && !isOn { throw ValidationError("--pin is for LocalSend senders: add --localsend (p2p peers are authenticated by their keys)") }
+        if pin != nil && !isOn && !web { throw ValidationError("--pin is for LocalSend senders and the --web page: add --localsend or --web (p2p peers are authenticated by their keys)") }
         if let pin, pin.isEmpty || pin.utf8.count > 64 { throw ValidationError("--pin: 1 to 64 bytes") }
     }
 
     /// A LocalSend node receiving into `transfers`, named `alias`.
     func makeNode(transfers: FileTransfers, alias: String) throws -> LocalSendNode {
         var configuration = LocalSendNode.Configuration(alias: alias)
-        configuration.pin = effectivePin
+        // The page is plain HTTP for anyone on the network: it always needs a PIN.
+        configuration.pin = effectivePin ?? (web ? SharePIN.random().value : nil)
         configuration.interfaces = interfaces.isEmpty ? nil : interfaces
         do {
             return try LocalSendNode(transfers: transfers, identity: try Identity.loadOrCreate(), configuration: configuration)

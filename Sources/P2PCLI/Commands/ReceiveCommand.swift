@@ -41,7 +41,9 @@ struct ReceiveCommand: AsyncParsableCommand {
             With --localsend (or P2P_LOCALSEND=on) it also receives from LocalSend apps (protocol v2.2 over HTTPS; \
             Protocol/LOCALSEND.md): their offers get the same question, rules, progress line and summary, named as \
             `Pixel 7 "anna" (LocalSend, not verified by key)`; a LocalSend text is shown as a p2p text is; --pin makes \
-            them give a PIN; `p2p id` shows the LocalSend fingerprint.
+            them give a PIN; `p2p id` shows the LocalSend fingerprint. \
+            With --web any browser can send too: an upload page over plain HTTP on port 53318 (URL and QR code \
+            printed), behind a PIN (--pin, else a random one, printed); its files get the same question and rules.
             Exit codes: 0 every file verified (also when Ctrl-C ends an idle receive), 1 error (such as a --dir \
             that is missing, a file, or not writable), 2 no mDNS daemon, 6 nothing accepted, 7 a transfer under \
             way was cancelled (Ctrl-C on either side), 8 a transfer failed.
@@ -84,7 +86,7 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     func validate() throws {
         if text && stdout { throw ValidationError("--text takes a text and --stdout a byte stream: choose one") }
-        if stdout && localSend.enabled { throw ValidationError("--stdout takes one p2p stream; LocalSend sends files: choose one") }
+        if stdout && (localSend.enabled || localSend.web) { throw ValidationError("--stdout takes one p2p stream; LocalSend sends files: choose one") }
     }
 
     func run() async throws {
@@ -98,7 +100,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.overwrite = overwrite
         let transfers = FileTransfers(session: session, directory: directory, configuration: configuration)
         let receiver = ReceiveLoop(session: session, transfers: transfers, options: self, directory: directory)
-        if localSend.isOn { receiver.localSend = try localSend.makeNode(transfers: transfers, alias: network.displayName) }
+        if localSend.isOn || localSend.web { receiver.localSend = try localSend.makeNode(transfers: transfers, alias: network.displayName) }
         // A `p2p send -` here hears why not, instead of waiting for an answer.
         let streams = StreamReceive.declineStreams(on: session)
         defer { withExtendedLifetime(streams) {} }

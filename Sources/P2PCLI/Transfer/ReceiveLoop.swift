@@ -47,6 +47,8 @@ final class ReceiveLoop {
     let named = NIOLockedValueBox<Set<String>>([])
     /// `--localsend`: the LocalSend peer started with the session, stopped with it.
     var localSend: LocalSendNode?
+    /// `--web`: the browser upload page, served with the LocalSend peer's upload API.
+    var webUpload: WebUploadServer?
     /// How LocalSend senders are named in their summaries (`PeerTarget.name`), by peer.
     let localSendLabels = NIOLockedValueBox<[PeerID: String]>([:])
 
@@ -96,7 +98,8 @@ final class ReceiveLoop {
         var failure: (any Error)?
         do {
             try await listen()
-            if let localSend { try await startLocalSend(localSend) }
+            if let localSend, options.localSend.isOn { try await startLocalSend(localSend) }
+            if let localSend, options.localSend.web { try await startWeb(localSend, pumpDevices: !options.localSend.isOn) }
             loop: for await input in driver.events {
                 var decided: ReceiveModel.Event?
                 switch input {
@@ -137,6 +140,7 @@ final class ReceiveLoop {
         }
         driver.leaveTerminal()
         questions.refuseAll()
+        await webUpload?.stop()
         await localSend?.stop()
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). The transfers' events are shown up to the close: a

@@ -98,7 +98,8 @@ public final class LocalSendReceiver: Sendable {
         await server.withLockedValue { $0 }?.stop()
     }
 
-    private func router() -> HTTPRouter {
+    /// The upload API's routes (also served over plain HTTP beside the browser upload page: `WebUploadServer`).
+    func router() -> HTTPRouter {
         var router = HTTPRouter()
         router.on(.POST, LocalSendPath.register) { [self] request, body in
             let info = try await body.decode(LocalSendDeviceInfo.self, limit: 64 << 10, headers: request.headers)

@@ -1,8 +1,10 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NIOTLS
 
 /// A small HTTP/1.1 client on SwiftNIO (`NIOHTTP1`, `NIOSSL`): one request per connection, over HTTPS with
 /// a TLS context of the caller's (LocalSend: any server certificate, ours shown as the client's) or plain

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import P2P
+
+/// `p2p share`: files for any browser on the LAN, behind a PIN, through LocalSend's download API.
+struct ShareCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "share",
+        abstract: "Share files with any browser on the network (a page behind a PIN; LocalSend's download API).",
+        discussion: """
+            Serves a page over plain HTTP (browsers refuse self-signed certificates, so the PIN guards the files) \
+            and prints its URL for every IPv4 address of this host, each with a QR code for a phone's camera. The \
+            page asks for the PIN (--pin, else a random 6-digit one, printed), lists the files with their sizes and \
+            downloads them; it is one self-contained page (a few lines of inline script, nothing from the internet). \
+            A folder is shared as its files, named by their paths relative to it (saved as folder_sub_name: a \
+            download has no folders); symbolic links are left out. Files are streamed from disk. \
+            A wrong PIN is refused (401); after 3 wrong PINs an address waits 60 s (429). LocalSend apps can \
+            fetch the files too (POST /api/localsend/v2/prepare-download?pin=, GET /api/localsend/v2/download).
+            Exit codes: 0 the share ended (Ctrl-C, or --once after every file was fetched whole), 1 the paths \
+            cannot be shared or the port cannot be listened on.
+            """
+    )
+
+    @Argument(help: "Files and folders to share.", completion: .file())
+    var paths: [String]
+
+    @Option(help: "The PIN browsers must give (printable ASCII, no spaces; default: 6 random digits).")
+    var pin: String?
+
+    @Flag(help: "End after every file was fetched whole once.")
+    var once = false
+
+    @Option(help: "TCP port (default: LocalSend's 53317, or any free port when it is taken).")
+    var port: Int?
+
+    @Option(help: "Name shown on the page (default: user@host-xxxx, as `p2p chat` names this host).")
+    var name: String?
+
+    @Flag(help: "One JSON object per event per line (no QR code).")
+    var json = false
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give the files or folders to share") }
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port must be 1-65535") }
+    }
+
+    func run() async throws {
+        let files: [SharedFile]
+        let sharePIN: SharePIN
+        do {
+            files = try SharedFile.collect(paths.map { URL(fileURLWithPath: $0) })
+            sharePIN = try pin.map { try SharePIN($0) } ?? SharePIN.random()
+        } catch {
+            throw CLIError("\(error)", code: ExitStatus.failure)
+        }
+        let alias = name ?? NetworkOptions.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID)
+        let server = ShareServer(files: files, pin: sharePIN, once: once, alias: alias)
+        let listening: Int
+        do {
+            listening = try await server.start(port: port ?? LocalSendDeviceInfo.defaultPort, fallsBack: port == nil)
+        } catch {
+            throw CLIError("cannot share: \(error)\(port != nil ? "; try another --port, or none" : "")", code: ExitStatus.failure)
+        }
+        let view = ShareView(json: json)
+        view.sharing(files: files, pin: sharePIN, port: listening, urls: Self.urls(port: listening), pinWasGiven: pin != nil)
+        Interruption.handle { Task { await server.stop() } }
+        for await event in server.events {
+            view.show(event)
+            if case .over = event {
+                await server.finish()
+                view.done(files: files)
+            }
+        }
+    }
+
+    /// `http://ADDRESS:PORT/` for every IPv4 address of an interface that is up (loopback's when there is
+    /// no other), with the interface's name.
+    static func urls(port: Int) -> [(url: String, interface: String)] {
+        let found = DoctorCommand.interfaces().flatMap { interface in
+            interface.addresses.filter { !$0.contains(":") }.map { ("http://\($0):\(port)/", interface.name) }
+        }
+        return found.isEmpty ? [("http://127.0.0.1:\(port)/", "lo")] : found
+    }
+}
+
+/// What `p2p share` prints: human lines with QR codes, or JSON events.
+struct ShareView {
+    let json: Bool
+
+    func sharing(files: [SharedFile], pin: SharePIN, port: Int, urls: [(url: String, interface: String)], pinWasGiven: Bool) {
+        let total = files.reduce(0) { $0 + $1.size }
+        if json {
+            Output.json(["event": "sharing", "port": port, "pin": pin.value, "urls": urls.map(\.url),
+                         "files": files.map { ["name": $0.name, "size": $0.size] as [String: Any] }])
+            return
+        }
+        let count = files.count == 1 ? "1 file" : "\(files.count) files"
+        Output.line("Sharing \(count) (\(ByteCount.describe(total))). PIN: \(Terminal.paint(pin.value, .bold))\(pinWasGiven ? "" : " (random; --pin chooses one)")")
+        Self.showURLs(urls)
+        Output.line("Open a URL on a phone or computer on this network (scan the code) and type the PIN. Ctrl-C ends the share.")
+    }
+
+    /// Each URL with its interface and a QR code for a phone's camera.
+    static func showURLs(_ urls: [(url: String, interface: String)]) {
+        for (url, interface) in urls {
+            Output.line("")
+            Output.line("  \(Terminal.paint(url, .cyan))  (\(interface))")
+            if let code = try? QRCode(encoding: url) {
+                for line in QRCodeDrawing(code: code, colored: Terminal.useColor).lines { Output.line("  " + line) }
+            }
+        }
+        Output.line("")
+    }
+
+    func show(_ event: ShareServer.Event) {
+        switch event {
+        case .listed(let address):
+            json ? Output.json(["event": "listed", "address": address]) : Output.line("\(address) opened the list")
+        case .wrongPIN(let address):
+            json ? Output.json(["event": "wrong-pin", "address": address]) : Output.line(Terminal.paint("\(address) gave a wrong PIN", .yellow))
+        case .lockedOut(let address):
+            json ? Output.json(["event": "locked-out", "address": address])
+                : Output.line(Terminal.paint("\(address) gave too many wrong PINs: refused for a minute", .red))
+        case .started(let file, let address):
+            if json { Output.json(["event": "file-started", "name": file.name, "size": file.size, "address": address]) }
+        case .sent(let file, let address):
+            json ? Output.json(["event": "file-sent", "name": file.name, "size": file.size, "address": address])
+                : Output.line("\(address) fetched \(Terminal.sanitize(file.name)) (\(ByteCount.describe(file.size)))")
+        case .failed(let file, let address, let reason):
+            json ? Output.json(["event": "file-failed", "name": file.name, "address": address, "reason": reason])
+                : Output.line(Terminal.paint("\(address) did not get all of \(Terminal.sanitize(file.name)): \(reason)", .yellow))
+        case .over:
+            break
+        }
+    }
+
+    func done(files: [SharedFile]) {
+        json ? Output.json(["event": "done", "files": files.count])
+            : Output.line(Terminal.paint("Every file was fetched (--once): the share is over.", .green))
+    }
+}
