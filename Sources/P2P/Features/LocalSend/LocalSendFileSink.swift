@@ -6,8 +6,9 @@ import NIOCore
 /// Writes the bytes of one LocalSend upload to `NAME.part` and gives it its final name only once the
 /// announced size arrived and the sender's SHA-256 (if it gave one) matches, by the receive rules of
 /// `Features/Transfer`: the `.part` is made by `PartFile` (never through a link, never into a FIFO), the
-/// final name is `SafePath.available` unless overwriting (and then a regular file only). LocalSend has no
-/// resume, so a failed upload's `.part` is removed: nothing is kept under the file's name.
+/// final name is `SafePath.available` unless overwriting (and then a regular file only), and a `.part` that
+/// is not this sender's (a browser's download, another sender's) is never touched. LocalSend has no resume,
+/// so a failed upload's `.part` is removed: nothing is kept under the file's name.
 ///
 /// Disk work runs on the sink's own queue; callers await it, so the cooperative pool never blocks on a disk.
 final class LocalSendFileSink: Sendable {
@@ -15,22 +16,24 @@ final class LocalSendFileSink: Sendable {
     let size: UInt64
     private let expectedSHA256: String?
     private let overwrite: Bool
-    private let partPath: String
+    private let sender: PeerID
     private let queue: DispatchQueue
     private let disk = NIOLockedValueBox(Disk())
 
     private struct Disk {
+        /// This sender's `.part` (`NAME.part`, or its other name when that one is someone else's), once open.
+        var part: String?
         var handle: FileHandle?
         var hasher = SHA256()
         var written: UInt64 = 0
     }
 
-    init(destination: URL, size: UInt64, sha256: String?, overwrite: Bool) {
+    init(destination: URL, size: UInt64, sha256: String?, overwrite: Bool, sender: PeerID) {
         self.destination = destination
         self.size = size
         expectedSHA256 = sha256.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         self.overwrite = overwrite
-        partPath = destination.path + ".part"
+        self.sender = sender
         queue = DispatchQueue(label: "p2p.localsend.sink")
     }
 
@@ -46,13 +49,16 @@ final class LocalSendFileSink: Sendable {
         return try result.get()
     }
 
-    /// Makes the folders and a new, empty `.part` (an old regular one is replaced).
+    /// Makes the folders and a new, empty `.part` (an old one of this sender's is replaced).
     func open() async throws(TransferError) {
-        let (partPath, directory) = (partPath, destination.deletingLastPathComponent())
+        let (path, directory, sender) = (destination.path, destination.deletingLastPathComponent(), sender)
+        let partPath = path + ".part"
         try await onQueue { state throws(TransferError) in
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                state.handle = FileHandle(fileDescriptor: try PartFile.create(partPath, for: nil), closeOnDealloc: true)
+                let (descriptor, part) = try PartFile.create(path, for: sender)
+                state.part = part
+                state.handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             } catch let error as PartFile.Occupied {
                 throw .unwritable(partPath, error.description)
             } catch {
@@ -63,9 +69,9 @@ final class LocalSendFileSink: Sendable {
 
     /// Appends bytes; more than the announced size is refused before any of them is written.
     func write(_ bytes: ByteBuffer) async throws(TransferError) {
-        let (size, partPath) = (size, partPath)
+        let (size, destination) = (size, destination)
         try await onQueue { state throws(TransferError) in
-            guard let handle = state.handle else { throw .unwritable(partPath, "the file is not open") }
+            guard let handle = state.handle, let partPath = state.part else { throw .unwritable(destination.path, "the file is not open") }
             let after = state.written + UInt64(bytes.readableBytes)
             guard after <= size else { throw .sizeMismatch(expected: size, got: after) }
             do {
@@ -80,9 +86,9 @@ final class LocalSendFileSink: Sendable {
 
     /// Checks size and SHA-256, then renames the `.part` to its final name; the delivery.
     func finish(name: String) async throws(TransferError) -> Delivery {
-        let (size, expected, overwrite, partPath, destination) = (size, expectedSHA256, overwrite, partPath, destination)
+        let (size, expected, overwrite, destination) = (size, expectedSHA256, overwrite, destination)
         return try await onQueue { state throws(TransferError) in
-            guard let handle = state.handle else { throw .unwritable(partPath, "the file is not open") }
+            guard let handle = state.handle, let partPath = state.part else { throw .unwritable(destination.path, "the file is not open") }
             state.handle = nil
             do {
                 try handle.synchronize()
@@ -102,11 +108,11 @@ final class LocalSendFileSink: Sendable {
 
     /// Gives up: closes and removes the `.part` (LocalSend cannot resume it).
     func discard() async {
-        let partPath = partPath
         _ = try? await onQueue { state throws(TransferError) in
             try? state.handle?.close()
             state.handle = nil
-            _ = unlink(partPath)
+            if let part = state.part { _ = unlink(part) }
+            state.part = nil
         }
     }
 }

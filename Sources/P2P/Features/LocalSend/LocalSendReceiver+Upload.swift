@@ -17,7 +17,8 @@ extension LocalSendReceiver {
         if let length = request.contentLength, UInt64(length) != slot.file.size {
             return try await fail(incoming, fileId, .sizeMismatch(expected: slot.file.size, got: UInt64(length)), sink: nil)
         }
-        let sink = LocalSendFileSink(destination: slot.destination, size: slot.file.size, sha256: slot.file.sha256, overwrite: transfers.configuration.overwrite)
+        let sink = LocalSendFileSink(destination: slot.destination, size: slot.file.size, sha256: slot.file.sha256, overwrite: transfers.configuration.overwrite,
+                                     sender: incoming.info.peer.id)
         incoming.begin()
         do {
             try await sink.open()

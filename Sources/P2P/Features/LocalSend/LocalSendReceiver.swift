@@ -178,9 +178,8 @@ public final class LocalSendReceiver: Sendable {
     private func receiveText(_ text: String, _ info: TransferInfo) async throws -> HTTPResponse {
         transfers.report(.started(info, offset: 0))
         do {
-            let url = try TextTransfer.destination()
             let bytes = Data(text.utf8)
-            try bytes.write(to: url)
+            let url = try TextTransfer.stage(bytes)
             let sha = Array(SHA256.hash(data: bytes)).hex
             transfers.report(.finished(info, Delivery(name: info.name.raw, size: UInt64(bytes.count), sha256: sha, resumedFrom: 0, url: url)))
         } catch {
