@@ -11,14 +11,24 @@ import X509
 enum PeerCertificate {
     /// A certificate for `identity`'s key, valid from an hour ago for 20 years.
     static func make(for identity: Identity, now: Date = Date()) throws -> (NIOSSLCertificate, NIOSSLPrivateKey) {
+        let der = try selfSignedDER(for: identity, commonName: "p2p \(identity.peerID.hex)", validFrom: now.addingTimeInterval(-3600))
+        return (
+            try NIOSSLCertificate(bytes: der, format: .der),
+            try NIOSSLPrivateKey(bytes: Array(identity.privateKey.derRepresentation), format: .der)
+        )
+    }
+
+    /// A self-signed, non-CA certificate for `identity`'s key (ECDSA with SHA-256), valid from `validFrom`
+    /// for 20 years, as DER.
+    static func selfSignedDER(for identity: Identity, commonName: String, validFrom: Date) throws -> [UInt8] {
         let key = Certificate.PrivateKey(identity.privateKey)
-        let name = try DistinguishedName { CommonName("p2p \(identity.peerID.hex)") }
+        let name = try DistinguishedName { CommonName(commonName) }
         let certificate = try Certificate(
             version: .v3,
             serialNumber: Certificate.SerialNumber(),
             publicKey: key.publicKey,
-            notValidBefore: now.addingTimeInterval(-3600),
-            notValidAfter: now.addingTimeInterval(20 * 365 * 86400),
+            notValidBefore: validFrom,
+            notValidAfter: validFrom.addingTimeInterval(20 * 365 * 86400),
             issuer: name,
             subject: name,
             signatureAlgorithm: .ecdsaWithSHA256,
@@ -26,10 +36,7 @@ enum PeerCertificate {
             issuerPrivateKey: key)
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
-        return (
-            try NIOSSLCertificate(bytes: serializer.serializedBytes, format: .der),
-            try NIOSSLPrivateKey(bytes: Array(identity.privateKey.derRepresentation), format: .der)
-        )
+        return serializer.serializedBytes
     }
 
     /// The peer ID a certificate's key stands for; `nil` when the key is not P-256.

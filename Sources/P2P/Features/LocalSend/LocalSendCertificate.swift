@@ -45,25 +45,9 @@ public struct LocalSendCertificate: Sendable {
         privateKey = try NIOSSLPrivateKey(bytes: Array(identity.privateKey.derRepresentation), format: .der)
     }
 
-
     /// A new self-signed certificate for the identity's key, valid from a day ago for 20 years.
     private static func make(for identity: Identity, now: Date = Date()) throws -> [UInt8] {
-        let key = Certificate.PrivateKey(identity.privateKey)
-        let name = try DistinguishedName { CommonName("p2p LocalSend") }
-        let certificate = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: key.publicKey,
-            notValidBefore: now.addingTimeInterval(-86400),
-            notValidAfter: now.addingTimeInterval(20 * 365 * 86400),
-            issuer: name,
-            subject: name,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions { Critical(BasicConstraints.notCertificateAuthority) },
-            issuerPrivateKey: key)
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
-        return serializer.serializedBytes
+        try PeerCertificate.selfSignedDER(for: identity, commonName: "p2p LocalSend", validFrom: now.addingTimeInterval(-86400))
     }
 
     /// A TLS server context presenting this certificate, asking for (not requiring) a client certificate,

@@ -1,9 +1,9 @@
 import Foundation
 
-/// The PIN a LocalSend sender must give (`?pin=`), and the limit on guessing it: after `attempts` wrong
-/// or missing PINs from one IP address, that address gets 429 for `lockout`, whatever it sends. The
-/// addresses remembered are bounded (the oldest are forgotten first), so a flood of addresses cannot grow
-/// memory; a flood from many addresses gets at most `attempts` guesses each, as the protocol allows.
+/// The PIN a LocalSend sender must give (`?pin=`), and the limit on guessing it (`PINGuessLimit`, shared
+/// with `p2p share`): after `attempts` wrong or missing PINs from one IP address, that address gets 429 for
+/// `lockout`, whatever it sends; the addresses remembered are bounded, and a flood of addresses buys no
+/// fresh guesses. PINs are compared in time that does not depend on where they differ.
 public struct LocalSendPinGuard: Sendable {
     /// What to answer.
     public enum Verdict: Sendable, Equatable {
@@ -17,40 +17,23 @@ public struct LocalSendPinGuard: Sendable {
 
     /// The PIN; nil: none asked for.
     public let pin: String?
-    /// Wrong tries per address before the lockout.
-    public let attempts: Int
-    /// How long an address is locked out.
-    public let lockout: Duration
-    /// The most addresses remembered.
-    public let capacity: Int
-    private var failures: [String: (count: Int, last: ContinuousClock.Instant)] = [:]
+    private var guesses: PINGuessLimit
 
-    /// A guard for `pin`.
+    /// A guard for `pin`: `attempts` wrong tries per address, then `lockout`; at most `capacity` addresses.
     public init(pin: String?, attempts: Int = 3, lockout: Duration = .seconds(60), capacity: Int = 1024) {
         self.pin = pin.flatMap { $0.isEmpty ? nil : $0 }
-        self.attempts = attempts
-        self.lockout = lockout
-        self.capacity = capacity
+        guesses = PINGuessLimit(maxFailures: attempts, lockout: lockout, maxAddresses: capacity)
     }
 
     /// Checks the PIN `given` by `address`, counting a wrong one.
     public mutating func check(_ given: String?, from address: String, now: ContinuousClock.Instant = .now) -> Verdict {
         guard let pin else { return .allowed }
-        if let record = failures[address] {
-            if now - record.last > lockout {
-                failures[address] = nil
-            } else if record.count >= attempts {
-                return .tooMany
-            }
+        if guesses.wait(for: address, at: now) != nil { return .tooMany }
+        guard PINGuessLimit.matches(pin, given) else {
+            guesses.recordFailure(from: address, at: now)
+            return .wrong
         }
-        if given == pin {
-            failures[address] = nil
-            return .allowed
-        }
-        if failures[address] == nil && failures.count >= capacity, let oldest = failures.min(by: { $0.value.last < $1.value.last }) {
-            failures.removeValue(forKey: oldest.key)
-        }
-        failures[address] = ((failures[address]?.count ?? 0) + 1, now)
-        return .wrong
+        guesses.recordSuccess(from: address)
+        return .allowed
     }
 }

@@ -25,15 +25,7 @@ public struct SharePIN: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether `candidate` is this PIN, in time that does not depend on where they differ.
-    public func matches(_ candidate: String?) -> Bool {
-        guard let candidate else { return false }
-        let expected = Array(value.utf8), given = Array(candidate.utf8)
-        var difference = expected.count ^ given.count
-        for index in 0..<expected.count {
-            difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0))
-        }
-        return difference == 0
-    }
+    public func matches(_ candidate: String?) -> Bool { PINGuessLimit.matches(value, candidate) }
 
     public var description: String { value }
 }

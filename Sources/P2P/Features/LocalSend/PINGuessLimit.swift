@@ -19,7 +19,7 @@ public struct PINGuessLimit: Sendable {
 
     private var records: [String: Record] = [:]
 
-    /// The limits: 3 wrong PINs, then 60 s (as `p2p receive --localsend` and `--web`); 4,096 addresses.
+    /// The limits: 3 wrong PINs, then 60 s; 4,096 addresses.
     public init(maxFailures: Int = 3, lockout: Duration = .seconds(60), maxAddresses: Int = 4096) {
         self.maxFailures = maxFailures
         self.lockout = lockout
@@ -66,5 +66,16 @@ public struct PINGuessLimit: Sendable {
 
     private func isLocked(_ record: Record, at now: ContinuousClock.Instant) -> Bool {
         record.failures >= maxFailures && now < record.lastFailure + lockout
+    }
+
+    /// Whether `candidate` is `pin`, in time that does not depend on where they differ.
+    public static func matches(_ pin: String, _ candidate: String?) -> Bool {
+        guard let candidate else { return false }
+        let expected = Array(pin.utf8), given = Array(candidate.utf8)
+        var difference = expected.count ^ given.count
+        for index in 0..<expected.count {
+            difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0))
+        }
+        return difference == 0
     }
 }
