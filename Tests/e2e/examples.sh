@@ -10,9 +10,12 @@
 #    file from `p2p send --to drop` and pins her key; run again (pinned keys only), it takes her tree and
 #    refuses frank's new key. The files in the drop folder have the sent files' SHA-256, the drop prints
 #    one summary line per batch, erin's sends exit 0 saying "all verified", frank's exits 6 "declined".
+#    With --localsend-pin it is a LocalSend peer too: localsendd (an independent LocalSend 2.2 daemon) in
+#    host A lists the drop by its name, sends a file with the PIN (equal bytes, one summary line naming the
+#    LocalSend sender), and a send with a wrong PIN leaves nothing.
 # Needs root (lab.sh up). The examples are built next to p2p (swift build builds every product).
 . "$(dirname "$0")/lib.sh"
-need ip python3
+need ip python3 localsendd localsendctl
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
 export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2ex$$}
@@ -117,5 +120,30 @@ if grep -q "$DROP declined the connection" "$E2E_TMP/frank.err"; then pass "fran
 if wait_for "$(out_of drop2)" "^refused frank-$$ \(.*\): its key is not pinned" 10; then pass "the drop says it refused frank's new key"; else fail "the drop did not report refusing frank" drop2; fi
 check "the drop printed no batch for frank" [ "$(grep -c "^frank-$$:" "$(out_of drop2)")" = 0 ]
 stop_proc drop2
+
+# FileDrop as a LocalSend peer too: localsendd in A drops a file with the PIN; a wrong PIN is refused.
+ip -n "${P2P_LAB_PREFIX}A" route add 224.0.0.0/4 dev "${P2P_LAB_PREFIX}vA"
+ip -n "${P2P_LAB_PREFIX}B" route add 224.0.0.0/4 dev "${P2P_LAB_PREFIX}vB"
+HA=$E2E_TMP/anna; mkdir -p "$HA/dl"
+ENV_A=(env HOME="$HA" XDG_RUNTIME_DIR="$HA" XDG_CONFIG_HOME="$HA/config" XDG_STATE_HOME="$HA/state")
+lsctl() { run "$LAB" exec A "${ENV_A[@]}" localsendctl "$@"; }
+start_proc lsd "$LAB" exec A "${ENV_A[@]}" localsendd --alias anna --unattended --download-dir "$HA/dl" --log-level info
+start_proc drop3 env P2P_HOME="$(home drop)" "$LAB" exec B "$BIN_DIR/FileDrop" "$DROPPED" "$DROP" --localsend-pin 4321
+if wait_for "$(out_of drop3)" "^LocalSend: $DROP on HTTPS port 53317, fingerprint [0-9A-F]{16}…; senders give the PIN$" 30; then
+  pass "FileDrop --localsend-pin serves LocalSend on port 53317"
+else fail "FileDrop did not start LocalSend" drop3; finish; fi
+listed() { lsctl devices --json 2>/dev/null | grep -q "\"alias\": *\"$DROP\""; }
+if wait_until 30 listed; then pass "localsendd lists the drop as $DROP"; else fail "localsendd does not list $DROP" lsd drop3; fi
+head -c 200000 /dev/urandom >"$SRC/from-anna.bin"
+lsctl send "$SRC/from-anna.bin" --to "$DROP" --pin 0000 --wait >"$E2E_TMP/wrongpin.log" 2>&1
+check "a LocalSend send with a wrong PIN writes nothing" [ ! -e "$DROPPED/from-anna.bin" ]
+if lsctl send "$SRC/from-anna.bin" --to "$DROP" --pin 4321 --wait >"$E2E_TMP/anna.log" 2>&1 && wait_until 20 same_file "$SRC/from-anna.bin" "$DROPPED/from-anna.bin"; then
+  pass "localsendd's file with the PIN arrives with the same SHA-256"
+else fail "localsendd's send with the PIN" "$E2E_TMP/anna.log" drop3; fi
+if wait_for "$(out_of drop3)" "^anna: 1 file \(195\.3 KiB\) into $DROPPED, \(LocalSend\) checked by size, and by SHA-256 when the sender gave one$" 20; then
+  pass "the drop prints anna's LocalSend batch, without calling it verified"
+else fail "the drop did not print anna's LocalSend batch" drop3; fi
+stop_proc drop3
+stop_proc lsd
 
 finish
