@@ -11,7 +11,7 @@
 #  - `p2p peers` on A lists each receiver exactly once, under the name its screen shows;
 #  - `p2p send --to bob` on A exits 3 listing every one of them (name and fingerprint), dials nobody;
 #    with two receivers, `--to "bob #2"` reaches exactly that one.
-# NAME_COLLISION_ROUNDS (default 1) repeats each configuration. Needs root (lab.sh up) and tmux.
+# NAME_COLLISION_ROUNDS (default 1) repeats each configuration; NAME_COLLISION_SIZES (default "2 3 5") picks them. Needs root (lab.sh up) and tmux.
 . "$(dirname "$0")/lib.sh"
 need ip tmux python3 avahi-browse
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
@@ -130,7 +130,7 @@ round() { # N R: N receivers, round R
   wait_until 20 gone || log "[$tag] names still announced after the receivers stopped"
 }
 
-for n in 2 3 5; do
+for n in ${NAME_COLLISION_SIZES:-2 3 5}; do
   for ((r = 1; r <= ROUNDS; r++)); do round "$n" "$r"; done
 done
 log "settle times (gate to the last name announced, seen from A): ${SETTLES[*]}"
