@@ -41,6 +41,7 @@ signal.signal(signal.SIGTERM, lambda *_: (browse.terminate(), sys.exit(0)))
 for line in browse.stdout:
     print("%.3f %s" % (time.time(), line.rstrip()), flush=True)'
 }
+# (Only names starting "bob" count: a sender announces itself under its own name while it sends.)
 # unescape: avahi-browse -p escapes " " and "#" as \032 and \035.
 unescape() { sed 's/\\032/ /g; s/\\035/#/g'; }
 
@@ -67,13 +68,13 @@ round() { # N R: N receivers, round R
     see 20 "$tag$x" '^Waiting for files as bob' "[$tag] bob receives on $x"
   done
   # Settled: N distinct names announced (as seen from A). Then a person reads the screens.
-  announced() { grep -c ' +;' "$E2E_TMP/browse$tag.out" 2>/dev/null | grep -qx "$n"; }
+  announced() { grep -cE ' \+;[^;]*;[^;]*;bob(;|\\032)' "$E2E_TMP/browse$tag.out" 2>/dev/null | grep -qx "$n"; }
   wait_until 20 announced || true
   # Let a war, if any, show itself: watch A's browse for 3 s more (it keeps "+"/"-" lines coming).
   sleep 3
-  added=$(grep -c ' +;' "$E2E_TMP/browse$tag.out")
-  removed=$(grep -c ' -;' "$E2E_TMP/browse$tag.out")
-  last=$(grep ' +;' "$E2E_TMP/browse$tag.out" | tail -n 1 | cut -d' ' -f1)
+  added=$(grep -cE ' \+;[^;]*;[^;]*;bob(;|\\032)' "$E2E_TMP/browse$tag.out")
+  removed=$(grep -cE ' -;[^;]*;[^;]*;bob(;|\\032)' "$E2E_TMP/browse$tag.out")
+  last=$(grep -E ' \+;[^;]*;[^;]*;bob(;|\\032)' "$E2E_TMP/browse$tag.out" | tail -n 1 | cut -d' ' -f1)
   settle=$("$PYTHON" -c 'import sys; print("%.2f" % (float(sys.argv[1]) - float(sys.argv[2])))' "${last:-0}" "$t0")
   SETTLES+=("$tag:${settle}s")
   log "[$tag] A saw $added names announced, $removed withdrawn; the last announced $settle s after the gate"
@@ -92,7 +93,7 @@ round() { # N R: N receivers, round R
   log "[$tag] names on the screens: $(printf '"%s" ' "${names[@]}")"
   check "[$tag] no two receivers show the same name" [ "$(printf '%s\n' "${names[@]}" | sort -u | wc -l)" = "$n" ]
   local browsed
-  browsed=$(grep ' +;' "$E2E_TMP/browse$tag.out" | cut -d';' -f4 | unescape | sort)
+  browsed=$(grep -E ' \+;[^;]*;[^;]*;bob(;|\\032)' "$E2E_TMP/browse$tag.out" | cut -d';' -f4 | unescape | sort)
   check "[$tag] the names A saw are the names the screens show" [ "$browsed" = "$(printf '%s\n' "${names[@]}" | sort)" ]
 
   terminal "peers$tag" "carol-$tag" A "$P2P" peers --timeout 3
@@ -116,7 +117,7 @@ round() { # N R: N receivers, round R
     check "[$tag] the other has nothing" [ ! -e "$E2E_TMP/in-$tag-${RECEIVER_HOSTS[$((1 - target))]}/cat.png" ]
   fi
   # The names stayed put through all of it.
-  added=$(grep -c ' +;' "$E2E_TMP/browse$tag.out") removed=$(grep -c ' -;' "$E2E_TMP/browse$tag.out")
+  added=$(grep -cE ' \+;[^;]*;[^;]*;bob(;|\\032)' "$E2E_TMP/browse$tag.out") removed=$(grep -cE ' -;[^;]*;[^;]*;bob(;|\\032)' "$E2E_TMP/browse$tag.out")
   if [ "$added" = "$n" ] && [ "$removed" = 0 ]; then pass "[$tag] no name came or went on A since (still $n announced, none withdrawn)"
   else fail "[$tag] names came or went on A: $added announced, $removed withdrawn" "$E2E_TMP/browse$tag.out"; fi
   for ((i = 0; i < n; i++)); do
