@@ -56,7 +56,7 @@ usage: $ME up|down|status|exec A|B|R CMD...|env A|B|R|restart-avahi A|B|R [--kil
             vanishes without a word), start it again the way 'up' does and wait until it is running.
             Clients (p2p) keep running; it prints "stopped_at=<epoch s> running_at=<epoch s>".
   R is the router of a P2P_LAB_ROUTER=1 lab (A and B on 10.213.7.0/24 and 10.213.8.0/24).
-env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /tmp/<prefix>-lab), P2P_LAB_FAMILY, P2P_LAB_LINKS,
+env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /tmp/<prefix>-lab), P2P_LAB_FAMILY, P2P_LAB_LINKS, P2P_LAB_HOSTS (hosts A to F),
      P2P_LAB_ROUTER (see the top of this script)
 EOF
 }
