@@ -11,6 +11,9 @@
 # A 10.213.7.1/24 <-> R 10.213.7.254 (<prefix>vA <-> <prefix>rA), R 10.213.8.254 <-> B 10.213.8.2/24
 # (<prefix>rB <-> <prefix>vB). R forwards IPv4 and runs an avahi-daemon with its reflector on, bound to
 # those two veths only; A and B each route the other's subnet via R.
+# P2P_LAB_HOSTS=N (3 to 6; IPv4, one link, no router) puts N hosts A, B, C, … on one segment: a bridge
+# in a switch namespace S, host X's veth <prefix>vX joined to its port <prefix>sX, X at 10.213.7.<n>
+# (A .1, B .2, C .3, …), each host with its own dbus-daemon and avahi-daemon.
 set -euo pipefail
 ME=lab.sh
 SELF=$(readlink -f "$0")
@@ -27,6 +30,11 @@ case $LINKS in 1|2) ;; *) echo "$ME: error: P2P_LAB_LINKS is 1 or 2" >&2; exit 2
 FAMILY=${P2P_LAB_FAMILY:-ipv4}
 case $FAMILY in ipv4|ipv6ll|dual) ;; *) echo "$ME: error: P2P_LAB_FAMILY is ipv4, ipv6ll or dual" >&2; exit 2 ;; esac
 ROUTER=${P2P_LAB_ROUTER:-0}
+HOSTS=${P2P_LAB_HOSTS:-2}
+case $HOSTS in 2|3|4|5|6) ;; *) echo "$ME: error: P2P_LAB_HOSTS is 2 to 6" >&2; exit 2 ;; esac
+if [ "$HOSTS" -gt 2 ]; then
+  [ "$FAMILY" = ipv4 ] && [ "$LINKS" = 1 ] && [ "$ROUTER" = 0 ] || { echo "$ME: error: P2P_LAB_HOSTS>2 is IPv4 with one link and no router only" >&2; exit 2; }
+fi
 case $ROUTER in 0|1) ;; *) echo "$ME: error: P2P_LAB_ROUTER is 0 or 1" >&2; exit 2 ;; esac
 if [ "$ROUTER" = 1 ]; then
   [ "$FAMILY" = ipv4 ] && [ "$LINKS" = 1 ] || { echo "$ME: error: P2P_LAB_ROUTER=1 is IPv4 with one link only" >&2; exit 2; }
@@ -51,7 +59,7 @@ usage: $ME up|down|status|exec A|B|R CMD...|env A|B|R|restart-avahi A|B|R [--kil
             vanishes without a word), start it again the way 'up' does and wait until it is running.
             Clients (p2p) keep running; it prints "stopped_at=<epoch s> running_at=<epoch s>".
   R is the router of a P2P_LAB_ROUTER=1 lab (A and B on 10.213.7.0/24 and 10.213.8.0/24).
-env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /run/p2p-lab/<prefix>, 0700), P2P_LAB_FAMILY, P2P_LAB_LINKS,
+env: P2P_LAB_PREFIX (default p2p), P2P_LAB_STATE (default /run/p2p-lab/<prefix>, 0700), P2P_LAB_FAMILY, P2P_LAB_LINKS, P2P_LAB_HOSTS (hosts A to F),
      P2P_LAB_ROUTER (see the top of this script)
 EOF
 }
@@ -68,7 +76,7 @@ lab_interfaces() {
 host_dir() { echo "$STATE/$1"; }
 bus_addr() { echo "unix:path=$STATE/$1/run-dbus/system_bus_socket"; }
 ns_exists() { [ -e "/run/netns/$(ns "$1")" ]; }
-check_host() { [ "${1:-}" = A ] || [ "${1:-}" = B ] || [ "${1:-}" = R ] || die "host must be A, B or R, got '${1:-}'"; }
+check_host() { [[ "${1:-}" =~ ^[A-FR]$ ]] || die "host must be A to F (P2P_LAB_HOSTS) or R, got '${1:-}'"; }
 
 # Run CMD in host X. 'ip netns exec' gives a fresh mount namespace each time, so the bind mounts of
 # the host's private /run/dbus and /run/avahi-daemon (pid files, sockets at compiled-in paths) are
@@ -93,7 +101,7 @@ start_host() { # X: dbus-daemon, then avahi-daemon (a bus client), in namespace 
   [ "$x" = R ] && reflect=yes   # the router: mDNS reflected between its two veths, nowhere else
   mkdir -p "$d/run-dbus" "$d/run-avahi"
   start_bg "$d/dbus.pid" dbus-daemon "$d/dbus.log" "$SELF" exec "$x" dbus-daemon --system --nofork
-  avahi_conf "$PREFIX-$(echo "$x" | tr ABR abr)" "$(lab_interfaces "$x")" "$FAMILY" "$reflect" >"$d/avahi-daemon.conf"
+  avahi_conf "$PREFIX-$(echo "$x" | tr A-Z a-z)" "$(lab_interfaces "$x")" "$FAMILY" "$reflect" >"$d/avahi-daemon.conf"
   DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr "$x") wait_daemon "$d/dbus.pid" 10 bus_up || fail_up "dbus-daemon in $(ns "$x") did not come up"
   start_bg "$d/avahi.pid" avahi-daemon "$d/avahi.log" \
     "$SELF" exec "$x" avahi-daemon -f "$d/avahi-daemon.conf" --no-drop-root --no-chroot
@@ -114,7 +122,33 @@ check_lab() {
   say "check ok: a service published in A resolves to $want from B and from A"
 }
 
-hosts() { if [ "$ROUTER" = 1 ]; then echo A B R; else echo A B; fi; }
+hosts() {
+  if [ "$ROUTER" = 1 ]; then echo A B R
+  else echo A B C D E F | cut -d' ' -f1-"$HOSTS"; fi
+}
+
+# The segment of P2P_LAB_HOSTS>2: a bridge in namespace S, one port per host, each host's veth on it.
+up_switch() {
+  local x n=0
+  ip netns add "$(ns S)"
+  ip -n "$(ns S)" link add "${PREFIX}br" type bridge
+  # Every port gets every multicast packet (no IGMP snooping to wait for).
+  ip -n "$(ns S)" link set "${PREFIX}br" type bridge mcast_snooping 0
+  ip -n "$(ns S)" link set "${PREFIX}br" up
+  for x in $(hosts); do
+    n=$((n + 1))
+    [ "$x" = A ] || [ "$x" = B ] || ip netns add "$(ns "$x")"
+    ip link add "$(veth "$x")" netns "$(ns "$x")" type veth peer name "${PREFIX}s$x" netns "$(ns S)"
+    ip -n "$(ns S)" link set "${PREFIX}s$x" master "${PREFIX}br"
+    ip -n "$(ns S)" link set "${PREFIX}s$x" up
+    if [ "$x" != A ] && [ "$x" != B ]; then
+      ip -n "$(ns "$x")" addr add "10.213.7.$n/24" dev "$(veth "$x")"
+      ip netns exec "$(ns "$x")" sysctl -qw "net.ipv6.conf.$(veth "$x").disable_ipv6=1"
+      ip -n "$(ns "$x")" link set lo up
+      ip -n "$(ns "$x")" link set "$(veth "$x")" up
+    fi
+  done
+}
 
 # The router topology's links (P2P_LAB_ROUTER=1): A <-> R and R <-> B, R forwarding IPv4 between them.
 # up() then gives A and B their addresses and sets their veths up as usual.
@@ -154,6 +188,8 @@ up() {
   ip netns add "$(ns A)"; ip netns add "$(ns B)"
   if [ "$ROUTER" = 1 ]; then
     up_router
+  elif [ "$HOSTS" -gt 2 ]; then
+    up_switch
   else
     ip link add "$(veth A)" netns "$(ns A)" type veth peer name "$(veth B)" netns "$(ns B)"
   fi
@@ -190,13 +226,14 @@ up() {
   [ -n "${P2P_LAB_STATE:-}" ] || private_dir "$LAB_ROOT"
   private_dir "$STATE"
   mkdir -p /run/avahi-daemon   # the bind-mount target must exist
-  start_host A; start_host B
-  [ "$ROUTER" = 1 ] && start_host R
+  for x in $(hosts); do start_host "$x"; done
   for x in $(hosts); do
     DBUS_SYSTEM_BUS_ADDRESS=$(bus_addr $x) wait_daemon "$(host_dir $x)/avahi.pid" 20 avahi_running || fail_up "avahi-daemon in $(ns $x) did not reach state 2 (running)"
   done
   if [ "$ROUTER" = 1 ]; then
     say "up (router): $(ns A) ($ADDR_A, $(bus_addr A)) <-> $(ns R) ($ROUTER_A | $ROUTER_B, avahi reflector) <-> $(ns B) ($ADDR_B, $(bus_addr B))"
+  elif [ "$HOSTS" -gt 2 ]; then
+    say "up ($HOSTS hosts on one segment): $(for x in $(hosts); do printf '%s ' "$(ns "$x")"; done)(10.213.7.1 to .$HOSTS)"
   elif [ "$FAMILY" = ipv6ll ]; then
     say "up ($FAMILY): $(ns A) ($(link_local A)%$(veth A), $(bus_addr A)) <-> $(ns B) ($(link_local B)%$(veth B), $(bus_addr B))"
   else
@@ -211,7 +248,7 @@ down() {
   if existing_private_dir "$STATE"; then
     for f in "$STATE/check-publish.pid" "$STATE"/*/avahi.pid "$STATE"/*/dbus.pid; do stop_pidfile "$f"; done
   fi
-  for x in A B R; do   # R: the router, when the lab was up with P2P_LAB_ROUTER=1
+  for x in A B C D E F R S; do   # R: the router (P2P_LAB_ROUTER=1); C to F and the switch S: P2P_LAB_HOSTS>2
     n=$(ns $x)
     ns_exists $x || continue
     pids=$(ip netns pids "$n" || true)

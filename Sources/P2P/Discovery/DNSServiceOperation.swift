@@ -14,6 +14,8 @@ import NIOConcurrencyHelpers
 /// the operation then cancels itself, so the read source cannot spin, and calls `onError` on `queue`.
 final class DNSServiceOperation: Sendable {
     private let source: any DispatchSourceRead
+    /// Used on `queue` only, and only while not cancelled (the cancel handler deallocates it there).
+    nonisolated(unsafe) private let ref: DNSServiceRef
     /// Only changed on `queue`; the lock lets the compiler check that.
     private let cancelled = NIOLockedValueBox(false)
 
@@ -35,6 +37,7 @@ final class DNSServiceOperation: Sendable {
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: DNSServiceRefSockFD(ref), queue: queue)
         self.source = source
+        self.ref = ref
         source.setEventHandler { [weak self] in
             let code = DNSServiceProcessResult(ref)
             // An error here means the daemon (or the library's link to it) went away. The request's own
@@ -54,6 +57,12 @@ final class DNSServiceOperation: Sendable {
     /// unless `AVAHI_COMPAT_NOWARN` is set; it means nothing to a user of an app built on p2p. A value
     /// the user set stays. Done once, before the first call.
     private static let quietCompatibilityLayer: Void = { setenv("AVAHI_COMPAT_NOWARN", "1", 0) }()
+
+    /// Replaces the TXT record of a registration (its primary record). Call on `queue`.
+    func updatePrimaryRecord(_ bytes: [UInt8]) -> DNSServiceErrorType {
+        guard !cancelled.withLockedValue({ $0 }) else { return DNSServiceErrorType(kDNSServiceErr_BadReference) }
+        return bytes.withUnsafeBytes { DNSServiceUpdateRecord(ref, nil, 0, UInt16($0.count), $0.baseAddress, 0) }
+    }
 
     /// Stops the request. Safe to call from inside its own callback and more than once (on its queue).
     func cancel() {

@@ -2,9 +2,11 @@ import CDNSSD
 import Dispatch
 import NIOConcurrencyHelpers
 
-/// Registers this peer's `_p2p._tcp` service. On a name conflict it retries as "NAME (2)", "NAME (3)", …
-/// (avahi refuses at once a name taken on this host), and reports the name it finally got, so the user
-/// sees it; a name another host announces is renamed by avahi itself ("NAME #2"), reported the same way.
+/// Registers this peer's `_p2p._tcp` service once, as `NameClaim` decides: probing with the TXT record
+/// every p2p peer shares, then, once the name is ours, with the peer's own (see `NameClaim` for why). On a
+/// name conflict on this host it retries as "NAME (2)", "NAME (3)", … (avahi refuses at once a name taken
+/// on this host); a name another host announces is renamed by avahi itself ("NAME #2"). Each name it ends
+/// up with is reported once, so the user sees it.
 ///
 /// When the mDNS daemon goes away (restarted, crashed), it reports `.lost`, then tries to register the
 /// same name again with `RetryBackoff` delays until the daemon answers, and reports `.registered` again.
@@ -19,7 +21,7 @@ final class ServiceAdvertiser: Sendable {
     /// What changes; only code on `queue` touches it (see `EventQueueingState`).
     private struct State: EventQueueingState {
         var operation: DNSServiceOperation?
-        var attempt = 1
+        var claim: NameClaim
         var stopped = false
         var recovery: DaemonRecovery
         var outbox: [Event] = []
@@ -31,14 +33,13 @@ final class ServiceAdvertiser: Sendable {
     private let txt: [UInt8]
     private let onEvent: @Sendable (Event) -> Void
     private let state: NIOLockedValueBox<State>
-    static let maxAttempts = 20
 
     init(name: String, port: UInt16, txt: TXTRecord, backoff: RetryBackoff = RetryBackoff(),
          onEvent: @escaping @Sendable (Event) -> Void) {
         baseName = name
         self.port = port
         self.txt = txt.bytes
-        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff)))
+        state = NIOLockedValueBox(State(claim: NameClaim(baseName: name), recovery: DaemonRecovery(backoff: backoff)))
         self.onEvent = onEvent
     }
 
@@ -51,7 +52,7 @@ final class ServiceAdvertiser: Sendable {
     func start() throws(DiscoveryError) {
         let failure: DiscoveryError? = queue.sync {
             update { state in
-                do throws(DiscoveryError) { try register(&state) } catch { return error }
+                do throws(DiscoveryError) { try perform(state.claim.start(), &state) } catch { return error }
                 return nil
             }
         }
@@ -68,36 +69,44 @@ final class ServiceAdvertiser: Sendable {
         }
     }
 
-    private func candidateName(_ state: State) -> String {
-        state.attempt == 1 ? baseName : "\(baseName) (\(state.attempt))"
-    }
-
-    private func register(_ state: inout State) throws(DiscoveryError) {
-        state.operation?.cancel()
-        let name = candidateName(state)
-        let txt = self.txt
-        let port = self.port
-        do {
-            state.operation = try DNSServiceOperation(
-                "register", queue: queue, context: self,
-                onError: { [weak self] _ in self?.update { self?.daemonLost(&$0) } }
-            ) { ref, context in
-                txt.withUnsafeBytes { txtBytes in
-                    DNSServiceRegister(
-                        ref, 0, 0, name, ServiceAnnouncement.serviceType, nil, nil, port.bigEndian,
-                        UInt16(txtBytes.count), txtBytes.baseAddress, registerReply, context)
+    /// Carries out what the claim decided. A refusal the daemon gives at once is fed back to the claim.
+    private func perform(_ effects: [NameClaim.Effect], _ state: inout State) throws(DiscoveryError) {
+        for effect in effects {
+            switch effect {
+            case .register(let name):
+                do {
+                    try register(name, &state)
+                } catch .failed(_, let code) where Int(code) == kDNSServiceErr_NameConflict {
+                    // avahi refuses a name already used on this host at once instead of renaming.
+                    try perform(state.claim.refused(), &state)
                 }
+            case .publishTXT:
+                guard let operation = state.operation else { break }
+                let code = operation.updatePrimaryRecord(txt)
+                if !isSuccess(code) { state.outbox.append(.failed(DiscoveryError(operation: "update the TXT record", code: code))) }
+            case .report(let name):
+                state.outbox.append(.registered(name: name))
+            case .fail(let error):
+                throw error
             }
-        } catch .failed(_, let code) where Int(code) == kDNSServiceErr_NameConflict {
-            // avahi refuses a name already used on this host at once instead of renaming.
-            try retryAfterConflict(&state)
         }
     }
 
-    private func retryAfterConflict(_ state: inout State) throws(DiscoveryError) {
-        guard state.attempt < Self.maxAttempts else { throw .nameConflict(name: baseName) }
-        state.attempt += 1
-        try register(&state)
+    private func register(_ name: String, _ state: inout State) throws(DiscoveryError) {
+        state.operation?.cancel()
+        state.operation = nil
+        let claimTXT = ServiceAnnouncement.claimTXTRecord.bytes
+        let port = self.port
+        state.operation = try DNSServiceOperation(
+            "register", queue: queue, context: self,
+            onError: { [weak self] _ in self?.update { self?.daemonLost(&$0) } }
+        ) { ref, context in
+            claimTXT.withUnsafeBytes { txtBytes in
+                DNSServiceRegister(
+                    ref, 0, 0, name, ServiceAnnouncement.serviceType, nil, nil, port.bigEndian,
+                    UInt16(txtBytes.count), txtBytes.baseAddress, registerReply, context)
+            }
+        }
     }
 
     /// The registration is dead (the daemon went away, or went again while it was coming back). Drop it
@@ -120,9 +129,8 @@ final class ServiceAdvertiser: Sendable {
     /// died with the daemon, so it is usually free again; a conflict renames as at start).
     private func retryRegistration(_ state: inout State) {
         guard !state.stopped else { return }
-        state.attempt = 1
         do throws(DiscoveryError) {
-            try register(&state)
+            try perform(state.claim.start(), &state)
             // The daemon took the request; `handleReply` ends the recovery when the name is registered.
         } catch let error where error.meansDaemonUnreachable {
             daemonLost(&state)
@@ -137,9 +145,9 @@ final class ServiceAdvertiser: Sendable {
             guard !state.stopped else { return }
             if isSuccess(code) {
                 state.recovery.recovered()
-                state.outbox.append(.registered(name: name))
+                do throws(DiscoveryError) { try perform(state.claim.registered(as: name), &state) } catch { state.outbox.append(.failed(error)) }
             } else if Int(code) == kDNSServiceErr_NameConflict {
-                do throws(DiscoveryError) { try retryAfterConflict(&state) } catch { state.outbox.append(.failed(error)) }
+                do throws(DiscoveryError) { try perform(state.claim.refused(), &state) } catch { state.outbox.append(.failed(error)) }
             } else if DiscoveryError(operation: "register", code: code).meansDaemonUnreachable {
                 daemonLost(&state)
             } else {

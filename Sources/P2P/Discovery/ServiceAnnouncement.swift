@@ -14,6 +14,15 @@ public enum ServiceAnnouncement {
     /// RFC 6763 §6.2: a TXT record up to about 400 bytes fits a single mDNS packet alongside its records.
     public static let maxTXTRecordBytes = 400
 
+    /// The TXT record every peer registers with while avahi probes its name, the same for all, so that
+    /// two hosts probing one name at once are told apart by their SRV records alone (see `NameClaim`).
+    /// The peer's own record replaces it as soon as the name is registered; a browser that resolves an
+    /// instance in between sees it and resolves again (`isClaim`).
+    public static let claimTXTRecord = TXTRecord([("txtvers", txtVersion)])
+
+    /// Whether `txt` is the record a peer holds only while claiming its name (`claimTXTRecord`).
+    public static func isClaim(_ txt: TXTRecord) -> Bool { txt == claimTXTRecord }
+
     /// The TXT record for a peer: `txtvers` first, then protocol version, peer ID and session ID.
     public static func txtRecord(peerID: PeerID, sessionID: String) -> TXTRecord {
         TXTRecord([

@@ -292,6 +292,9 @@ public final class ServiceBrowser: Sendable {
             guard isSuccess(code) else {
                 return lookupFailed(context, DiscoveryError(operation: "resolve", code: code), &state)
             }
+            // A peer that has just won its name still shows the shared claim record for a moment (its
+            // own replaces it within milliseconds): resolve again shortly, silently.
+            if ServiceAnnouncement.isClaim(txt) { return lookupFailed(context, nil, &state) }
             state.lookups.removeValue(forKey: context.key)?.cancel()
             state.addresses[context.key] = []
             let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
