@@ -52,9 +52,26 @@ import Testing
         var chat = model()
         #expect(chat.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).isEmpty)
         let refused = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: bob.id))
-        #expect(refused.contains { if case .note(let text) = $0 { text.hasPrefix("connecting to bob failed") } else { false } })
+        #expect(refused.contains { if case .error("declined-by-peer", let text) = $0 { text.hasPrefix("bob declined the connection") } else { false } })
         var verbose = model(verbose: true)
         #expect(verbose.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).count == 1)
+    }
+
+    @Test func aPeerThatRefusedOurKeyIsNamedOnceWithWhatToDoAndWhatBecomesOfTheLines() {
+        var chat = model()
+        chat.localName = "carol"
+        _ = chat.room.handle(.linesHeld([UnaddressedLine(sequence: 1, room: "room", typedAt: Date(), text: "anyone?")]))
+        let first = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("the name \"carol\" is pinned to another key"), unasked: bob.id))
+        let shown = first.compactMap { if case .error(let code, let text) = $0 { (code, text) } else { nil } }
+        #expect(shown.count == 1)
+        #expect(shown.first?.0 == "refused-by-peer")
+        let text = shown.first?.1 ?? ""
+        #expect(text.hasPrefix("bob refused this key"))
+        #expect(text.contains("p2p trust remove carol"))
+        #expect(text.contains("1 line typed while nobody was here will not reach bob"))
+        #expect(chat.room.noRedial.contains(bob.id), "a refusal is an answer: not dialled again")
+        let again = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("again"), unasked: bob.id))
+        #expect(!again.contains { if case .error = $0 { true } else { false } }, "once per peer, not per try")
     }
 
     @Test func theWaitForANamedPeerEndsWithThreeOnlyWhenNobodyJoined() {
