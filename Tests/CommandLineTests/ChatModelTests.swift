@@ -82,3 +82,23 @@ import Testing
         #expect(joined.handle(.waitExpired) == [])
     }
 }
+
+/// What irssi and weechat users expect of the chat's commands: /who with a count, /help as a list.
+@Suite struct ChatCommandsTests {
+    @Test func whoAndNamesListWhoIsHereWithACountThisSideIncluded() {
+        #expect(ChatInput.parse("/who") == .names)
+        #expect(ChatInput.parse("/names") == .names)
+        #expect(ChatInput.parse("/peers") == .peers)
+        #expect(ChatModel.names(own: "bob", connected: ["carol", "alice"]) == "3 here: alice, bob, carol")
+        #expect(ChatModel.names(own: "bob", connected: []) == "1 here: bob")
+        #expect(ChatModel.names(own: "bob", connected: ["\u{1B}[2Jevil"]).contains("\\u{1B}") || !ChatModel.names(own: "bob", connected: ["\u{1B}[2Jevil"]).contains("\u{1B}"),
+                "a peer's name reaches the terminal only through the sanitizer")
+    }
+
+    @Test func helpIsAListWithOneCommandPerLine() {
+        let help = ChatInput.commands
+        for command in ["/msg", "/me", "/image", "/file", "/who", "/peers", "/help", "/quit", "//text"] {
+            #expect(help.filter { $0.hasPrefix("  " + command) || $0.hasPrefix("  /who, /names") && command == "/who" }.count == 1, "\(command) on a line of its own")
+        }
+    }
+}

@@ -74,6 +74,12 @@ struct ChatModel: CommandModel {
         }
     }
 
+    /// `/who`: "3 here: alice, bob, carol" (this side included, names sorted, as peers may print them).
+    static func names(own: String, connected: [String]) -> String {
+        let everyone = ([own] + connected).map { Terminal.sanitize($0) }.sorted { $0.localizedCaseInsensitiveCompare($1) == .orderedAscending }
+        return "\(everyone.count) here: " + everyone.joined(separator: ", ")
+    }
+
     /// Piped input is done once every held line went out and connected peers acknowledged them (or did
     /// not within 10 s: those lines stay in the outbox).
     func isDone(awaitingAcknowledgement: @autoclosure () -> Bool) -> Bool {
