@@ -95,6 +95,12 @@ import Testing
                 "a peer's name reaches the terminal only through the sanitizer")
     }
 
+    @Test func theBellRingsByDefaultAndNoBellKeepsQuietWhileBellIsStillAccepted() throws {
+        #expect(try ChatCommand.parse([]).bell)
+        #expect(try ChatCommand.parse(["--bell"]).bell)
+        #expect(try !ChatCommand.parse(["--no-bell"]).bell)
+    }
+
     @Test func helpIsAListWithOneCommandPerLine() {
         let help = ChatInput.commands
         for command in ["/msg", "/me", "/image", "/file", "/who", "/peers", "/help", "/quit", "//text"] {

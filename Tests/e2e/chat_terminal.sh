@@ -43,7 +43,7 @@ open(sys.argv[1], "wb").write(png)
 PY
 
 # ---------------------------------------------------------------- two chats; typing at a question
-terminal alice A "$P2P" chat --room "$ROOM" --name alice --downloads "$DL_ALICE" --bell
+terminal alice A "$P2P" chat --room "$ROOM" --name alice --downloads "$DL_ALICE"
 terminal bob B "$P2P" chat --room "$ROOM" --name bob --downloads "$DL_BOB" --no-bell
 # The side that dials answers first (issue 34: it asks before it dials a new key); then the other is asked.
 dial_asked() { shows_now alice 'is in room .*Connect\? \[y/n\]' || shows_now bob 'is in room .*Connect\? \[y/n\]'; }
@@ -102,7 +102,7 @@ see 10 alice 'bob> lunch anyone\?' "alice gets bob's line"
 check "a line that does not mention alice does not ring her bell" [ "$(bell alice)" = 0 ]
 type_line bob "Alice, look at this"
 see 10 alice 'bob> Alice, look at this' "alice gets the line that mentions her"
-if wait_until 5 rang alice; then pass "a line mentioning alice rings the bell of her chat (--bell)"; else fail "alice's terminal got no bell"; fi
+if wait_until 5 rang alice; then pass "a line mentioning alice rings the bell of her chat (by default)"; else fail "alice's terminal got no bell"; fi
 # capture-pane -e keeps the escapes: the mention's text is bold yellow (1;33), a plain line is not.
 colored() { tm capture-pane -p -e -J -S - -t "$1"; }
 highlighted() { colored "$1" | grep -F -- "$2" | grep -qE $'\e\\[[0-9;]*33[;m]'; }  # tmux may write 1;33 as \e[1m\e[33m
@@ -177,7 +177,7 @@ check "no raw /me in the history" bash -c '! grep -q "/me" "$1"' _ "$E2E_TMP/his
 tm kill-session -t alice
 terminal alice A "$P2P" chat --room "$ROOM" --name alice --to dave --timeout 4
 see 20 alice '\[exited 3\]' "chat --to dave, who never appears, ends with 3"
-see 1 alice 'run `p2p chat --room '"$ROOM"'` on the other machine' "and its hint names p2p chat (with the room)"
+see 1 alice 'nobody runs `p2p chat --room '"$ROOM"'`' "and its hint names p2p chat (with the room)"
 unseen alice 'receive' "no hint names p2p receive"
 unseen alice 'lunch|secret plan|waves|notes.bin|psst' "nothing of the conversations with bob and carol is replayed for dave"
 tm kill-session -t alice
