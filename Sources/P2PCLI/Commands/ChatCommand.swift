@@ -13,9 +13,13 @@ struct ChatCommand: AsyncParsableCommand {
             so three people chat as a group without picking anyone. A peer whose key is pinned or paired is accepted \
             without asking (--ask: always ask); a new key is asked about once per run. --to or --connect talks to one peer instead.
             Type lines to send them to everyone; /msg NAME text to one person (marked [private] on both screens), /me text, \
-            /image PATH, /file PATH (any file; the receiver is asked, as for an image, and it lands in --downloads), /peers, /help, /quit; \
+            /image PATH, /file PATH (any file; the receiver is asked, as for an image, and it lands in --downloads), \
+            /who or /names (who is here, with a count), /peers (everyone seen, with fingerprints), /help (the commands, one per line), /quit; \
             //text sends a line starting with /. The input line edits like a shell's (arrows, Up/Down history, Ctrl-A/E/W/U/K, Ctrl-L); \
             Tab completes a peer's name (after /msg, after @, at the start of a word) and a path after /image or /file.
+            Your own lines carry your name; a line that mentions your name or is a /msg to you is highlighted and rings \
+            the terminal bell (--no-bell: no bell). A peer that refuses your key (its copy of your name is pinned to another \
+            key) is named once, with what to do.
             Every line is kept in the history (p2p history); a line for a peer that is away waits in the outbox and goes out, \
             once and in order, when that peer is back (reconnecting is automatic); a line typed while nobody is here goes to \
             whoever joins.
