@@ -52,9 +52,26 @@ import Testing
         var chat = model()
         #expect(chat.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).isEmpty)
         let refused = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: bob.id))
-        #expect(refused.contains { if case .note(let text) = $0 { text.hasPrefix("connecting to bob failed") } else { false } })
+        #expect(refused.contains { if case .error("declined-by-peer", let text) = $0 { text.hasPrefix("bob declined the connection") } else { false } })
         var verbose = model(verbose: true)
         #expect(verbose.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).count == 1)
+    }
+
+    @Test func aPeerThatRefusedOurKeyIsNamedOnceWithWhatToDoAndWhatBecomesOfTheLines() {
+        var chat = model()
+        chat.localName = "carol"
+        _ = chat.room.handle(.linesHeld([UnaddressedLine(sequence: 1, room: "room", typedAt: Date(), text: "anyone?")]))
+        let first = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("the name \"carol\" is pinned to another key"), unasked: bob.id))
+        let shown = first.compactMap { if case .error(let code, let text) = $0 { (code, text) } else { nil } }
+        #expect(shown.count == 1)
+        #expect(shown.first?.0 == "refused-by-peer")
+        let text = shown.first?.1 ?? ""
+        #expect(text.hasPrefix("bob refused this key"))
+        #expect(text.contains("p2p trust remove carol"))
+        #expect(text.contains("1 line typed while nobody was here will not reach bob"))
+        #expect(chat.room.noRedial.contains(bob.id), "a refusal is an answer: not dialled again")
+        let again = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("again"), unasked: bob.id))
+        #expect(!again.contains { if case .error = $0 { true } else { false } }, "once per peer, not per try")
     }
 
     @Test func theWaitForANamedPeerEndsWithThreeOnlyWhenNobodyJoined() {
@@ -63,5 +80,31 @@ import Testing
         var joined = model(scripted: true)
         _ = joined.room.handle(.peerConnected(bob))
         #expect(joined.handle(.waitExpired) == [])
+    }
+}
+
+/// What irssi and weechat users expect of the chat's commands: /who with a count, /help as a list.
+@Suite struct ChatCommandsTests {
+    @Test func whoAndNamesListWhoIsHereWithACountThisSideIncluded() {
+        #expect(ChatInput.parse("/who") == .names)
+        #expect(ChatInput.parse("/names") == .names)
+        #expect(ChatInput.parse("/peers") == .peers)
+        #expect(ChatModel.names(own: "bob", connected: ["carol", "alice"]) == "3 here: alice, bob, carol")
+        #expect(ChatModel.names(own: "bob", connected: []) == "1 here: bob")
+        #expect(ChatModel.names(own: "bob", connected: ["\u{1B}[2Jevil"]).contains("\\u{1B}") || !ChatModel.names(own: "bob", connected: ["\u{1B}[2Jevil"]).contains("\u{1B}"),
+                "a peer's name reaches the terminal only through the sanitizer")
+    }
+
+    @Test func theBellRingsByDefaultAndNoBellKeepsQuietWhileBellIsStillAccepted() throws {
+        #expect(try ChatCommand.parse([]).bell)
+        #expect(try ChatCommand.parse(["--bell"]).bell)
+        #expect(try !ChatCommand.parse(["--no-bell"]).bell)
+    }
+
+    @Test func helpIsAListWithOneCommandPerLine() {
+        let help = ChatInput.commands
+        for command in ["/msg", "/me", "/image", "/file", "/who", "/peers", "/help", "/quit", "//text"] {
+            #expect(help.filter { $0.hasPrefix("  " + command) || $0.hasPrefix("  /who, /names") && command == "/who" }.count == 1, "\(command) on a line of its own")
+        }
     }
 }

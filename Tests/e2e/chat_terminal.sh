@@ -8,8 +8,11 @@
 #  - /image: the sender's "offering …" line comes before the receiver answers;
 #  - /msg is marked [private] on both screens;
 #  - Tab completes a peer's name after /msg and a path (a folder with a trailing /) after /file;
-#  - --bell rings the terminal bell (tmux's bell flag) for a line that mentions you or a /msg to you,
-#    not for other lines, and a chat without --bell never rings;
+#  - the bell rings by default (tmux's bell flag; --bell still accepted) for a line that mentions you or
+#    a /msg to you, not for other lines, and a chat with --no-bell never rings; the mention is
+#    highlighted (bold yellow, seen with capture-pane -e);
+#  - irssi-like: your own name on your own lines (not "me>"), /help one command per line, /who and
+#    /names "2 here: alice, bob";
 #  - p2p history shows /me as "* alice waves", /msg as [private], the file, and dates as 2026-11-25 05:17;
 #  - a piped --json chat gets a /msg with "private": true;
 #  - chat --to NAME replays only the conversation with NAME, and a NAME that never appears ends with a
@@ -40,8 +43,8 @@ open(sys.argv[1], "wb").write(png)
 PY
 
 # ---------------------------------------------------------------- two chats; typing at a question
-terminal alice A "$P2P" chat --room "$ROOM" --name alice --downloads "$DL_ALICE" --bell
-terminal bob B "$P2P" chat --room "$ROOM" --name bob --downloads "$DL_BOB"
+terminal alice A "$P2P" chat --room "$ROOM" --name alice --downloads "$DL_ALICE"
+terminal bob B "$P2P" chat --room "$ROOM" --name bob --downloads "$DL_BOB" --no-bell
 # The side that dials answers first (issue 34: it asks before it dials a new key); then the other is asked.
 dial_asked() { shows_now alice 'is in room .*Connect\? \[y/n\]' || shows_now bob 'is in room .*Connect\? \[y/n\]'; }
 if wait_until 30 dial_asked; then
@@ -99,11 +102,29 @@ see 10 alice 'bob> lunch anyone\?' "alice gets bob's line"
 check "a line that does not mention alice does not ring her bell" [ "$(bell alice)" = 0 ]
 type_line bob "Alice, look at this"
 see 10 alice 'bob> Alice, look at this' "alice gets the line that mentions her"
-if wait_until 5 rang alice; then pass "a line mentioning alice rings the bell of her chat (--bell)"; else fail "alice's terminal got no bell"; fi
+if wait_until 5 rang alice; then pass "a line mentioning alice rings the bell of her chat (by default)"; else fail "alice's terminal got no bell"; fi
+# capture-pane -e keeps the escapes: the mention's text is bold yellow (1;33), a plain line is not.
+colored() { tm capture-pane -p -e -J -S - -t "$1"; }
+highlighted() { colored "$1" | grep -F -- "$2" | grep -qE $'\e\\[[0-9;]*33[;m]'; }  # tmux may write 1;33 as \e[1m\e[33m
+plain() { ! highlighted "$@"; }
+check "the line mentioning alice is highlighted on her screen (bold yellow)" highlighted alice "Alice, look at this"
+check "a line that does not mention her is not highlighted" plain alice "lunch anyone?"
+see 5 bob 'bob> lunch anyone\?' "bob's own lines carry his name, as in irssi (not me>)"
+unseen bob 'me> ' "no me> on bob's screen"
 type_line alice "/msg bob the secret plan"
 see 10 bob '\[private\] alice> the secret plan' "a /msg arrives marked [private]"
-see 5 alice '\[private\] me → bob> the secret plan' "and the sender's echo is marked [private] too"
-check "bob's chat, without --bell, never rang" [ "$(bell bob)" = 0 ]
+see 5 alice '\[private\] alice → bob> the secret plan' "and the sender's echo is marked [private] too, with her name"
+check "bob's chat, with --no-bell, never rang (the /msg was private to him)" [ "$(bell bob)" = 0 ]
+
+# ---------------------------------------------------------------- /help and /who
+type_line bob "/help"
+see 5 bob '^\* +/msg NAME text +a line to one person' "/help lists /msg on a line of its own, with what it does"
+see 5 bob '^\* +/who, /names +who is here' "/help lists /who"
+see 5 bob '^\* +/quit +leave the chat' "/help lists /quit"
+type_line bob "/who"
+see 5 bob '^\* 2 here: alice, bob$' "/who: a count and the names, bob included"
+type_line alice "/names"
+see 5 alice '^\* 2 here: alice, bob$' "/names says the same on alice's side"
 
 # A program in the room (piped, --json): a /msg to it carries "private": true, a line to all false.
 start_proc carol env P2P_HOME="$(home carol)" "$LAB" exec A "$P2P" chat --room "$ROOM" --name carol --yes --json
@@ -156,13 +177,13 @@ check "no raw /me in the history" bash -c '! grep -q "/me" "$1"' _ "$E2E_TMP/his
 tm kill-session -t alice
 terminal alice A "$P2P" chat --room "$ROOM" --name alice --to dave --timeout 4
 see 20 alice '\[exited 3\]' "chat --to dave, who never appears, ends with 3"
-see 1 alice 'run `p2p chat --room '"$ROOM"'` on the other machine' "and its hint names p2p chat (with the room)"
+see 1 alice 'nobody runs `p2p chat --room '"$ROOM"'`' "and its hint names p2p chat (with the room)"
 unseen alice 'receive' "no hint names p2p receive"
 unseen alice 'lunch|secret plan|waves|notes.bin|psst' "nothing of the conversations with bob and carol is replayed for dave"
 tm kill-session -t alice
 terminal alice A "$P2P" chat --room "$ROOM" --name alice --to bob --timeout 4
 see 20 alice "\[$DATE\] bob> Alice, look at this" "chat --to bob replays the conversation with bob, dated"
-see 5 alice "\[$DATE\] me → bob \[file\] notes.bin" "and the replay names the file sent"
+see 5 alice "\[$DATE\] alice → bob \[file\] notes.bin" "and the replay names the file sent"
 unseen alice 'psst' "but not the /msg to carol"
 see 20 alice '\[exited 3\]' "(bob is gone: it ends with 3)"
 

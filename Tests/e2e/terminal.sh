@@ -34,7 +34,7 @@ terminal() { local name=$1 host=$2; shift 2; open_terminal "$name" "$name" "$hos
 terminal alice A "$P2P" chat --room "$ROOM" --name alice
 see 20 alice 'Room "'"$ROOM"'"' "alice's chat starts in its room"
 type_line alice "early bird"
-see 5 alice 'me> early bird \(queued\)' "a line typed with nobody here is shown queued"
+see 5 alice 'alice> early bird \(queued\)' "a line typed with nobody here is shown queued"
 see 5 alice 'nobody is here yet' "and the chat says it goes to whoever joins"
 # Leaving before anyone came loses nothing: the line is kept for the next chat in the room.
 type_line alice "/quit"
@@ -86,7 +86,7 @@ tm send-keys -t alice -l -- "$LONG"
 sleep 0.5  # let the keys be drawn one by one
 tm send-keys -t alice Enter
 see 10 bob "alice> $LONG" "bob receives the 320-character line whole"
-see 5 alice "me> $LONG" "alice's echo of it"
+see 5 alice "alice> $LONG" "alice's echo of it"
 check "the long line is in alice's scrollback once, not once per keystroke (got $(count_on alice LONGSTART))" [ "$(count_on alice LONGSTART)" = 1 ]
 
 type_line alice "recall me"

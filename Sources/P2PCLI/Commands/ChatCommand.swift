@@ -13,9 +13,13 @@ struct ChatCommand: AsyncParsableCommand {
             so three people chat as a group without picking anyone. A peer whose key is pinned or paired is accepted \
             without asking (--ask: always ask); a new key is asked about once per run. --to or --connect talks to one peer instead.
             Type lines to send them to everyone; /msg NAME text to one person (marked [private] on both screens), /me text, \
-            /image PATH, /file PATH (any file; the receiver is asked, as for an image, and it lands in --downloads), /peers, /help, /quit; \
+            /image PATH, /file PATH (any file; the receiver is asked, as for an image, and it lands in --downloads), \
+            /who or /names (who is here, with a count), /peers (everyone seen, with fingerprints), /help (the commands, one per line), /quit; \
             //text sends a line starting with /. The input line edits like a shell's (arrows, Up/Down history, Ctrl-A/E/W/U/K, Ctrl-L); \
             Tab completes a peer's name (after /msg, after @, at the start of a word) and a path after /image or /file.
+            Your own lines carry your name; a line that mentions your name or is a /msg to you is highlighted and rings \
+            the terminal bell (--no-bell: no bell). A peer that refuses your key (its copy of your name is pinned to another \
+            key) is named once, with what to do.
             Every line is kept in the history (p2p history); a line for a peer that is away waits in the outbox and goes out, \
             once and in order, when that peer is back (reconnecting is automatic); a line typed while nobody is here goes to \
             whoever joins.
@@ -55,8 +59,9 @@ struct ChatCommand: AsyncParsableCommand {
     @Option(help: "Where received images and files go (default: $P2P_DOWNLOADS, else ~/Downloads).")
     var downloads: String?
 
-    @Flag(help: "Ring the terminal bell when a peer's line mentions your name or is private to you (/msg).")
-    var bell = false
+    @Flag(inversion: .prefixedNo,
+          help: "Ring the terminal bell when a peer's line mentions your name or is private to you (/msg); --no-bell keeps quiet.")
+    var bell = true
 
     var downloadsDirectory: URL {
         if let downloads { return URL(fileURLWithPath: downloads, isDirectory: true) }
@@ -77,7 +82,8 @@ struct ChatCommand: AsyncParsableCommand {
 
     func run() async throws {
         let session = try network.makeSession(defaultSessionID: room ?? "chat")
-        let view = ChatView(json: json, verbose: network.verbose)
+        var view = ChatView(json: json, verbose: network.verbose)
+        view.ownName = session.displayName
         let chat = ChatLoop(session: session, view: view, options: self)
         let status = await chat.run()
         if status != .success { throw status }
@@ -88,6 +94,8 @@ struct ChatCommand: AsyncParsableCommand {
 struct ChatView: Sendable {
     let json: Bool
     let verbose: Bool
+    /// This side's display name: on its own lines, as irssi and weechat show them, and what a mention is.
+    var ownName = "me"
 
     func listening(_ session: Session) {
         if json {
@@ -106,14 +114,16 @@ struct ChatView: Sendable {
             Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": isPrivate ? line.body : entry.text,
                          "private": isPrivate, "time": entry.sentAt.iso8601, "message": String(entry.messageID)])
         } else {
-            Output.line(Self.format(entry.text, by: Terminal.paint(PeerTarget.name(peer), .cyan), at: entry.sentAt))
+            // A line that mentions this side's name (or is private to it) stands out, as in irssi.
+            let highlighted = ChatLine(text: entry.text).wantsAttention(of: ownName)
+            Output.line(Self.format(entry.text, by: Terminal.paint(PeerTarget.name(peer), .cyan), at: entry.sentAt, highlighted: highlighted))
         }
     }
 
     /// What the person typed, as the others will see it (`to`: a /msg; `held`: nobody gets it yet).
     func ownLine(_ text: String, to peer: PeerInfo?, held: Bool) {
         guard !json else { return }
-        let me = Terminal.paint("me", .green) + (peer.map { " → " + PeerTarget.name($0) } ?? "")
+        let me = Terminal.paint(Terminal.sanitize(ownName), .green) + (peer.map { " → " + PeerTarget.name($0) } ?? "")
         Output.line(Self.format(text, by: me, at: Date()) + (held ? Terminal.paint(" (queued)", .dim) : ""))
     }
 
@@ -121,22 +131,24 @@ struct ChatView: Sendable {
     func recent(_ item: HistoryItem) {
         switch item {
         case .line(let entry):
-            let who = entry.direction == .received ? Terminal.sanitize(entry.peerName) : "me"
+            let who = entry.direction == .received ? Terminal.sanitize(entry.peerName) : Terminal.sanitize(ownName)
             Output.line(Terminal.paint(Self.format(entry.text, by: who, at: entry.sentAt, withDate: true), .dim))
         case .image(let file):
-            let who = file.direction == .received ? Terminal.sanitize(file.peerName) : "me → " + Terminal.sanitize(file.peerName)
+            let who = file.direction == .received ? Terminal.sanitize(file.peerName) : Terminal.sanitize(ownName) + " → " + Terminal.sanitize(file.peerName)
             Output.line(Terminal.paint("[\(ChatClock.dateAndTime(file.at))] \(who) \(HistoryItem.describe(file))", .dim))
         }
     }
 
-    /// "[time] name> text", "[time] * name waves" for a `/me` line, "[time] [private] name> text" for a `/msg` line.
-    static func format(_ text: String, by name: String, at time: Date, withDate: Bool = false) -> String {
+    /// "[time] name> text", "[time] * name waves" for a `/me` line, "[time] [private] name> text" for a `/msg` line;
+    /// `highlighted`: the text in bold yellow (a mention of this side's name).
+    static func format(_ text: String, by name: String, at time: Date, withDate: Bool = false, highlighted: Bool = false) -> String {
         let stamp = Terminal.paint("[\(withDate ? ChatClock.dateAndTime(time) : ChatClock.time(time))]", .dim)
         let line = ChatLine(text: text)
+        let body = highlighted ? Terminal.paint(Terminal.sanitize(line.body), .highlight) : Terminal.sanitize(line.body)
         switch line.kind {
-        case .action: return "\(stamp) * \(name) \(Terminal.sanitize(line.body))"
-        case .privateLine: return "\(stamp) \(Terminal.paint("[private]", .bold)) \(name)> \(Terminal.sanitize(line.body))"
-        case .said: return "\(stamp) \(name)> \(Terminal.sanitize(line.body))"
+        case .action: return "\(stamp) * \(name) \(body)"
+        case .privateLine: return "\(stamp) \(Terminal.paint("[private]", .bold)) \(name)> \(body)"
+        case .said: return "\(stamp) \(name)> \(body)"
         }
     }
 

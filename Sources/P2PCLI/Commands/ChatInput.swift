@@ -13,16 +13,27 @@ enum ChatInput: Equatable {
     /// `/file PATH`: any file, offered as `/image` offers a picture.
     case file(path: String)
     case peers, help, quit
+    /// `/who`, `/names`: who is here, with a count.
+    case names
     /// Nothing to do (an empty line).
     case nothing
     /// A command used wrongly or not known: what to tell the user. Nothing is sent.
     case mistake(String)
 
-    static let commands = """
-        Lines go to everyone in the room. /msg NAME text to one person, /me text for an action, \
-        /image PATH to send a picture, /file PATH any file, /peers lists who is here, /quit leaves. //text sends a line that starts with /. \
-        Up/Down: earlier lines; Ctrl-A/E, Alt-B/F, Ctrl-W/U/K edit; Ctrl-L redraws; Tab completes names and paths.
-        """
+    /// `/help`: one command per line, as irssi and weechat list them.
+    static let commands = [
+        "Commands (a line without one goes to everyone in the room):",
+        "  /msg NAME text   a line to one person only (marked [private])",
+        "  /me text         an action: * you waves",
+        "  /image PATH      send a picture (the receiver is asked)",
+        "  /file PATH       send any file (the receiver is asked)",
+        "  /who, /names     who is here, with a count",
+        "  /peers           everyone seen: connected, away, connecting, available",
+        "  /help            this list",
+        "  /quit            leave the chat (also Ctrl-C, Ctrl-D)",
+        "  //text           a line that starts with /",
+        "Keys: Up/Down earlier lines; Ctrl-A/E, Alt-B/F, Ctrl-W/U/K edit; Ctrl-L redraws; Tab completes names and paths.",
+    ]
 
     static func parse(_ line: String) -> ChatInput {
         if line.hasPrefix("//") { return .text(String(line.dropFirst())) }
@@ -32,7 +43,8 @@ enum ChatInput: Equatable {
         switch command {
         case "/quit", "/exit": return .quit
         case "/help", "/?": return .help
-        case "/peers", "/who": return .peers
+        case "/peers": return .peers
+        case "/who", "/names": return .names
         case "/me":
             return rest.isEmpty ? .mistake("/me wants an action: /me waves") : .action(rest)
         case "/image":

@@ -130,13 +130,15 @@ extension ChatLoop {
         case .quit:
             return .success
         case .help:
-            view.note(ChatInput.commands)
+            for line in ChatInput.commands { view.note(line) }
         case .image(let path):
             sendFile(path, asImage: true)
         case .file(let path):
             sendFile(path, asImage: false)
         case .peers:
             listPeers()
+        case .names:
+            view.note(ChatModel.names(own: session.displayName, connected: model.room.connected.values.map(\.displayName.raw)))
         case .nothing:
             break
         case .mistake(let message):

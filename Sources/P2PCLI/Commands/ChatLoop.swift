@@ -65,7 +65,7 @@ final class ChatLoop {
         let policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
         // A chat with one peer (by name or address) does not dial the peers of its session by itself.
         let room = ChatRoom(name: session.sessionID, localPeer: session.peerID, dialsRoomPeers: options.to == nil && options.connect == nil, policy: policy)
-        model = ChatModel(room: room, scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose)
+        model = ChatModel(room: room, scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose, localName: session.displayName)
     }
 
     func run() async -> ExitCode {

@@ -36,8 +36,12 @@ struct ChatModel: CommandModel {
     let scripted: Bool
     /// `--verbose`: failed dials nobody asked for are reported too.
     let verbose: Bool
+    /// This side's display name, as the other side pinned it (for `p2p trust remove NAME` there).
+    var localName = ""
     /// Set 10 s after piped input ended: stop waiting for connected peers to acknowledge what was sent.
     private(set) var acknowledgementsOverdue = false
+    /// Peers that refused our dial (our key, or the connection): told once each.
+    private(set) var refusedBy: Set<PeerID> = []
 
     mutating func handle(_ event: Event) -> [Effect] {
         switch event {
@@ -47,11 +51,17 @@ struct ChatModel: CommandModel {
             acknowledgementsOverdue = true
             return []
         case .dialFailed(let target, let error, let unasked, let now):
-            let denied = if case .denied? = error as? SessionError { true } else { false }
+            let refusal = Refusal(error)
             if let unasked {
                 // A stale DNS-SD record is not the user's error: reported only when asked for, or refused.
-                let effects = room.handle(.dialFailed(unasked, refused: denied, now: now)).map(Effect.room)
-                return effects + (verbose || denied ? [.note("connecting to \(Terminal.sanitize(target)) failed: \(error)")] : [])
+                let effects = room.handle(.dialFailed(unasked, refused: refusal != nil, now: now)).map(Effect.room)
+                if let refusal {
+                    // The peer said no to us: said once per peer, with what to do, not at every try.
+                    guard refusedBy.insert(unasked).inserted else { return effects }
+                    return effects + [.error(code: refusal.code, message: refusal.message(by: target, localName: localName, heldLines: room.heldLines.count,
+                                                                                          waiting: room.waitingLines(for: unasked)))]
+                }
+                return effects + (verbose ? [.note("connecting to \(Terminal.sanitize(target)) failed: \(error)")] : [])
             }
             let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) } ?? (error as? ReachError)
             let shown = Effect.error(code: failure?.jsonCode ?? "connect",
@@ -64,9 +74,49 @@ struct ChatModel: CommandModel {
         }
     }
 
+    /// `/who`: "3 here: alice, bob, carol" (this side included, names sorted, as peers may print them).
+    static func names(own: String, connected: [String]) -> String {
+        let everyone = ([own] + connected).map { Terminal.sanitize($0) }.sorted { $0.localizedCaseInsensitiveCompare($1) == .orderedAscending }
+        return "\(everyone.count) here: " + everyone.joined(separator: ", ")
+    }
+
     /// Piped input is done once every held line went out and connected peers acknowledged them (or did
     /// not within 10 s: those lines stay in the outbox).
     func isDone(awaitingAcknowledgement: @autoclosure () -> Bool) -> Bool {
         room.isDone(settled: acknowledgementsOverdue || !awaitingAcknowledgement())
+    }
+}
+
+/// Why a peer refused this side's dial, and the one line that tells the person what to do about it.
+struct Refusal: Equatable {
+    /// `untrusted`: our name is pinned to another key over there (ERROR untrustedIdentity); otherwise
+    /// the peer (a person, or a limit) declined the connection (ERROR connectionDenied).
+    let untrusted: Bool
+
+    init?(_ error: any Error) {
+        switch error as? SessionError {
+        case .refusedAsUntrusted?: untrusted = true
+        case .denied?: untrusted = false
+        default: return nil
+        }
+    }
+
+    var code: String { untrusted ? "refused-by-peer" : "declined-by-peer" }
+
+    /// "alice refused this key (…): ask alice to run …", and what becomes of the lines waiting for it.
+    func message(by target: String, localName: String, heldLines: Int, waiting: Int) -> String {
+        let name = Terminal.sanitize(target)
+        var text = untrusted
+            ? "\(name) refused this key (your name is pinned to another key there): ask \(name) to run "
+                + "`p2p trust remove \(localName.isEmpty ? "YOUR-NAME" : Terminal.sanitize(localName))` if you really have a new key, or pair again with `p2p pair`; "
+                + "not dialled again in this run"
+            : "\(name) declined the connection: not dialled again in this run (restart the chat to ask again)"
+        if waiting > 0 {
+            text += "; \(waiting) line\(waiting == 1 ? "" : "s") for \(name) will not be delivered now (\(waiting == 1 ? "it stays" : "they stay") in the outbox)"
+        }
+        if heldLines > 0 {
+            text += "; \(heldLines) line\(heldLines == 1 ? "" : "s") typed while nobody was here will not reach \(name)"
+        }
+        return text
     }
 }

@@ -15,6 +15,8 @@ enum Terminal {
 
     enum Color: String {
         case dim = "2", bold = "1", red = "31", green = "32", yellow = "33", cyan = "36"
+        /// Bold yellow: a line that mentions this side's name.
+        case highlight = "1;33"
     }
 
     static func paint(_ text: String, _ color: Color) -> String {

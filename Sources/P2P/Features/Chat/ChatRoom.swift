@@ -262,6 +262,9 @@ public struct ChatRoom: Sendable {
         return entries.filter { $0.direction == .received || seen.insert($0.messageID).inserted }
     }
 
+    /// Lines for `peer` that wait in the outbox (sent while it was away, not yet acknowledged).
+    public func waitingLines(for peer: PeerID) -> Int { queued.count { $0.peer == peer } }
+
     /// Whether the input ended and everything typed went out; `settled`: connected peers acknowledged
     /// what was sent (or the caller stopped waiting for them), asked only when the rest holds.
     public func isDone(settled: @autoclosure () -> Bool) -> Bool { inputEnded && heldLines.isEmpty && settled() }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A chat whose key the other side refuses learns it, once (issue 35 item 5), as a person sees it: real
+# terminals (tmux panes) in two lab hosts (namespaces A and B, each with its own avahi-daemon).
+#  - alice and bob chat in a room with --yes: each pins the other's key;
+#  - bob's machine gets a new installation that calls itself bob (another key) and types a line while
+#    nobody is there; its room dials alice (the new key is made to be the lower ID: the lower ID dials);
+#  - alice's chat refuses it and says so once (REFUSED …); the newcomer's screen says once that alice
+#    refused this key, what to do (p2p trust remove bob there, or p2p pair), and that the line typed
+#    while nobody was here will not reach alice; /who shows it alone.
+# Needs root (lab.sh up) and tmux.
+. "$(dirname "$0")/lib.sh"
+need ip tmux python3
+[ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
+
+export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2prf$$}
+ROOM="refused-$$"
+
+. "$(dirname "$0")/tmux_lab.sh"
+terminal() { local name=$1 person=$2 host=$3; shift 3; open_terminal "$name" "$person" "$host" 150 40 "$@"; }
+peer_id() { run env P2P_HOME="$(home "$1")" "$P2P" id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'; }
+
+# ---------------------------------------------------------------- alice and bob pin each other
+terminal alice alice A "$P2P" chat --room "$ROOM" --name alice --yes
+terminal bob bob B "$P2P" chat --room "$ROOM" --name bob --yes
+see 30 alice 'bob connected' "alice and bob chat (keys pinned with --yes)"
+see 10 bob 'alice connected' "bob shows alice connected"
+type_line alice "/quit"; type_line bob "/quit"
+see 10 alice '\[exited 0\]' "alice's first chat ends with 0"
+see 10 bob '\[exited 0\]' "bob's first chat ends with 0"
+tm kill-session -t alice; tm kill-session -t bob
+
+# ---------------------------------------------------------------- a new installation calls itself bob
+ALICE_ID=$(peer_id alice)
+NEWBOB=""
+for n in $(seq 1 40); do
+  id=$(peer_id "newbob$n")
+  if [[ "$id" < "$ALICE_ID" ]]; then NEWBOB="newbob$n"; break; fi
+done
+check "a new key for bob that sorts below alice's (so the newcomer's room dials)" [ -n "$NEWBOB" ]
+terminal newbob "$NEWBOB" B "$P2P" chat --room "$ROOM" --name bob --yes
+see 20 newbob 'Room "'"$ROOM"'"' "the newcomer chats as bob on B"
+type_line newbob "anyone?"
+see 5 newbob 'nobody is here yet' "its line waits for whoever joins"
+terminal alice alice A "$P2P" chat --room "$ROOM" --name alice --yes
+see 30 alice 'REFUSED bob' "alice's chat refuses the newcomer (bob's name is pinned to the old key)"
+see 20 newbob 'alice refused this key \(your name is pinned to another key there\)' "the newcomer is told that alice refused its key"
+see 1 newbob 'ask alice to run `p2p trust remove bob` if you really have a new key, or pair again with `p2p pair`' "... and what to do"
+see 1 newbob '1 line typed while nobody was here will not reach alice' "... and that its waiting line will not reach alice"
+type_line newbob "/who"
+see 5 newbob '^\* 1 here: bob$' "/who on the newcomer: nobody but itself"
+type_line alice "/who"
+see 5 alice '^\* 1 here: alice$' "/who on alice: nobody but herself"
+check "the newcomer was told once ($(count_on newbob 'alice refused this key'))" [ "$(count_on newbob 'alice refused this key')" = 1 ]
+check "alice's refusal is shown once ($(count_on alice 'REFUSED bob'))" [ "$(count_on alice 'REFUSED bob')" = 1 ]
+unseen alice 'anyone\?' "the newcomer's line did not reach alice"
+type_line newbob "/quit"; type_line alice "/quit"
+see 10 newbob '\[exited 0\]' "the newcomer's chat ends with 0"
+see 10 alice '\[exited 0\]' "alice's chat ends with 0"
+finish
