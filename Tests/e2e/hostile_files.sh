@@ -177,7 +177,7 @@ if command -v tmux >/dev/null; then
   if wait_until 20 bash -c 'tmux -S "$1" capture-pane -p -J | grep -q "accept?"' _ "$SOCK"; then
     text=$(screen | tr -s ' ')
     log "question: $(grep "offers" <<<"$text")"
-    check "the question lists the roots, then \"and N more\"" grep -q "7 files, 70 B in 7 items (a.txt, b.txt, c/, .ssh/, d.txt and 2 more)" <<<"$text"
+    check "the question lists the roots, then \"and N more\"" grep -q "7 files, 70 B: a.txt, b.txt, c/, .ssh/, d.txt and 2 more" <<<"$text"
     check "the question names the hidden path" grep -q "includes hidden paths: .ssh/authorized_keys" <<<"$text"
     check "the question names the executable" grep -q "executable: c/run.sh" <<<"$text"
     tmux -S "$SOCK" send-keys n
