@@ -198,8 +198,9 @@ public struct ReceiveLedger: Sendable {
         }
         if let sender = senders[peer], let current = sender.current {
             senders[peer]?.counts.moved += current.done - min(current.done, sender.spared)
-            // One file's `.part` stays for a resume; a tree's arrived files are counted already.
-            if sender.tree == nil, current.done > 0 { senders[peer]?.counts.kept = (current.name.description, current.done) }
+            // One file's `.part` stays for a resume (`send` sends one file as a tree of one); a larger
+            // tree's arrived files are counted already.
+            if (sender.tree?.files ?? 1) == 1, current.done > 0 { senders[peer]?.counts.kept = (current.name.description, current.done) }
         }
         senders[peer]?.current = nil
         senders[peer]?.tree = nil
