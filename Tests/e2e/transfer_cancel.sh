@@ -98,6 +98,7 @@ if wait_until 60 bash -c '[ "$(find "$1" -name "f*.txt" | wc -l)" -ge 900 ]' _ "
   check "mid-way: the sum of what bob calls arrived (${said:-none}) and not arrived (${missing:-none}) is at most 2,000 and nothing is called delivered by alice" \
     [ -n "$said" -a -n "$missing" -a "$((${said:-0} + ${missing:-0}))" -le 2000 ]
   unseen a2 'Delivered 2,000 files' "mid-way: alice does not claim all 2,000 files were delivered"
+  see 1 a2 'interrupted; .* of 7\.8 MiB had reached bob and stay there' "mid-way: alice says how much of the folder had reached bob"
 else
   fail "folder: 900 files never arrived"; dump a2
 fi
