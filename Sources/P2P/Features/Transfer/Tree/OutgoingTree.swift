@@ -26,11 +26,13 @@ extension FileTransfers {
         state.withLockedValue { $0.outgoing[id] = mailbox }
         defer { _ = state.withLockedValue { $0.outgoing.removeValue(forKey: id) } }
         let report: TreeReport
+        var sender = TreeSender(transfers: self, info: info, manifest: manifest, mailbox: mailbox, chunk: chunkSize(for: peerInfo))
         do {
-            var sender = TreeSender(transfers: self, info: info, manifest: manifest, mailbox: mailbox, chunk: chunkSize(for: peerInfo))
             report = try await sender.run()
         } catch {
             if let reason = Self.cancelReason(for: error) { try? send(.cancel(reason: reason), id: id, to: peer, purpose: .tree) }
+            // What the receiver holds as the transfer ends (a cancel says it): its last ACK and what was there.
+            emit(.progress(info, bytes: sender.held))
             emit(.failed(info, error))
             throw error
         }
@@ -307,6 +309,9 @@ struct TreeSender {
         }
         while let body = mailbox.poll() { acknowledged = try FileTransfers.acknowledgement(body, at: acknowledged) }
     }
+
+    /// Bytes of the tree the receiver holds: written (its ACKs so far) or there already.
+    var held: UInt64 { min(info.size, acknowledged + spared) }
 
     private mutating func reportProgress() {
         guard ContinuousClock.now - lastProgress > .milliseconds(250) else { return }
