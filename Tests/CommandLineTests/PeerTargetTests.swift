@@ -133,6 +133,9 @@ import Testing
         #expect(SendCommand.interruptedLine(files: 0, bytes: 0, to: "bob").hasPrefix("interrupted; the transfer to bob was cancelled"))
         #expect(SendCommand.interruptedLine(files: 2, bytes: 4096, to: "bob").hasPrefix("interrupted after 2 files ("))
         #expect(SendCommand.interruptedLine(files: 1, bytes: 10, to: "bob").hasPrefix("interrupted after 1 file ("))
+        // Issue 35: a cancelled tree says what had reached the receiver and how to send the rest.
+        #expect(SendCommand.interruptedLine(files: 0, bytes: 0, to: "bob", reached: (6 << 20, 8 << 20))
+                == "interrupted; 6.0 MiB of 8.0 MiB had reached bob and stay there; run the same command again to send the rest")
     }
 
     @Test func pairingInstructionsNameRealAddresses() {

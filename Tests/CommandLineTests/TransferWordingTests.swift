@@ -19,10 +19,20 @@ import Testing
         counts.moved = 51 << 10
         counts.cancel(49, by: "alice")
         #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 1, into: "/in")
-                == "Received 51 files (51.0 KiB) from alice in 1.0 s (51.0 KiB/s) into /in; each verified by SHA-256; 49 files did not arrive (cancelled by alice)")
+                == "Received 51 files (51.0 KiB) from alice in 1.0 s (51.0 KiB/s) into /in; each verified by SHA-256; 49 files did not arrive (cancelled by alice); the same send run again by alice sends the rest")
         var none = Counts()
         none.cancel(2, by: nil)
-        #expect(ReceiveLoop.summary(none, from: "alice", seconds: 1, into: "/in") == "Received no file from alice; 2 files did not arrive (cancelled here)")
+        #expect(ReceiveLoop.summary(none, from: "alice", seconds: 1, into: "/in")
+                == "Received no file from alice; 2 files did not arrive (cancelled here); the same send run again by alice sends the rest")
+    }
+
+    /// Issue 35: a cancel says what was kept and how to resume it, not only "cancelled".
+    @Test func aCancelledFileSaysWhatWasKeptAndHowToResume() {
+        var counts = Counts()
+        counts.cancel(1, by: nil)
+        counts.kept = ("big.bin", 97_098_547)
+        #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 1, into: "/in")
+                == "Received no file from alice; 1 file did not arrive (cancelled here); 92.6 MiB of big.bin kept: the same send run again by alice resumes it")
     }
 
     @Test func neverVerifiedForWhatWasNot() {

@@ -42,6 +42,25 @@ import Testing
         #expect(ledger.close().outcome == .received)
     }
 
+    /// Issue 35: a cancelled file's bytes that stay (its `.part`, a resumed prefix) are in the counts.
+    @Test func aCancelledFileCountsWhatWasKeptForAResume() {
+        var ledger = ReceiveLedger()
+        _ = ledger.record(.started(file(1, "big.bin", size: 1000), offset: 300))
+        _ = ledger.record(.progress(file(1, "big.bin", size: 1000), bytes: 600))
+        _ = ledger.record(.failed(file(1, "big.bin", size: 1000), .cancelledByPeer(PeerText(FileTransfers.senderCancelledReason))))
+        let sender = ledger.senderLeft(alice.id)
+        #expect(sender?.counts.kept?.name == "big.bin")
+        #expect(sender?.counts.kept?.bytes == 600)
+        #expect(sender?.counts.cancelled == 1)
+        // `p2p send big.bin` sends a tree of one file: the same.
+        var ledger2 = ReceiveLedger()
+        let one = TransferInfo(id: 2, peer: alice, name: "big.bin", size: 1000, mediaType: "", direction: .receiving, fileCount: 1, isTree: true)
+        _ = ledger2.record(.started(one, offset: 0))
+        _ = ledger2.record(.progress(one, bytes: 700))
+        _ = ledger2.record(.failed(one, .cancelled))
+        #expect(ledger2.senderLeft(alice.id)?.counts.kept?.bytes == 700)
+    }
+
     @Test func aSenderThatLeftIdleIsSummarizedAtOnceAndOneThatSentNothingHasNoSummary() {
         var ledger = ReceiveLedger()
         #expect(ledger.senderLeft(bob.id) == nil)

@@ -162,7 +162,8 @@ struct SendCommand: AsyncParsableCommand {
             guard view.started(with: interrupted.peer.id) else {
                 throw CLIError("interrupted before \(name) accepted; nothing was sent", code: ExitStatus.interrupted)
             }
-            throw CLIError(Self.interruptedLine(files: interrupted.done.count, bytes: interrupted.done.reduce(0) { $0 + $1.size }, to: name),
+            throw CLIError(Self.interruptedLine(files: interrupted.done.count, bytes: interrupted.done.reduce(0) { $0 + $1.size }, to: name,
+                                                reached: view.reached(by: interrupted.peer.id)),
                            code: ExitStatus.cancelled)
         }
         let results = try outcome.get()
@@ -305,8 +306,13 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     /// What a Ctrl-C in mid-transfer leaves: the files already delivered, and how to send the rest.
-    static func interruptedLine(files: Int, bytes: UInt64, to peer: String) -> String {
+    /// `reached`: what the receiver held of the send (its ACKs) when it stopped, and the send's size.
+    static func interruptedLine(files: Int, bytes: UInt64, to peer: String, reached: (done: UInt64, total: UInt64)? = nil) -> String {
         let name = Terminal.sanitize(peer)
+        if files == 0, let reached, reached.done > 0 {
+            return "interrupted; \(TransferView.bytes(reached.done)) of \(TransferView.bytes(reached.total)) had reached \(name) and stay there; "
+                + "run the same command again to send the rest"
+        }
         guard files > 0 else {
             return "interrupted; the transfer to \(name) was cancelled (run the same command again to resume it)"
         }

@@ -22,6 +22,8 @@ extension ReceiveLoop {
                 }
             case .summaryDue(let peer, let sender):
                 summarize(peer, sender)
+                // The transfer's end first, then that its sender left.
+                if let line = leftLines.removeValue(forKey: peer) { Output.line(line) }
             }
         }
     }
@@ -81,7 +83,10 @@ extension ReceiveLoop {
                 let name = Terminal.sanitize(peer.displayName)
                 Output.line(Terminal.paint("* \(name) refused this machine's key; \(name) says: \(Terminal.sanitize(why))", .yellow))
             } else {
-                Output.line(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left\(options.once ? "." : "; waiting for the next sender (Ctrl-C to stop).")", .dim))
+                let line = Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left\(options.once ? "." : "; waiting for the next sender (Ctrl-C to stop).")", .dim)
+                // Its transfers' ends come through another stream and may be on their way (a CANCEL): the
+                // line waits for them, so that the transfer's end is told before the leaving.
+                if model.ledger.senders[peer.id]?.left == true { leftLines[peer.id] = line } else { Output.line(line) }
             }
         case .advertising(let name):
             // The name DNS-SD registered: "NAME #2" (avahi) or "NAME (2)" when another peer has NAME.
@@ -157,6 +162,9 @@ extension ReceiveLoop {
         if counts.cancelled > 0 {
             let by = counts.cancelledBy.map { "cancelled by \(Terminal.sanitize($0))" } ?? "cancelled here"
             notes.append("\(count(counts.cancelled, "file")) did not arrive (\(by))")
+            // What stays, and how to get the rest: the sender runs the same send again.
+            let again = "the same send run again by \(name) " + (counts.kept == nil ? "sends the rest" : "resumes it")
+            notes.append((counts.kept.map { "\(TransferView.bytes($0.bytes)) of \(Terminal.sanitize($0.name)) kept: " } ?? "") + again)
         }
         let rest = notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")
         if counts.files == 0 { return "Received no file from \(name)\(rest)" }

@@ -38,6 +38,8 @@ final class ReceiveLoop {
     /// Answers that stand for later offers: a folder's (key: sender and folder), or "a" for a sender's
     /// loose files (key: sender). Forgotten when the sender leaves.
     var standing: [String: Bool] = [:]
+    /// "* NAME left" lines held until the sender's transfers have told their end.
+    var leftLines: [PeerID: String] = [:]
     /// Whether the progress line is on the screen (lines printed under it take it off first).
     var progressDrawn = false
     /// Whether a question is drawn as the input line (render erases it once it is answered).
@@ -157,6 +159,7 @@ final class ReceiveLoop {
         // Ctrl-C while waiting for a vanished sender: those files did not arrive.
         let (summaries, exit) = model.close()
         for (peer, sender) in summaries { summarize(peer, sender) }
+        for line in leftLines.values { Output.line(line) }
         if let failure { throw failure }
         if let exit { throw exit }
     }

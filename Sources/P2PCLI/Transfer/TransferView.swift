@@ -14,6 +14,12 @@ final class TransferView: Sendable {
     /// When each transfer last printed a JSON progress event.
     private let lastJSON = NIOLockedValueBox<[UInt64: ContinuousClock.Instant]>([:])
 
+    /// Per receiver, the bytes of the send it holds (its ACKs and what was already there) and the total.
+    private let reached = NIOLockedValueBox<[PeerID: (done: UInt64, total: UInt64)]>([:])
+
+    /// What `peer` held of the send at its last progress: what a Ctrl-C leaves there.
+    func reached(by peer: PeerID) -> (done: UInt64, total: UInt64)? { reached.withLockedValue { $0[peer] } }
+
     init(json: Bool, perFile: Bool = true) {
         self.json = json
         self.perFile = perFile
@@ -42,6 +48,7 @@ final class TransferView: Sendable {
         case .offered: break
         case .started(let info, let offset):
             started.withLockedValue { $0[info.id] = (.now, offset) }
+            if info.direction == .sending { reached.withLockedValue { $0[info.peer.id] = (offset, info.size) } }
             peersStarted.withLockedValue { _ = $0.insert(info.peer.id) }
             if json {
                 var object: [String: Any] = ["event": "transfer-started", "direction": info.direction.rawValue, "name": info.name, "size": info.size,
@@ -53,6 +60,7 @@ final class TransferView: Sendable {
                                                         : "Resuming \(Terminal.sanitize(info.name)) at \(Self.bytes(offset)): only the rest travels.", .dim))
             }
         case .progress(let info, let done):
+            if info.direction == .sending { reached.withLockedValue { $0[info.peer.id] = (done, info.size) } }
             progress(info, done)
         case .finished(let info, let delivery):
             let rate = meanRate(info, done: info.size)

@@ -15,6 +15,8 @@ public struct ReceiveLedger: Sendable {
         public var alreadyThere = 0, skipped = 0, failed = 0
         /// Files that did not arrive because the transfer was cancelled, and by whom (nil: here).
         public var cancelled = 0, cancelledBy: String?
+        /// The file a cancel cut, and its bytes kept (its `.part`) for the same send to resume.
+        public var kept: (name: String, bytes: UInt64)?
         /// The one file, when only one arrived: its name and where it was written.
         public var lastFile: (name: String, path: String?)?
 
@@ -118,7 +120,7 @@ public struct ReceiveLedger: Sendable {
         case .started(let info, let offset):
             started.insert(info.id)
             active += 1
-            senders[info.peer.id, default: Sender(name: info.peer.displayName.description)].current = (info.name, 0, info.size)
+            senders[info.peer.id, default: Sender(name: info.peer.displayName.description)].current = (info.name, offset, info.size)
             senders[info.peer.id]?.spared = offset
             senders[info.peer.id]?.running += 1
             senders[info.peer.id]?.left = false
@@ -196,6 +198,9 @@ public struct ReceiveLedger: Sendable {
         }
         if let sender = senders[peer], let current = sender.current {
             senders[peer]?.counts.moved += current.done - min(current.done, sender.spared)
+            // One file's `.part` stays for a resume (`send` sends one file as a tree of one); a larger
+            // tree's arrived files are counted already.
+            if (sender.tree?.files ?? 1) == 1, current.done > 0 { senders[peer]?.counts.kept = (current.name.description, current.done) }
         }
         senders[peer]?.current = nil
         senders[peer]?.tree = nil

@@ -210,6 +210,10 @@ final class IncomingTree: Sendable {
             return
         }
         if case .cancel(let reason) = body {
+            // The sender stopped: the steps still waiting for the disk (up to a window, a thousand small
+            // files) are dropped, so that the tree ends now and not after writing them all; what was
+            // written stays.
+            inbox.close()
             queue.async { [self] in disk.withLockedValue { fail(.cancelledByPeer(PeerText(reason)), tellPeer: false, &$0) } }
             return
         }

@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 
 extension FileTransfers {
@@ -25,11 +26,13 @@ extension FileTransfers {
         state.withLockedValue { $0.outgoing[id] = mailbox }
         defer { _ = state.withLockedValue { $0.outgoing.removeValue(forKey: id) } }
         let report: TreeReport
+        var sender = TreeSender(transfers: self, info: info, manifest: manifest, mailbox: mailbox, chunk: chunkSize(for: peerInfo))
         do {
-            var sender = TreeSender(transfers: self, info: info, manifest: manifest, mailbox: mailbox, chunk: chunkSize(for: peerInfo))
             report = try await sender.run()
         } catch {
             if let reason = Self.cancelReason(for: error) { try? send(.cancel(reason: reason), id: id, to: peer, purpose: .tree) }
+            // What the receiver holds as the transfer ends (a cancel says it): its last ACK and what was there.
+            emit(.progress(info, bytes: sender.held))
             emit(.failed(info, error))
             throw error
         }
@@ -128,14 +131,26 @@ struct TreeSender {
         }
         try await flushPack()
         try send(.treeEnd)
-        // Every byte is on its way: a cancel now (Ctrl-C near the end) would only throw away the verdict on
-        // files that are arriving whole, and call them cancelled. So the verdict is awaited in a task that
-        // cancelling this one does not reach; a receiver that disconnects, cancels or goes quiet
-        // (`silenceLimit`) still ends the wait.
-        let (mailbox, manifest, alreadyThere) = (self.mailbox, self.manifest, UInt32(skipped.count))
-        let verdict = Task { try await Self.verdict(from: mailbox, manifest: manifest, alreadyThere: alreadyThere) }
+        // Every byte is sent, but "sent" is not "arrived": up to a window (4 MiB, a thousand small files)
+        // may still wait for the receiver's disk. A cancel while the receiver is still writing stops the
+        // transfer (Ctrl-C at 51 % of a folder was ignored for seconds, then reported every file
+        // delivered). Once the receiver has written every byte only its verdict is missing, and a cancel
+        // would throw that verdict away on files that arrived whole: then the wait goes on. A receiver
+        // that disconnects, cancels or goes quiet (`silenceLimit`) ends it either way.
+        let (mailbox, manifest, alreadyThere, total) = (self.mailbox, self.manifest, UInt32(skipped.count), sent)
+        let everyByteWritten = NIOLockedValueBox(acknowledged >= total)
+        let verdict = Task {
+            try await Self.verdict(from: mailbox, manifest: manifest, alreadyThere: alreadyThere) { written in
+                if written >= total { everyByteWritten.withLockedValue { $0 = true } }
+            }
+        }
         do {
-            return report(try await verdict.value)
+            let failed = try await withTaskCancellationHandler {
+                try await verdict.value
+            } onCancel: {
+                if !everyByteWritten.withLockedValue({ $0 }) { verdict.cancel() }
+            }
+            return report(failed)
         } catch let error as TransferError {
             throw error
         } catch {
@@ -294,6 +309,9 @@ struct TreeSender {
         }
         while let body = mailbox.poll() { acknowledged = try FileTransfers.acknowledgement(body, at: acknowledged) }
     }
+
+    /// Bytes of the tree the receiver holds: written (its ACKs so far) or there already.
+    var held: UInt64 { min(info.size, acknowledged + spared) }
 
     private mutating func reportProgress() {
         guard ContinuousClock.now - lastProgress > .milliseconds(250) else { return }

@@ -10,15 +10,17 @@ extension TreeSender {
     /// side skipped; and verified, already there and the failures must count every file exactly once,
     /// with the same counts in every frame. So each file reported delivered is one the receiver counted
     /// verified (or already there), not one it left out.
-    static func verdict(from mailbox: Mailbox, manifest: TreeManifest, alreadyThere skipped: UInt32) async throws(TransferError) -> [FailedFile] {
+    /// `written` hears each ACK's count of bytes the receiver has written.
+    static func verdict(from mailbox: Mailbox, manifest: TreeManifest, alreadyThere skipped: UInt32,
+                        written: @Sendable (UInt64) -> Void = { _ in }) async throws(TransferError) -> [FailedFile] {
         var failures: [FailedFile] = []
         var failedIndexes: Set<UInt32> = []
         var counts: (verified: UInt32, alreadyThere: UInt32)?
         let fileCount = manifest.fileCount
         while true {
             switch try await mailbox.next() {
-            case .ack:
-                continue
+            case .ack(let bytes):
+                written(bytes)
             case .treeResult(let verified, let alreadyThere, let failed):
                 if let counts, counts.verified != verified || counts.alreadyThere != alreadyThere {
                     throw .protocolViolation("TREE_RESULTs disagree: \(counts.verified) then \(verified) verified, \(counts.alreadyThere) then \(alreadyThere) already there")
