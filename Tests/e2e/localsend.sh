@@ -229,6 +229,10 @@ lsctl pin --clear >/dev/null
 mkdir -p "$E2E_TMP/anna2p"
 start_proc anna2p "$LAB" exec A env P2P_HOME="$(home anna2p)" "$P2P" receive --json --name anna --dir "$E2E_TMP/anna2p"
 expect_json 15 anna2p "a p2p peer named anna listens in A" event=listening
+# A person's p2p anna has been up a while: B's mDNS shows her before the send (a peer that appears later than
+# the send's second of looking is not part of its decision, as for any p2p send).
+anna_seen() { run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" peers --timeout 1 --json 2>/dev/null | grep -q '"name" *: *"anna"'; }
+if wait_until 20 anna_seen; then pass "B's p2p peers lists the p2p peer anna"; else fail "B never saw the p2p peer anna" anna2p; fi
 run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/big.bin" --to anna >"$E2E_TMP/ambiguous.out" 2>&1; rc=$?
 if [ "$rc" = 3 ] && grep -q 'fits a p2p peer and a LocalSend device' "$E2E_TMP/ambiguous.out" && grep -q '(p2p)' "$E2E_TMP/ambiguous.out" \
    && grep -q 'LocalSend, not verified by key' "$E2E_TMP/ambiguous.out"; then pass "--to a name of a p2p peer and of a LocalSend device: exit 3, both listed"
