@@ -5,6 +5,19 @@ import Foundation
 /// sniffing, no referrer, and a content security policy that lets only the page's own inline script run
 /// (named by its SHA-256), its inline style apply, and requests go to this server alone.
 enum PageHeaders {
+    /// What both pages' scripts start with: strict mode, the API's path, a lookup and a size in KiB/MiB.
+    static let scriptPrelude = """
+        "use strict";
+        const api = "/api/localsend/v2/";
+        const $ = (id) => document.getElementById(id);
+        function size(bytes) {
+          const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+          let value = bytes, unit = 0;
+          while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit++; }
+          return unit === 0 ? bytes + " B" : value.toFixed(1) + " " + units[unit];
+        }
+        """
+
     static func headers(script: String) -> [(String, String)] {
         [("Content-Type", "text/html; charset=utf-8"),
          ("Cache-Control", "no-store"),

@@ -3,7 +3,7 @@
 /// for the PIN, lists the files with their sizes through the LocalSend download API and downloads them.
 public enum SharePage {
     /// The headers the page is served with (`PageHeaders`: only this page's own script may run).
-    public static var headers: [(String, String)] { PageHeaders.headers(script: script) }
+    public static let headers: [(String, String)] = PageHeaders.headers(script: script)
 
     /// The policy naming the inline script by its SHA-256.
     public static var contentSecurityPolicy: String { PageHeaders.contentSecurityPolicy(script: script) }
@@ -44,15 +44,7 @@ public enum SharePage {
     /// then a download link per file.
     static let script = """
 
-        "use strict";
-        const api = "/api/localsend/v2/";
-        const $ = (id) => document.getElementById(id);
-        function size(bytes) {
-          const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-          let value = bytes, unit = 0;
-          while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit++; }
-          return unit === 0 ? bytes + " B" : value.toFixed(1) + " " + units[unit];
-        }
+        \(PageHeaders.scriptPrelude)
         function show(answer) {
           sessionStorage.setItem("sessionId", answer.sessionId);
           if (answer.info && answer.info.alias) { $("title").textContent = "Files from " + answer.info.alias; }

@@ -4,7 +4,7 @@
 /// then one `upload` per accepted file, its bytes streamed from the browser's disk, with progress.
 public enum WebUploadPage {
     /// The headers the page is served with (`PageHeaders`: only this page's own script may run).
-    public static var headers: [(String, String)] { PageHeaders.headers(script: script) }
+    public static let headers: [(String, String)] = PageHeaders.headers(script: script)
 
     /// The document.
     public static let html: String = """
@@ -40,15 +40,7 @@ public enum WebUploadPage {
     /// The page's behaviour.
     static let script = """
 
-        "use strict";
-        const api = "/api/localsend/v2/";
-        const $ = (id) => document.getElementById(id);
-        function size(bytes) {
-          const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-          let value = bytes, unit = 0;
-          while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit++; }
-          return unit === 0 ? bytes + " B" : value.toFixed(1) + " " + units[unit];
-        }
+        \(PageHeaders.scriptPrelude)
         function system() {
           const agent = navigator.userAgent;
           for (const name of ["Android", "iPhone", "iPad", "Windows", "Mac", "Linux"]) { if (agent.includes(name)) { return name; } }
