@@ -108,7 +108,8 @@ struct PeerBudgetTests {
         let half = (0 ..< 500).map { TreeEntry(path: "long-enough-to-live-on-the-heap-\($0)", kind: .file, mode: 0o644, size: 0) }
         try send(.open(.tree(entries: 1000, total: 0)), tree: 5, from: pair)
         try send(.entries(first: 0, half), tree: 5, from: pair)
-        try await waitUntil("the manifest arriving") { pair.bobFiles.holdings(of: pair.alice.peerID).manifestBytes > 1000 * MemoryLayout<TreeEntry>.stride }
+        // No look at the half manifest being held: under a busy ThreadSanitizer run the 300 ms sweep
+        // can come before any look, and the CANCEL's reason already says a manifest was held and swept.
         try await pair.replies.wait(for: "the sweep's CANCEL") {
             $0.contains { if case .cancel(let reason) = $0.0.body { reason.contains("sent nothing of the tree's manifest for") } else { false } }
         }
