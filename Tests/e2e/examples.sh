@@ -97,7 +97,7 @@ sends() {
 
 start_proc drop env P2P_HOME="$(home drop)" "$LAB" exec B "$BIN_DIR/FileDrop" "$DROPPED" "$DROP" --everyone
 if wait_for "$(out_of drop)" "^advertised as $DROP$" 30; then pass "FileDrop --everyone advertises"; else fail "FileDrop did not advertise as $DROP" drop; finish; fi
-check "it says where files go and whom it lets in" grep -q "^FileDrop $DROP: files go into $DROPPED; letting in every key$" "$(out_of drop)"
+check "it says where files go and whom it lets in" grep -q "^FileDrop $DROP listening on port [0-9]*: files go into $DROPPED; letting in every key$" "$(out_of drop)"
 sends erin erin1 "$SRC/photo.bin"
 if wait_exit erin1 60; then check "erin's send of a file exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "erin's send did not end" erin1 drop; fi
 if grep -qE "^Delivered 1 file \(.*\) to $DROP, all verified\.$" "$(out_of erin1)"; then pass "erin's send says delivered, all verified"; else fail "erin's send did not say delivered" erin1; fi
@@ -108,7 +108,7 @@ stop_proc drop
 # The same drop (identity, trust store) without --everyone: erin's key was pinned on first use.
 start_proc drop2 env P2P_HOME="$(home drop)" "$LAB" exec B "$BIN_DIR/FileDrop" "$DROPPED" "$DROP"
 if wait_for "$(out_of drop2)" "^advertised as $DROP$" 30; then pass "FileDrop (pinned keys only) advertises again"; else fail "FileDrop did not advertise again as $DROP" drop2; finish; fi
-check "it lets in pinned keys only" grep -q "^FileDrop $DROP: files go into $DROPPED; letting in pinned keys only$" "$(out_of drop2)"
+check "it lets in pinned keys only" grep -q "^FileDrop $DROP listening on port [0-9]*: files go into $DROPPED; letting in pinned keys only$" "$(out_of drop2)"
 sends erin erin2 "$SRC/album"
 if wait_exit erin2 60; then check "erin's send of a tree exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "erin's tree send did not end" erin2 drop2; fi
 if grep -qE "^Delivered 2 files \(.*\) to $DROP, all verified\.$" "$(out_of erin2)"; then pass "erin's tree send says delivered, all verified"; else fail "erin's tree send did not say delivered" erin2; fi

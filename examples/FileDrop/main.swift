@@ -119,7 +119,7 @@ do {
 } catch {
     fail("\(error)")
 }
-say("FileDrop \(name): files go into \(folder.path); letting in \(everyone ? "every key" : "pinned keys only")")
+say("FileDrop \(name) listening on port \(session.localPort ?? 0): files go into \(folder.path); letting in \(everyone ? "every key" : "pinned keys only")")
 if let localSend {
     do {
         let port = try await localSend.start()

@@ -56,7 +56,7 @@ Task {
 
 try await session.start()
 try session.setAvailable(true)
-say("TicTacToeBot waiting in the game session as \(session.displayName)")
+say("TicTacToeBot waiting in the game session as \(session.displayName) on port \(session.localPort ?? 0)")
 
 for await event in games.events() {
     switch event {
