@@ -59,7 +59,7 @@ case_collisions() {
 }
 step "no paths that differ only in case" case_collisions
 # A lower layer never names a higher one: the library's folders, and the session's parts, depend one way.
-step "no two folders of the library depend on each other" python3 scripts/layers.py Sources/P2P Sources/P2P/Session Sources/P2P/Features
+step "no two folders of the library or of the command line depend on each other" python3 scripts/layers.py Sources/P2P Sources/P2P/Session Sources/P2P/Features Sources/P2PCLI
 
 # Only a daemon this run starts is stopped at the end; an avahi that already answers is left alone.
 if ! scripts/mdns-loopback.sh status >/dev/null 2>&1; then started_mdns=yes; fi
