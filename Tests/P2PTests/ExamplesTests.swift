@@ -25,8 +25,8 @@ import Testing
         await carol.close()
     }
 
-    /// TicTacToeBot plays every round it is in with legal moves only; when the opponent leaves it says so
-    /// with the final score.
+    /// TicTacToeBot plays every round it is in with legal moves only, declines a second player meanwhile,
+    /// and when the opponent leaves says so with the final score.
     @Test(.timeLimit(.minutes(2))) func ticTacToeBotPlaysARoundToItsEnd() async throws {
         let bot = try ExampleRun("TicTacToeBot", ["bot-test"])
         defer { bot.stop() }
@@ -50,6 +50,12 @@ import Testing
         let alicesResult = try #require(result)
         let botsResult: TicTacToe.Result = switch alicesResult { case .win: .lose; case .lose: .win; default: alicesResult }
         try await bot.waitForLine("round 1: \(botsResult.rawValue);")
+
+        // One opponent at a time: bob's invitation is declined while alice plays.
+        let bob = try await makeSession("bob", sessionID: "game")
+        await #expect(throws: SessionError.self) { try await bob.connect(to: Endpoint(host: "127.0.0.1", port: port)) }
+        try await bot.waitForLine("declined bob: already playing")
+        await bob.close()
 
         await games.leave()
         await alice.close()

@@ -1,6 +1,7 @@
 // TicTacToeBot: a tic-tac-toe opponent built on GameSession. It advertises itself in the "game"
-// session, accepts everyone, and plays each round it is in: a winning square, else a block, else the
-// centre, a corner, any square. Rounds follow one another until the opponent leaves.
+// session, accepts anyone's invitation while it is free (GameInvitations), and plays each round it is
+// in: a winning square, else a block, else the centre, a corner, any square. Rounds follow one another
+// until the opponent leaves.
 //
 //   swift run TicTacToeBot [NAME]        then, on another terminal or machine:   p2p game --to NAME
 import Foundation
@@ -31,10 +32,15 @@ do {
     exit(1)
 }
 
-var configuration = SessionConfiguration()
-configuration.acceptsConnectionsByDefault = true
-let session = Session(sessionID: "game", displayName: name, mode: .server, identity: identity, configuration: configuration)
+let session = Session(sessionID: "game", displayName: name, mode: .server, identity: identity)
 let games = GameSession(session: session)
+// Anyone may invite the bot, one opponent at a time: the rules `p2p game --yes` follows.
+let invitations = GameInvitations(acceptsEveryone: true, canAsk: false)
+session.setConnectionRequestHandler { request in
+    let decision = invitations.decide(request.peer.id, in: .init(playing: games.snapshot.opponent != nil))
+    if decision != .accept { say("declined \(request.peer.displayName): already playing") }
+    return decision == .accept
+}
 
 /// Plays when it is this side's turn.
 func playIfMyTurn() {

@@ -142,22 +142,20 @@ struct GameModel: CommandModel {
         }
     }
 
-    /// An invitation: accepted or declined by the rules, or asked of the person.
+    /// An invitation: accepted or declined by the library's rules (`GameInvitations`), or asked of the person.
     private func invited(_ peer: PeerInfo, dialing: PeerID?, playing: Bool, questionShown: Bool) -> [Effect] {
+        let rules = GameInvitations(acceptsEveryone: acceptsInvitations, canAsk: interactive)
+        let situation = GameInvitations.Situation(inviting: dialing, playing: playing, asking: questionShown, awaitingReturn: awaitingReturn?.id)
         let name = "\(Terminal.sanitize(peer.displayName)) (\(peer.id.short))"
-        if dialing == peer.id {
-            // Both invited each other at once; the session keeps one of the two connections.
+        switch rules.decide(peer.id, in: situation) {
+        case .accept:
             return [.answer(accept: true)]
-        } else if !playing, !questionShown, peer.id == awaitingReturn?.id {
-            // The opponent whose connection was lost is back (its key proves it is the same peer).
-            return [.answer(accept: true)]
-        } else if playing || dialing != nil || questionShown {
+        case .declineBusy:
             return [.answer(accept: false), .note("Declined an invitation from \(name): already playing.")]
-        } else if acceptsInvitations {
-            return [.answer(accept: true)]
-        } else if interactive {
+        case .ask:
             return [.askPerson("\(name) invites you to play. Accept? [y/n]")]
+        case .decline:
+            return [.answer(accept: false), .error(code: "denied", message: "declined an invitation from \(name); use --yes to accept invitations")]
         }
-        return [.answer(accept: false), .error(code: "denied", message: "declined an invitation from \(name); use --yes to accept invitations")]
     }
 }
