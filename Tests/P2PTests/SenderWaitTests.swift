@@ -11,7 +11,7 @@ import Testing
 struct SenderWaitTests {
     static func file(_ bytes: Int) throws -> URL {
         let url = try TransferTests.temporaryDirectory().appendingPathComponent("report.txt")
-        try Data(repeating: 0x61, count: bytes).write(to: url)
+        try Data(repeating: 0x61, count: bytes).writeUnsynced(to: url)
         return url
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 import Testing
 @testable import P2P
 
@@ -223,13 +224,16 @@ struct SessionTests {
             $0.heartbeatInterval = .milliseconds(100)
             $0.heartbeatTimeout = .milliseconds(600)
         }
-        let alice = try await makeSession("alice", configure: fast)
-        let bob = try await makeSession("bob", configure: fast)
+        // Loops of its own: a 600 ms timeout measured on the shared loops measured the other tests'
+        // transfers as well (under load a PONG queued behind them for longer, and the link was dropped).
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let alice = try await makeSession("alice", group: loops, configure: fast)
+        let bob = try await makeSession("bob", group: loops, configure: fast)
         let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)
         try await alice.connect(to: bob.endpoint)
         // Time is counted in bob's own heartbeats, seen by a raw peer that answers them: 20 PINGs,
         // 100 ms apart at least, are over three timeouts of silence from the application.
-        let witness = try await RawPeer.connect(to: bob.endpoint)
+        let witness = try await RawPeer.connect(to: bob.endpoint, group: loops)
         try await witness.send(witness.hello().frame())
         _ = try await witness.waitFor(.welcome)
         // The deadline only fails a test that never sees them: under ThreadSanitizer beside the heavy
@@ -240,6 +244,8 @@ struct SessionTests {
         #expect(!aliceEvents.states(of: bob.peerID).contains(.disconnected))
         #expect(!bobEvents.states(of: alice.peerID).contains(.disconnected))
         await alice.close(); await bob.close()
+        try? await witness.channel.close().value
+        try await loops.shutdownGracefully()
     }
 
     @Test func differentSessionIDsAreRefused() async throws {
