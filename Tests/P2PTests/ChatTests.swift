@@ -9,7 +9,7 @@ import Testing
 @Suite("Chat history and outbox")
 struct ChatTests {
     static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("p2p-chat-\(UUID().uuidString)/history.sqlite").path
+        TestFiles.databaseDirectory().appendingPathComponent("p2p-chat-\(UUID().uuidString)/history.sqlite").path
     }
 
     static func peer(_ name: String) -> PeerInfo {
@@ -78,7 +78,7 @@ struct ChatTests {
     }
 
     @Test func anUnwritableLocationIsAClearError() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-chat-\(UUID().uuidString)")
+        let file = TestFiles.databaseDirectory().appendingPathComponent("p2p-chat-\(UUID().uuidString)")
         try Data().writeUnsynced(to: file)  // A file where the directory should be.
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(throws: ChatHistoryError.self) { try ChatHistory(path: file.appendingPathComponent("history.sqlite").path) }

@@ -238,7 +238,12 @@ struct SessionTests {
         _ = try await witness.waitFor(.welcome)
         // The deadline only fails a test that never sees them: under ThreadSanitizer beside the heavy
         // stream and transfer suites, 10 s brought only 13 (the loop's timers ran late, not early).
-        try await witness.waitFor(20, .ping, seconds: 45)
+        do {
+            try await witness.waitFor(20, .ping, seconds: 45)
+        } catch {
+            Issue.record("bob saw the witness as \(bobEvents.states(of: witness.identity.peerID)) and alice as \(bobEvents.states(of: alice.peerID)); the witness is \(witness.channel.isActive ? "connected" : "closed")")
+            throw error
+        }
         #expect(alice.connectedPeers.count == 1)
         #expect(Set(bob.connectedPeers.map(\.id)) == [alice.peerID, witness.identity.peerID])
         #expect(!aliceEvents.states(of: bob.peerID).contains(.disconnected))

@@ -25,6 +25,17 @@ func makeSession(
     let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration,
                           group: group ?? MultiThreadedEventLoopGroup.singleton)
     try await session.start()
+    if ProcessInfo.processInfo.environment["P2P_TEST_TRACE_LINKS"] == "1" {
+        // To find out why a link went away in a run that failed: each session's disconnects, with reasons.
+        let events = session.events()
+        Task {
+            for await event in events {
+                if case .peerChanged(let peer, .disconnected, let reason) = event {
+                    FileHandle.standardError.write(Data("[\(ContinuousClock.now)] \(name) port \(session.localPort ?? 0) lost \(peer.displayName) (\(peer.id.short)): \(String(describing: reason))\n".utf8))
+                }
+            }
+        }
+    }
     return session
 }
 
