@@ -76,14 +76,17 @@ struct SessionTests {
     @Test func aSlowYesStillConnectsAfterTheConnectTimeout() async throws {
         let alice = try await makeSession("alice")
         let bob = try await makeSession("bob")
-        // The handler runs once alice reached bob, so its decision alone outlasts the whole connect
-        // timeout; the timeout is long enough for a TLS handshake on a busy 2-core machine (0.5 s was not,
-        // once, in CI while the suite started up).
+        // The handler answers once the whole connect timeout has passed, counted from before the call, so
+        // the decision outlasts it however long reaching bob took; the timeout itself only has to cover TCP,
+        // TLS and HELLO on a busy 2-core machine (0.5 s did not, once, in CI while the suite started up).
+        let timeout = TimeAmount.seconds(5)
+        let called = ContinuousClock.now
         bob.setConnectionRequestHandler { _ in
-            try? await Task.sleep(for: .seconds(3))  // a person reading the fingerprint
+            // A person reading the fingerprint.
+            try? await Task.sleep(until: called + .nanoseconds(timeout.nanoseconds) + .seconds(1), clock: .continuous)
             return true
         }
-        let peer = try await alice.connect(to: bob.endpoint, timeout: .seconds(2))
+        let peer = try await alice.connect(to: bob.endpoint, timeout: timeout)
         #expect(peer.id == bob.peerID)
         await alice.close(); await bob.close()
     }
@@ -154,7 +157,8 @@ struct SessionTests {
         }
         // Alice's wait for an answer ends it (the error says which), not the handler's 30 s.
         await #expect(throws: SessionError.notAnswered(seconds: 1)) {
-            try await alice.connect(to: bob.endpoint, timeout: .seconds(2))  // for reaching bob: not what ends this
+            // For reaching bob (TLS and HELLO, however busy the machine): not what ends this.
+            try await alice.connect(to: bob.endpoint, timeout: .seconds(60))
         }
         #expect(alice.connectedPeers.isEmpty)
         await alice.close(); await bob.close()
@@ -357,7 +361,10 @@ struct BadInputTests {
     }
 
     @Test func silentClientHitsTheHandshakeTimeout() async throws {
-        let bob = try await makeSession("bob") { $0.handshakeTimeout = .milliseconds(300) }
+        // Long enough for the raw peer's TLS handshake to finish first however busy the machine: a timer
+        // that ran out during TLS would hang up without an ERROR (no TLS channel to carry it) and this
+        // test would see none. The clock itself is PeerConnectionHandlerTests' (an EmbeddedEventLoop).
+        let bob = try await makeSession("bob") { $0.handshakeTimeout = .seconds(3) }
         let raw = try await RawPeer.connect(to: bob.endpoint)
         #expect(try await raw.waitForClose()?.code == .handshakeTimeout)
         await bob.close()
