@@ -21,6 +21,9 @@ extension FileTransfers {
                     return .failure(error)
                 }
             }
+        } catch is CancellationError {
+            // The pool does not start work for a cancelled task.
+            throw .cancelled
         } catch {
             throw .unreadable("file", "no thread to read it on: \(error)")
         }
