@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func filesAreKeptAmongTheImagesAndToldApart() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-history-\(UUID().uuidString)/history.sqlite").path
+        let path = TestFiles.databaseDirectory().appendingPathComponent("p2p-history-\(UUID().uuidString)/history.sqlite").path
         let history = try ChatHistory(path: path)
         let bob = PeerInfo(id: PeerID(hex: "0123456789abcdef0123456789abcdef")!, displayName: "bob", sessionID: "chat")
         try history.recordFile(named: "notes.txt", mediaType: "text/plain", path: "/dl/notes.txt", direction: .received, peer: bob)

@@ -9,7 +9,7 @@ import Testing
 @Suite("Chat history and outbox")
 struct ChatTests {
     static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("p2p-chat-\(UUID().uuidString)/history.sqlite").path
+        TestFiles.databaseDirectory().appendingPathComponent("p2p-chat-\(UUID().uuidString)/history.sqlite").path
     }
 
     static func peer(_ name: String) -> PeerInfo {
@@ -78,8 +78,8 @@ struct ChatTests {
     }
 
     @Test func anUnwritableLocationIsAClearError() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-chat-\(UUID().uuidString)")
-        try Data().write(to: file)  // A file where the directory should be.
+        let file = TestFiles.databaseDirectory().appendingPathComponent("p2p-chat-\(UUID().uuidString)")
+        try Data().writeUnsynced(to: file)  // A file where the directory should be.
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(throws: ChatHistoryError.self) { try ChatHistory(path: file.appendingPathComponent("history.sqlite").path) }
     }
@@ -198,7 +198,7 @@ struct ChatTests {
 
         let aliceSessionEvents = EventRecorder(alice)
         let bobInfo = try await alice.connect(to: bob.endpoint)
-        try aliceChat.send("hello", to: [bobInfo])
+        try await aliceChat.send("hello", to: [bobInfo])
         try await bobEvents.waitForReceived(["hello"])
         try await aliceEvents.waitForDelivered(1)
         #expect(try aliceChat.pending().isEmpty)
@@ -207,7 +207,7 @@ struct ChatTests {
         await bob.close()
         _ = try await aliceSessionEvents.waitFor(bobInfo.id, .disconnected)
         #expect(alice.connectedPeers.isEmpty)
-        for line in ["one", "two", "three"] { try aliceChat.send(line, to: [bobInfo]) }
+        for line in ["one", "two", "three"] { try await aliceChat.send(line, to: [bobInfo]) }
         #expect(try aliceChat.pending(for: bobInfo.id).map(\.text) == ["one", "two", "three"])
 
         // Bob is back (same key, same history file, new port): the outbox goes out once, in order.
@@ -241,7 +241,7 @@ struct ChatTests {
         let aliceEvents = ConversationRecorder(aliceChat), bobEvents = ConversationRecorder(bobChat)
         _ = try await alice.connect(to: bob.endpoint)
         try await aliceEvents.waitForDelivered(1)
-        try aliceChat.send("and this?", to: [bobAsAliceSeesHim])
+        try await aliceChat.send("and this?", to: [bobAsAliceSeesHim])
         try await bobEvents.waitForReceived(["and this?"])
         #expect(bobEvents.received == ["and this?"], "the resent line is not shown twice")
         #expect(try bobHistory.entries().filter { $0.text == line.text }.count == 1)
@@ -260,7 +260,7 @@ struct ChatTests {
         let aliceEvents = ConversationRecorder(aliceChat), bobEvents = ConversationRecorder(bobChat)
         let bobInfo = try await alice.connect(to: bob.endpoint)
         let lines = (1...1000).map { "line \($0)" }
-        for line in lines { try aliceChat.send(line, to: [bobInfo]) }
+        for line in lines { try await aliceChat.send(line, to: [bobInfo]) }
         try await bobEvents.waitForReceived(lines)
         try await aliceEvents.waitForDelivered(lines.count)
         #expect(try bobChat.history.entries().map(\.text) == lines)

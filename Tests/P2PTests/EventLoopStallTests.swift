@@ -84,10 +84,11 @@ final class HeldDatabaseLock: Sendable {
         }.start()
     }
 
-    /// Returns once the lock is held (on a thread of its own: waiting blocks no event loop or task).
+    /// Returns once the lock is held (waited for on a thread of its own: not `DispatchQueue.global()`,
+    /// whose threads on Linux are the very ones Swift's cooperative pool runs every task on).
     func acquired() async throws {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { self.locked.wait(); continuation.resume() }
+            Thread { self.locked.wait(); continuation.resume() }.start()
         }
         if let error = failure.value { throw error }
     }

@@ -73,7 +73,7 @@ struct FaultRecoveryTests {
 
     @Test func aFileWhereTheConfigDirectoryShouldBeIsAClearErrorAndStaysUntouched() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-not-a-dir-\(UUID().uuidString)")
-        try Data("keep me".utf8).write(to: file)
+        try Data("keep me".utf8).writeUnsynced(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         #expect {
             _ = try Identity.loadOrCreate(in: file)

@@ -10,7 +10,8 @@ import Testing
 struct FieldElementTests {
     /// `count` rounds of a big-integer cross-check, a tenth of them under ThreadSanitizer: they share no
     /// state, so TSan has nothing to find in them, and at full count the elligator check alone held a core
-    /// for 18 s while connection tests beside it ran out their 10 s timeouts (a CI run went red).
+    /// for 18 s while connection tests beside it ran out their 10 s timeouts (a CI run went red). The
+    /// long checks run `offThePool`: on a pool thread they held up every other test's task.
     static func rounds(_ count: Int) -> Int { ThreadSanitizer.isActive ? max(1, count / 10) : count }
     // MARK: - Known values
 
@@ -39,31 +40,35 @@ struct FieldElementTests {
         }
     }
 
-    @Test func inverseTimesValueIsOne() {
-        var random = SplitMix64()
-        #expect(FieldElement.zero.inverted.isZero.revealed, "inv0(0) = 0")
-        #expect(FieldElement.one.inverted.equals(.one).revealed)
-        for _ in 0..<1000 {
-            let x = random.element()
-            guard !x.isZero.revealed else { continue }
-            #expect((x * x.inverted).equals(.one).revealed)
+    @Test func inverseTimesValueIsOne() async {
+        await offThePool {
+            var random = SplitMix64()
+            #expect(FieldElement.zero.inverted.isZero.revealed, "inv0(0) = 0")
+            #expect(FieldElement.one.inverted.equals(.one).revealed)
+            for _ in 0..<1000 {
+                let x = random.element()
+                guard !x.isZero.revealed else { continue }
+                #expect((x * x.inverted).equals(.one).revealed)
+            }
         }
     }
 
-    @Test func squaresAreSquaresAndTwiceASquareIsNot() {
-        var random = SplitMix64()
-        // p ≡ 5 (mod 8): 2 is not a square, -1 is.
-        #expect(!FieldElement(2).isSquare.revealed)
-        #expect((-FieldElement.one).isSquare.revealed)
-        #expect(FieldElement.zero.isSquare.revealed)
-        #expect(FieldElement.zero.legendreSymbol.isZero.revealed)
-        for _ in 0..<300 {
-            let x = random.element()
-            guard !x.isZero.revealed else { continue }
-            #expect(x.squared.isSquare.revealed)
-            #expect(x.squared.legendreSymbol.equals(.one).revealed)
-            #expect(!(FieldElement(2) * x.squared).isSquare.revealed)
-            #expect((FieldElement(2) * x.squared).legendreSymbol.equals(-FieldElement.one).revealed)
+    @Test func squaresAreSquaresAndTwiceASquareIsNot() async {
+        await offThePool {
+            var random = SplitMix64()
+            // p ≡ 5 (mod 8): 2 is not a square, -1 is.
+            #expect(!FieldElement(2).isSquare.revealed)
+            #expect((-FieldElement.one).isSquare.revealed)
+            #expect(FieldElement.zero.isSquare.revealed)
+            #expect(FieldElement.zero.legendreSymbol.isZero.revealed)
+            for _ in 0..<300 {
+                let x = random.element()
+                guard !x.isZero.revealed else { continue }
+                #expect(x.squared.isSquare.revealed)
+                #expect(x.squared.legendreSymbol.equals(.one).revealed)
+                #expect(!(FieldElement(2) * x.squared).isSquare.revealed)
+                #expect((FieldElement(2) * x.squared).legendreSymbol.equals(-FieldElement.one).revealed)
+            }
         }
     }
 
@@ -85,63 +90,71 @@ struct FieldElementTests {
 
     // MARK: - Against the big-integer reference
 
-    @Test func arithmeticMatchesBigIntegers() {
-        var random = SplitMix64()
-        let p = Reference.p
-        for _ in 0..<Self.rounds(1000) {
-            let (aBytes, bBytes) = (random.bytes(32), random.bytes(32))
-            let (a, b) = (FieldElement(reducingLittleEndian: aBytes), FieldElement(reducingLittleEndian: bBytes))
-            let (bigA, bigB) = (Reference.value(littleEndian: aBytes) % p, Reference.value(littleEndian: bBytes) % p)
-            #expect(a.canonicalBytes == Reference.littleEndian(bigA))
-            #expect((a + b).canonicalBytes == Reference.littleEndian((bigA + bigB) % p))
-            #expect((a - b).canonicalBytes == Reference.littleEndian((bigA + p - bigB) % p))
-            #expect((a * b).canonicalBytes == Reference.littleEndian(bigA * bigB % p))
-            #expect(a.squared.canonicalBytes == Reference.littleEndian(bigA * bigA % p))
-            #expect((-a).canonicalBytes == Reference.littleEndian((p - bigA) % p))
-            #expect(a.equals(b).revealed == (bigA == bigB))
-        }
-        for _ in 0..<50 {
-            let a = random.element()
-            #expect(a.inverted.canonicalBytes == Reference.littleEndian(Reference.inverse(Reference.value(a))))
+    @Test func arithmeticMatchesBigIntegers() async {
+        await offThePool {
+            var random = SplitMix64()
+            let p = Reference.p
+            for _ in 0..<Self.rounds(1000) {
+                let (aBytes, bBytes) = (random.bytes(32), random.bytes(32))
+                let (a, b) = (FieldElement(reducingLittleEndian: aBytes), FieldElement(reducingLittleEndian: bBytes))
+                let (bigA, bigB) = (Reference.value(littleEndian: aBytes) % p, Reference.value(littleEndian: bBytes) % p)
+                #expect(a.canonicalBytes == Reference.littleEndian(bigA))
+                #expect((a + b).canonicalBytes == Reference.littleEndian((bigA + bigB) % p))
+                #expect((a - b).canonicalBytes == Reference.littleEndian((bigA + p - bigB) % p))
+                #expect((a * b).canonicalBytes == Reference.littleEndian(bigA * bigB % p))
+                #expect(a.squared.canonicalBytes == Reference.littleEndian(bigA * bigA % p))
+                #expect((-a).canonicalBytes == Reference.littleEndian((p - bigA) % p))
+                #expect(a.equals(b).revealed == (bigA == bigB))
+            }
+            for _ in 0..<50 {
+                let a = random.element()
+                #expect(a.inverted.canonicalBytes == Reference.littleEndian(Reference.inverse(Reference.value(a))))
+            }
         }
     }
 
     /// Long chains keep limbs near their loosest bounds (results of `-` fed into `*` and so on), which
     /// one operation on fresh input would not reach.
-    @Test func chainedOperationsStayExact() {
-        var random = SplitMix64()
-        let p = Reference.p
-        var x = FieldElement.zero - .one, bigX = p - 1
-        for _ in 0..<Self.rounds(2000) {
-            let yBytes = random.bytes(32)
-            let y = FieldElement(reducingLittleEndian: yBytes), bigY = Reference.value(littleEndian: yBytes) % p
-            x = (x * x - y) * (y - x) + x
-            bigX = ((bigX * bigX + p - bigY) % p * ((bigY + p - bigX) % p) + bigX) % p
-        }
-        #expect(x.canonicalBytes == Reference.littleEndian(bigX))
-    }
-
-    @Test func wideReductionMatchesBigIntegers() {
-        var random = SplitMix64()
-        for _ in 0..<Self.rounds(1000) {
-            let digest = random.bytes(64)
-            #expect(FieldElement(reducingWideBigEndian: digest).canonicalBytes
-                == Reference.littleEndian(BigUInt(Data(digest)) % Reference.p))
+    @Test func chainedOperationsStayExact() async {
+        await offThePool {
+            var random = SplitMix64()
+            let p = Reference.p
+            var x = FieldElement.zero - .one, bigX = p - 1
+            for _ in 0..<Self.rounds(2000) {
+                let yBytes = random.bytes(32)
+                let y = FieldElement(reducingLittleEndian: yBytes), bigY = Reference.value(littleEndian: yBytes) % p
+                x = (x * x - y) * (y - x) + x
+                bigX = ((bigX * bigX + p - bigY) % p * ((bigY + p - bigX) % p) + bigX) % p
+            }
+            #expect(x.canonicalBytes == Reference.littleEndian(bigX))
         }
     }
 
-    @Test func elligatorMatchesTheBigIntegerMap() {
-        var random = SplitMix64()
-        // 100 inputs: the big-integer reference takes ~50 ms a map in a debug build, and a test that
-        // hogs a core for a minute starves the network tests running beside it.
-        var inputs: [[UInt8]] = (0..<Self.rounds(100)).map { _ in random.bytes(64) }
-        // Edge values too: 0, 1, p - 1, p, 2^512 - 1 as 64-byte big-endian integers.
-        for value in [BigUInt(0), 1, Reference.p - 1, Reference.p, (BigUInt(1) << 512) - 1] {
-            inputs.append(Array(Reference.littleEndian(value, count: 64).reversed()))
+    @Test func wideReductionMatchesBigIntegers() async {
+        await offThePool {
+            var random = SplitMix64()
+            for _ in 0..<Self.rounds(1000) {
+                let digest = random.bytes(64)
+                #expect(FieldElement(reducingWideBigEndian: digest).canonicalBytes
+                    == Reference.littleEndian(BigUInt(Data(digest)) % Reference.p))
+            }
         }
-        for digest in inputs {
-            let expected = Reference.littleEndian(Reference.elligator2(BigUInt(Data(digest)) % Reference.p))
-            #expect(CPace.elligator2(FieldElement(reducingWideBigEndian: digest)).canonicalBytes == expected)
+    }
+
+    @Test func elligatorMatchesTheBigIntegerMap() async {
+        await offThePool {
+            var random = SplitMix64()
+            // 100 inputs: the big-integer reference takes ~50 ms a map in a debug build, and a test that
+            // hogs a core for a minute starves the network tests running beside it.
+            var inputs: [[UInt8]] = (0..<Self.rounds(100)).map { _ in random.bytes(64) }
+            // Edge values too: 0, 1, p - 1, p, 2^512 - 1 as 64-byte big-endian integers.
+            for value in [BigUInt(0), 1, Reference.p - 1, Reference.p, (BigUInt(1) << 512) - 1] {
+                inputs.append(Array(Reference.littleEndian(value, count: 64).reversed()))
+            }
+            for digest in inputs {
+                let expected = Reference.littleEndian(Reference.elligator2(BigUInt(Data(digest)) % Reference.p))
+                #expect(CPace.elligator2(FieldElement(reducingWideBigEndian: digest)).canonicalBytes == expected)
+            }
         }
     }
 

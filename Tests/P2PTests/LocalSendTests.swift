@@ -131,7 +131,7 @@ struct LocalSendHTTPTests {
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-ls-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        try Data(repeating: 7, count: 3 << 20).write(to: file)
+        try Data(repeating: 7, count: 3 << 20).writeUnsynced(to: file)
         let streamed = try await client.request(.POST, host: "127.0.0.1", port: port, path: "/count",
                                                 body: .file(path: file.path, length: 3 << 20, progress: { _ in }))
         // Several chunks: the body reached the route as a stream, not as one buffer.

@@ -79,9 +79,17 @@ struct PeerBudgetTests {
     }
 
     /// A manifest that arrived whole and waits for the person's answer still holds its entries: it
-    /// counts against the budget until the answer (here: the decision timeout) frees it.
+    /// counts against the budget until the answer frees it. The person answers when the test says so: a
+    /// 3 s decision timeout in its place raced the looks at the waiting state (under load it could run
+    /// out before the second tree arrived, which was then taken instead of denied).
     @Test func finishedManifestsWaitingForAnAnswerCountUntilAnswered() async throws {
-        let pair = try await connectedPair { $0.manifestBytesPerPeer = 100_000; $0.decisionTimeout = .seconds(3) }
+        let pair = try await connectedPair { $0.manifestBytesPerPeer = 100_000; $0.decisionTimeout = .seconds(600) }
+        let mayAnswer = NIOLockedValueBoxWrapper(false)
+        pair.bobFiles.setOfferHandler { [asked = pair.asked] _ in
+            asked.mutate { $0 += 1 }
+            _ = try? await mayAnswer.wait(for: "the test to let the person answer", seconds: 600) { $0 }
+            return false
+        }
         let stride = MemoryLayout<TreeEntry>.stride
         let entries = (0 ..< 1000).map { TreeEntry(path: String(format: "d/f%04d", $0), kind: .file, mode: 0o644, size: 1) }
         try send(.open(.tree(entries: 1000, total: 1000)), tree: 1, from: pair)
@@ -93,9 +101,10 @@ struct PeerBudgetTests {
         try await pair.replies.waitForCount(1)
         #expect(denials(pair)[2]?.contains("would hold more than") == true, "\(pair.replies.messages.map(\.0.body))")
 
-        // Answered (not within its time): its memory is free, and a tree that fits is taken.
-        try await pair.replies.wait(for: "the timeout's DENY") { $0.contains { $0.0.channelID == 1 } }
-        #expect(pair.bobFiles.holdings(of: pair.alice.peerID) == PeerHoldings())
+        // Answered (no): its memory is free, and a tree that fits is taken.
+        mayAnswer.mutate { $0 = true }
+        try await pair.replies.wait(for: "the answer's DENY") { $0.contains { $0.0.channelID == 1 } }
+        try await waitUntil("tree 1's entries freed") { pair.bobFiles.holdings(of: pair.alice.peerID) == PeerHoldings() }
         try send(.open(.tree(entries: 3000, total: 3000)), tree: 3, from: pair)
         try await waitUntil("tree 3 arriving") { pair.bobFiles.holdings(of: pair.alice.peerID).manifestBytes == 3000 * stride }
         await pair.alice.close(); await pair.bob.close()

@@ -39,11 +39,7 @@ struct StreamTests {
         return Pair(alice: alice, bob: bob, aliceStreams: aliceStreams, bobStreams: bobStreams, received: received)
     }
 
-    static func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        var words = (0..<(count + 7) / 8).map { _ in generator.next() as UInt64 }
-        return words.withUnsafeMutableBytes { Array($0.prefix(count)) }
-    }
+    static func randomBytes(_ count: Int) -> [UInt8] { TestFiles.randomBytes(count) }
 
     static func sha256(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()

@@ -8,8 +8,10 @@ import Testing
 @testable import P2P
 
 /// Two sessions on loopback, wired for direct connections (no discovery).
+/// `group`: event loops of the test's own, for a test that measures time on them (the shared ones also
+/// carry every other test's transfers, which may hold a loop for longer than a short heartbeat).
 func makeSession(
-    _ name: String, sessionID: String = "test", accept: Bool = true,
+    _ name: String, sessionID: String = "test", accept: Bool = true, group: (any EventLoopGroup)? = nil,
     configure: (inout SessionConfiguration) -> Void = { _ in }
 ) async throws -> Session {
     var configuration = SessionConfiguration()
@@ -20,8 +22,20 @@ func makeSession(
     // 10 s, and tests with raw peers failed with "I/O on closed channel").
     configuration.handshakeTimeout = .seconds(120)
     configure(&configuration)
-    let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration)
+    let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration,
+                          group: group ?? MultiThreadedEventLoopGroup.singleton)
     try await session.start()
+    if ProcessInfo.processInfo.environment["P2P_TEST_TRACE_LINKS"] == "1" {
+        // To find out why a link went away in a run that failed: each session's disconnects, with reasons.
+        let events = session.events()
+        Task {
+            for await event in events {
+                if case .peerChanged(let peer, .disconnected, let reason) = event {
+                    FileHandle.standardError.write(Data("[\(ContinuousClock.now)] \(name) port \(session.localPort ?? 0) lost \(peer.displayName) (\(peer.id.short)): \(String(describing: reason))\n".utf8))
+                }
+            }
+        }
+    }
     return session
 }
 
@@ -194,10 +208,11 @@ final class RawPeer: Sendable {
     /// Connects over TLS with `identity`'s certificate (or in plaintext when `tls` is false).
     /// It answers every PING with its PONG, as a live peer does, so however slow the machine (ThreadSanitizer)
     /// the session's heartbeat does not drop it mid-test; `answeringPings: false` makes it look dead.
-    static func connect(to endpoint: Endpoint, tls: Bool = true, identity: Identity = .ephemeral(), answeringPings: Bool = true) async throws -> RawPeer {
+    static func connect(to endpoint: Endpoint, tls: Bool = true, identity: Identity = .ephemeral(), answeringPings: Bool = true,
+                        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> RawPeer {
         let received = NIOLockedValueBoxWrapper<[Frame]>([])
         let contexts = try TLSContexts(identity: identity)
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ClientBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if tls {

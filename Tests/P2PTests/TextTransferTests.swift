@@ -39,7 +39,7 @@ struct TextTransferTests {
 
     @Test func anArrivedTextIsReadAndItsFolderRemoved() throws {
         let url = try TextTransfer.makeDestination()
-        try Data("hi".utf8).write(to: url)
+        try Data("hi".utf8).writeUnsynced(to: url)
         let delivery = Delivery(name: "text.txt", size: 2, sha256: "", resumedFrom: 0, url: url)
         #expect(TextTransfer.take(delivery) == Data("hi".utf8))
         #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path))

@@ -23,16 +23,13 @@ struct TransferTests {
 
     static func randomFile(_ size: Int, in directory: URL, name: String = "random.bin") throws -> URL {
         let url = directory.appendingPathComponent(name)
-        var generator = SystemRandomNumberGenerator()
-        var words = (0..<(size + 7) / 8).map { _ in generator.next() as UInt64 }
-        let data = words.withUnsafeMutableBytes { Data($0.prefix(size)) }
-        try data.write(to: url)
+        try TestFiles.write(TestFiles.randomBytes(size), to: url)
         return url
     }
 
     /// A `.part` file as a broken run from `peer` leaves it: the bytes, and `peer` recorded as its sender.
     static func plantPart(_ bytes: Data, at url: URL, from peer: PeerID) throws {
-        try bytes.write(to: url)
+        try bytes.writeUnsynced(to: url)
         let descriptor = open(url.path, O_RDWR)
         defer { close(descriptor) }
         PartFile.record(peer, on: descriptor)
@@ -84,7 +81,7 @@ struct TransferTests {
     @Test func anImageRefusedByTheSignatureCheckFailsAtTheSender() async throws {
         let pair = try await connectedPair(checksImages: true)
         let fake = try Self.temporaryDirectory().appendingPathComponent("fake.png")
-        try Data("I am only text, not a PNG\n".utf8).write(to: fake)
+        try Data("I am only text, not a PNG\n".utf8).writeUnsynced(to: fake)
         do {
             _ = try await pair.aliceFiles.sendResource(at: fake, to: pair.bob.peerID, mediaType: "image/png")
             Issue.record("the sender read the refused image as delivered")
@@ -105,7 +102,7 @@ struct TransferTests {
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
         png += Array("IHDR".utf8) + [0, 0, 0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0]
         let real = try Self.temporaryDirectory().appendingPathComponent("real.png")
-        try Data(png).write(to: real)
+        try Data(png).writeUnsynced(to: real)
         #expect(try await pair.aliceFiles.sendResource(at: real, to: pair.bob.peerID).count == 1)
         await pair.alice.close(); await pair.bob.close()
         let plain = try await connectedPair()
@@ -251,7 +248,7 @@ struct TransferTests {
 
     @Test func anExistingNameGetsANumberUnlessOverwriting() async throws {
         let pair = try await connectedPair()
-        try Data("old".utf8).write(to: pair.inbox.appendingPathComponent("note.txt"))
+        try Data("old".utf8).writeUnsynced(to: pair.inbox.appendingPathComponent("note.txt"))
         let source = try Self.randomFile(10, in: try Self.temporaryDirectory(), name: "note.txt")
         _ = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
         #expect(try String(contentsOf: pair.inbox.appendingPathComponent("note.txt"), encoding: .utf8) == "old")
@@ -384,7 +381,7 @@ extension TransferTests {
         let pair = try await connectedPair(rawAlice: true, overwrite: true)
         let folder = pair.inbox.appendingPathComponent("docs")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data("keep me".utf8).write(to: folder.appendingPathComponent("thesis.txt"))
+        try Data("keep me".utf8).writeUnsynced(to: folder.appendingPathComponent("thesis.txt"))
         let replies = try await push(Array("hostile".utf8), as: "docs", id: 21, over: pair)
         guard case .result(let verified, _) = replies.messages[1].0.body else { Issue.record("expected RESULT, got \(replies.messages[1].0.body)"); return }
         #expect(!verified)
@@ -396,7 +393,7 @@ extension TransferTests {
 
         // A symbolic link under the name stays a link, and what it points to is untouched.
         let victim = try Self.temporaryDirectory().appendingPathComponent("victim.txt")
-        try Data("untouched".utf8).write(to: victim)
+        try Data("untouched".utf8).writeUnsynced(to: victim)
         try FileManager.default.createSymbolicLink(at: pair.inbox.appendingPathComponent("link.txt"), withDestinationURL: victim)
         _ = try await push(Array("hostile".utf8), as: "link.txt", id: 22, over: pair)
         try await pair.events.waitFor {
@@ -407,7 +404,7 @@ extension TransferTests {
         #expect(try String(contentsOf: victim, encoding: .utf8) == "untouched")
 
         // A regular file is what overwriting is for: replaced.
-        try Data("old".utf8).write(to: pair.inbox.appendingPathComponent("note.txt"))
+        try Data("old".utf8).writeUnsynced(to: pair.inbox.appendingPathComponent("note.txt"))
         let done = try await push(Array("new!".utf8), as: "note.txt", id: 23, over: pair)
         guard case .result(true, _) = done.messages[1].0.body else { Issue.record("expected RESULT(1), got \(done.messages[1].0.body)"); return }
         #expect(try String(contentsOf: pair.inbox.appendingPathComponent("note.txt"), encoding: .utf8) == "new!")
@@ -447,7 +444,7 @@ extension TransferTests {
     @Test func aPartFileThatIsASymbolicLinkIsNeverWrittenThrough() async throws {
         let pair = try await connectedPair()
         let victim = try Self.temporaryDirectory().appendingPathComponent("authorized_keys")
-        try Data("mine\n".utf8).write(to: victim)
+        try Data("mine\n".utf8).writeUnsynced(to: victim)
         try FileManager.default.createSymbolicLink(at: pair.inbox.appendingPathComponent("x.bin.part"), withDestinationURL: victim)
         let source = try Self.randomFile(5000, in: try Self.temporaryDirectory(), name: "x.bin")
         await #expect(throws: TransferError.self) { _ = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID) }

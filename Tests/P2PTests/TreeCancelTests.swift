@@ -13,7 +13,7 @@ struct TreeCancelTests {
     static func folder(of count: Int) throws -> URL {
         let folder = try TransferTests.temporaryDirectory().appendingPathComponent("many")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        for number in 0 ..< count { try Data(repeating: UInt8(number % 251), count: 1000).write(to: folder.appendingPathComponent("f\(number).txt")) }
+        for number in 0 ..< count { try Data(repeating: UInt8(number % 251), count: 1000).writeUnsynced(to: folder.appendingPathComponent("f\(number).txt")) }
         return folder
     }
 

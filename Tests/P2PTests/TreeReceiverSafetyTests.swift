@@ -37,8 +37,8 @@ struct TreeReceiverSafetyTests {
         let replies = Inbox<ChannelMessage>()
         pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
         let notes = Data("bob's own private notes".utf8), diary = Data("bob's diary, not yours!".utf8)
-        try notes.write(to: pair.inbox.appendingPathComponent("notes.txt"))
-        try diary.write(to: pair.inbox.appendingPathComponent("diary.txt"))
+        try notes.writeUnsynced(to: pair.inbox.appendingPathComponent("notes.txt"))
+        try diary.writeUnsynced(to: pair.inbox.appendingPathComponent("diary.txt"))
         let entries = [TreeEntry(path: "notes.txt", kind: .file, mode: 0o644, size: UInt64(notes.count)),
                        TreeEntry(path: "diary.txt", kind: .file, mode: 0o644, size: UInt64(diary.count))]
         let send = { (body: ChannelMessage.Body) in try pair.alice.send(ChannelMessage(.tree, channelID: 5, body), to: [pair.bob.peerID]) }
@@ -77,7 +77,7 @@ struct TreeReceiverSafetyTests {
         let pair = try await TransferTests().connectedPair(rawAlice: true)
         let replies = Inbox<ChannelMessage>()
         pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
-        try Data("mine".utf8).write(to: pair.inbox.appendingPathComponent("a.txt"))
+        try Data("mine".utf8).writeUnsynced(to: pair.inbox.appendingPathComponent("a.txt"))
         let send = { (body: ChannelMessage.Body) in try pair.alice.send(ChannelMessage(.tree, channelID: 6, body), to: [pair.bob.peerID]) }
         try send(.open(.tree(entries: 1, total: 4)))
         try send(.entries(first: 0, [TreeEntry(path: "a.txt", kind: .file, mode: 0o644, size: 4)]))
@@ -131,7 +131,7 @@ struct TreeReceiverSafetyTests {
         let pair = try await TransferTests().connectedPair()
         let download = Data("half of a browser's download".utf8)
         let source = try TransferTests.randomFile(100_000, in: try TransferTests.temporaryDirectory(), name: "movie.mkv")
-        try download.write(to: pair.inbox.appendingPathComponent("movie.mkv.part"))
+        try download.writeUnsynced(to: pair.inbox.appendingPathComponent("movie.mkv.part"))
         _ = try await pair.aliceFiles.sendResource(at: source, to: pair.bob.peerID)
         #expect(try TransferTests.sha256(pair.inbox.appendingPathComponent("movie.mkv")) == (try TransferTests.sha256(source)))
         #expect(try Data(contentsOf: pair.inbox.appendingPathComponent("movie.mkv.part")) == download)
@@ -139,7 +139,7 @@ struct TreeReceiverSafetyTests {
         let tree = try TreeTransferTests.makeTree(small: 2)
         let target = pair.inbox.appendingPathComponent("many")
         try FileManager.default.createDirectory(at: target.appendingPathComponent("a"), withIntermediateDirectories: true)
-        for name in ["a/f0.txt.part", "large.bin.part"] { try download.write(to: target.appendingPathComponent(name)) }
+        for name in ["a/f0.txt.part", "large.bin.part"] { try download.writeUnsynced(to: target.appendingPathComponent(name)) }
         let report = try await pair.aliceFiles.send([tree], to: pair.bob.peerID)
         #expect(report.failures.isEmpty)
         for name in ["a/f0.txt.part", "large.bin.part"] {
@@ -179,10 +179,12 @@ struct TreeReceiverSafetyTests {
     @Test(arguments: [2_000, 10_000]) func aTreeOfManyFoldersArrivesWithBoundedDescriptors(folders: Int) async throws {
         let pair = try await TransferTests().connectedPair(window: 4 << 20)
         let root = try TransferTests.temporaryDirectory().appendingPathComponent("wide")
-        for number in 0 ..< folders {
-            let folder = root.appendingPathComponent(String(format: "d%05d", number))
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try Data("file \(number)\n".utf8).write(to: folder.appendingPathComponent("f.txt"))
+        try await offThePool {
+            for number in 0 ..< folders {
+                let folder = root.appendingPathComponent(String(format: "d%05d", number))
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try Data("file \(number)\n".utf8).writeUnsynced(to: folder.appendingPathComponent("f.txt"))
+            }
         }
         func descriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
         let baseline = descriptors()

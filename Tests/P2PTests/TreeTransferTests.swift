@@ -89,7 +89,7 @@ struct TreeTransferTests {
         let tree = try Self.makeTree(small: 4)
         _ = try await pair.aliceFiles.send([tree], to: pair.bob.peerID)
         let theirs = pair.inbox.appendingPathComponent("many/a/f0.txt")
-        try Data("x".utf8).write(to: theirs)  // same size (1 byte), other content
+        try Data("x".utf8).writeUnsynced(to: theirs)  // same size (1 byte), other content
         let again = try await pair.aliceFiles.send([tree], to: pair.bob.peerID)
         #expect(again.deliveries.filter { !$0.alreadyThere }.map(\.name) == ["many/a/f0.txt"])
         #expect(try String(contentsOf: theirs, encoding: .utf8) == "x")
@@ -347,7 +347,9 @@ extension TreeTransferTests {
         let pair = try await TransferTests().connectedPair(window: 64 << 10)
         let directory = try TransferTests.temporaryDirectory().appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for n in 0 ..< 5000 { _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("e\(n)").path, contents: nil) }
+        try await offThePool {
+            for n in 0 ..< 5000 { try TestFiles.write(Data(), to: directory.appendingPathComponent("e\(n)")) }
+        }
         let report = try await pair.aliceFiles.send([directory], to: pair.bob.peerID)
         #expect(report.deliveries.count == 5000)
         #expect(try FileManager.default.contentsOfDirectory(atPath: pair.inbox.appendingPathComponent("empty").path).count == 5000)
@@ -382,9 +384,9 @@ extension TreeTransferTests {
         let target = pair.inbox.appendingPathComponent("many")
         for folder in ["docs", "big"] {
             try FileManager.default.createDirectory(at: target.appendingPathComponent(folder), withIntermediateDirectories: true)
-            try Data("keep".utf8).write(to: target.appendingPathComponent(folder + "/inside.txt"))
+            try Data("keep".utf8).writeUnsynced(to: target.appendingPathComponent(folder + "/inside.txt"))
         }
-        try Data("old".utf8).write(to: target.appendingPathComponent("ok.txt"))
+        try Data("old".utf8).writeUnsynced(to: target.appendingPathComponent("ok.txt"))
         await #expect(throws: TransferError.self) { _ = try await pair.aliceFiles.send([source], to: pair.bob.peerID) }
         try await pair.events.waitFor { if case .treeFinished = $0 { true } else { false } }
         guard case .treeFinished(_, let report)? = pair.events.all.first(where: { if case .treeFinished = $0 { true } else { false } }) else { return }

@@ -60,12 +60,25 @@ final class ServiceAdvertiser: Sendable {
     }
 
     func stop() {
-        queue.sync {
-            update { state in
-                state.stopped = true
-                state.operation?.cancel()
-                state.operation = nil
+        queue.sync { stopOnQueue() }
+    }
+
+    /// `stop()` for a task: waits for the queue (which may be in a slow dns_sd call) without holding a
+    /// thread of the cooperative pool.
+    func stopAndWait() async {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                stopOnQueue()
+                continuation.resume()
             }
+        }
+    }
+
+    private func stopOnQueue() {
+        update { state in
+            state.stopped = true
+            state.operation?.cancel()
+            state.operation = nil
         }
     }
 

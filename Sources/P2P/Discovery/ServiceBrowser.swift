@@ -180,15 +180,28 @@ public final class ServiceBrowser: Sendable {
 
     /// Stops browsing and every lookup in flight; nothing is reported after it returns.
     public func stop() {
-        queue.sync {
-            update { state in
-                state.stopped = true
-                state.browse?.cancel()
-                state.browse = nil
-                state.lookups.values.forEach { $0.cancel() }
-                state.lookups = [:]
-                state.queuedLookups = []
+        queue.sync { stopOnQueue() }
+    }
+
+    /// `stop()` for a task: waits for the queue (which may be in a slow dns_sd call: avahi's compatibility
+    /// layer opens a D-Bus connection per request) without holding a thread of the cooperative pool.
+    func stopAndWait() async {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                stopOnQueue()
+                continuation.resume()
             }
+        }
+    }
+
+    private func stopOnQueue() {
+        update { state in
+            state.stopped = true
+            state.browse?.cancel()
+            state.browse = nil
+            state.lookups.values.forEach { $0.cancel() }
+            state.lookups = [:]
+            state.queuedLookups = []
         }
     }
 

@@ -84,12 +84,24 @@ final class DiscoveryCoordinator: Sendable {
 
     /// Stops advertising and browsing, and forgets an outage (the next one is reported again).
     func stop() {
-        let (advertiser, browser) = state.withLockedValue { state in
+        let (advertiser, browser) = takeClients()
+        advertiser?.stop()
+        browser?.stop()
+    }
+
+    /// `stop()` for a task (`Session.close()`): the dns_sd queues are waited for without holding a
+    /// thread of the cooperative pool.
+    func stop() async {
+        let (advertiser, browser) = takeClients()
+        await advertiser?.stopAndWait()
+        await browser?.stopAndWait()
+    }
+
+    private func takeClients() -> (ServiceAdvertiser?, ServiceBrowser?) {
+        state.withLockedValue { state in
             defer { state.advertiser = nil; state.browser = nil; state.daemonLost = false }
             return (state.advertiser, state.browser)
         }
-        advertiser?.stop()
-        browser?.stop()
     }
 
     /// Asks DNS-SD for a peer's address again (its port may have changed without a browse event).

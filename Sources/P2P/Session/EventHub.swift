@@ -53,6 +53,14 @@ final class EventHub<Event: Sendable>: Sendable {
     let patience: Duration
     private let dropped: @Sendable (Int) -> Event
     private let subscribers = NIOLockedValueBox<[UUID: Subscriber]?>([:])
+    /// Producers waiting for room, woken when a counted consumer gets back under half a buffer, when the
+    /// hub finishes, or when their patience is up: a wait is for an event, never a poll.
+    private let roomWaiters = NIOLockedValueBox(RoomWaiters())
+
+    private struct RoomWaiters {
+        var lastID = 0
+        var waking: [Int: @Sendable () -> Void] = [:]
+    }
 
     /// - Parameters:
     ///   - limit: unread events kept per stream.
@@ -69,11 +77,15 @@ final class EventHub<Event: Sendable>: Sendable {
     func countedStream() -> EventStream<Event> {
         let id = UUID()
         let base = stream(id: id, counted: true)
-        return EventStream(base: base) { [subscribers] in
-            subscribers.withLockedValue { subscribers in
-                subscribers?[id]?.unread -= 1
-                subscribers?[id]?.stalled = false
+        let limit = limit
+        return EventStream(base: base) { [subscribers, weak self] in
+            let caughtUp = subscribers.withLockedValue { subscribers -> Bool in
+                guard subscribers?[id] != nil else { return false }
+                subscribers![id]!.unread -= 1
+                defer { subscribers![id]!.stalled = false }
+                return subscribers![id]!.stalled || subscribers![id]!.unread == limit / 2 - 1
             }
+            if caughtUp { self?.wakeRoomWaiters() }
         }
     }
 
@@ -105,11 +117,27 @@ final class EventHub<Event: Sendable>: Sendable {
     }
 
     /// Returns once every counted consumer that is reading is less than half a buffer behind, or after
-    /// `patience` (those still behind are then marked stalled). For producers that can wait.
+    /// `patience` (those still behind are then marked stalled), or when the calling task is cancelled.
+    /// For producers that can wait.
     func waitForRoom() async {
         let start = ContinuousClock.now
-        while !hasRoom(waitingSince: start) {
-            try? await Task.sleep(for: .milliseconds(2))
+        while !hasRoom(waitingSince: start), !Task.isCancelled {
+            let id = roomWaiters.withLockedValue { waiters in
+                waiters.lastID += 1
+                return waiters.lastID
+            }
+            var timer: OneShotTimer?
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    // Listed before the look, so a consumer that catches up in between still wakes it.
+                    roomWaiters.withLockedValue { $0.waking[id] = { continuation.resume() } }
+                    if hasRoom(waitingSince: start) || Task.isCancelled { return wakeRoomWaiter(id) }
+                    timer = OneShotTimer(after: remainingPatience(since: start)) { [weak self] in self?.wakeRoomWaiter(id) }
+                }
+            } onCancel: {
+                wakeRoomWaiter(id)
+            }
+            timer?.cancel()
         }
     }
 
@@ -117,8 +145,37 @@ final class EventHub<Event: Sendable>: Sendable {
     func waitForRoomBlocking() {
         let start = ContinuousClock.now
         while !hasRoom(waitingSince: start) {
-            usleep(2_000)
+            let id = roomWaiters.withLockedValue { waiters in
+                waiters.lastID += 1
+                return waiters.lastID
+            }
+            let woken = DispatchSemaphore(value: 0)
+            roomWaiters.withLockedValue { $0.waking[id] = { woken.signal() } }
+            if hasRoom(waitingSince: start) {
+                wakeRoomWaiter(id)
+                return
+            }
+            if woken.wait(timeout: .now() + DispatchTimeInterval(remainingPatience(since: start))) == .timedOut { wakeRoomWaiter(id) }
         }
+    }
+
+    /// What is left of `patience` for a wait that began at `start`, plus a millisecond so that the look
+    /// after it finds the patience spent.
+    private func remainingPatience(since start: ContinuousClock.Instant) -> Duration {
+        max(.zero, patience - (ContinuousClock.now - start)) + .milliseconds(1)
+    }
+
+    /// Ends one wait, once (whichever of room, patience and cancellation comes first).
+    private func wakeRoomWaiter(_ id: Int) {
+        roomWaiters.withLockedValue { $0.waking.removeValue(forKey: id) }?()
+    }
+
+    private func wakeRoomWaiters() {
+        let waking = roomWaiters.withLockedValue { waiters in
+            defer { waiters.waking = [:] }
+            return waiters.waking.values
+        }
+        waking.forEach { $0() }
     }
 
     private func hasRoom(waitingSince start: ContinuousClock.Instant) -> Bool {
@@ -143,6 +200,7 @@ final class EventHub<Event: Sendable>: Sendable {
             return subscribers.map { Array($0.values) } ?? []
         }
         for subscriber in finished { subscriber.continuation.finish() }
+        wakeRoomWaiters()
     }
 }
 

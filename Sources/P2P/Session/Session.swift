@@ -230,7 +230,7 @@ public final class Session: Sendable {
     /// Says goodbye to every peer, stops discovery, closes all sockets, and finishes the event streams
     /// once every event up to here is in them.
     public func close() async {
-        discovery.stop()
+        await discovery.stop()
         let (listener, datagrams, paths) = lifecycle.withLockedValue { state in
             state.closed = true
             return (state.listener, state.datagrams, state.paths)

@@ -214,7 +214,7 @@ struct RecordValidationTests {
         try Data("""
             {"schema": "\(schemaPath)", "records": [
               {"entity": "Task", "id": "a", "values": {"text": ["not", "a", "string"], "priority": null, "dueDate": "next tuesday"}}]}
-            """.utf8).write(to: file)
+            """.utf8).writeUnsynced(to: file)
         do {
             _ = try RecordFile.read(file, origin: F.alice)
             Issue.record("an array value must be refused")
@@ -224,7 +224,7 @@ struct RecordValidationTests {
         // A date that does not parse stays a string and fails the type check on merge.
         try Data("""
             {"schema": "\(schemaPath)", "records": [{"entity": "Task", "id": "a", "values": {"text": "x", "dueDate": "next tuesday"}}]}
-            """.utf8).write(to: file)
+            """.utf8).writeUnsynced(to: file)
         let snapshot = try RecordFile.read(file, origin: F.alice)
         #expect(snapshot.records[0].values["dueDate"] == .string("next tuesday"))
         #expect(snapshot.records[0].values["priority"] == nil, "null is absent")
@@ -241,7 +241,7 @@ struct RecordValidationTests {
         let file = directory.appendingPathComponent("change.json")
         try Data("""
             {"schema": "no-such.schema.json", "records": [{"entity": "Location", "id": "x", "values": {"name": "X", "address": "1 Main St"}}]}
-            """.utf8).write(to: file)
+            """.utf8).writeUnsynced(to: file)
         #expect(throws: RecordsError.self) { try RecordFile.read(file, origin: F.alice) }
         let version2 = try F.schema("tasks-v2.schema.json")
         let snapshot = try RecordFile.read(file, schema: version2, origin: F.alice)

@@ -12,7 +12,7 @@ enum RecordsFixtures {
     static let bob = PeerID(hex: "9f86d081884c7d659a2feaa0c55ad015")!
 
     static func temporaryStore(_ name: String = "store") throws -> RecordStore {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-records-tests-\(UUID().uuidString)")
+        let directory = TestFiles.databaseDirectory().appendingPathComponent("p2p-records-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return try RecordStore(path: directory.appendingPathComponent("\(name).sqlite").path)
     }

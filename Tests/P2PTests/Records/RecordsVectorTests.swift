@@ -152,7 +152,7 @@ struct RecordsVectorTests {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-records-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let path = directory.appendingPathComponent("round.json")
-            try RecordFile.encode(snapshot).write(to: path)
+            try RecordFile.encode(snapshot).writeUnsynced(to: path)
             let reread = try RecordFile.read(path, origin: RecordsFixtures.bob)
             #expect(reread.records == snapshot.records, "\(file) through JSON")
             #expect(reread.schema == snapshot.schema)

@@ -11,8 +11,8 @@ import Testing
     func makeFiles() throws -> (URL, [SharedFile]) {
         let root = try TransferTests.temporaryDirectory()
         try FileManager.default.createDirectory(at: root.appendingPathComponent("dir"), withIntermediateDirectories: true)
-        try Data("small\n".utf8).write(to: root.appendingPathComponent("a.txt"))
-        try Data((0..<(600 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: root.appendingPathComponent("dir/b.bin"))
+        try Data("small\n".utf8).writeUnsynced(to: root.appendingPathComponent("a.txt"))
+        try Data((0..<(600 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).writeUnsynced(to: root.appendingPathComponent("dir/b.bin"))
         return (root, try SharedFile.collect([root.appendingPathComponent("a.txt"), root.appendingPathComponent("dir")]))
     }
 
@@ -58,7 +58,7 @@ import Testing
         let port = try await server.start(hosts: ["127.0.0.1"], port: 0, fallsBack: true)
         let listed = try await client.request(.POST, host: "127.0.0.1", port: port, path: LocalSendPath.prepareDownload + "?pin=2468")
         let session = try JSONDecoder().decode(LocalSendDownloadSession.self, from: Data(bufferBytes: listed.body))
-        try Data("shorter".utf8).write(to: root.appendingPathComponent("dir/b.bin"))
+        try Data("shorter".utf8).writeUnsynced(to: root.appendingPathComponent("dir/b.bin"))
         let changed = try await client.request(.GET, host: "127.0.0.1", port: port,
                                                path: LocalSendPath.download + "?sessionId=\(session.sessionId)&fileId=f2")
         #expect(changed.status == .conflict && changed.text.contains("changed on disk"))

@@ -8,7 +8,7 @@ import Testing
 @Suite struct SharedFileTests {
     func write(_ text: String, to url: URL) throws {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: url)
+        try Data(text.utf8).writeUnsynced(to: url)
     }
 
     @Test func foldersGiveTheirFilesWithRelativeNamesAndLinksAreLeftOut() throws {

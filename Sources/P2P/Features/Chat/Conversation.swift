@@ -94,12 +94,31 @@ public final class Conversation: Sendable {
 
     /// Stores `text` for each of `peers` and sends it to those that are connected; the others get it
     /// when they are back (in this process or the next one with the same history).
+    ///
+    /// The line is stored on the history's queue, in order with what arrives: the caller's thread never
+    /// waits for the disk (a SQLite commit syncs it, which on a busy disk takes up to seconds; a task
+    /// that waited for it held a thread of Swift's cooperative pool, of which there are only as many as
+    /// cores, and every other task in the process waited too).
+    @discardableResult
+    public func send(_ text: String, to peers: [PeerInfo]) async throws(ChatHistoryError) -> [ChatEntry] {
+        let message = TextMessage(text: text)
+        let stored = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[ChatEntry], ChatHistoryError>, Never>) in
+            storage.async { continuation.resume(returning: self.storeAndSend(message, to: peers)) }
+        }
+        return try stored.get()
+    }
+
+    /// `send(_:to:)` for code that is not async: blocks the calling thread until the line is stored.
+    /// Never call it from a task (see the async `send`).
     @discardableResult
     public func send(_ text: String, to peers: [PeerInfo]) throws(ChatHistoryError) -> [ChatEntry] {
-        let message = TextMessage(text: text)
+        try storeAndSend(TextMessage(text: text), to: peers).get()
+    }
+
+    private func storeAndSend(_ message: TextMessage, to peers: [PeerInfo]) -> Result<[ChatEntry], ChatHistoryError> {
         // Under the lock, so a flush running for a peer that just connected cannot slip in between
         // storing and sending, which would reorder or double the line.
-        let stored: Result<[ChatEntry], ChatHistoryError> = state.withLockedValue { state in
+        state.withLockedValue { state in
             do throws(ChatHistoryError) {
                 let entries = try history.recordSent(message, to: peers)
                 for peer in peers where state.flushed.contains(peer.id) {
@@ -114,7 +133,6 @@ public final class Conversation: Sendable {
                 return .failure(error)
             }
         }
-        return try stored.get()
     }
 
     /// Stores an image sent to or received from `peer` (see `ChatHistory.recordImage`) on the history's

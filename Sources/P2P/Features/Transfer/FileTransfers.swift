@@ -280,7 +280,12 @@ public final class FileTransfers: Sendable {
         var hasher = SHA256()
         var start: UInt64 = 0
         if offset > 0, offset <= info.size {
-            try Self.hash(reader, upTo: offset, into: &hasher)
+            let reading = Handed(value: reader)
+            hasher = try await Self.onDiskThread { () throws(TransferError) -> SHA256 in
+                var prefix = SHA256()
+                try Self.hash(reading.value, upTo: offset, into: &prefix)
+                return prefix
+            }
             if Array(hasher.finalize()) == prefixHash {
                 start = offset
             } else {
@@ -294,10 +299,11 @@ public final class FileTransfers: Sendable {
         var sent = start
         var acknowledged = start
         var lastProgress = ContinuousClock.now
-        // Read ahead in blocks straight into a ByteBuffer; chunks are slices of it (no copy, one read
-        // call and one hash update per block instead of per chunk). Each chunk is copied into its frame
-        // when sent, so the block's storage is free again once it is used up and is reused.
-        var block = ByteBufferAllocator().buffer(capacity: Self.readBlock)
+        // Read ahead in blocks straight into a ByteBuffer, on NIO's thread pool; chunks are slices of it
+        // (no copy, one read call and one hash update per block instead of per chunk).
+        var block = ByteBuffer()
+        let reading = Handed(value: reader)
+        let name = info.name.raw
         while sent < info.size {
             if Task.isCancelled { throw .cancelled }
             // The window: wait for the receiver to catch up instead of buffering without bound.
@@ -306,7 +312,12 @@ public final class FileTransfers: Sendable {
             }
             while let body = mailbox.poll() { acknowledged = try Self.acknowledgement(body, at: acknowledged) }
             if block.readableBytes == 0 {
-                try Self.read(reader, count: Int(min(UInt64(Self.readBlock), info.size - sent)), into: &block, name: info.name.raw)
+                let count = Int(min(UInt64(Self.readBlock), info.size - sent))
+                block = try await Self.onDiskThread { () throws(TransferError) -> ByteBuffer in
+                    var next = ByteBufferAllocator().buffer(capacity: count)
+                    try Self.read(reading.value, count: count, into: &next, name: name)
+                    return next
+                }
                 guard block.readableBytes > 0 else { throw .unreadable(info.name.raw, "the file shrank while being sent") }
                 block.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             }

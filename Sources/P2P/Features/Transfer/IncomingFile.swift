@@ -98,6 +98,9 @@ final class IncomingFile: Sendable {
             }
             // finalize() leaves the hasher as it is: it goes on over the rest of the file.
             offered.withLockedValue { $0 = state.heldBytes }
+            // The sender's silence counts from the ACCEPT: until then the wait was ours (a slow disk, a
+            // long .part to hash), and a sender may not send before it is told to.
+            silence.heard()
             transfers?.reply(.accept(offset: state.heldBytes, prefixHash: state.heldBytes > 0 ? Array(state.prefixHasher.finalize()) : Array(repeating: 0, count: 32)), for: self)
         } catch {
             try? state.handle?.close()

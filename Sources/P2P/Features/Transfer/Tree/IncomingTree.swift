@@ -189,6 +189,9 @@ final class IncomingTree: Sendable {
             transfers?.reply(.held(Array(held[start ..< end])), id: info.id, to: info.peer.id)
             start = end
         }
+        // The sender's silence counts from the ACCEPT: until then the wait was ours (folders to make,
+        // held files to hash), and a sender may not send before it is told to.
+        silence.heard()
         transfers?.reply(.accept(offset: UInt64(held.count), prefixHash: []), id: info.id, to: info.peer.id)
         // What is already here does not travel: the start's offset, so that rates count only what moves.
         transfers?.progress(tree: self, started: held.reduce(0) { $0 + $1.length }, bytes: 0)

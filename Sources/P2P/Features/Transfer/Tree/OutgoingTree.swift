@@ -269,7 +269,13 @@ struct TreeSender {
         var offset: UInt64 = 0
         if let holding, holding.length <= entry.size {
             // finalize() leaves the hasher as it is: on a match it goes on over the rest of the file.
-            try FileTransfers.hash(reader, upTo: holding.length, into: &hasher)
+            // The prefix may be gigabytes: read on NIO's thread pool (FileTransfers+DiskThread).
+            let reading = FileTransfers.Handed(value: reader), length = holding.length
+            hasher = try await FileTransfers.onDiskThread { () throws(TransferError) -> SHA256 in
+                var prefix = SHA256()
+                try FileTransfers.hash(reading.value, upTo: length, into: &prefix)
+                return prefix
+            }
             if Array(hasher.finalize()) == holding.sha256 {
                 offset = holding.length
             } else {

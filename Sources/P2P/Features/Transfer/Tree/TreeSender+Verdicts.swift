@@ -59,8 +59,12 @@ extension TreeSender {
         var ours: [FileDigest] = []
         for (index, holding) in held.sorted(by: { $0.key < $1.key }) where holding.state == .whole && holding.length == manifest.entries[Int(index)].size {
             if Task.isCancelled { throw .cancelled }
-            let hasher = try Self.sha256(of: URL(fileURLWithPath: manifest.sources[Int(index)]!, isDirectory: false), upTo: holding.length)
-            ours.append(FileDigest(index: index, sha256: Array(hasher.finalize())))
+            let source = URL(fileURLWithPath: manifest.sources[Int(index)]!, isDirectory: false), length = holding.length
+            // On NIO's thread pool: a held file may be gigabytes, read whole (FileTransfers+DiskThread).
+            let digest = try await FileTransfers.onDiskThread { () throws(TransferError) -> [UInt8] in
+                Array(try Self.sha256(of: source, upTo: length).finalize())
+            }
+            ours.append(FileDigest(index: index, sha256: digest))
         }
         guard !ours.isEmpty else { return [] }
         // 36 bytes each after the 10-byte head: as many as fit a chunk.
