@@ -68,7 +68,11 @@ final class HeldDatabaseLock: Sendable {
     private let failure = NIOLockedValueBoxWrapper<(any Error)?>(nil)
 
     init(path: String) throws {
-        let queue = try DatabaseQueue(path: path)
+        // The history may be reading the file at this moment (a shared lock for a few milliseconds): wait
+        // for it, as another process would, instead of failing with "database is locked".
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
         let (locked, released, failure) = (locked, released, failure)
         Thread {
             do {
