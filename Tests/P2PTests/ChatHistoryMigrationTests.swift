@@ -137,8 +137,9 @@ struct ChatHistoryMigrationTests {
     }
 
     /// Processes sharing a config directory open a new history at the same moment (a chat and a game):
-    /// every one of them opens the file, whichever applies the migrations.
-    @Test func historiesOpenedAtOnceByManyProcessesAllOpen() async throws {
+    /// every one of them opens the file, whichever applies the migrations. Each opener here has a
+    /// connection of its own, as a process would.
+    @Test func aNewHistoryOpenedByManyConnectionsAtOnceOpensForEach() async throws {
         for _ in 0 ..< 10 {
             let path = ChatTests.temporaryPath()
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
