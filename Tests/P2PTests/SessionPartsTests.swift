@@ -409,11 +409,11 @@ extension LinkTable.Closing {
     @Test func peersOfThisSessionAreFoundAndLostOthersAreIgnored() {
         let heard = NIOLockedValueBoxWrapper<[DiscoveryCoordinator.Event]>([])
         let coordinator = DiscoveryCoordinator(ownID: me, sessionID: "chat") { event in heard.mutate { $0.append(event) } }
-        coordinator.handle(ServiceBrowser.Event.found(service("me", id: me)))            // ourselves
-        coordinator.handle(ServiceBrowser.Event.found(service("carol", id: bob, session: "game")))  // another app
-        coordinator.handle(ServiceBrowser.Event.found(service("bob", id: bob)))
+        coordinator.discovery.handle(ServiceBrowser.Event.found(service("me", id: me)))            // ourselves
+        coordinator.discovery.handle(ServiceBrowser.Event.found(service("carol", id: bob, session: "game")))  // another app
+        coordinator.discovery.handle(ServiceBrowser.Event.found(service("bob", id: bob)))
         #expect(coordinator.discovered(bob)?.addresses == [IPAddress("10.0.0.2")!])
-        coordinator.handle(ServiceBrowser.Event.lost(name: "bob"))
+        coordinator.discovery.handle(ServiceBrowser.Event.lost(name: "bob"))
         #expect(coordinator.discovered(bob) == nil)
         #expect(heard.value.map(\.summary) == ["found bob", "lost bob"])
     }
@@ -421,10 +421,10 @@ extension LinkTable.Closing {
     @Test func anOutageIsReportedOnceHoweverManyPartsNoticeIt() {
         let heard = NIOLockedValueBoxWrapper<[DiscoveryCoordinator.Event]>([])
         let coordinator = DiscoveryCoordinator(ownID: me, sessionID: "chat") { event in heard.mutate { $0.append(event) } }
-        coordinator.handle(ServiceAdvertiser.Event.lost)
-        coordinator.handle(ServiceBrowser.Event.daemonLost)
-        coordinator.handle(ServiceAdvertiser.Event.registered(name: "alice"))  // back
-        coordinator.handle(ServiceBrowser.Event.daemonLost)                     // a second outage
+        coordinator.discovery.handle(ServiceAdvertiser.Event.lost)
+        coordinator.discovery.handle(ServiceBrowser.Event.daemonLost)
+        coordinator.discovery.handle(ServiceAdvertiser.Event.registered(name: "alice"))  // back
+        coordinator.discovery.handle(ServiceBrowser.Event.daemonLost)                     // a second outage
         #expect(heard.value.map(\.summary) == ["daemon lost", "advertising alice", "daemon lost"])
     }
 }

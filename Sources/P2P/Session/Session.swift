@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -18,8 +17,9 @@ import NIOPosix
 /// ```
 ///
 /// The session is a facade over parts with one job each: `Connections` (links, handshake, sending),
-/// `DiscoveryCoordinator` (DNS-SD), `DatagramTransport` (UDP), `MessageRouter` (subscribers) and
-/// `EventHub` (observers). Handlers run on network threads, possibly several at once; they should
+/// `DiscoveryCoordinator` (DNS-SD) and `DiscoveryObserver` (what it found, as observers hear it),
+/// `SessionSockets` (listener, UDP, path monitor), `PeerDirectory` (finding a peer by name),
+/// `MessageRouter` (subscribers) and `EventHub` (observers). Handlers run on network threads, possibly several at once; they should
 /// return quickly and hand slow work (disk, the user) to a queue or task of their own.
 public final class Session: Sendable {
     /// The session ID this session advertises and accepts: only peers with exactly the same ID are
@@ -36,21 +36,15 @@ public final class Session: Sendable {
 
     let group: any EventLoopGroup
     private let name: NIOLockedValueBox<String>
-    private let lifecycle = NIOLockedValueBox(Lifecycle())
     private let reporter: PeerStateReporter
     /// Internal rather than private for the fuzz target `channel-receiver`, which routes frames as a link would.
     let router: MessageRouter
     private let discovery: DiscoveryCoordinator
     /// Internal rather than private for tests, which look at links the facade does not show.
     let connections: Connections
-
-    private struct Lifecycle {
-        var started = false
-        var closed = false
-        var listener: Channel?
-        var paths: PathMonitor?
-        var datagrams: DatagramTransport?
-    }
+    private let discoveryObserver: DiscoveryObserver
+    private let sockets: SessionSockets
+    private let directory: PeerDirectory
 
     /// A session that speaks the messages of `catalog` (`MessageCatalog.standard`: every feature's).
     public init(
@@ -77,10 +71,14 @@ public final class Session: Sendable {
         // The coordinator reports to the session, which exists only once every part does.
         let owner = WeakSession()
         discovery = DiscoveryCoordinator(ownID: identity.peerID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo) {
-            owner.session?.discovered($0)
+            owner.session?.discoveryObserver.handle($0)
         }
         connections = Connections(configuration: configuration, ownID: identity.peerID, sessionID: sessionID, name: name,
                                   router: router, reporter: reporter, discovery: discovery)
+        discoveryObserver = DiscoveryObserver(sessionID: sessionID, name: name, reporter: reporter, connections: connections,
+                                              logger: configuration.logger)
+        sockets = SessionSockets(configuration: configuration, accepts: mode.accepts, group: group, connections: connections, catalog: router.catalog)
+        directory = PeerDirectory(discovery: discovery, connections: connections, configuration: configuration)
         owner.session = self
     }
 
@@ -88,9 +86,7 @@ public final class Session: Sendable {
     public var displayName: String { name.withLockedValue { $0 } }
 
     /// The TCP port peers connect to (and the UDP port, when it was free), once started.
-    public var localPort: Int? {
-        lifecycle.withLockedValue { $0.listener?.localAddress?.port ?? $0.datagrams?.localPort }
-    }
+    public var localPort: Int? { sockets.localPort }
 
     /// Whether advertising or browsing is running (GameKit's `available`), after `setAvailable(true)` and
     /// until `setAvailable(false)` or `close()`.
@@ -150,73 +146,8 @@ public final class Session: Sendable {
 
     /// Opens the TCP listener (server and peer modes) and the UDP socket for unreliable data.
     public func start() async throws(SessionError) {
-        guard lifecycle.withLockedValue({ !$0.started && !$0.closed }) else { return }
-        var tls: TLSContexts?
-        if configuration.transportSecurity == .tls {
-            do {
-                tls = try TLSContexts(identity: identity)
-            } catch {
-                throw .tlsFailed("cannot set up TLS for this identity: \(error)")
-            }
-        }
-        var host = configuration.bindHost
-        var listener: Channel?
-        var port = configuration.port
-        if mode.accepts {
-            do {
-                listener = try await bindListener(host: host, port: port)
-            } catch let error as IOError where error.errnoCode == EADDRINUSE && configuration.fallsBackToAnyPort && port != 0 {
-                do { listener = try await bindListener(host: host, port: 0) } catch {
-                    throw .bindFailed(host: host, port: 0, reason: readableReason(error))
-                }
-            } catch let error as IOError where host == "::" && [EAFNOSUPPORT, EADDRNOTAVAIL, EINVAL].contains(error.errnoCode) {
-                // A host without IPv6 (disabled in the kernel): IPv4 alone.
-                host = "0.0.0.0"
-                do { listener = try await bindListener(host: host, port: port) } catch {
-                    throw .bindFailed(host: host, port: port, reason: readableReason(error))
-                }
-            } catch {
-                throw .bindFailed(host: host, port: port, reason: readableReason(error))
-            }
-            port = listener?.localAddress?.port ?? port
-        }
-        let datagrams: DatagramTransport
-        do {
-            // Same number as TCP when free, so one port is enough to remember.
-            datagrams = try await bindDatagrams(host: host, port: port)
-        } catch {
-            do {
-                datagrams = try await bindDatagrams(host: host, port: 0)
-            } catch {
-                try? await listener?.close().value
-                throw .bindFailed(host: host, port: 0, reason: "UDP: \(readableReason(error))")
-            }
-        }
-        connections.use(tls: tls, datagrams: datagrams)
-        let paths = PathMonitor { [connections] in connections.dropLinksWithoutPath() }
-        lifecycle.withLockedValue {
-            $0.listener = listener
-            $0.datagrams = datagrams
-            $0.paths = paths
-            $0.started = true
-        }
-    }
-
-    private func bindListener(host: String, port: Int) async throws -> Channel {
-        try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { [connections] channel in
-                // Over a limit, throwing here closes the connection before a byte is read.
-                channel.eventLoop.makeCompletedFuture { try connections.admit(channel) }
-            }
-            .bind(to: try SocketAddress.forBinding(host, port: port)).value
-    }
-
-    private func bindDatagrams(host: String, port: Int) async throws -> DatagramTransport {
-        try await DatagramTransport.bind(host: host, port: port, group: group, catalog: router.catalog) { [connections] frame, link in
-            connections.deliverDatagram(frame, over: link)
-        }
+        guard sockets.phase == (started: false, closed: false) else { return }
+        try await sockets.open(identity: identity)
     }
 
     /// Starts or stops advertising (server, peer) and browsing (client, peer), like `GKSession.available`.
@@ -231,15 +162,7 @@ public final class Session: Sendable {
     /// once every event up to here is in them.
     public func close() async {
         await discovery.stop()
-        let (listener, datagrams, paths) = lifecycle.withLockedValue { state in
-            state.closed = true
-            return (state.listener, state.datagrams, state.paths)
-        }
-        paths?.stop()
-        await connections.disconnectAll()
-        try? await listener?.close().value
-        await datagrams?.close()
-        await connections.settle()
+        await sockets.close()
         router.sessionClosed()
         reporter.hub.finish()
     }
@@ -260,12 +183,9 @@ public final class Session: Sendable {
     public func connect(to peer: PeerID, context: Data? = nil, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         if let connected = connections.connectedPeer(peer) { return connected }
         if let joined = try await connections.joinLink(to: peer, timeout: timeout, group: group) { return joined }
-        guard let found = discovery.discovered(peer), !found.addresses.isEmpty, let port = found.port else {
-            throw .unknownPeer(peer.short)
-        }
+        guard let (found, endpoints) = directory.dialable(peer) else { throw .unknownPeer(peer.short) }
         do {
-            // Every address DNS-SD found, on every link, in dial order (`IPAddress.dialOrder`), raced.
-            let endpoints = found.addresses.map { Endpoint(address: $0, port: port) }
+            // Every address DNS-SD found, on every link, in dial order, raced.
             return try await connect(to: endpoints, peerName: found.displayName.raw, expecting: peer, context: context, timeout: timeout)
         } catch .connectFailed(let name, let attempts) {
             // Its address may be stale (restarted on a new port under the same name: no browse event, only
@@ -298,7 +218,7 @@ public final class Session: Sendable {
     @discardableResult
     public func connect(to endpoints: [Endpoint], peerName: String?, expecting expected: PeerID?, answeringTo query: String? = nil,
                         context: Data? = nil, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
-        let (started, closed) = lifecycle.withLockedValue { ($0.started, $0.closed) }
+        let (started, closed) = sockets.phase
         guard !closed else { throw .closed }
         guard started else { throw .notStarted }
         guard !endpoints.isEmpty else { throw .unknownPeer(peerName ?? "?") }
@@ -366,58 +286,12 @@ public final class Session: Sendable {
     /// the wrong peer. ``peers(matching:)`` lists them, to ask which one was meant.
     /// A pinned key answers to its pinned name only (``PeerMatcher/matches(in:pinned:)``, judged against
     /// ``SessionConfiguration/trustStore``).
-    public func peer(matching query: String) -> PeerInfo? {
-        if case .one(let peer) = PeerMatcher(query).match(in: knownPeers, pinned: pins) { return peer }
-        return nil
-    }
+    public func peer(matching query: String) -> PeerInfo? { directory.peer(matching: query) }
 
     /// Every discovered or connected peer `query` fits (``PeerMatcher``), once each.
-    public func peers(matching query: String) -> [PeerInfo] {
-        PeerMatcher(query).matches(in: knownPeers, pinned: pins)
-    }
-
-    /// The trust store's pins, to judge names by; none without a store or over plaintext, where IDs are claims.
-    private var pins: [KnownPeer] {
-        guard configuration.transportSecurity != .insecure else { return [] }
-        return configuration.trustStore?.all ?? []
-    }
+    public func peers(matching query: String) -> [PeerInfo] { directory.peers(matching: query) }
 
     /// Peers discovered now and peers with a link (connected or connecting), once each: a peer both
     /// discovered and linked as DNS-SD describes it.
-    public var knownPeers: [PeerInfo] {
-        var seen = Set<PeerID>()
-        return (discovery.discovered + connections.knownPeers).filter { seen.insert($0.id).inserted }
-    }
-
-    /// What DNS-SD found or lost, as observers should hear it: a connected peer stays connected.
-    private func discovered(_ event: DiscoveryCoordinator.Event) {
-        switch event {
-        case .found(let info):
-            configuration.logger.debug("found \(info.displayName) (\(info.id.fingerprint)) at \(info.addresses.map { $0.description(port: info.port ?? 0) }.joined(separator: ", "))")
-            if connections.connectedPeer(info.id) == nil { reporter.report(info, .available) }
-        case .lost(let info):
-            if connections.connectedPeer(info.id) == nil { reporter.report(info, .unavailable) }
-        case .advertising(let registered):
-            configuration.logger.info("advertising as \(registered) in session \(sessionID)")
-            name.withLockedValue { $0 = registered.utf8Prefix(maxBytes: Hello.maxDisplayNameBytes) }
-            reporter.emit(.advertising(name: registered))
-        case .failed(let error):
-            configuration.logger.warning("discovery: \(error)")
-            reporter.emit(.discoveryFailed(error))
-        case .daemonLost:
-            configuration.logger.warning("discovery: the mDNS daemon went away; retrying")
-            reporter.emit(.discoveryFailed(.daemonLost))
-        }
-    }
-}
-
-/// Lets a part report to the session that owns it without keeping it alive.
-private final class WeakSession: Sendable {
-    private struct Reference { weak var session: Session? }
-    private let reference = NIOLockedValueBox(Reference())
-
-    var session: Session? {
-        get { reference.withLockedValue { $0.session } }
-        set { reference.withLockedValue { $0.session = newValue } }
-    }
+    public var knownPeers: [PeerInfo] { directory.known }
 }

@@ -123,40 +123,7 @@ public final class ChatHistory: Sendable {
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             database = try DatabaseQueue(path: path, configuration: configuration)
-            try database.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS line (
-                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-                        peer TEXT NOT NULL,
-                        peerName TEXT NOT NULL,
-                        direction TEXT NOT NULL CHECK (direction IN ('sent', 'received')),
-                        messageID INTEGER NOT NULL,
-                        sentAt INTEGER NOT NULL,
-                        text TEXT NOT NULL,
-                        deliveredAt INTEGER,
-                        UNIQUE (peer, direction, messageID)
-                    );
-                    CREATE INDEX IF NOT EXISTS pendingLine ON line (peer, sequence) WHERE deliveredAt IS NULL;
-                    CREATE TABLE IF NOT EXISTS unaddressed (
-                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-                        room TEXT NOT NULL,
-                        typedAt INTEGER NOT NULL,
-                        text TEXT NOT NULL
-                    );
-                    CREATE TABLE IF NOT EXISTS image (
-                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-                        peer TEXT NOT NULL,
-                        peerName TEXT NOT NULL,
-                        direction TEXT NOT NULL CHECK (direction IN ('sent', 'received')),
-                        name TEXT NOT NULL,
-                        path TEXT NOT NULL,
-                        mediaType TEXT NOT NULL,
-                        width INTEGER NOT NULL,
-                        height INTEGER NOT NULL,
-                        at INTEGER NOT NULL
-                    );
-                    """)
-            }
+            try ChatHistorySchema.migrate(database)
             // History holds private conversations.
             chmod(path, 0o600)
         } catch {
@@ -167,12 +134,10 @@ public final class ChatHistory: Sendable {
     /// Stores `message` as sent to each of `peers`, pending until each acknowledges it.
     public func recordSent(_ message: TextMessage, to peers: [PeerInfo]) throws(ChatHistoryError) -> [ChatEntry] {
         try write { db in
-            try peers.map { peer in
-                try db.execute(sql: """
-                    INSERT INTO line (peer, peerName, direction, messageID, sentAt, text) VALUES (?, ?, 'sent', ?, ?, ?)
-                    """, arguments: [peer.id.hex, peer.displayName.raw, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text])
-                return ChatEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: .sent,
-                                 messageID: message.id, sentAt: message.sentAt, text: message.text, deliveredAt: nil)
+            try peers.compactMap { peer in
+                var row = LineRow(message, direction: .sent, peer: peer, deliveredAt: nil)
+                try row.insert(db)
+                return row.entry
             }
         }
     }
@@ -187,14 +152,10 @@ public final class ChatHistory: Sendable {
     public func recordReceived(_ lines: [(message: TextMessage, peer: PeerInfo)], at now: Date = Date()) throws(ChatHistoryError) -> [ChatEntry?] {
         try write { db in
             try lines.map { message, peer in
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO line (peer, peerName, direction, messageID, sentAt, text, deliveredAt)
-                    VALUES (?, ?, 'received', ?, ?, ?, ?)
-                    """, arguments: [peer.id.hex, peer.displayName.raw, Int64(bitPattern: message.id), message.sentAtMilliseconds, message.text,
-                                     ChatEntry.milliseconds(now)])
-                guard db.changesCount == 1 else { return nil }
-                return ChatEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: .received,
-                                 messageID: message.id, sentAt: message.sentAt, text: message.text, deliveredAt: now)
+                var row = LineRow(message, direction: .received, peer: peer, deliveredAt: now)
+                // (peer, direction, messageID) is unique: a resend changes nothing.
+                try row.insert(db, onConflict: .ignore)
+                return db.changesCount == 1 ? row.entry : nil
             }
         }
     }
@@ -202,11 +163,11 @@ public final class ChatHistory: Sendable {
     /// Marks the line sent to `peer` with `messageID` delivered; nil when there is no such pending line.
     public func markDelivered(_ messageID: UInt64, to peer: PeerID, at now: Date = Date()) throws(ChatHistoryError) -> ChatEntry? {
         try write { db in
-            let row = try Row.fetchOne(db, sql: """
-                UPDATE line SET deliveredAt = ? WHERE peer = ? AND direction = 'sent' AND messageID = ? AND deliveredAt IS NULL
-                RETURNING *
-                """, arguments: [ChatEntry.milliseconds(now), peer.hex, Int64(bitPattern: messageID)])
-            return row.flatMap(Self.entry)
+            try LineRow
+                .filter(LineRow.Columns.peer == peer.hex && LineRow.Columns.direction == ChatEntry.Direction.sent.rawValue
+                        && LineRow.Columns.messageID == Int64(bitPattern: messageID) && LineRow.Columns.deliveredAt == nil)
+                .updateAndFetchAll(db, [LineRow.Columns.deliveredAt.set(to: ChatEntry.milliseconds(now))])
+                .first?.entry
         }
     }
 
@@ -215,7 +176,8 @@ public final class ChatHistory: Sendable {
     @discardableResult
     public func recordImage(_ image: ImageInfo, named name: String, path: String, direction: ChatEntry.Direction,
                             peer: PeerInfo, at now: Date = Date()) throws(ChatHistoryError) -> ChatImageEntry {
-        try record(mediaType: image.mediaType, width: image.width, height: image.height, named: name, path: path, direction: direction, peer: peer, at: now)
+        try record(ImageRow(mediaType: image.mediaType, width: image.width, height: image.height, name: name, path: path, direction: direction,
+                            peer: peer, at: now))
     }
 
     /// Stores a file (`/file` in chat) sent to or received from `peer`, as `recordImage` stores an image:
@@ -223,82 +185,66 @@ public final class ChatHistory: Sendable {
     @discardableResult
     public func recordFile(named name: String, mediaType: String, path: String, direction: ChatEntry.Direction,
                            peer: PeerInfo, at now: Date = Date()) throws(ChatHistoryError) -> ChatImageEntry {
-        try record(mediaType: mediaType, width: 0, height: 0, named: name, path: path, direction: direction, peer: peer, at: now)
+        try record(ImageRow(mediaType: mediaType, width: 0, height: 0, name: name, path: path, direction: direction, peer: peer, at: now))
     }
 
-    private func record(mediaType: String, width: Int, height: Int, named name: String, path: String, direction: ChatEntry.Direction,
-                        peer: PeerInfo, at now: Date) throws(ChatHistoryError) -> ChatImageEntry {
+    private func record(_ row: ImageRow) throws(ChatHistoryError) -> ChatImageEntry {
         try write { db in
-            try db.execute(sql: """
-                INSERT INTO image (peer, peerName, direction, name, path, mediaType, width, height, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [peer.id.hex, peer.displayName.raw, direction.rawValue, name, path, mediaType, width, height,
-                                 ChatEntry.milliseconds(now)])
-            return ChatImageEntry(sequence: db.lastInsertedRowID, peer: peer.id, peerName: peer.displayName, direction: direction, name: name,
-                                  path: path, mediaType: mediaType, width: width, height: height, at: now)
+            // The peer's ID came from a PeerInfo and the sequence from the insert: the row converts back.
+            try row.inserted(db).entry!
         }
     }
 
     /// The images exchanged with `peer` (or with anyone), oldest first; with `limit`, only the newest.
     public func images(with peer: PeerID? = nil, limit: Int? = nil) throws(ChatHistoryError) -> [ChatImageEntry] {
-        try newest(from: "image", with: peer, limit: limit, Self.image)
+        try newest(ImageRow.self, with: peer, limit: limit).compactMap(\.entry)
     }
 
     /// Keeps a line typed in `room` while nobody was there, for whoever joins (`unaddressed(in:)`).
     @discardableResult
     public func hold(_ text: String, in room: String, at now: Date = Date()) throws(ChatHistoryError) -> UnaddressedLine {
         try write { db in
-            try db.execute(sql: "INSERT INTO unaddressed (room, typedAt, text) VALUES (?, ?, ?)",
-                           arguments: [room, ChatEntry.milliseconds(now), text])
-            return UnaddressedLine(sequence: db.lastInsertedRowID, room: room, typedAt: now, text: text)
+            try UnaddressedRow(room: room, typedAt: ChatEntry.milliseconds(now), text: text).inserted(db).line!
         }
     }
 
     /// Lines typed in `room` (or in any room) while nobody was there, oldest first.
     public func unaddressed(in room: String? = nil) throws(ChatHistoryError) -> [UnaddressedLine] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM unaddressed \(room == nil ? "" : "WHERE room = ?") ORDER BY sequence",
-                             arguments: StatementArguments(room.map { [$0] } ?? []))
-                .map { UnaddressedLine(sequence: $0["sequence"], room: $0["room"], typedAt: ChatEntry.date($0["typedAt"]), text: $0["text"]) }
+            var request = UnaddressedRow.order(UnaddressedRow.Columns.sequence)
+            if let room { request = request.filter(UnaddressedRow.Columns.room == room) }
+            return try request.fetchAll(db).compactMap(\.line)
         }
     }
 
     /// Forgets held lines once they were sent (they are in the history as sent lines then).
     public func release(_ lines: [UnaddressedLine]) throws(ChatHistoryError) {
         try write { db in
-            for line in lines { try db.execute(sql: "DELETE FROM unaddressed WHERE sequence = ?", arguments: [line.sequence]) }
+            _ = try UnaddressedRow.deleteAll(db, keys: lines.map(\.sequence))
         }
     }
 
     /// Lines waiting for `peer` (or for anyone), oldest first.
     public func pending(for peer: PeerID? = nil) throws(ChatHistoryError) -> [ChatEntry] {
         try read { db in
-            let filter = peer == nil ? "" : "AND peer = ?"
-            return try Row.fetchAll(db, sql: "SELECT * FROM line WHERE deliveredAt IS NULL \(filter) ORDER BY sequence",
-                                    arguments: StatementArguments(peer.map { [$0.hex] } ?? []))
-                .compactMap(Self.entry)
+            var request = LineRow.filter(LineRow.Columns.deliveredAt == nil).order(LineRow.Columns.sequence)
+            if let peer { request = request.filter(LineRow.Columns.peer == peer.hex) }
+            return try request.fetchAll(db).compactMap(\.entry)
         }
     }
 
     /// The conversation with `peer` (or all of them), oldest first; with `limit`, only the newest lines.
     public func entries(with peer: PeerID? = nil, limit: Int? = nil) throws(ChatHistoryError) -> [ChatEntry] {
-        try newest(from: "line", with: peer, limit: limit, Self.entry)
+        try newest(LineRow.self, with: peer, limit: limit).compactMap(\.entry)
     }
 
-    /// Rows of `table` (with `peer`, or all), oldest first; with `limit`, only the newest.
-    private func newest<Item>(from table: String, with peer: PeerID?, limit: Int?, _ make: @escaping (Row) -> Item?) throws(ChatHistoryError) -> [Item] {
+    /// Rows of `Record`'s table (with `peer`, or all), oldest first; with `limit`, only the newest.
+    private func newest<Record: FetchableRecord & TableRecord>(_: Record.Type, with peer: PeerID?, limit: Int?) throws(ChatHistoryError) -> [Record] {
         try read { db in
-            var sql = "SELECT * FROM \(table)"
-            var arguments: [any DatabaseValueConvertible] = []
-            if let peer {
-                sql += " WHERE peer = ?"
-                arguments.append(peer.hex)
-            }
-            sql += " ORDER BY sequence DESC"
-            if let limit {
-                sql += " LIMIT ?"
-                arguments.append(limit)
-            }
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap(make).reversed()
+            var request = Record.order(Column("sequence").desc)
+            if let peer { request = request.filter(Column("peer") == peer.hex) }
+            if let limit { request = request.limit(limit) }
+            return try request.fetchAll(db).reversed()
         }
     }
 
@@ -307,32 +253,17 @@ public final class ChatHistory: Sendable {
         try read { db in
             // By this peer's clock: a line when it was stored (received) or acknowledged (sent), else when it was written.
             // SQLite takes the bare peerName from the row that has the MAX.
-            try Row.fetchAll(db, sql: """
+            try HistoryPeerRow.fetchAll(db, sql: """
                 SELECT peer, peerName, MAX(at) AS latest FROM (
                     SELECT peer, peerName, COALESCE(deliveredAt, sentAt) AS at FROM line
                     UNION ALL
                     SELECT peer, peerName, at FROM image
                 ) GROUP BY peer ORDER BY latest DESC
-                """).compactMap { row in PeerID(hex: row["peer"]).map { ($0, PeerText(row["peerName"] as String)) } }
+                """).compactMap { row in PeerID(hex: row.peer).map { ($0, PeerText(row.peerName)) } }
         }
     }
 
     // MARK: - Private
-
-    private static func entry(_ row: Row) -> ChatEntry? {
-        guard let peer = PeerID(hex: row["peer"]), let direction = ChatEntry.Direction(rawValue: row["direction"]) else { return nil }
-        let deliveredAt: Int64? = row["deliveredAt"]
-        return ChatEntry(sequence: row["sequence"], peer: peer, peerName: PeerText(row["peerName"] as String), direction: direction,
-                         messageID: UInt64(bitPattern: row["messageID"]), sentAt: ChatEntry.date(row["sentAt"]),
-                         text: row["text"], deliveredAt: deliveredAt.map(ChatEntry.date))
-    }
-
-    private static func image(_ row: Row) -> ChatImageEntry? {
-        guard let peer = PeerID(hex: row["peer"]), let direction = ChatEntry.Direction(rawValue: row["direction"]) else { return nil }
-        return ChatImageEntry(sequence: row["sequence"], peer: peer, peerName: PeerText(row["peerName"] as String), direction: direction, name: row["name"],
-                              path: row["path"], mediaType: row["mediaType"], width: row["width"], height: row["height"],
-                              at: ChatEntry.date(row["at"]))
-    }
 
     private func write<T>(_ body: (Database) throws -> T) throws(ChatHistoryError) -> T {
         do {
