@@ -52,7 +52,7 @@ API=https://$ADDR_B:53317/api/localsend/v2
 # hcurl SOURCE OUT METHOD PATH [CURL-ARGS...]: a request from A's address SOURCE; prints the status, body in OUT.
 hcurl() {
   local source=$1 out=$2 method=$3 path=$4; shift 4
-  inA curl -sk --interface "$source" -o "$out" -w '%{http_code}' -X "$method" "$API/$path" "$@"
+  inA curl -sk --max-time 60 --interface "$source" -o "$out" -w '%{http_code}' -X "$method" "$API/$path" "$@"
 }
 status_is() { # DESC WANT GOT [BODY-FILE]
   if [ "$2" = "$3" ]; then pass "$1 ($3)"; else fail "$1: HTTP $3, expected $2" "${4:-/dev/null}"; fi
@@ -311,7 +311,7 @@ stop_proc anna2p
 # ---------------------------------------------------------------- a PIN
 log "p2p receive --localsend --pin 4321"
 start_proc pin "$LAB" exec B env P2P_HOME="$BOB" "$P2P" receive --localsend --pin 4321 --yes --json --dir "$DL" --name bob
-expect_json 20 pin "p2p listens with a PIN" event=localsend-listening pin=true
+expect_json 20 pin "p2p listens with a PIN (on 53317: the port is free again)" event=localsend-listening pin=true port=53317
 prepare_json "$E2E_TMP/pin.json" guesser f1 guessed.bin 10
 code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/pin.json"); status_is "no PIN → 401" 401 "$code" "$E2E_TMP/r.txt"
 code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST "prepare-upload?pin=0000" --data-binary @"$E2E_TMP/pin.json"); status_is "a wrong PIN → 401" 401 "$code" "$E2E_TMP/r.txt"
