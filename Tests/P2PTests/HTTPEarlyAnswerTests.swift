@@ -21,12 +21,46 @@ struct HTTPEarlyAnswerTests {
         return try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(ByteBuffer(string: bytes))
             var received = ""
-            for try await chunk in inbound {
-                received += String(buffer: chunk)
-                if received.contains("\r\n\r\n") { break }
+            do {
+                for try await chunk in inbound {
+                    received += String(buffer: chunk)
+                    if received.contains("\r\n\r\n") { break }
+                }
+            } catch {
+                // The server closed first (reset): what came before is the answer.
             }
             return received
         }
+    }
+
+    /// Connections the server closed as idle mid-head and mid-body, whose clients then close too (as the e2e's
+    /// slow clients do over TLS): each request is answered once at most, and the server goes on.
+    @Test func idleConnectionsClosedMidRequestAreNotAnsweredTwice() async throws {
+        var router = HTTPRouter()
+        router.on(.POST, "/json") { request, body in
+            _ = try await body.decode(LocalSendDeviceInfo.self, limit: 1024, headers: request.headers)
+            return .text(.ok, "read")
+        }
+        var configuration = HTTPServer.Configuration(hosts: ["127.0.0.1"], port: 0, tls: nil)
+        configuration.idleTimeout = .milliseconds(200)
+        let server = HTTPServer(configuration: configuration, router: router)
+        let port = try await server.start()
+        let halfBody = "POST /json HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"alias\""
+        let halfHead = "POST /json HTTP/1.1\r\nHost: x\r\nContent-Le"
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0 ..< 8 {
+                group.addTask { try await exchange(index.isMultiple(of: 2) ? halfBody : halfHead, port: port) }
+            }
+            for try await answer in group {
+                // Closed, with one 400 at most (a body the server waited for and did not get).
+                #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 400"))
+            }
+        }
+        let client = HTTPClient(tls: nil)
+        let json = ByteBuffer(string: #"{"alias":"anna","version":"2.1","fingerprint":"F"}"#)
+        let answer = try await client.request(.POST, host: "127.0.0.1", port: port, path: "/json", body: .bytes(json))
+        #expect(answer.status == .ok && answer.text == "read")
+        await server.stop()
     }
 
     @Test func anEarlyAnswerComesAtOnceAndAHangUpAfterItIsNoSecondAnswer() async throws {

@@ -1,31 +1,31 @@
 import NIOCore
 import NIOHTTP1
 
-/// Ends a connection whose bytes do not parse as HTTP (a malformed head, or a body cut short by the client's
-/// close): answered 400 when no response to the request under way has begun, else closed as it is.
+/// Ends a connection whose bytes do not parse as HTTP: a malformed head gets a 400, then the close; a request
+/// already under way (its head read: a body cut short by the client's close, or bytes after it that do not
+/// parse) is only closed, since `HTTPServer` answers every request whose head it read, and one answer per
+/// request is all HTTP allows.
 ///
 /// In place of NIOHTTP1's `HTTPServerProtocolErrorHandler`, which answers 400 whenever no response is under
-/// way, also after p2p answered a request early (413 by its announced length, 401, 409, a refused upload:
-/// before the body was read) and the client then closed mid-body: a second response to one request, which
-/// NIOHTTP1's `HTTPServerPipelineHandler` refuses (a trap in debug builds; a client that sent a long body,
-/// got its answer and hung up crashed `p2p receive --localsend`).
-final class HTTPParserErrorCloser: ChannelDuplexHandler, RemovableChannelHandler {
+/// way: when a client hung up mid-body (after p2p answered early, or while p2p still read the body, or when p2p
+/// closed an idle connection and the client then closed its side), it answered, and then `HTTPServer`
+/// answered the same request: a second response, which NIOHTTP1's `HTTPServerPipelineHandler` refuses (a trap
+/// in debug builds: `p2p receive --localsend` crashed so after a slow client was closed).
+final class HTTPParserErrorCloser: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    /// A response head was written for the request under way (or the last one).
-    private var answered = false
+    /// A request's head was read and its end not yet: `HTTPServer` owns its answer.
+    private var requestOpen = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { answered = false }
+        switch unwrapInboundIn(data) {
+        case .head: requestOpen = true
+        case .body: break
+        case .end: requestOpen = false
+        }
         context.fireChannelRead(data)
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head(let head) = unwrapOutboundIn(data), head.status.code >= 200 { answered = true }
-        context.write(data, promise: promise)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -33,8 +33,7 @@ final class HTTPParserErrorCloser: ChannelDuplexHandler, RemovableChannelHandler
             context.fireErrorCaught(error)
             return
         }
-        if !answered {
-            answered = true
+        if !requestOpen {
             let head = HTTPResponseHead(version: .http1_1, status: .badRequest, headers: ["connection": "close", "content-length": "0"])
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
