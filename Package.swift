@@ -127,6 +127,7 @@ if Context.environment["P2P_FUZZ"] == "1" {
                 "P2P",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Fuzz/P2PFuzz"

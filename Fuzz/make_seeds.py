@@ -15,6 +15,7 @@ OUTDIR/<target>/ gets one file per seed, named by its SHA-1 (so re-running adds 
   snapshot   the encoded snapshots of records.json
   channel-receiver  op programs for the stateful channel receiver (one per path: file, window overrun, tree,
              stream, manifest budget, a peer leaving)
+  localsend  LocalSend v2 JSON (device, prepare-upload, its answer, prepare-download's answer) behind a kind byte
 Vectors that expect an error are seeds too: the fuzzer starts from both sides of every check.
 """
 import hashlib
@@ -91,6 +92,26 @@ def main():
             add("channel-receiver", bytes([mode] + program))
 
     total = 0
+    # localsend: the JSON of LocalSend v2 (the protocol README's examples and what the apps send), behind the
+    # kind byte fuzzLocalSendJSON reads (0 device, 1 prepare-upload, 2 its answer, 3 prepare-download's answer).
+    device = {"alias": "Nice Orange", "version": "2.2", "deviceModel": "Samsung", "deviceType": "mobile",
+              "fingerprint": "3F2A9C0B17D4E5A6B7C8D9E0F1A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4", "port": 53317,
+              "protocol": "https", "download": True, "announce": True}
+    minimal = {"alias": "x", "version": "2.0", "fingerprint": "abc"}
+    files = {"f1": {"id": "f1", "fileName": "photos/a.jpg", "size": 324242, "fileType": "image/jpeg",
+                    "sha256": "ab" * 32, "preview": None, "metadata": {"modified": "2021-01-01T12:34:56Z"}},
+             "f2": {"id": "f2", "fileName": "b.txt", "size": 12, "fileType": "text/plain"}}
+    text = {"t": {"id": "t", "fileName": "m.txt", "size": 5, "fileType": "text/plain", "preview": "hello"}}
+    localsend = [
+        (0, device), (0, minimal), (0, dict(device, port=None, deviceType="fridge", announce=False)),
+        (1, {"info": device, "files": files}), (1, {"info": minimal, "files": text}),
+        (1, {"info": minimal, "files": {"a": dict(files["f2"], fileName="../escape")}}),
+        (2, {"sessionId": "mySessionId", "files": {"f1": "token1", "f2": "token 2&x=y"}}),
+        (3, {"info": dict(device, protocol="http"), "sessionId": "s", "files": files}),
+    ]
+    for kind, message in localsend:
+        add("localsend", bytes([kind]) + json.dumps(message).encode())
+
     for target, items in sorted(seeds.items()):
         os.makedirs(os.path.join(out, target), exist_ok=True)
         for data in items:

@@ -78,7 +78,7 @@ step "build (ThreadSanitizer)" swift build --build-tests --sanitize=thread --scr
 step "tests under ThreadSanitizer" swift test --sanitize=thread --scratch-path .build-tsan
 step "ThreadSanitizer catches a real race" tsan_catches_a_real_race
 
-# Every decoder of peer bytes under libFuzzer with ASan, briefly (18 targets x 15 s, after an ASan
+# Every decoder of peer bytes under libFuzzer with ASan, briefly (22 targets x 15 s, after an ASan
 # build of its own in .build-fuzz): a smoke test, not a campaign; scripts/fuzz.sh SECONDS runs longer.
 step "fuzz smoke (build and run)" scripts/fuzz.sh "${P2P_FUZZ_SMOKE_SECONDS:-15}"
 

@@ -39,6 +39,8 @@ enum FuzzTargets {
         FuzzTarget(name: "snapshot", run: fuzzSnapshot),
         // Stateful: the channel receivers of a session fed sequences of steps (ChannelReceiver.swift).
         FuzzTarget(name: "channel-receiver", run: fuzzChannelReceiver),
+        // The JSON of LocalSend devices (announcements, register, prepare-upload and the answers; LocalSendJSON.swift).
+        FuzzTarget(name: "localsend", run: fuzzLocalSendJSON),
     ]
 
     static func message<M: WireMessage>(_ name: String, _ type: M.Type, canonical: Bool) -> FuzzTarget {

@@ -42,6 +42,24 @@ import Testing
         #expect(!line.contains("verified"))
     }
 
+    /// A LocalSend sender may give no SHA-256: its files are never called verified, and the line says what was checked.
+    @Test func filesWhoseSenderGaveNoHashAreNotCalledVerified() {
+        var one = Counts(files: 1, bytes: 10)
+        one.sizeOnly = 1
+        one.lastFile = ("a.txt", "/in/a.txt")
+        #expect(ReceiveLoop.summary(one, from: "anna", seconds: 1, into: "/in")
+                == "Received a.txt (10 B, 0 B/s) from anna → /in/a.txt; size checked; the sender gave no SHA-256")
+        var all = Counts(files: 3, bytes: 30)
+        all.sizeOnly = 3
+        let line = ReceiveLoop.summary(all, from: "anna", seconds: 1, into: "/in")
+        #expect(line == "Received 3 files (30 B) from anna in 1.0 s (0 B/s) into /in; sizes checked; the sender gave no SHA-256")
+        #expect(!line.contains("verified"))
+        var mixed = Counts(files: 3, bytes: 30)
+        mixed.sizeOnly = 1
+        #expect(ReceiveLoop.summary(mixed, from: "anna", seconds: 1, into: "/in")
+                == "Received 3 files (30 B) from anna in 1.0 s (0 B/s) into /in; 2 files verified by SHA-256, 1 file by size only (the sender gave no SHA-256 for it)")
+    }
+
     @Test func theRateCountsOnlyTheBytesThatMoved() {
         // A resumed run: 100 MiB verified, of which only 1 MiB travelled in these 2 s.
         var counts = Counts(files: 2, bytes: 100 << 20)

@@ -17,10 +17,19 @@
 #  - a PIN: 401 without, 401 wrong (three times), then 429 from that address even with the right PIN; the right
 #    PIN from another address: accepted, bytes equal;
 #  - the question on a terminal (tmux): it names `Linux "anna" (LocalSend, not verified by key)`; n → localsendd
-#    reports declined and nothing is written; y → the file arrives and the summary names the device too.
+#    reports declined and nothing is written; y → the file arrives and the summary names the device too; a file
+#    whose sender gave no sha256 (curl) is summed up as `size checked; the sender gave no SHA-256`, never verified;
+#  - what was checked: the JSON `file-received` says `check: sha256` for localsendctl's and localsend-cli's files
+#    (both send a sha256) and `check: size` for a raw client's upload without one;
+#  - idle and slow connections (a raw TLS client sending half a request head, one sending half a body, a TCP
+#    connection that never starts TLS) are closed by p2p after its documented 30 s, and p2p goes on;
+#  - p2p → localsendd: `--to` 4 characters of its fingerprint → exit 4, nothing sent (a prefix under 80 bits
+#    authorizes nothing), 20 characters → sent; a person declining there (localsendctl reject) → exit 6 and
+#    `anna declined`; localsendd cancelling mid-upload (localsendctl cancel, the link slowed by tc) → p2p stops
+#    with exit 8 saying so, and localsendd keeps nothing.
 # Needs root (lab), localsendd, localsend-cli, curl, openssl, tmux (scripts/setup.sh installs them).
 . "$(dirname "$0")/lib.sh"
-need ip tmux curl openssl localsendd localsendctl localsend-cli
+need ip tmux curl openssl tc localsendd localsendctl localsend-cli
 [ "$(id -u)" = 0 ] || { fail "must run as root (the lab needs network namespaces)"; finish; }
 
 export P2P_LAB_PREFIX=${P2P_LAB_PREFIX:-p2pls$$}
@@ -43,7 +52,7 @@ API=https://$ADDR_B:53317/api/localsend/v2
 # hcurl SOURCE OUT METHOD PATH [CURL-ARGS...]: a request from A's address SOURCE; prints the status, body in OUT.
 hcurl() {
   local source=$1 out=$2 method=$3 path=$4; shift 4
-  inA curl -sk --interface "$source" -o "$out" -w '%{http_code}' -X "$method" "$API/$path" "$@"
+  inA curl -sk --max-time 60 --interface "$source" -o "$out" -w '%{http_code}' -X "$method" "$API/$path" "$@"
 }
 status_is() { # DESC WANT GOT [BODY-FILE]
   if [ "$2" = "$3" ]; then pass "$1 ($3)"; else fail "$1: HTTP $3, expected $2" "${4:-/dev/null}"; fi
@@ -70,6 +79,9 @@ log "localsendd in A, p2p receive --localsend --yes --json in B"
 start_proc lsd "$LAB" exec A "${ENV_A[@]}" localsendd --alias anna --unattended --download-dir "$HA/dl" --log-level info
 start_proc recv "$LAB" exec B env P2P_HOME="$BOB" "$P2P" receive --localsend --yes --json --dir "$DL" --name bob
 expect_json 20 recv "p2p listens for LocalSend (version 2.2, port 53317)" event=localsend-listening port=53317 version=2.2
+# Idle and slow clients, in the background while the rest runs: each waits for p2p to close its connection.
+inA "$PYTHON" "$E2E_DIR/slow_http.py" "$ADDR_B" 53317 90 >"$E2E_TMP/slow.out" 2>&1 &
+SLOW=$!
 
 # ---------------------------------------------------------------- discovery and the fingerprint
 OURS=$(run env P2P_HOME="$BOB" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["localsendFingerprint"])')
@@ -87,12 +99,14 @@ if lsctl send "$HA/files/photo one.jpg" --to bob --wait >"$E2E_TMP/send1.log" 2>
    && cmp -s "$HA/files/photo one.jpg" "$DL/photo one.jpg"; then pass "localsendctl send (v2.2) → p2p: bytes equal"
 else fail "localsendctl send → p2p" recv "$E2E_TMP/send1.log"; fi
 expect_json 5 recv "the JSON events name the LocalSend sender and its kind" event=transfer-started "name=photo one.jpg" peer=anna kind=localsend
+expect_json 5 recv "localsendctl gave a sha256: p2p says it checked it (check sha256)" event=file-received "name=photo one.jpg" check=sha256
 
 head -c 70000 /dev/urandom >"$HA/files/a.bin"; printf 'second file\n' >"$HA/files/b.txt"
 if inA env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE localsend-cli send "$ADDR_B" "$HA/files/a.bin" "$HA/files/b.txt" --json >"$E2E_TMP/cli.log" 2>&1 \
    && wait_json 20 recv event=file-received name=b.txt >/dev/null && wait_json 5 recv event=file-received name=a.bin >/dev/null \
    && cmp -s "$HA/files/a.bin" "$DL/a.bin" && cmp -s "$HA/files/b.txt" "$DL/b.txt"; then pass "localsend-cli send (v2.0), two files → p2p: bytes equal"
 else fail "localsend-cli send → p2p" recv "$E2E_TMP/cli.log"; fi
+expect_json 5 recv "localsend-cli gave a sha256: checked (check sha256)" event=file-received name=a.bin check=sha256
 
 # ---------------------------------------------------------------- a text
 "$PYTHON" - "$E2E_TMP/text.json" <<'EOF'
@@ -144,6 +158,12 @@ if ! grep -qE '^(over|short)\.bin' "$E2E_TMP/dl.txt"; then pass "nothing kept un
 code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "an upload once the session is over → 403" 403 "$code" "$E2E_TMP/r.txt"
 
 prepare_json "$E2E_TMP/sha.json" mallory f1 hashed.bin 10 "$(printf '0%.0s' $(seq 64))"
+prepare_json "$E2E_TMP/bare.json" carol f1 bare.bin 10
+code=$(hcurl $ADDR_A "$E2E_TMP/s5.json" POST prepare-upload --data-binary @"$E2E_TMP/bare.json"); status_is "prepare-upload without a sha256 → 200" 200 "$code" "$E2E_TMP/s5.json"
+read -r SID T1 < <(tokens "$E2E_TMP/s5.json" f1)
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "its upload → 200" 200 "$code" "$E2E_TMP/r.txt"
+expect_json 10 recv "no sha256 given: p2p says only the size was checked (check size)" event=file-received name=bare.bin check=size
+cmp -s "$E2E_TMP/ten" "$DL/bare.bin" && pass "bare.bin: bytes equal" || fail "bare.bin differs"
 code=$(hcurl $ADDR_A "$E2E_TMP/s2.json" POST prepare-upload --data-binary @"$E2E_TMP/sha.json"); status_is "prepare-upload with a sha256 → 200" 200 "$code" "$E2E_TMP/s2.json"
 read -r SID T1 < <(tokens "$E2E_TMP/s2.json" f1)
 code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "bytes that do not hash to the sender's sha256 → 400" 400 "$code" "$E2E_TMP/r.txt"
@@ -197,6 +217,12 @@ if [ "$HEARD" -gt 100 ]; then pass "the fake announcements were heard ($HEARD de
 if grep -q "register-ok 300" "$E2E_TMP/flood.log"; then pass "300 register calls from fake devices answered"; else fail "register flood" "$E2E_TMP/flood.log"; fi
 if [ -n "$BEFORE" ] && [ -n "$AFTER" ] && [ $((AFTER - BEFORE)) -lt 16384 ]; then pass "memory bounded under the flood (RSS $BEFORE → $AFTER KiB)"
 else fail "RSS grew from $BEFORE to $AFTER KiB under the flood"; fi
+wait "$SLOW"
+for case in half-header half-body silent-tcp; do
+  seconds=$(awk -v c="$case" '$1 == "closed" && $2 == c {print $3}' "$E2E_TMP/slow.out")
+  if [ -n "$seconds" ] && awk -v s="$seconds" 'BEGIN {exit !(s >= 25 && s <= 45)}'; then pass "a $case connection is closed by p2p after ${seconds} s (documented: 30 s)"
+  else fail "a $case connection: ${seconds:-not closed} (expected closed after about 30 s)" "$E2E_TMP/slow.out"; fi
+done
 if is_running recv; then pass "p2p receive is still up after the bad input"; else fail "p2p receive died" recv; fi
 stop_proc recv
 
@@ -216,6 +242,49 @@ if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend --text "hello a
    && grep -q 'Delivered a text (10 characters) to Linux "anna" (LocalSend, not verified by key)' "$E2E_TMP/sendtext.out"
 then pass "p2p send --localsend --text → localsendd: delivered"
 else fail "p2p send --localsend --text" "$E2E_TMP/sendtext.out"; fi
+# A fingerprint prefix shorter than 80 bits authorizes nothing (anyone grinds a certificate that starts so);
+# 20 characters do.
+ls "$HA/dl" >"$E2E_TMP/dl-before.txt"
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/album/pic.jpg" --to "${THEIRS:0:4}" >"$E2E_TMP/short.out" 2>&1; rc=$?
+if [ "$rc" = 4 ] && grep -q "fits Linux \"anna\" (LocalSend, not verified by key) only by the start of its fingerprint" "$E2E_TMP/short.out" \
+   && grep -q -- "--to anna" "$E2E_TMP/short.out" && grep -q -- "--to $THEIRS" "$E2E_TMP/short.out"
+then pass "--to 4 characters of localsendd's fingerprint: exit 4, saying to give its alias or full fingerprint"
+else fail "--to ${THEIRS:0:4}: exit $rc" "$E2E_TMP/short.out"; fi
+ls "$HA/dl" | cmp -s - "$E2E_TMP/dl-before.txt" && pass "nothing was sent on a short prefix" || fail "a file arrived on a short prefix: $(ls "$HA/dl")"
+if run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/album/pic.jpg" --to "${THEIRS:0:20}" >"$E2E_TMP/long.out" 2>&1 \
+   && grep -q 'Sent 1 file' "$E2E_TMP/long.out"; then pass "--to 20 characters (80 bits) of its fingerprint: sent"
+else fail "--to ${THEIRS:0:20}" "$E2E_TMP/long.out"; fi
+
+# A person at localsendd declines: a control client attached (localsendctl watch), the offer waits for its
+# answer, localsendctl reject → 403; p2p says the device declined, exit 6.
+start_proc lswatch "$LAB" exec A "${ENV_A[@]}" env PYTHONUNBUFFERED=1 localsendctl watch --json
+wait_until 10 test -s "$E2E_TMP/lswatch.out" || fail "localsendctl watch did not attach" lswatch
+incoming() { lsctl status --json | "$PYTHON" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("incoming") else 1)'; }
+ls "$HA/dl" >"$E2E_TMP/dl-before.txt"
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/album/pic.jpg" --to anna >"$E2E_TMP/declined.out" 2>&1 &
+DECLINED=$!
+if wait_until 20 incoming; then pass "localsendd, with a person attached, asks about the offer"; lsctl reject >/dev/null
+else fail "localsendd never showed the offer" lswatch; fi
+wait "$DECLINED"; rc=$?
+if [ "$rc" = 6 ] && grep -q 'p2p: anna declined' "$E2E_TMP/declined.out"; then pass "declined at localsendd: p2p says anna declined, exit 6"
+else fail "declined send: exit $rc" "$E2E_TMP/declined.out"; fi
+ls "$HA/dl" | cmp -s - "$E2E_TMP/dl-before.txt" && pass "nothing written at localsendd after the decline" || fail "written after a decline: $(ls "$HA/dl")"
+stop_proc lswatch
+
+# localsendd cancels mid-upload (localsendctl cancel; B's link held to 16 Mbit/s so that the upload lasts).
+head -c 30000000 /dev/urandom >"$E2E_TMP/out/slow.bin"
+run "$LAB" exec B tc qdisc add dev "${PREFIX}vB" root tbf rate 16mbit burst 64kb latency 500ms
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/slow.bin" --to anna >"$E2E_TMP/cancelled.out" 2>&1 &
+CANCELLED=$!
+transferring() { lsctl status --json | "$PYTHON" -c 'import json,sys; a=json.load(sys.stdin).get("active") or {}; sys.exit(0 if a.get("phase") == "transferring" and (a.get("bytesDone") or 0) > 0 else 1)'; }
+if wait_until 30 transferring; then pass "the upload to localsendd is under way"; lsctl cancel >/dev/null; else fail "the upload never started" lsd; fi
+wait "$CANCELLED"; rc=$?
+run "$LAB" exec B tc qdisc del dev "${PREFIX}vB" root
+if [ "$rc" = 8 ] && grep -q 'p2p: anna: the upload of slow.bin broke off .*cancelled or failed on the device' "$E2E_TMP/cancelled.out"; then pass "cancelled at localsendd mid-upload: p2p stops, exit 8: $(tail -n 1 "$E2E_TMP/cancelled.out")"
+else fail "send cancelled at localsendd: exit $rc" "$E2E_TMP/cancelled.out"; fi
+if wait_until 10 bash -c '! ls "$1"/slow* >/dev/null 2>&1' _ "$HA/dl"; then pass "localsendd kept nothing of the cancelled upload"
+else fail "kept at localsendd: $(ls "$HA/dl")"; fi
+
 lsctl pin 9999 >/dev/null
 run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/big.bin" --to anna >"$E2E_TMP/nopin.out" 2>&1; rc=$?
 if [ "$rc" = 6 ] && grep -q 'wants a PIN (401): add --pin PIN' "$E2E_TMP/nopin.out"; then pass "a device that wants a PIN: exit 6 and what to add"
@@ -242,7 +311,7 @@ stop_proc anna2p
 # ---------------------------------------------------------------- a PIN
 log "p2p receive --localsend --pin 4321"
 start_proc pin "$LAB" exec B env P2P_HOME="$BOB" "$P2P" receive --localsend --pin 4321 --yes --json --dir "$DL" --name bob
-expect_json 20 pin "p2p listens with a PIN" event=localsend-listening pin=true
+expect_json 20 pin "p2p listens with a PIN (on 53317: the port is free again)" event=localsend-listening pin=true port=53317
 prepare_json "$E2E_TMP/pin.json" guesser f1 guessed.bin 10
 code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST prepare-upload --data-binary @"$E2E_TMP/pin.json"); status_is "no PIN → 401" 401 "$code" "$E2E_TMP/r.txt"
 code=$(hcurl $ADDR_A2 "$E2E_TMP/r.txt" POST "prepare-upload?pin=0000" --data-binary @"$E2E_TMP/pin.json"); status_is "a wrong PIN → 401" 401 "$code" "$E2E_TMP/r.txt"
@@ -273,4 +342,16 @@ see_now 20 rx 'offers maybe\.bin .*\[y/n/a\]' "asked again"
 tm send-keys -t rx y
 if wait "$ACCEPT" && cmp -s "$HA/files/maybe.bin" "$DL3/maybe.bin"; then pass "y → the file arrives, bytes equal"; else fail "accepted send" "$E2E_TMP/accept.log"; fi
 see 10 rx 'Received maybe\.bin .* from Linux "anna" \(LocalSend, not verified by key\)' "the summary names the LocalSend device"
+# A sender that gives no sha256 (curl): the summary says what was checked, not "verified".
+prepare_json "$E2E_TMP/bare2.json" carol f1 bare2.bin 10
+hcurl $ADDR_A "$E2E_TMP/s6.json" POST prepare-upload --data-binary @"$E2E_TMP/bare2.json" >"$E2E_TMP/s6.code" &
+BARE=$!
+see_now 20 rx 'offers bare2\.bin .*\[y/n/a\]' "asked about a file offered without a sha256"
+tm send-keys -t rx y
+wait "$BARE"
+read -r SID T1 < <(tokens "$E2E_TMP/s6.json" f1)
+code=$(hcurl $ADDR_A "$E2E_TMP/r.txt" POST "upload?sessionId=$SID&fileId=f1&token=$T1" --data-binary @"$E2E_TMP/ten"); status_is "its upload → 200" 200 "$code" "$E2E_TMP/r.txt"
+see 10 rx 'Received bare2\.bin .* from curl "carol" \(LocalSend, not verified by key\) .*; size checked; the sender gave no SHA-256' \
+  "a file whose sender gave no SHA-256: the summary says its size was checked and no hash given"
+unseen rx 'bare2\.bin.*verified$' "… and never calls it verified"
 finish

@@ -2,14 +2,33 @@ import Foundation
 import NIOConcurrencyHelpers
 import P2P
 
-/// `p2p send --localsend PATH... --to NAME` (or `--text`): when NAME is a LocalSend device (its alias, or the
-/// start of its fingerprint), the files or the text go to it over LocalSend's upload API; otherwise the send
+/// `p2p send --localsend PATH... --to NAME` (or `--text`): when NAME is a LocalSend device (its alias, or its
+/// fingerprint, 80 bits of it at least), the files or the text go to it over LocalSend's upload API; otherwise the send
 /// goes on as a p2p send. Exit codes as for a p2p send: 6 declined or a PIN refused, 4 busy or not the
 /// announced certificate, 8 failed, 3 several devices fit, or a p2p peer fits too.
 struct LocalSendSend {
     let command: SendCommand
     /// How long to listen for the device before deciding it is not a LocalSend one.
     static let lookout: Duration = .seconds(4)
+
+    /// The start of a device's fingerprint that names it for `--to` (80 bits): what the lists show.
+    static func shownFingerprint(_ entry: LocalSendDeviceList.Entry) -> String {
+        String(entry.info.fingerprint.prefix(LocalSendBrowser.identifyingFingerprintCharacters))
+    }
+
+    /// `--to PREFIX` fits the device only by fewer than 80 bits of its fingerprint: refused as such a prefix
+    /// is for a p2p key that is not pinned (`PeerTarget.shortPrefixRefusal`), since anyone can make a
+    /// certificate whose fingerprint starts that way in seconds; nil when the query is its alias or
+    /// identifies its certificate.
+    static func shortPrefixRefusal(_ query: String, _ entry: LocalSendDeviceList.Entry) -> CLIError? {
+        guard LocalSendBrowser.fit(query, entry) == .shortPrefix else { return nil }
+        let label = Terminal.sanitize(LocalSendPeer.label(of: entry.peer))
+        return CLIError("--to \(Terminal.sanitize(query)) fits \(label) only by the start of its fingerprint: anyone can make a certificate "
+                        + "whose fingerprint starts that way, so a prefix shorter than \(LocalSendBrowser.identifyingFingerprintCharacters) characters names "
+                        + "no LocalSend device; give its alias (--to \(Terminal.sanitize(entry.info.alias))) or its fingerprint "
+                        + "(--to \(Terminal.sanitize(entry.info.fingerprint))) after comparing it with the one the device shows",
+                        code: ExitStatus.connectionFailed)
+    }
 
     /// Sends to the LocalSend device `--to` names; false when no device fits (send as p2p).
     func run(text: String?) async throws -> Bool {
@@ -42,15 +61,18 @@ struct LocalSendSend {
         if ContinuousClock.now - began < .seconds(1) { try? await Task.sleep(for: .seconds(1) - (ContinuousClock.now - began)) }
         let alsoP2P = p2pFits.withLockedValue { $0 }
         guard alsoP2P.isEmpty else {
-            let list = alsoP2P.map { "  \($0)  (p2p)" } + found.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \($0.info.fingerprint.prefix(16))…" }
-            throw CLIError("\"\(Terminal.sanitize(query))\" fits a p2p peer and a LocalSend device; name one by the start of its fingerprint:\n"
+            let list = alsoP2P.map { "  \($0)  (p2p)" } + found.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \(Self.shownFingerprint($0))…" }
+            throw CLIError("\"\(Terminal.sanitize(query))\" fits a p2p peer and a LocalSend device; name one by its fingerprint "
+                           + "(\(LocalSendBrowser.identifyingFingerprintCharacters) characters at least):\n"
                            + list.joined(separator: "\n"), code: ExitStatus.peerNotFound)
         }
         guard found.count == 1, let target = found.first else {
-            let list = found.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \($0.info.fingerprint.prefix(16))…  \($0.address)" }
-            throw CLIError("several LocalSend devices fit \"\(Terminal.sanitize(query))\"; name one by the start of its fingerprint:\n"
+            let list = found.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \(Self.shownFingerprint($0))…  \($0.address)" }
+            throw CLIError("several LocalSend devices fit \"\(Terminal.sanitize(query))\"; name one by its fingerprint "
+                           + "(\(LocalSendBrowser.identifyingFingerprintCharacters) characters at least):\n"
                            + list.joined(separator: "\n"), code: ExitStatus.peerNotFound)
         }
+        if let refusal = Self.shortPrefixRefusal(query, target) { throw refusal }
         let label = Terminal.sanitize(LocalSendPeer.label(of: target.peer))
         var sender = browser.sender
         sender.answerTimeout = .milliseconds(Int64(command.answerTimeout * 1000))

@@ -150,7 +150,7 @@ extension ReceiveLoop {
     /// What one sender's transfers came to; `summary` words it.
     typealias SummaryCounts = ReceiveLedger.Counts
 
-    /// The summary line: what arrived verified (only that is called verified), then what was already there,
+    /// The summary line: what arrived, and how it was checked (only what was is called verified), then what was already there,
     /// skipped, failed and cancelled. The rate counts the bytes that travelled, not those already here.
     static func summary(_ counts: SummaryCounts, from peer: String, seconds: Double, into directory: String) -> String {
         let name = Terminal.sanitize(peer)
@@ -170,11 +170,24 @@ extension ReceiveLoop {
         if counts.files == 0 { return "Received no file from \(name)\(rest)" }
         if counts.files == 1, notes.isEmpty, let file = counts.lastFile {
             return "Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(counts.bytes)), \(rate)/s) from \(name)"
-                + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; SHA-256 verified"
+                + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; " + checked(counts)
         }
-        let each = counts.files == 1 ? "verified" : "each verified"
         return "Received \(count(counts.files, "file")) (\(TransferView.bytes(counts.bytes))) from \(name) in \(String(format: "%.1f", seconds)) s "
-            + "(\(rate)/s) into \(Terminal.sanitize(directory)); \(each) by SHA-256\(rest)"
+            + "(\(rate)/s) into \(Terminal.sanitize(directory)); \(checked(counts))\(rest)"
+    }
+
+    /// How the files that arrived were checked, exactly: by the sender's SHA-256, or (a LocalSend sender that
+    /// gave none) by their size only; never "verified" for a file whose hash nobody gave.
+    static func checked(_ counts: SummaryCounts) -> String {
+        let noHash = "the sender gave no SHA-256"
+        switch (counts.files, counts.sizeOnly) {
+        case (1, 0): return "SHA-256 verified"
+        case (_, 0): return "each verified by SHA-256"
+        case (1, _): return "size checked; \(noHash)"
+        case let (files, sizeOnly) where sizeOnly == files: return "sizes checked; \(noHash)"
+        case let (files, sizeOnly):
+            return "\(count(files - sizeOnly, "file")) verified by SHA-256, \(count(sizeOnly, "file")) by size only (\(noHash) for \(sizeOnly == 1 ? "it" : "them"))"
+        }
     }
 
     /// "1 file", "2,000 files".

@@ -67,7 +67,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the receiver to appear.")
     var timeout: Double = 30
 
-    @Flag(name: .customLong("localsend"), help: "Also look for --to among LocalSend devices (phones, desktops; multicast 224.0.0.167:53317): a device whose alias or fingerprint start fits gets the files or the text over LocalSend. Also P2P_LOCALSEND=on.")
+    @Flag(name: .customLong("localsend"), help: "Also look for --to among LocalSend devices (phones, desktops; multicast 224.0.0.167:53317): a device whose alias or fingerprint (20 characters at least: a shorter prefix authorizes nothing) fits gets the files or the text over LocalSend. Also P2P_LOCALSEND=on.")
     var localSendFlag = false
 
     @Option(name: .customLong("interface"), help: ArgumentHelp("With --localsend: look for LocalSend devices on this interface only; repeatable.", valueName: "iface"))

@@ -67,7 +67,7 @@ final class TransferView: Sendable {
             if json {
                 var object: [String: Any] = ["event": info.direction == .receiving ? "file-received" : "file-sent", "name": info.name,
                                              "size": info.size, "sha256": delivery.sha256, "peer": info.peer.displayName, "kind": info.peer.kind.rawValue,
-                                             "bytes-per-second": Int(rate)]
+                                             "bytes-per-second": Int(rate), "check": delivery.check.rawValue]
                 if let url = delivery.url { object["path"] = url.path }
                 if info.direction == .sending { object["resumed-from"] = delivery.resumedFrom }
                 Output.json(object)
@@ -76,13 +76,13 @@ final class TransferView: Sendable {
                 let verb = info.direction == .receiving ? "Received" : "Sent"
                 let place = delivery.url.map { " → \(Terminal.sanitize($0.path))" } ?? ""
                 Output.line("\(verb) \(Terminal.sanitize(info.name)) (\(Self.bytes(info.size)), \(Self.bytes(UInt64(rate)))/s)\(place)")
-                Output.line(Terminal.paint("  sha256 \(delivery.sha256)", .dim))
+                Output.line(Terminal.paint("  sha256 \(delivery.sha256)" + (delivery.isHashVerified ? "" : " (computed here; the sender gave none to check it against)"), .dim))
             }
         case .fileFinished(let tree, let delivery):
             if json {
                 var object: [String: Any] = ["event": tree.direction == .receiving ? "file-received" : "file-sent", "name": delivery.name,
                                              "size": delivery.size, "sha256": delivery.sha256, "peer": tree.peer.displayName, "kind": tree.peer.kind.rawValue,
-                                             "tree": tree.name, "already-there": delivery.alreadyThere]
+                                             "tree": tree.name, "already-there": delivery.alreadyThere, "check": delivery.check.rawValue]
                 if let url = delivery.url { object["path"] = url.path }
                 if tree.direction == .sending || delivery.resumedFrom > 0 { object["resumed-from"] = delivery.resumedFrom }
                 Output.json(object)
@@ -110,7 +110,8 @@ final class TransferView: Sendable {
         case .treeFinished(let tree, let report):
             if json {
                 Output.json(["event": "tree-finished", "direction": tree.direction.rawValue, "name": tree.name, "peer": tree.peer.displayName, "kind": tree.peer.kind.rawValue,
-                             "files": tree.fileCount, "verified": report.deliveries.count { !$0.alreadyThere },
+                             "files": tree.fileCount, "verified": report.deliveries.count { !$0.alreadyThere && $0.isHashVerified },
+                             "size-only": report.deliveries.count { !$0.alreadyThere && !$0.isHashVerified },
                              "already-there": report.deliveries.count { $0.alreadyThere },
                              "failed": report.failures.count - report.skipped.count, "skipped": report.skipped.count,
                              // What is on this side now (arrived or already there), not what was offered.

@@ -31,18 +31,34 @@ public final class LocalSendBrowser: Sendable {
     public func stop() async { await discovery.stop() }
 
     /// The devices `query` names: its alias (any case), or the start of its fingerprint (4 characters at
-    /// least, any case).
+    /// least, any case). A fingerprint prefix shorter than 80 bits fits, so that a command can say why it
+    /// does not send there (``fit(_:_:)`` is `.shortPrefix`), but it authorizes nothing.
     public func devices(named query: String) -> [LocalSendDeviceList.Entry] {
         Self.matching(query, in: devices.all)
     }
 
-    /// The entries of `list` that `query` names.
+    /// The entries of `list` that `query` names, as ``PeerMatcher`` takes p2p peers: an alias wins over
+    /// fingerprint prefixes; otherwise every device whose fingerprint starts with it.
     public static func matching(_ query: String, in list: [LocalSendDeviceList.Entry]) -> [LocalSendDeviceList.Entry] {
-        let lowered = query.lowercased()
-        return list.filter { entry in
-            entry.info.alias.lowercased() == lowered
-                || (lowered.count >= 4 && entry.info.fingerprint.lowercased().hasPrefix(lowered))
-        }
+        let fits = list.map { ($0, fit(query, $0)) }
+        let byAlias = fits.filter { $0.1 == .name }.map(\.0)
+        return byAlias.isEmpty ? fits.filter { $0.1 != nil }.map(\.0) : byAlias
+    }
+
+    /// The fewest fingerprint characters (hex of a SHA-256) that identify a device's certificate: 80 bits,
+    /// as ``PeerMatcher/identifyingHexDigits`` for a p2p key. A device's certificate whose fingerprint starts
+    /// with fewer given characters is made by trying certificates for seconds.
+    public static let identifyingFingerprintCharacters = PeerMatcher.identifyingHexDigits
+
+    /// How `query` fits a device: by its alias (any case), by a fingerprint prefix of at least 80 bits
+    /// (``identifyingFingerprintCharacters``, any case) that identifies its certificate, or by a shorter one
+    /// (4 characters at least), which authorizes nothing; nil when it does not fit.
+    public static func fit(_ query: String, _ entry: LocalSendDeviceList.Entry) -> PeerMatcher.Fit? {
+        let lowered = query.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !lowered.isEmpty else { return nil }
+        if entry.info.alias.lowercased() == lowered { return .name }
+        guard lowered.count >= PeerMatcher.minimumPrefixLength, entry.info.fingerprint.lowercased().hasPrefix(lowered) else { return nil }
+        return lowered.count >= identifyingFingerprintCharacters ? .identifier : .shortPrefix
     }
 
     /// Waits up to `timeout` for a device that `query` names; the ones found (empty when none came).

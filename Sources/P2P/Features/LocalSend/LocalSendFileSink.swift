@@ -84,7 +84,7 @@ final class LocalSendFileSink: Sendable {
         }
     }
 
-    /// Checks size and SHA-256, then renames the `.part` to its final name; the delivery.
+    /// Checks size and SHA-256 (when the sender gave one: the delivery's `check` says which), then renames the `.part` to its final name; the delivery.
     func finish(name: String) async throws(TransferError) -> Delivery {
         let (size, expected, overwrite, destination) = (size, expectedSHA256, overwrite, destination)
         return try await onQueue { state throws(TransferError) in
@@ -102,7 +102,9 @@ final class LocalSendFileSink: Sendable {
             let final = overwrite ? destination : SafePath.available(destination)
             if overwrite, let what = SafePath.nonRegular(final.path) { throw .unwritable(final.path, SafePath.notReplaced(what)) }
             guard rename(partPath, final.path) == 0 else { throw .unwritable(final.path, String(cString: strerror(errno))) }
-            return Delivery(name: name, size: size, sha256: ours, resumedFrom: 0, url: final)
+            var delivery = Delivery(name: name, size: size, sha256: ours, resumedFrom: 0, url: final)
+            delivery.check = expected == nil ? .size : .sha256
+            return delivery
         }
     }
 

@@ -125,13 +125,10 @@ public final class LocalSendReceiver: Sendable {
         return router
     }
 
-    private func prepareUpload(_ request: HTTPRequest, _ body: HTTPRequestBody) async throws -> HTTPResponse {
-        let ip = request.remoteIP
-        switch state.withLockedValue({ $0.pins.check(request.query["pin"], from: ip) }) {
-        case .allowed: break
-        case .wrong: throw HTTPError(.unauthorized, request.query["pin"] == nil ? "PIN required" : "wrong PIN")
-        case .tooMany: throw HTTPError(.tooManyRequests, "too many wrong PINs from \(ip); try again in a minute")
-        }
+    /// Whether no session is under way and no offer is being decided (a session whose sender went quiet
+    /// without a cancel is ended first, so that it does not block the next sender for ever); `take`: the
+    /// slot becomes `ip`'s offer being decided.
+    private func freeSlot(for ip: String, take: Bool) -> Bool {
         let limit = configuration.abandonedAfter
         let (free, abandoned) = state.withLockedValue { state -> (Bool, LocalSendIncoming?) in
             var abandoned: LocalSendIncoming?
@@ -140,14 +137,26 @@ public final class LocalSendReceiver: Sendable {
                 state.current = nil
             }
             guard state.deciding == nil, state.current == nil else { return (false, abandoned) }
-            state.deciding = (ip, nil)
+            if take { state.deciding = (ip, nil) }
             return (true, abandoned)
         }
-        // A session whose sender went quiet without a cancel does not block the next sender for ever.
         if let abandoned, abandoned.cancel(.senderSilent(for: limit)) { devices.emit(.sessionEnded(abandoned.info.peer)) }
-        guard free else { throw HTTPError(.conflict, "busy with another session") }
-        defer { state.withLockedValue { $0.deciding = nil } }
+        return free
+    }
+
+    private func prepareUpload(_ request: HTTPRequest, _ body: HTTPRequestBody) async throws -> HTTPResponse {
+        let ip = request.remoteIP
+        switch state.withLockedValue({ $0.pins.check(request.query["pin"], from: ip) }) {
+        case .allowed: break
+        case .wrong: throw HTTPError(.unauthorized, request.query["pin"] == nil ? "PIN required" : "wrong PIN")
+        case .tooMany: throw HTTPError(.tooManyRequests, "too many wrong PINs from \(ip); try again in a minute")
+        }
+        // Busy: said before the body is read. The slot is taken only once the whole body is here, so that a
+        // client sending its body slowly (or half of it, then nothing) cannot hold every other sender off.
+        guard freeSlot(for: ip, take: false) else { throw HTTPError(.conflict, "busy with another session") }
         let prepare = try await body.decode(LocalSendPrepareUpload.self, limit: configuration.jsonLimit, headers: request.headers)
+        guard freeSlot(for: ip, take: true) else { throw HTTPError(.conflict, "busy with another session") }
+        defer { state.withLockedValue { $0.deciding = nil } }
         var sender = prepare.info.truncated(to: 256)
         // Over TLS a v2.2 sender shows its certificate: its fingerprint, not the body's claim, names it.
         if let fingerprint = request.clientFingerprint { sender.fingerprint = fingerprint }

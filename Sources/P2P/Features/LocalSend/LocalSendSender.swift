@@ -104,9 +104,15 @@ public struct LocalSendSender: Sendable {
                 guard answer.status == .ok || answer.status == .noContent else {
                     throw Failure.failed(name, "\(item.name) was refused (HTTP \(answer.status.code): \(PeerText(String(answer.text.prefix(200)))))")
                 }
-            } catch {
+            } catch let failure as Failure {
                 await cancel(session.sessionId, at: device, address: address)
-                throw error
+                throw failure
+            } catch {
+                // The device closed the connection mid-file (its person cancelled, or it failed): say which
+                // file broke off, not only the socket's error.
+                await cancel(session.sessionId, at: device, address: address)
+                throw Failure.failed(name, "the upload of \(PeerText(item.name)) broke off (\(error)): cancelled or failed on the device; "
+                                     + "the files after it were not sent")
             }
             _ = info
         }

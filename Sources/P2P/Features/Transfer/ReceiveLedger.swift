@@ -5,8 +5,10 @@
 public struct ReceiveLedger: Sendable {
     /// What one sender's transfers came to.
     public struct Counts: Sendable {
-        /// Files that arrived and matched their SHA-256, and their bytes.
+        /// Files that arrived whole, and their bytes: verified by SHA-256, but `sizeOnly` of them.
         public var files = 0, bytes: UInt64 = 0
+        /// Of `files`, those whose sender gave no SHA-256 (a LocalSend upload may not): only their size was checked.
+        public var sizeOnly = 0
         /// Bytes that travelled in this run, counted as each transfer ends (not those already here: a resumed
         /// prefix, a file already there): the rate's.
         public var moved: UInt64 = 0
@@ -33,6 +35,7 @@ public struct ReceiveLedger: Sendable {
             if delivery.alreadyThere { alreadyThere += 1; return }
             files += 1
             bytes += delivery.size
+            if !delivery.isHashVerified { sizeOnly += 1 }
             lastFile = (delivery.name, delivery.url?.path)
         }
 

@@ -83,8 +83,18 @@ public struct OfferAnswer: Sendable, Equatable {
     public static let declined = OfferAnswer(accepted: false)
 }
 
-/// A file that arrived whole and verified, or one that was delivered to a peer.
+/// A file that arrived whole (its `check` says how that was known), or one that was delivered to a peer.
 public struct Delivery: Sendable, Equatable {
+    /// What the receiver compared the arrived bytes with.
+    public enum Check: String, Sendable, Equatable {
+        /// The sender's SHA-256 of the file matched the bytes (every p2p transfer; a LocalSend upload whose
+        /// sender gave a `sha256`).
+        case sha256
+        /// Only the announced size was checked: the sender gave no SHA-256 (LocalSend's `sha256` is optional,
+        /// and most apps leave it out), so nothing vouches for the bytes beyond their count.
+        case size
+    }
+
     /// The file's relative path, as offered.
     public var name: String
     /// The whole file's size in bytes.
@@ -97,6 +107,10 @@ public struct Delivery: Sendable, Equatable {
     public var url: URL?
     /// The receiver already had this very file (same size and SHA-256): no byte of it travelled.
     public var alreadyThere = false
+    /// How the receiver knew the bytes were the sender's: by the sender's SHA-256, or by their size only.
+    public var check: Check = .sha256
+    /// Whether the sender's SHA-256 was compared with what arrived (`check == .sha256`).
+    public var isHashVerified: Bool { check == .sha256 }
 }
 
 /// How a tree transfer ended: what arrived verified, what was already there, what failed.

@@ -26,8 +26,9 @@ public final class HTTPServer: Sendable {
         public var idleTimeout: Duration = .seconds(30)
         /// Connections open at once; more are closed at once.
         public var maxConnections = 64
-        /// A request body the handler left unread is read and dropped up to this many bytes, to keep the
-        /// connection; more, and the connection is closed.
+        /// A request answered before its body was read (413, 401, 409, a refused upload) is answered at once
+        /// with `connection: close`; then up to this many bytes of its body are read and dropped, so that
+        /// the close does not reset the answer away before the client read it.
         public var discardLimit: UInt64 = 1 << 16
 
         /// A configuration.
@@ -141,7 +142,8 @@ public final class HTTPServer: Sendable {
                     }
                     try pipeline.addHandler(IdleStateHandler(readTimeout: idle))
                     try pipeline.addHandler(HTTPFlushingCloser(limit: idle))
-                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: false)
+                    try pipeline.addHandler(HTTPParserErrorCloser())
                     try pipeline.addHandler(HTTPIdleCloser())
                     return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
                 }
@@ -204,11 +206,16 @@ public final class HTTPServer: Sendable {
                 } catch {
                     response = .text(.internalServerError, "\(error)")
                 }
-                var keepAlive = head.isKeepAlive
-                if !body.ended { keepAlive = await body.discard(upTo: discardLimit) && keepAlive }
-                iterator = body.release()
+                // Answered before the whole body came (413 by its length, a PIN, busy, a refused upload): the
+                // answer goes first (a client may wait for it before sending more), then what is on its way is
+                // read and dropped, up to a limit, so that closing does not reset the answer away; the
+                // connection then ends.
+                let answeredEarly = !body.ended
+                let keepAlive = head.isKeepAlive && !answeredEarly
                 try await Self.write(response, keepAlive: keepAlive, to: outbound, on: channel.eventLoop)
+                if answeredEarly { _ = await body.discard(upTo: discardLimit) }
                 if !keepAlive { return }
+                iterator = body.release()
             }
         }
     }
