@@ -25,7 +25,8 @@
 #    connection that never starts TLS) are closed by p2p after its documented 30 s, and p2p goes on;
 #  - p2p → localsendd: `--to` 4 characters of its fingerprint → exit 4, nothing sent (a prefix under 80 bits
 #    authorizes nothing), 20 characters → sent; a person declining there (localsendctl reject) → exit 6 and
-#    `anna declined`; localsendd cancelling mid-upload (localsendctl cancel, the link slowed by tc) → p2p stops
+#    `anna declined`; Ctrl-C on p2p mid-upload → exit 7, localsendd told (its session ends, nothing kept);
+#    localsendd cancelling mid-upload (localsendctl cancel, the link slowed by tc) → p2p stops
 #    with exit 8 saying so, and localsendd keeps nothing.
 # Needs root (lab), localsendd, localsend-cli, curl, openssl, tmux (scripts/setup.sh installs them).
 . "$(dirname "$0")/lib.sh"
@@ -284,6 +285,23 @@ if [ "$rc" = 8 ] && grep -q 'p2p: anna: the upload of slow.bin broke off .*cance
 else fail "send cancelled at localsendd: exit $rc" "$E2E_TMP/cancelled.out"; fi
 if wait_until 10 bash -c '! ls "$1"/slow* >/dev/null 2>&1' _ "$HA/dl"; then pass "localsendd kept nothing of the cancelled upload"
 else fail "kept at localsendd: $(ls "$HA/dl")"; fi
+
+# Ctrl-C on p2p mid-upload: the upload stops, localsendd is told (LocalSend's cancel: its session ends at
+# once instead of holding the device busy), p2p says what happened and exits 7.
+run "$LAB" exec B tc qdisc add dev "${PREFIX}vB" root tbf rate 16mbit burst 64kb latency 500ms
+run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/slow.bin" --to anna >"$E2E_TMP/interrupted.out" 2>&1 &
+INTERRUPTED=$!
+if wait_until 30 transferring; then pass "the upload to localsendd is under way again"; pkill -INT -f -- "send --localsend $E2E_TMP/out/slow.bin"
+else fail "the second upload never started" lsd; fi
+wait "$INTERRUPTED"; rc=$?
+run "$LAB" exec B tc qdisc del dev "${PREFIX}vB" root
+if [ "$rc" = 7 ] && grep -q 'p2p: anna: cancelled before any file went whole; anna was told, and keeps no part of the file under way' "$E2E_TMP/interrupted.out"
+then pass "Ctrl-C on p2p mid-upload: exit 7: $(tail -n 1 "$E2E_TMP/interrupted.out")"
+else fail "Ctrl-C on send --localsend: exit $rc" "$E2E_TMP/interrupted.out"; fi
+idle() { lsctl status --json | "$PYTHON" -c 'import json,sys; sys.exit(1 if json.load(sys.stdin).get("active") else 0)'; }
+if wait_until 10 idle; then pass "localsendd ended the session on p2p's cancel (not busy)"; else fail "localsendd still holds the cancelled session" lsd; fi
+if wait_until 10 bash -c '! ls "$1"/slow* >/dev/null 2>&1' _ "$HA/dl"; then pass "localsendd kept nothing of the interrupted upload"
+else fail "kept at localsendd after Ctrl-C: $(ls "$HA/dl")"; fi
 
 lsctl pin 9999 >/dev/null
 run "$LAB" exec B env P2P_HOME="$BOB" "$P2P" send --localsend "$E2E_TMP/out/big.bin" --to anna >"$E2E_TMP/nopin.out" 2>&1; rc=$?

@@ -90,10 +90,15 @@ struct LocalSendSend {
             let items = try LocalSendSender.items(command.paths.map { URL(fileURLWithPath: $0) })
             let start = ContinuousClock.now
             let json = command.json
-            let deliveries = try await sender.send(items, to: target.info, at: target.address, pin: command.pin) { item, done in
-                guard !json, Terminal.stderrIsTTY else { return }
-                FileHandle.standardError.write(Data("\r\u{1B}[K↑ \(Terminal.sanitize(item.name)) \(TransferView.bytes(done))/\(TransferView.bytes(item.size))".utf8))
+            let upload = Task { [sender, pin = command.pin] in
+                try await sender.send(items, to: target.info, at: target.address, pin: pin) { item, done in
+                    guard !json, Terminal.stderrIsTTY else { return }
+                    FileHandle.standardError.write(Data("\r\u{1B}[K↑ \(Terminal.sanitize(item.name)) \(TransferView.bytes(done))/\(TransferView.bytes(item.size))".utf8))
+                }
             }
+            // From here Ctrl-C cancels the upload, and the device is told (LocalSend's cancel): exit 7.
+            Interruption.handle { upload.cancel() }
+            let deliveries = try await upload.value
             if !json && Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             let bytes = deliveries.reduce(UInt64(0)) { $0 + $1.size }
             let elapsed = ContinuousClock.now - start
@@ -116,7 +121,9 @@ struct LocalSendSend {
             case .declined, .pinRequired, .tooManyTries: ExitStatus.denied
             case .busy, .fingerprintMismatch: ExitStatus.connectionFailed
             case .failed: ExitStatus.transferFailed
+            case .cancelled: ExitStatus.cancelled
             }
+            if !command.json && Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             throw CLIError(failure.description, code: code)
         } catch let error as TransferError {
             throw CLIError(error.description, code: ExitStatus.usage)

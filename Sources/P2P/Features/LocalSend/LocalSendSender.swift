@@ -21,6 +21,9 @@ public struct LocalSendSender: Sendable {
         case fingerprintMismatch(PeerText, announced: String, shown: String)
         /// No answer, or not one of the protocol's.
         case failed(PeerText, String)
+        /// This side cancelled (the task was cancelled: Ctrl-C). `sent`: the files the device took whole
+        /// before; `told`: whether the device was told (an upload session to cancel there existed).
+        case cancelled(PeerText, sent: [String], told: Bool)
 
         /// For people.
         public var description: String {
@@ -32,6 +35,10 @@ public struct LocalSendSender: Sendable {
             case .fingerprintMismatch(let name, let announced, let shown):
                 "\(name) showed a certificate with fingerprint \(shown.prefix(16))…, not the announced \(announced.prefix(16))…; nothing was sent"
             case .failed(let name, let why): "\(name): \(why)"
+            case .cancelled(let name, let sent, let told):
+                told ? (sent.isEmpty ? "cancelled before any file went whole" : "cancelled after \(sent.count) file\(sent.count == 1 ? "" : "s") went whole")
+                    + "; \(name) was told, and keeps no part of the file under way (LocalSend does not resume: the same send starts it again)"
+                    : "cancelled before \(name) answered the offer; nothing was sent"
             }
         }
     }
@@ -90,9 +97,16 @@ public struct LocalSendSender: Sendable {
             files[id] = LocalSendFileInfo(id: id, fileName: item.name, size: item.size, fileType: Self.mediaType(of: item.name), sha256: sha256)
             byID[id] = item
         }
-        let session = try await prepare(LocalSendPrepareUpload(info: me, files: files), to: device, at: address, pin: pin)
-        guard let session else { return [] }
         let name = PeerText(device.alias)
+        let session: LocalSendUploadSession?
+        do {
+            session = try await prepare(LocalSendPrepareUpload(info: me, files: files), to: device, at: address, pin: pin)
+        } catch where Task.isCancelled {
+            // Cancelled while the device's person was deciding: there is no upload session to cancel there.
+            throw Failure.cancelled(name, sent: [], told: false)
+        }
+        guard let session else { return [] }
+        var sent: [String] = []
         for (id, token) in session.files.sorted(by: { $0.key < $1.key }) {
             guard let item = byID[id], let info = files[id] else { continue }
             let path = "\(LocalSendPath.upload)?sessionId=\(Self.escape(session.sessionId))&fileId=\(Self.escape(id))&token=\(Self.escape(token))"
@@ -104,6 +118,9 @@ public struct LocalSendSender: Sendable {
                 guard answer.status == .ok || answer.status == .noContent else {
                     throw Failure.failed(name, "\(item.name) was refused (HTTP \(answer.status.code): \(PeerText(String(answer.text.prefix(200)))))")
                 }
+            } catch where Task.isCancelled {
+                await cancel(session.sessionId, at: device, address: address)
+                throw Failure.cancelled(name, sent: sent, told: true)
             } catch let failure as Failure {
                 await cancel(session.sessionId, at: device, address: address)
                 throw failure
@@ -115,6 +132,7 @@ public struct LocalSendSender: Sendable {
                                      + "the files after it were not sent")
             }
             _ = info
+            sent.append(item.name)
         }
         return session.files.keys.compactMap { id in
             guard let item = byID[id], let info = files[id] else { return nil }
@@ -168,9 +186,14 @@ public struct LocalSendSender: Sendable {
         }
     }
 
+    /// Tells the device to end the upload session. In a task of its own: the send's task may be the one
+    /// cancelled, and the cancel must still go out.
     private func cancel(_ sessionId: String, at device: LocalSendDeviceInfo, address: String) async {
-        _ = try? await client(for: device).request(.POST, host: address, port: device.effectivePort,
-                                                   path: "\(LocalSendPath.cancel)?sessionId=\(Self.escape(sessionId))", timeout: .seconds(5))
+        let client = client(for: device)
+        await Task {
+            _ = try? await client.request(.POST, host: address, port: device.effectivePort,
+                                          path: "\(LocalSendPath.cancel)?sessionId=\(Self.escape(sessionId))", timeout: .seconds(5))
+        }.value
     }
 
     private func client(for device: LocalSendDeviceInfo) -> HTTPClient {

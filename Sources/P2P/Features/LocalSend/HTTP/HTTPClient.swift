@@ -126,6 +126,7 @@ public struct HTTPClient: Sendable {
         defer { reader.close() }
         var sent: UInt64 = 0
         while sent < length {
+            try Task.checkCancellation()  // Ctrl-C: the upload stops within a chunk.
             let chunk = try await reader.read(Int(min(UInt64(1 << 18), length - sent)))
             guard chunk.readableBytes > 0 else { throw Failure(description: "\(path) is shorter than \(length) bytes") }
             try await outbound.write(.body(.byteBuffer(chunk)))
