@@ -295,7 +295,7 @@ if wait_until 30 transferring; then pass "the upload to localsendd is under way 
 else fail "the second upload never started" lsd; fi
 wait "$INTERRUPTED"; rc=$?
 run "$LAB" exec B tc qdisc del dev "${PREFIX}vB" root
-if [ "$rc" = 7 ] && grep -q 'p2p: anna: cancelled before any file went whole; anna was told, and keeps no part of the file under way' "$E2E_TMP/interrupted.out"
+if [ "$rc" = 7 ] && grep -q 'p2p: cancelled before any file went whole; anna was told, and keeps no part of the file under way' "$E2E_TMP/interrupted.out"
 then pass "Ctrl-C on p2p mid-upload: exit 7: $(tail -n 1 "$E2E_TMP/interrupted.out")"
 else fail "Ctrl-C on send --localsend: exit $rc" "$E2E_TMP/interrupted.out"; fi
 idle() { lsctl status --json | "$PYTHON" -c 'import json,sys; sys.exit(1 if json.load(sys.stdin).get("active") else 0)'; }
