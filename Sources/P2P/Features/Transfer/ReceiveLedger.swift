@@ -145,7 +145,7 @@ public struct ReceiveLedger: Sendable {
             senders[info.peer.id]?.spared = 0
             senders[info.peer.id]?.tree = nil
             effects.append(.progress(info.peer.id, force: true))
-        case .progress(let info, let done):
+        case .progress(let info, let done, _):
             senders[info.peer.id]?.current = (info.name, done, info.size)
             effects.append(.progress(info.peer.id, force: false))
         case .finished(let info, let delivery):
@@ -256,7 +256,7 @@ extension TransferEvent {
     public var info: TransferInfo? {
         switch self {
         case .offered(let offer): offer.info
-        case .started(let info, _), .progress(let info, _), .finished(let info, _), .failed(let info, _),
+        case .started(let info, _), .progress(let info, _, _), .finished(let info, _), .failed(let info, _),
              .fileFinished(let info, _), .fileFailed(let info, _, _), .treeFinished(let info, _): info
         case .eventsDropped: nil
         }
