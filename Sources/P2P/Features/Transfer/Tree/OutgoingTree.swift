@@ -106,6 +106,10 @@ struct TreeSender {
 
     /// Files up to this size travel packed, whole, several to a frame.
     private var smallLimit: Int { chunk / 4 }
+    /// A SMALL frame's budget: at most 256 KiB, not a whole 1 MiB frame. The receiver acknowledges a SMALL
+    /// frame as a whole, and the sender's progress counts only what was acknowledged: packs of 1 MiB moved
+    /// a 7.8 MiB folder's bar in jumps of an eighth on a slow link.
+    private var packLimit: Int { min(chunk, 256 << 10) }
 
     mutating func run() async throws(TransferError) -> TreeReport {
         try offer()
@@ -239,7 +243,7 @@ struct TreeSender {
 
     private mutating func packSmall(_ index: UInt32, _ path: String, _ entry: TreeEntry) async throws(TransferError) {
         let size = Int(entry.size)
-        if packBytes + 40 + size > chunk { try await flushPack() }
+        if packBytes + 40 + size > packLimit { try await flushPack() }
         // Plain open/read/close: per small file, Foundation's FileHandle cost more than the read.
         var bytes = ByteBufferAllocator().buffer(capacity: size + 1)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
