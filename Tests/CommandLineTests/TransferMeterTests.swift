@@ -103,12 +103,12 @@ import Testing
         let command = SendWording.command(["/usr/bin/p2p", "send", "big.bin", "--to", "bob"])
         #expect(command == "p2p send big.bin --to bob")
         #expect(SendWording.interrupted(files: 0, bytes: 0, to: "bob", meter: big, command: command)
-                == "interrupted; 92.6 MiB of big.bin (512.0 MiB) kept at bob; run the same command again to resume it: p2p send big.bin --to bob")
+                == "interrupted; at least 92.6 MiB of big.bin (512.0 MiB) kept at bob; run the same command again to resume it: p2p send big.bin --to bob")
         var many = meter(.sending)
         many.done = 3 << 20
         many.filesDone = 768
         #expect(SendWording.interrupted(files: 0, bytes: 0, to: "bob", meter: many, command: "p2p send many --to bob")
-                == "interrupted; 768 of 2,000 files (3.0 MiB of 8.0 MiB) kept at bob; run the same command again to send the rest: p2p send many --to bob")
+                == "interrupted; at least 768 of 2,000 files (3.0 MiB of 8.0 MiB) kept at bob; run the same command again to send the rest: p2p send many --to bob")
         #expect(SendWording.interrupted(files: 0, bytes: 0, to: "bob", meter: meter(.sending), command: "p2p send many --to bob")
                 == "interrupted; nothing had reached bob yet; run the same command again to send it: p2p send many --to bob")
         #expect(SendWording.interrupted(files: 2, bytes: 4096, to: "bob", meter: nil, command: "p2p send many --to bob")
@@ -119,7 +119,7 @@ import Testing
         var big = meter(.sending, name: "big.bin", size: 512 << 20, files: 1)
         big.done = 97_098_547
         #expect(SendWording.cancelledByReceiver("bob", meter: big, command: "p2p send big.bin --to bob")
-                == "bob cancelled the transfer; 92.6 MiB of big.bin (512.0 MiB) kept at bob; once bob receives again, run the same command again to resume it: p2p send big.bin --to bob")
+                == "bob cancelled the transfer; at least 92.6 MiB of big.bin (512.0 MiB) kept at bob; once bob receives again, run the same command again to resume it: p2p send big.bin --to bob")
     }
 
     @Test func theCommandToRunAgainIsQuotedForAShell() {

@@ -165,7 +165,7 @@ if wait_until 30 bash -c '[ "$(find "$1" -name "f*.bin" ! -name "*.part" 2>/dev/
   see 5 erin '↓ many/ from frank: [0-9]+/40 files, .* of 10\.0 MiB, [0-9]+%, [0-9.]+ [KM]?i?B/s, [0-9]+ s left' "erin's progress line shows files n/N, bytes, percentage, rate and time left"
   tm send-keys -t frank C-c
   see 15 frank '\[exited 7\]' "the sender interrupted halfway exits 7"
-  see 5 frank 'interrupted; [0-9,]+ of 40 files \(.* of 10\.0 MiB\) kept at erin; run the same command again to send the rest: p2p send --name frank --connect .* many' "and says what erin kept and the command that sends the rest"
+  see 5 frank 'interrupted; at least [0-9,]+ of 40 files \(.* of 10\.0 MiB\) kept at erin; run the same command again to send the rest: p2p send --name frank --connect .* many' "and says what erin kept and the command that sends the rest"
   see 15 erin 'Received [0-9]+ files .* from frank .*each verified by SHA-256; [0-9]+ files did not arrive \(cancelled by frank\)' \
     "erin's summary counts what arrived verified and what did not"
   see 5 erin '^\* frank left; waiting for the next sender' "the line saying frank left starts a line of its own (the progress line is taken off first)"
@@ -197,7 +197,7 @@ if wait_until 30 bash -c '[ "$(find "$1" -name "f*.bin" ! -name "*.part" 2>/dev/
   if wait_until 30 part_reaches "$E2E_TMP/inbox2/last.bin.part" $((7 << 19)); then
     tm send-keys -t frank C-c
     see 20 frank '\[exited 7\]' "Ctrl-C after every byte was sent but not written: the sender cancels and exits 7"
-    see 5 frank 'run the same command again to send the rest' "and says how to send the rest"
+    see 5 frank 'kept at erin; run the same command again to resume it: p2p send .*last\.bin' "and says what erin kept and the command that resumes it"
     tm kill-session -t frank
     tm new-session -d -s frank -x 100 -y 30 "$(printf '%q ' "$LAB" exec A env P2P_HOME="$(home frank)" TERM=xterm-256color "$P2P" send --name frank --connect "$ADDR_B:$PORT4" "$E2E_TMP/whole/last.bin"); echo \"[exited \$?]\"; exec sleep 3600"
     see 40 frank '\[exited 0\]' "the same send again completes"

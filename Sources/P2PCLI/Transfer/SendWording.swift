@@ -14,16 +14,16 @@ enum SendWording {
         return "Delivered \(ReceiveLoop.count(deliveries.count, "file")) (\(ByteCount.describe(total))) to \(Terminal.sanitize(peer))\(time), all verified\(note)."
     }
 
-    /// What the receiver holds of a send cut short, from the send's last progress: `92.6 MiB of big.bin
-    /// (512.0 MiB) kept at bob`, `812 of 2,000 files (3.1 MiB of 7.8 MiB) kept at bob`; nil when nothing had
-    /// reached it.
+    /// What the receiver holds of a send cut short, from the send's last progress (its last ACK: bytes in
+    /// flight may have landed since, hence "at least"): `at least 92.6 MiB of big.bin (512.0 MiB) kept at
+    /// bob`, `at least 812 of 2,000 files (3.1 MiB of 7.8 MiB) kept at bob`; nil when nothing had reached it.
     static func kept(_ meter: TransferMeter?) -> String? {
         guard let meter, meter.done > 0 else { return nil }
         let peer = Terminal.sanitize(meter.peer)
         let bytes = "\(ByteCount.describe(min(meter.done, meter.size))) of \(ByteCount.describe(meter.size))"
-        guard meter.files > 1 else { return "\(ByteCount.describe(meter.done)) of \(Terminal.sanitize(meter.name)) (\(ByteCount.describe(meter.size))) kept at \(peer)" }
+        guard meter.files > 1 else { return "at least \(ByteCount.describe(meter.done)) of \(Terminal.sanitize(meter.name)) (\(ByteCount.describe(meter.size))) kept at \(peer)" }
         let files = "\(ByteCount.describeCount(min(meter.filesDone ?? 0, meter.files))) of \(ReceiveLoop.count(meter.files, "file"))"
-        return "\(files) (\(bytes)) kept at \(peer)"
+        return "at least \(files) (\(bytes)) kept at \(peer)"
     }
 
     /// How to go on: `run the same command again to send the rest: p2p send many --to bob`.

@@ -592,6 +592,8 @@ final class IncomingTree: Sendable {
             transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), id: info.id, to: info.peer.id)
         }
         flushEvents(&state)
+        // What this side holds as the tree ends: the summary's bytes and rate count it.
+        transfers?.progress(tree: self, started: nil, bytes: min(info.size, state.written + state.spared))
         transfers?.finished(tree: self, .failure(error))
     }
 
