@@ -88,7 +88,9 @@ import Testing
         var ledger = ReceiveLedger()
         let tree = TransferInfo(id: 7, peer: alice, name: "many/", size: 4000, mediaType: "", direction: .receiving, fileCount: 4, isTree: true)
         _ = ledger.record(.started(tree, offset: 0))
-        _ = ledger.record(.fileFinished(tree, Delivery(name: "many/a", size: 1000, sha256: "", resumedFrom: 0)))
+        // A file that arrived redraws the line (its count), not only the next bytes.
+        let effects = ledger.record(.fileFinished(tree, Delivery(name: "many/a", size: 1000, sha256: "", resumedFrom: 0)))
+        #expect(effects.contains { if case .progress(alice.id, force: false) = $0 { true } else { false } })
         _ = ledger.record(.progress(tree, bytes: 1000))
         let sender = ledger.senders[alice.id]!
         let line = ReceiveLoop.progressLine(sender, at: sender.began + .seconds(1))

@@ -128,6 +128,8 @@ public struct ReceiveLedger: Sendable {
         case .fileFinished(let info, let delivery):
             senders[info.peer.id]?.tree?.done += 1
             senders[info.peer.id]?.counts.add(delivery)
+            // The line's "n/N files" moves with the files, not only with the next bytes.
+            effects.append(.progress(info.peer.id, force: false))
         case .fileFailed(let info, _, .skipped):
             // Left out as the answer said (a hidden path): reported, not a failure here.
             senders[info.peer.id]?.counts.skipped += 1
