@@ -98,14 +98,15 @@ if wait_until 60 at_least bob '↓ big\.bin from alice' 5; then
   see_now 5 bob '↓ big\.bin from alice: .* of 96\.0 MiB, [0-9]+%, [0-9.]+ [KM]?i?B/s, [0-9]+ (s|min [0-9]+ s) left' "bob's line the same"
   tm send-keys -t bob C-c
   see 15 bob '\[exited 7\]' "bob's receive, cancelled, exits 7"
+  see 1 bob '^p2p: cancelled; what arrived stays, and the same send run again by its sender sends the rest$' "and says that what arrived stays"
   see 1 bob 'Received no file from alice; 1 file did not arrive \(cancelled here\); [0-9.]+ [KM]iB of big\.bin kept: the same send run again by alice resumes it' \
     "bob's screen says how much of big.bin he kept and that the same send resumes it"
   see 15 a2 '\[exited 7\]' "alice's send ends cancelled (exit 7)"
   see 1 a2 "bob cancelled the transfer; at least [0-9.]+ [KM]iB of big\.bin \(96\.0 MiB\) kept at bob; once bob receives again, run the same command again to resume it: p2p send --name alice --connect $ADDR_B:$PORT big\.bin" \
     "alice's screen says bob cancelled, what bob kept, and the command that resumes it"
   unseen a2 '^↑' "no progress bar left on alice's screen"
-  log "bob:   $(screen bob | grep -E '^Received no file' | tail -n 1)"
-  log "alice: $(screen a2 | grep -E 'cancelled the transfer' | tail -n 1)"
+  screen bob | grep -v '^$' | tail -n 6 | sed 's/^/    bob | /'
+  screen a2 | grep -v '^$' | tail -n 4 | sed 's/^/    alice | /'
   # The command alice was given, run again, sends only the rest.
   ip netns exec "$NS_A" tc qdisc del dev "$A_LINK" root 2>/dev/null || true
   tm kill-session -t bob

@@ -156,8 +156,9 @@ final class TransferView: Sendable {
                 Output.json(object)
             } else {
                 clearBar()
-                // A sender's failure is said once, by `p2p send` itself.
-                guard info.direction == .receiving else { return }
+                // A sender's failure is said once, by `p2p send` itself; a receiver's own cancel by its summary
+                // ("cancelled here", and what was kept).
+                guard info.direction == .receiving, error != .cancelled else { return }
                 Output.error(Terminal.paint("p2p: \(Self.failedTransfer(info.name.raw, from: info.peer.displayName.description)): \(error)", .red))
             }
         case .eventsDropped(let count):
