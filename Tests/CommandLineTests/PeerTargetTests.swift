@@ -129,15 +129,6 @@ import Testing
 
 /// Messages of `send` and `pair` that depend on what happened.
 @Suite struct CommandMessageTests {
-    @Test func anInterruptedSendSaysWhatArrived() {
-        #expect(SendCommand.interruptedLine(files: 0, bytes: 0, to: "bob").hasPrefix("interrupted; the transfer to bob was cancelled"))
-        #expect(SendCommand.interruptedLine(files: 2, bytes: 4096, to: "bob").hasPrefix("interrupted after 2 files ("))
-        #expect(SendCommand.interruptedLine(files: 1, bytes: 10, to: "bob").hasPrefix("interrupted after 1 file ("))
-        // Issue 35: a cancelled tree says what had reached the receiver and how to send the rest.
-        #expect(SendCommand.interruptedLine(files: 0, bytes: 0, to: "bob", reached: (6 << 20, 8 << 20))
-                == "interrupted; 6.0 MiB of 8.0 MiB had reached bob and stay there; run the same command again to send the rest")
-    }
-
     @Test func pairingInstructionsNameRealAddresses() {
         let line = PairCommand.instructions(name: "root@vm-v6om", fingerprint: "v6om-2htw-aaaa-bbbb-cccc-dddd",
                                             addresses: ["10.0.0.5", "192.168.1.9"], port: 39111)

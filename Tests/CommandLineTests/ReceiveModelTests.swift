@@ -33,7 +33,7 @@ import Testing
         #expect(model.handle(.interrupted) == [.cancelTransfers, .waitForCancellations])
         #expect(shown(.failed(file(1), .cancelled), in: &model) == [.finish], "the last transfer reported its end")
         let exit = model.close().exit as? CLIError
-        #expect(exit?.code == ExitStatus.cancelled && exit?.description == "cancelled")
+        #expect(exit?.code == ExitStatus.cancelled && exit?.description == ReceiveModel.cancelledLine)
     }
 
     @Test func aSecondCtrlCOrASilentTransferDoesNotKeepTheReceiverWaiting() {

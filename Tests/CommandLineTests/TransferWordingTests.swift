@@ -71,7 +71,7 @@ import Testing
         var counts = Counts(files: 1, bytes: 10)
         counts.moved = 10
         counts.lastFile = ("a.txt", "/in/a.txt")
-        #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 1, into: "/in") == "Received a.txt (10 B, 10 B/s) from alice → /in/a.txt; SHA-256 verified")
+        #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 1, into: "/in") == "Received a.txt (10 B) from alice in 1.0 s (10 B/s) → /in/a.txt; SHA-256 verified")
     }
 
     @Test func peerNamesAreSanitizedAndAFailureNamesItsSender() {

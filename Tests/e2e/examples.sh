@@ -100,7 +100,7 @@ if wait_for "$(out_of drop)" "^advertised as $DROP$" 30; then pass "FileDrop --e
 check "it says where files go and whom it lets in" grep -q "^FileDrop $DROP listening on port [0-9]*: files go into $DROPPED; letting in every key$" "$(out_of drop)"
 sends erin erin1 "$SRC/photo.bin"
 if wait_exit erin1 60; then check "erin's send of a file exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "erin's send did not end" erin1 drop; fi
-if grep -qE "^Delivered 1 file \(.*\) to $DROP, all verified\.$" "$(out_of erin1)"; then pass "erin's send says delivered, all verified"; else fail "erin's send did not say delivered" erin1; fi
+if grep -qE "^Delivered 1 file \(.*\) to $DROP in .*, all verified\.$" "$(out_of erin1)"; then pass "erin's send says delivered, all verified"; else fail "erin's send did not say delivered" erin1; fi
 check "the dropped file has the sent file's SHA-256" same_file "$SRC/photo.bin" "$DROPPED/photo.bin"
 if wait_for "$(out_of drop)" "^erin-$$: 1 file \(293\.0 KiB\) into $DROPPED, verified by SHA-256$" 20; then pass "the drop prints erin's batch"; else fail "the drop did not print erin's batch" drop; fi
 stop_proc drop
@@ -111,7 +111,7 @@ if wait_for "$(out_of drop2)" "^advertised as $DROP$" 30; then pass "FileDrop (p
 check "it lets in pinned keys only" grep -q "^FileDrop $DROP listening on port [0-9]*: files go into $DROPPED; letting in pinned keys only$" "$(out_of drop2)"
 sends erin erin2 "$SRC/album"
 if wait_exit erin2 60; then check "erin's send of a tree exits 0 (got $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "erin's tree send did not end" erin2 drop2; fi
-if grep -qE "^Delivered 2 files \(.*\) to $DROP, all verified\.$" "$(out_of erin2)"; then pass "erin's tree send says delivered, all verified"; else fail "erin's tree send did not say delivered" erin2; fi
+if grep -qE "^Delivered 2 files \(.*\) to $DROP in .*, all verified\.$" "$(out_of erin2)"; then pass "erin's tree send says delivered, all verified"; else fail "erin's tree send did not say delivered" erin2; fi
 check "the tree's files have the sent files' SHA-256" album_arrived
 if wait_for "$(out_of drop2)" "^erin-$$: 2 files \(68\.4 KiB\) into $DROPPED, verified by SHA-256$" 20; then pass "the drop prints erin's tree batch"; else fail "the drop did not print erin's tree batch" drop2; fi
 sends frank frank "$SRC/photo.bin"

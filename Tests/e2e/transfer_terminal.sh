@@ -162,10 +162,10 @@ see 20 erin 'Waiting for files as erin' "erin's receive waits"
 tm new-session -d -s frank -x 100 -y 30 "cd $(printf %q "$E2E_TMP/big") && $(printf '%q ' "$LAB" exec A env P2P_HOME="$(home frank)" TERM=xterm-256color "$P2P" send --name frank --connect "$ADDR_B:$PORT4" many); echo \"[exited \$?]\"; exec sleep 3600"
 # Ctrl-C once some files arrived (10 MiB take about 10 s at 8 Mbit/s).
 if wait_until 30 bash -c '[ "$(find "$1" -name "f*.bin" ! -name "*.part" 2>/dev/null | wc -l)" -ge 5 ]' _ "$E2E_TMP/inbox2/many"; then
-  see 5 erin '↓ frank: [0-9]+/40 files, .* [0-9.]+ [KM]iB/s ETA [0-9]+ s · many/' "erin's progress line shows files n/N, bytes, rate and time left"
+  see 5 erin '↓ many/ from frank: [0-9]+/40 files, .* of 10\.0 MiB, [0-9]+%, [0-9.]+ [KM]?i?B/s, [0-9]+ s left' "erin's progress line shows files n/N, bytes, percentage, rate and time left"
   tm send-keys -t frank C-c
   see 15 frank '\[exited 7\]' "the sender interrupted halfway exits 7"
-  see 5 frank 'interrupted; .* had reached erin and stay there; run the same command again to send the rest' "and says what reached erin and how to send the rest"
+  see 5 frank 'interrupted; at least [0-9,]+ of 40 files \(.* of 10\.0 MiB\) kept at erin; run the same command again to send the rest: p2p send --name frank --connect .* many' "and says what erin kept and the command that sends the rest"
   see 15 erin 'Received [0-9]+ files .* from frank .*each verified by SHA-256; [0-9]+ files did not arrive \(cancelled by frank\)' \
     "erin's summary counts what arrived verified and what did not"
   see 5 erin '^\* frank left; waiting for the next sender' "the line saying frank left starts a line of its own (the progress line is taken off first)"
@@ -181,7 +181,7 @@ if wait_until 30 bash -c '[ "$(find "$1" -name "f*.bin" ! -name "*.part" 2>/dev/
   tm kill-session -t frank
   tm new-session -d -s frank -x 100 -y 30 "cd $(printf %q "$E2E_TMP/big") && $(printf '%q ' "$LAB" exec A env P2P_HOME="$(home frank)" TERM=xterm-256color "$P2P" send --name frank --connect "$ADDR_B:$PORT4" many); echo \"[exited \$?]\"; exec sleep 3600"
   see 40 frank '\[exited 0\]' "the same send again completes (exit 0)"
-  see 5 frank "Delivered 40 files \(10.0 MiB\) to erin, all verified \(${arrived} already there\)" "the sender counts what was already there"
+  see 5 frank "Delivered 40 files \(10.0 MiB\) to erin in [0-9.]+ s \(.*/s\), all verified \(${arrived} already there\)" "the sender counts what was already there"
   see 15 erin "Received $((40 - arrived)) files .* from frank .*each verified by SHA-256; $arrived already there" "erin's second summary counts the rest and what was there"
   rate=$(screen erin | grep -E '^Received [0-9]+ files' | tail -n 1 | sed -nE 's/.*\(([0-9.]+ [KMG]?i?B)\/s\).*/\1/p')
   check "its rate (${rate:-none}/s) counts only the bytes that moved: below the link's 0.95 MiB/s plus slack" \
@@ -197,7 +197,7 @@ if wait_until 30 bash -c '[ "$(find "$1" -name "f*.bin" ! -name "*.part" 2>/dev/
   if wait_until 30 part_reaches "$E2E_TMP/inbox2/last.bin.part" $((7 << 19)); then
     tm send-keys -t frank C-c
     see 20 frank '\[exited 7\]' "Ctrl-C after every byte was sent but not written: the sender cancels and exits 7"
-    see 5 frank 'run the same command again to send the rest' "and says how to send the rest"
+    see 5 frank 'kept at erin; run the same command again to resume it: p2p send .*last\.bin' "and says what erin kept and the command that resumes it"
     tm kill-session -t frank
     tm new-session -d -s frank -x 100 -y 30 "$(printf '%q ' "$LAB" exec A env P2P_HOME="$(home frank)" TERM=xterm-256color "$P2P" send --name frank --connect "$ADDR_B:$PORT4" "$E2E_TMP/whole/last.bin"); echo \"[exited \$?]\"; exec sleep 3600"
     see 40 frank '\[exited 0\]' "the same send again completes"

@@ -139,7 +139,7 @@ check "file modes kept (secret.txt 600, run.sh 755, the rest 644)" [ "$(modes "$
 check "secret.txt arrived with mode 600" [ "$(stat -c %a "$E2E_TMP/in1/many/secret.txt" 2>/dev/null)" = 600 ]
 check "the empty folder arrived, empty" [ -d "$E2E_TMP/in1/many/empty" -a -z "$(ls -A "$E2E_TMP/in1/many/empty" 2>/dev/null)" ]
 check "the file seven folders deep arrived" cmp -s "$SRC/many/deep/er/and/deeper/still/down/here/leaf.txt" "$E2E_TMP/in1/many/deep/er/and/deeper/still/down/here/leaf.txt"
-line_in tx1 "^Delivered 10,000 files \(.*\) to rx1-$TAG, all verified\.$" "send's summary"
+line_in tx1 "^Delivered 10,000 files \(.*\) to rx1-$TAG in [0-9.]+ s \([0-9.]+ [KMG]?i?B/s\), all verified\.$" "send's summary, with its time and rate"
 line_in rx1 "^Received 10,000 files \(.*\) from tx1-$TAG in [0-9.]+ s \(.*/s\) into $E2E_TMP/in1; each verified by SHA-256$" "receive's summary"
 check "no .part left" [ -z "$(find "$E2E_TMP/in1" -name '*.part')" ]
 
@@ -218,7 +218,7 @@ sender tx3 tx1 --to "rx1-$TAG" "$SRC/many"
 exits tx3 120 0 "send of a tree the receiver already has succeeds"
 after=$(tx_bytes)
 exits rx3 30 0 "receive exits 0"
-line_in tx3 "^Delivered 10,000 files \(.*\) to rx1-$TAG, all verified \(all already there: nothing travelled\)\.$" "send says all were already there"
+line_in tx3 "^Delivered 10,000 files \(.*\) to rx1-$TAG in [0-9.]+ s, all verified \(all already there: nothing travelled\)\.$" "send says all were already there"
 expect_json 1 rx3 "receiver's tree-finished: already-there=10000 verified=0 bytes-sent=0" event=tree-finished files=10000 already-there=10000 verified=0 failed=0 bytes-sent=0
 n=$(count_json rx3 event=file-received already-there=true)
 check "every file-received says already-there ($n)" [ "$n" = 10000 ]
@@ -241,8 +241,8 @@ exits r1 30 0 "r1 exits 0"
 exits r2 30 0 "r2 exits 0"
 same_tree "$SRC/many" "$E2E_TMP/in4a/many" "diff -r: r1 has the identical tree"
 same_tree "$SRC/many" "$E2E_TMP/in4b/many" "diff -r: r2 has the identical tree"
-line_in tx4 "^Delivered 10,000 files \(.*\) to r1-$TAG, all verified\.$" "a Delivered line for r1"
-line_in tx4 "^Delivered 10,000 files \(.*\) to r2-$TAG, all verified\.$" "a Delivered line for r2"
+line_in tx4 "^Delivered 10,000 files \(.*\) to r1-$TAG in .*, all verified\.$" "a Delivered line for r1"
+line_in tx4 "^Delivered 10,000 files \(.*\) to r2-$TAG in .*, all verified\.$" "a Delivered line for r2"
 n=$(grep -c '^Delivered' "$(out_of tx4)")
 check "exactly two Delivered lines ($n)" [ "$n" = 2 ]
 line_in r1 "^Received 10,000 files .* from tx4-$TAG .*each verified by SHA-256$" "r1's summary"
@@ -260,8 +260,8 @@ exits r1all 30 0 "r1 exits 0"
 exits r2all 30 0 "r2 exits 0"
 same_tree "$SRC/cut" "$E2E_TMP/in5a/cut" "diff -r: r1 has the identical tree"
 same_tree "$SRC/cut" "$E2E_TMP/in5b/cut" "diff -r: r2 has the identical tree"
-line_in tx5 "^Delivered $NCUT files \(.*\) to r1-$TAG, all verified\.$" "--all: a Delivered line for r1"
-line_in tx5 "^Delivered $NCUT files \(.*\) to r2-$TAG, all verified\.$" "--all: a Delivered line for r2"
+line_in tx5 "^Delivered $NCUT files \(.*\) to r1-$TAG in .*, all verified\.$" "--all: a Delivered line for r1"
+line_in tx5 "^Delivered $NCUT files \(.*\) to r2-$TAG in .*, all verified\.$" "--all: a Delivered line for r2"
 n=$(grep -c '^Delivered' "$(out_of tx5)")
 check "--all: exactly two Delivered lines ($n)" [ "$n" = 2 ]
 

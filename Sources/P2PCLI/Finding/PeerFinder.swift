@@ -243,7 +243,7 @@ struct PeerFinder {
         let watcher = Task {
             for await event in watched {
                 guard case .peerChanged(let peer, .connecting, _) = event, expected == nil || peer.id == expected else { continue }
-                progress.show(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
+                progress.showUntilNext(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
                 return
             }
         }

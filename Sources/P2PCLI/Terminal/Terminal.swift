@@ -41,6 +41,15 @@ enum Output {
         var input: InputLine?
         /// The row of the drawn input line the cursor is on, to erase it from.
         var cursorRow = 0
+        /// A status line is drawn on stderr (`status(_:)`): the next line takes it off first.
+        var status = false
+
+        /// Takes the status line off (one write of "\r\e[K" on stderr), if one is drawn.
+        mutating func clearStatus() {
+            guard status else { return }
+            status = false
+            Output.write("\r\u{1B}[K", to: STDERR_FILENO)
+        }
     }
 
     /// The input line shown at the bottom (nil: none); its lock also keeps writes whole.
@@ -48,6 +57,7 @@ enum Output {
 
     static func line(_ text: String) {
         screen.withLockedValue { screen in
+            screen.clearStatus()
             if let input = screen.input {
                 let (drawn, row) = input.draw(columns: columns)
                 write(InputLine.erase(cursorRow: screen.cursorRow) + text + "\n" + drawn)
@@ -85,6 +95,21 @@ enum Output {
         return Int(size.ws_col)
     }
 
+    /// A line drawn in place at the bottom of a terminal's stderr (a progress bar, "waiting for bob to
+    /// accept…"): the next status replaces it, and the next line takes it off first, so that nothing stale
+    /// stays on the screen. Callers draw one only when stderr is a terminal.
+    static func status(_ text: String) {
+        screen.withLockedValue { screen in
+            write("\r\u{1B}[K" + text, to: STDERR_FILENO)
+            screen.status = true
+        }
+    }
+
+    /// Takes the status line off, if one is drawn.
+    static func clearStatus() {
+        screen.withLockedValue { $0.clearStatus() }
+    }
+
     /// Writes `text` as is (a full-screen view drawing itself).
     static func raw(_ text: String) {
         screen.withLockedValue { _ in write(text) }
@@ -109,7 +134,7 @@ enum Output {
     /// One write(2) of the whole text (more only if the pipe takes it in parts), straight from the
     /// string's bytes: a tree of 10,000 files prints a line per file, and FileHandle's copy into Data
     /// cost more than the line.
-    private static func write(_ text: String, to descriptor: Int32) {
+    fileprivate static func write(_ text: String, to descriptor: Int32) {
         var text = text
         text.withUTF8 { bytes in
             var done = 0
@@ -127,6 +152,7 @@ enum Output {
     /// A line on stderr; on a terminal, above the input line like any other.
     static func error(_ text: String) {
         screen.withLockedValue { screen in
+            screen.clearStatus()
             guard let input = screen.input else {
                 write(text + "\n", to: STDERR_FILENO)
                 return

@@ -103,37 +103,37 @@ extension ReceiveLoop {
         }
     }
 
-    /// The one progress line: the sender, files so far, bytes, rate, and the file under way.
+    /// The one progress line, in the sender's words (`TransferMeter`): the send, its sender, files n/N,
+    /// bytes, percentage, rate and time left.
     func drawProgress(_ peer: PeerID, force: Bool = false) {
         guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, questions.queue.shown == nil, let batch = model.ledger.senders[peer] else { return }
         let now = ContinuousClock.now
         guard force || now - (lastDrawn[peer] ?? now - .seconds(1)) >= .milliseconds(100) else { return }
         lastDrawn[peer] = now
-        let inFlight = (batch.current?.done ?? 0) - min(batch.current?.done ?? 0, batch.spared)
-        let rate = Self.rate(batch.counts.moved + inFlight, since: batch.began)
-        if let tree = batch.tree, let current = batch.current {
-            // A tree: files n/N, bytes of the whole, rate and what is left.
-            let eta = rate > 0 ? " ETA \(Int(Double(current.size - min(current.done, current.size)) / rate)) s" : ""
-            let line = "↓ \(Terminal.sanitize(batch.name)): \(tree.done)/\(Self.count(tree.files, "file")), "
-                + "\(TransferView.bytes(current.done))/\(TransferView.bytes(current.size)), \(TransferView.bytes(UInt64(rate)))/s\(eta) · \(Terminal.sanitize(current.name))"
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
-            progressDrawn = true
-            return
-        }
-        var line = "↓ \(Terminal.sanitize(batch.name)): \(Self.count(batch.counts.files, "file")), \(TransferView.bytes(batch.counts.bytes + inFlight)), \(TransferView.bytes(UInt64(rate)))/s"
-        if let current = batch.current {
-            let percent = current.size == 0 ? 100 : Int(Double(current.done) * 100 / Double(current.size))
-            line += " · \(Terminal.sanitize(String(current.name.raw.suffix(40)))) \(percent)%"
-        }
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        Output.status(Self.progressLine(batch, at: now))
         progressDrawn = true
+    }
+
+    /// What `drawProgress` draws for a sender: its transfer under way, or what it sent so far between two.
+    static func progressLine(_ batch: ReceiveLedger.Sender, at now: ContinuousClock.Instant) -> String {
+        let inFlight = (batch.current?.done ?? 0) - min(batch.current?.done ?? 0, batch.spared)
+        guard let current = batch.current else {
+            let rate = UInt64(TransferMeter.seconds(now - batch.began) > 0 ? Double(batch.counts.moved) / TransferMeter.seconds(now - batch.began) : 0)
+            return "↓ \(Terminal.sanitize(batch.name)): \(count(batch.counts.files, "file")), \(TransferView.bytes(batch.counts.bytes)), \(TransferView.bytes(rate))/s"
+        }
+        var meter = TransferMeter(.receiving, name: current.name.description, peer: batch.name, size: current.size,
+                                  files: batch.tree?.files ?? 1, began: batch.began)
+        meter.done = current.done
+        meter.filesDone = batch.tree?.done
+        meter.moved = batch.counts.moved + inFlight
+        return meter.line(at: now)
     }
 
     /// Takes the progress line off the screen, so that the next line starts at its beginning.
     func clearProgress() {
         guard progressDrawn else { return }
         progressDrawn = false
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        Output.clearStatus()
     }
 
     /// One line for what a sender sent, when it leaves (or the receiver stops).
@@ -154,7 +154,6 @@ extension ReceiveLoop {
     /// skipped, failed and cancelled. The rate counts the bytes that travelled, not those already here.
     static func summary(_ counts: SummaryCounts, from peer: String, seconds: Double, into directory: String) -> String {
         let name = Terminal.sanitize(peer)
-        let rate = TransferView.bytes(UInt64(seconds > 0 ? Double(counts.moved) / seconds : 0))
         var notes: [String] = []
         if counts.alreadyThere > 0 { notes.append("\(counts.alreadyThere) already there (same SHA-256), left as they were") }
         if counts.skipped > 0 { notes.append("\(counts.skipped) skipped (hidden paths; --allow-hidden writes them)") }
@@ -168,12 +167,13 @@ extension ReceiveLoop {
         }
         let rest = notes.isEmpty ? "" : "; " + notes.joined(separator: "; ")
         if counts.files == 0 { return "Received no file from \(name)\(rest)" }
+        let time = TransferMeter.timeAndRate(seconds: seconds, moved: counts.moved)
         if counts.files == 1, notes.isEmpty, let file = counts.lastFile {
-            return "Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(counts.bytes)), \(rate)/s) from \(name)"
+            return "Received \(Terminal.sanitize(file.name)) (\(TransferView.bytes(counts.bytes))) from \(name) \(time)"
                 + (file.path.map { " → \(Terminal.sanitize($0))" } ?? "") + "; " + checked(counts)
         }
-        return "Received \(count(counts.files, "file")) (\(TransferView.bytes(counts.bytes))) from \(name) in \(String(format: "%.1f", seconds)) s "
-            + "(\(rate)/s) into \(Terminal.sanitize(directory)); \(checked(counts))\(rest)"
+        return "Received \(count(counts.files, "file")) (\(TransferView.bytes(counts.bytes))) from \(name) \(time) "
+            + "into \(Terminal.sanitize(directory)); \(checked(counts))\(rest)"
     }
 
     /// How the files that arrived were checked, exactly: by the sender's SHA-256, or (a LocalSend sender that

@@ -52,11 +52,15 @@ struct ReceiveModel: CommandModel {
         }
     }
 
+    /// The last word of a run whose transfer was cancelled (here or by a sender): the summaries above say
+    /// what arrived and what was kept.
+    static let cancelledLine = "cancelled; what arrived stays, and the same send run again by its sender sends the rest"
+
     /// The run ended: every sender's summary not given yet, and the exit status (nil: 0).
     mutating func close() -> (summaries: [(PeerID, ReceiveLedger.Sender)], exit: (any Error)?) {
         let (summaries, outcome) = ledger.close()
         switch outcome {
-        case .cancelled: return (summaries, CLIError("cancelled", code: ExitStatus.cancelled))
+        case .cancelled: return (summaries, CLIError(Self.cancelledLine, code: ExitStatus.cancelled))
         case .failed: return (summaries, ExitStatus.transferFailed)
         case .denied: return (summaries, ExitStatus.denied)
         case .received: return (summaries, nil)

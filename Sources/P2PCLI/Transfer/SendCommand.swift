@@ -162,8 +162,8 @@ struct SendCommand: AsyncParsableCommand {
             guard view.started(with: interrupted.peer.id) else {
                 throw CLIError("interrupted before \(name) accepted; nothing was sent", code: ExitStatus.interrupted)
             }
-            throw CLIError(Self.interruptedLine(files: interrupted.done.count, bytes: interrupted.done.reduce(0) { $0 + $1.size }, to: name,
-                                                reached: view.reached(by: interrupted.peer.id)),
+            throw CLIError(SendWording.interrupted(files: interrupted.done.count, bytes: interrupted.done.reduce(0) { $0 + $1.size }, to: name,
+                                                   meter: view.meter(for: interrupted.peer.id), command: SendWording.command(CommandLine.arguments)),
                            code: ExitStatus.cancelled)
         }
         let results = try outcome.get()
@@ -179,11 +179,16 @@ struct SendCommand: AsyncParsableCommand {
                         Output.line("Delivered a text (\(ReceiveLoop.count(characters, "character"))) to \(Terminal.sanitize(peer.displayName)).")
                     }
                 } else if !json {
-                    Output.line(Self.deliveredLine(deliveries, to: peer.displayName.description))
+                    Output.line(SendWording.delivered(deliveries, to: peer.displayName.description, timing: view.timing(of: peer.id)))
                 }
             case .failure(let error):
-                let failure = CLIError(results.count > 1 ? "\(Terminal.sanitize(peer.displayName)): \(error)" : error.description,
-                                       code: TransferSession.exitCode(for: error))
+                var message = results.count > 1 ? "\(Terminal.sanitize(peer.displayName)): \(error)" : error.description
+                if case .cancelledByPeer(let reason) = error, reason.raw == FileTransfers.receiverCancelledReason {
+                    // The receiver's Ctrl-C (or its quitting): what it kept, and the command that sends the rest.
+                    message = SendWording.cancelledByReceiver(peer.displayName.description, meter: view.meter(for: peer.id),
+                                                              command: SendWording.command(CommandLine.arguments))
+                }
+                let failure = CLIError(message, code: TransferSession.exitCode(for: error))
                 if results.count > 1 { Output.error("p2p: \(failure.description)") }
                 if worst == nil || worst!.code.rawValue < failure.code.rawValue { worst = failure }
             }
@@ -192,13 +197,6 @@ struct SendCommand: AsyncParsableCommand {
             guard results.count > 1 else { throw worst }
             throw worst.code
         }
-    }
-
-    static func deliveredLine(_ deliveries: [Delivery], to peer: String) -> String {
-        let total = deliveries.reduce(0) { $0 + $1.size }
-        let there = deliveries.count { $0.alreadyThere }
-        let note = there == 0 ? "" : there == deliveries.count ? " (all already there: nothing travelled)" : " (\(there) already there)"
-        return "Delivered \(ReceiveLoop.count(deliveries.count, "file")) (\(TransferView.bytes(total))) to \(Terminal.sanitize(peer)), all verified\(note)."
     }
 
     /// Starts the session, finds the receivers and sends the paths to each at once, as one tree; the
@@ -216,7 +214,7 @@ struct SendCommand: AsyncParsableCommand {
         do {
             if all {
                 peers = try await PeerFinder(session: session, to: nil, connect: nil, timeout: timeout, role: "receiver",
-                                             progress: ConnectProgress(json: json)).findAll(events: streams[0])
+                                             progress: ConnectProgress(json: json, transient: Terminal.stderrIsTTY)).findAll(events: streams[0])
             } else {
                 peers = try await Self.find(targets, streams: streams, session: session, connect: connect, timeout: timeout, json: json)
             }
@@ -286,7 +284,7 @@ struct SendCommand: AsyncParsableCommand {
             for (target, events) in zip(targets, streams) {
                 group.addTask {
                     let finder = PeerFinder(session: session, to: target, connect: connect, timeout: timeout, role: "receiver",
-                                            progress: ConnectProgress(json: json))
+                                            progress: ConnectProgress(json: json, transient: Terminal.stderrIsTTY))
                     return try await finder.find(events: events)
                 }
             }
@@ -303,20 +301,5 @@ struct SendCommand: AsyncParsableCommand {
     private struct Interrupted: Error {
         let peer: PeerInfo
         let done: [Delivery]
-    }
-
-    /// What a Ctrl-C in mid-transfer leaves: the files already delivered, and how to send the rest.
-    /// `reached`: what the receiver held of the send (its ACKs) when it stopped, and the send's size.
-    static func interruptedLine(files: Int, bytes: UInt64, to peer: String, reached: (done: UInt64, total: UInt64)? = nil) -> String {
-        let name = Terminal.sanitize(peer)
-        if files == 0, let reached, reached.done > 0 {
-            return "interrupted; \(TransferView.bytes(reached.done)) of \(TransferView.bytes(reached.total)) had reached \(name) and stay there; "
-                + "run the same command again to send the rest"
-        }
-        guard files > 0 else {
-            return "interrupted; the transfer to \(name) was cancelled (run the same command again to resume it)"
-        }
-        let count = "\(files) file\(files == 1 ? "" : "s")"
-        return "interrupted after \(count) (\(TransferView.bytes(bytes))) reached \(name), verified; run the same command again to send the rest"
     }
 }

@@ -9,16 +9,24 @@ final class TransferView: Sendable {
     let perFile: Bool
     /// When each transfer started and at which offset, for its mean rate.
     private let started = NIOLockedValueBox<[UInt64: (ContinuousClock.Instant, UInt64)]>([:])
+    /// Each transfer's progress as its line shows it (by transfer ID).
+    private let meters = NIOLockedValueBox<[UInt64: TransferMeter]>([:])
+    /// Per receiver, how long the send took and the bytes that travelled, once it ended: the summary's.
+    private let timings = NIOLockedValueBox<[PeerID: (seconds: Double, moved: UInt64)]>([:])
     /// The peers a transfer started with (the receiver said yes): a Ctrl-C before that sent nothing.
     private let peersStarted = NIOLockedValueBox<Set<PeerID>>([])
     /// When each transfer last printed a JSON progress event.
     private let lastJSON = NIOLockedValueBox<[UInt64: ContinuousClock.Instant]>([:])
 
-    /// Per receiver, the bytes of the send it holds (its ACKs and what was already there) and the total.
-    private let reached = NIOLockedValueBox<[PeerID: (done: UInt64, total: UInt64)]>([:])
+    /// Per receiver, the send's last progress (the bytes and files it holds: its ACKs and what was already
+    /// there): what a cancel leaves there.
+    private let lastMeter = NIOLockedValueBox<[PeerID: TransferMeter]>([:])
 
-    /// What `peer` held of the send at its last progress: what a Ctrl-C leaves there.
-    func reached(by peer: PeerID) -> (done: UInt64, total: UInt64)? { reached.withLockedValue { $0[peer] } }
+    /// The send to `peer` as its last progress left it: what a cancel leaves there.
+    func meter(for peer: PeerID) -> TransferMeter? { lastMeter.withLockedValue { $0[peer] } }
+
+    /// How long the send to (or from) `peer` took and the bytes that travelled, once it ended.
+    func timing(of peer: PeerID) -> (seconds: Double, moved: UInt64)? { timings.withLockedValue { $0[peer] } }
 
     init(json: Bool, perFile: Bool = true) {
         self.json = json
@@ -29,6 +37,7 @@ final class TransferView: Sendable {
     func started(with peer: PeerID) -> Bool { peersStarted.withLockedValue { $0.contains(peer) } }
 
     func handle(_ event: TransferEvent) {
+        defer { if event.isEnd, let info = event.info { meters.withLockedValue { $0[info.id] = nil } } }
         // A text: the command shows it (or its delivery); only its start counts here, and a failure is said as a file's is.
         if let info = event.info, TextTransfer.isText(info) {
             switch event {
@@ -47,27 +56,35 @@ final class TransferView: Sendable {
         switch event {
         case .offered: break
         case .started(let info, let offset):
-            started.withLockedValue { $0[info.id] = (.now, offset) }
-            if info.direction == .sending { reached.withLockedValue { $0[info.peer.id] = (offset, info.size) } }
+            let now = ContinuousClock.now
+            started.withLockedValue { $0[info.id] = (now, offset) }
+            var meter = TransferMeter(info.direction, name: info.name.description, peer: info.peer.displayName.description, size: info.size,
+                                      files: info.fileCount, began: now)
+            meter.done = offset
+            meters.withLockedValue { $0[info.id] = meter }
+            if info.direction == .sending { lastMeter.withLockedValue { $0[info.peer.id] = meter } }
             peersStarted.withLockedValue { _ = $0.insert(info.peer.id) }
             if json {
                 var object: [String: Any] = ["event": "transfer-started", "direction": info.direction.rawValue, "name": info.name, "size": info.size,
                                              "offset": offset, "peer": info.peer.displayName, "kind": info.peer.kind.rawValue]
                 if info.isTree { object["files"] = info.fileCount }
                 Output.json(object)
-            } else if offset > 0 {
+                return
+            }
+            if offset > 0 {
                 Output.error(Terminal.paint(info.isTree ? "\(Self.bytes(offset)) of \(Terminal.sanitize(info.name)) already there: only the rest travels."
                                                         : "Resuming \(Terminal.sanitize(info.name)) at \(Self.bytes(offset)): only the rest travels.", .dim))
             }
-        case .progress(let info, let done):
-            if info.direction == .sending { reached.withLockedValue { $0[info.peer.id] = (done, info.size) } }
-            progress(info, done)
+            // The sender's bar replaces "waiting for bob to accept…" at once: the answer came, bytes flow.
+            if showsBar(info) { Output.status(meter.line(at: now)) }
+        case .progress(let info, let done, let files):
+            progress(info, done, files: files)
         case .finished(let info, let delivery):
             let rate = meanRate(info, done: info.size)
             if json {
                 var object: [String: Any] = ["event": info.direction == .receiving ? "file-received" : "file-sent", "name": info.name,
                                              "size": info.size, "sha256": delivery.sha256, "peer": info.peer.displayName, "kind": info.peer.kind.rawValue,
-                                             "bytes-per-second": Int(rate), "check": delivery.check.rawValue]
+                                             "bytes-per-second": Int(rate), "seconds": Self.tenths(elapsed(info)), "check": delivery.check.rawValue]
                 if let url = delivery.url { object["path"] = url.path }
                 if info.direction == .sending { object["resumed-from"] = delivery.resumedFrom }
                 Output.json(object)
@@ -108,6 +125,8 @@ final class TransferView: Sendable {
                 Output.error(Terminal.paint("p2p: \(Terminal.sanitize(name)): \(error)", .red))
             }
         case .treeFinished(let tree, let report):
+            let seconds = elapsed(tree)
+            timings.withLockedValue { $0[tree.peer.id] = (seconds, report.bytesSent) }
             if json {
                 Output.json(["event": "tree-finished", "direction": tree.direction.rawValue, "name": tree.name, "peer": tree.peer.displayName, "kind": tree.peer.kind.rawValue,
                              "files": tree.fileCount, "verified": report.deliveries.count { !$0.alreadyThere && $0.isHashVerified },
@@ -115,7 +134,8 @@ final class TransferView: Sendable {
                              "already-there": report.deliveries.count { $0.alreadyThere },
                              "failed": report.failures.count - report.skipped.count, "skipped": report.skipped.count,
                              // What is on this side now (arrived or already there), not what was offered.
-                             "size": report.deliveries.reduce(UInt64(0)) { $0 + $1.size }, "offered": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, moved: report.bytesSent))])
+                             "size": report.deliveries.reduce(UInt64(0)) { $0 + $1.size }, "offered": tree.size, "bytes-sent": report.bytesSent, "bytes-per-second": Int(meanRate(tree, moved: report.bytesSent)),
+                             "seconds": Self.tenths(seconds)])
             } else {
                 clearBar()
             }
@@ -128,11 +148,18 @@ final class TransferView: Sendable {
             }
         case .failed(let info, let error):
             if json {
-                Output.json(["event": "transfer-failed", "direction": info.direction.rawValue, "name": info.name, "reason": error.description])
+                var object: [String: Any] = ["event": "transfer-failed", "direction": info.direction.rawValue, "name": info.name, "reason": error.description]
+                // What the receiver kept (its last ACK and what it held already): the same send again sends only the rest.
+                if info.direction == .sending, let meter = meter(for: info.peer.id) {
+                    object["bytes-kept"] = meter.done
+                    if info.isTree { object["files-kept"] = meter.filesDone ?? 0 }
+                }
+                Output.json(object)
             } else {
                 clearBar()
-                // A sender's failure is said once, by `p2p send` itself.
-                guard info.direction == .receiving else { return }
+                // A sender's failure is said once, by `p2p send` itself; a receiver's own cancel by its summary
+                // ("cancelled here", and what was kept).
+                guard info.direction == .receiving, error != .cancelled else { return }
                 Output.error(Terminal.paint("p2p: \(Self.failedTransfer(info.name.raw, from: info.peer.displayName.description)): \(error)", .red))
             }
         case .eventsDropped(let count):
@@ -150,11 +177,26 @@ final class TransferView: Sendable {
         name.isEmpty ? "the transfer from \(Terminal.sanitize(peer))" : "\(Terminal.sanitize(name)) from \(Terminal.sanitize(peer))"
     }
 
-    private func progress(_ info: TransferInfo, _ done: UInt64) {
-        let percent = info.size == 0 ? 100 : Int(Double(done) * 100 / Double(info.size))
-        let rate = meanRate(info, done: done)
+    /// Whether this side draws a transfer's bar: the sender's whole send, or each file with `--verbose`
+    /// (the receiver's overall line is `ReceiveLoop`'s).
+    private func showsBar(_ info: TransferInfo) -> Bool {
+        !json && Terminal.stderrIsTTY && (perFile || info.isTree && info.direction == .sending)
+    }
+
+    private func progress(_ info: TransferInfo, _ done: UInt64, files: Int?) {
+        let now = ContinuousClock.now
+        let offset = started.withLockedValue { $0[info.id]?.1 } ?? 0
+        let meter = meters.withLockedValue { meters -> TransferMeter in
+            var meter = meters[info.id] ?? TransferMeter(info.direction, name: info.name.description, peer: info.peer.displayName.description,
+                                                         size: info.size, files: info.fileCount, began: now)
+            meter.done = done
+            meter.moved = done - min(done, offset)
+            if let files { meter.filesDone = files }
+            meters[info.id] = meter
+            return meter
+        }
+        if info.direction == .sending { lastMeter.withLockedValue { $0[info.peer.id] = meter } }
         if json {
-            let now = ContinuousClock.now
             let due = lastJSON.withLockedValue { lastJSON in
                 guard let last = lastJSON[info.id], now - last < .milliseconds(500) else {
                     lastJSON[info.id] = now
@@ -163,23 +205,31 @@ final class TransferView: Sendable {
                 return false
             }
             if due {
-                Output.json(["event": "progress", "direction": info.direction.rawValue, "name": info.name, "bytes": done,
-                             "size": info.size, "percent": percent, "bytes-per-second": Int(rate)])
+                var object: [String: Any] = ["event": "progress", "direction": info.direction.rawValue, "name": info.name, "bytes": done,
+                                             "size": info.size, "percent": meter.percent, "bytes-per-second": Int(meter.rate(at: now))]
+                if info.isTree { object["files"] = info.fileCount }
+                if let files = meter.filesDone { object["files-done"] = files }
+                if let left = meter.secondsLeft(at: now) { object["seconds-left"] = left }
+                Output.json(object)
             }
             return
         }
-        guard Terminal.stderrIsTTY, perFile || info.isTree && info.direction == .sending else { return }
-        let eta = rate > 0 ? Int(Double(info.size - min(done, info.size)) / rate) : 0
-        let width = 24
-        let filled = min(width, percent * width / 100)
-        let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-        let line = "\r\u{1B}[K\(Terminal.sanitize(String(info.name.raw.suffix(30)))) \(bar) \(percent)% \(Self.bytes(done))/\(Self.bytes(info.size)) \(Self.bytes(UInt64(rate)))/s ETA \(eta)s"
-        FileHandle.standardError.write(Data(line.utf8))
+        guard showsBar(info) else { return }
+        Output.status(meter.line(at: now))
     }
 
     private func clearBar() {
-        if Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        Output.clearStatus()
     }
+
+    /// Seconds since the transfer started (0 if it never did).
+    private func elapsed(_ info: TransferInfo) -> Double {
+        guard let (start, _) = started.withLockedValue({ $0[info.id] }) else { return 0 }
+        return TransferMeter.seconds(ContinuousClock.now - start)
+    }
+
+    /// Seconds to a tenth, for JSON.
+    static func tenths(_ seconds: Double) -> Double { (seconds * 10).rounded() / 10 }
 
     /// Bytes per second since the start, of `done` (bytes done, counting the start's offset) less the offset,
     /// or of `moved` (bytes that travelled, a tree report's `bytesSent`) as it is.

@@ -131,6 +131,8 @@ public struct ReceiveLedger: Sendable {
         case .fileFinished(let info, let delivery):
             senders[info.peer.id]?.tree?.done += 1
             senders[info.peer.id]?.counts.add(delivery)
+            // The line's "n/N files" moves with the files, not only with the next bytes.
+            effects.append(.progress(info.peer.id, force: false))
         case .fileFailed(let info, _, .skipped):
             // Left out as the answer said (a hidden path): reported, not a failure here.
             senders[info.peer.id]?.counts.skipped += 1
@@ -148,7 +150,7 @@ public struct ReceiveLedger: Sendable {
             senders[info.peer.id]?.spared = 0
             senders[info.peer.id]?.tree = nil
             effects.append(.progress(info.peer.id, force: true))
-        case .progress(let info, let done):
+        case .progress(let info, let done, _):
             senders[info.peer.id]?.current = (info.name, done, info.size)
             effects.append(.progress(info.peer.id, force: false))
         case .finished(let info, let delivery):
@@ -259,7 +261,7 @@ extension TransferEvent {
     public var info: TransferInfo? {
         switch self {
         case .offered(let offer): offer.info
-        case .started(let info, _), .progress(let info, _), .finished(let info, _), .failed(let info, _),
+        case .started(let info, _), .progress(let info, _, _), .finished(let info, _), .failed(let info, _),
              .fileFinished(let info, _), .fileFailed(let info, _, _), .treeFinished(let info, _): info
         case .eventsDropped: nil
         }

@@ -140,8 +140,10 @@ public enum TransferEvent: Sendable {
     case offered(IncomingOffer)
     /// Bytes start flowing; `offset` bytes were skipped because the receiver already had them.
     case started(TransferInfo, offset: UInt64)
-    /// `bytes` done so far; at most a few per second per transfer.
-    case progress(TransferInfo, bytes: UInt64)
+    /// `bytes` done so far; at most a few per second per transfer. `files`: for a tree being sent, its
+    /// files the receiver has written whole or held already (from its acknowledgements; each is verified
+    /// with the rest once the tree ends); nil otherwise (a receiver counts `fileFinished` instead).
+    case progress(TransferInfo, bytes: UInt64, files: Int? = nil)
     /// The file arrived whole and verified, or the receiver confirmed it did.
     case finished(TransferInfo, Delivery)
     /// The transfer ended without the file: the reason says why.

@@ -542,12 +542,15 @@ final class IncomingTree: Sendable {
     }
 
     private func acknowledgeAndReport(_ state: inout DiskState) {
-        if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery) {
+        let progressDue = ContinuousClock.now - state.lastProgress > .milliseconds(250)
+        // With each progress report (4 a second at most) an ACK too: on a slow link 1 MiB takes seconds,
+        // and the sender's bar, which counts only what was acknowledged, stood still between them.
+        if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery, drained: progressDue) {
             state.lastAcknowledged = state.written
             inbox.acknowledge(state.written)
             transfers?.reply(.ack(state.written), id: info.id, to: info.peer.id)
         }
-        if ContinuousClock.now - state.lastProgress > .milliseconds(250) {
+        if progressDue {
             state.lastProgress = .now
             transfers?.progress(tree: self, started: nil, bytes: min(info.size, state.written + state.spared))
         }
@@ -592,6 +595,8 @@ final class IncomingTree: Sendable {
             transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), id: info.id, to: info.peer.id)
         }
         flushEvents(&state)
+        // What this side holds as the tree ends: the summary's bytes and rate count it.
+        transfers?.progress(tree: self, started: nil, bytes: min(info.size, state.written + state.spared))
         transfers?.finished(tree: self, .failure(error))
     }
 
