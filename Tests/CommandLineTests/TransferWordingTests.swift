@@ -48,16 +48,16 @@ import Testing
         one.sizeOnly = 1
         one.lastFile = ("a.txt", "/in/a.txt")
         #expect(ReceiveLoop.summary(one, from: "anna", seconds: 1, into: "/in")
-                == "Received a.txt (10 B, 0 B/s) from anna → /in/a.txt; size checked; the sender gave no SHA-256")
+                == "Received a.txt (10 B) from anna in 1.0 s → /in/a.txt; size checked; the sender gave no SHA-256")
         var all = Counts(files: 3, bytes: 30)
         all.sizeOnly = 3
         let line = ReceiveLoop.summary(all, from: "anna", seconds: 1, into: "/in")
-        #expect(line == "Received 3 files (30 B) from anna in 1.0 s (0 B/s) into /in; sizes checked; the sender gave no SHA-256")
+        #expect(line == "Received 3 files (30 B) from anna in 1.0 s into /in; sizes checked; the sender gave no SHA-256")
         #expect(!line.contains("verified"))
         var mixed = Counts(files: 3, bytes: 30)
         mixed.sizeOnly = 1
         #expect(ReceiveLoop.summary(mixed, from: "anna", seconds: 1, into: "/in")
-                == "Received 3 files (30 B) from anna in 1.0 s (0 B/s) into /in; 2 files verified by SHA-256, 1 file by size only (the sender gave no SHA-256 for it)")
+                == "Received 3 files (30 B) from anna in 1.0 s into /in; 2 files verified by SHA-256, 1 file by size only (the sender gave no SHA-256 for it)")
     }
 
     @Test func theRateCountsOnlyTheBytesThatMoved() {
