@@ -470,6 +470,18 @@ extension PeerInfo {
     }
 }
 
+extension ChannelMessage {
+    /// Whether `body` is a step only a channel's receiver sends (ACCEPT, DENY, ACK, RESULT, HELD,
+    /// TREE_RESULT, COMPARED) or CANCEL, which either side sends: what may arrive late, for a channel
+    /// the other side has ended, without anyone pushing bytes.
+    static func isReceiversStep(_ body: Body) -> Bool {
+        switch body {
+        case .accept, .deny, .ack, .result, .cancel, .held, .treeResult, .compared: true
+        default: false
+        }
+    }
+}
+
 /// What an older peer is told, and what this side's user reads, when one side lacks channels.
 enum OlderPeer {
     /// The version both sides speak; an older p2p speaks it without `Capabilities.channels`.
