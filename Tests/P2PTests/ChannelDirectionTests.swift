@@ -89,6 +89,23 @@ struct ChannelDirectionTests {
         #expect(accepted.contains(.file(index: 0, offset: 0)), "the tree went on: \(accepted)")
     }
 
+    /// Every message of a tree's channel carries purpose 2, the receiver's answers too: a declined
+    /// tree's DENY, and the CANCEL of a tree step nobody accepted.
+    @Test func aTreesAnswersCarryTheTreesPurpose() async throws {
+        let pair = try await TransferTests().connectedPair(accept: false, rawAlice: true)
+        let replies = Inbox<ChannelMessage>()
+        pair.alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
+        let bob = [pair.bob.peerID]
+        try pair.alice.send(ChannelMessage(.tree, channelID: 5, .open(.tree(entries: 1, total: 3))), to: bob)
+        try pair.alice.send(ChannelMessage(.tree, channelID: 5, .entries(first: 0, [TreeEntry(path: "a.txt", kind: .file, mode: 0o644, size: 3)])), to: bob)
+        try await replies.waitForCount(1)
+        #expect(replies.messages[0].0 == ChannelMessage(.tree, channelID: 5, .deny(reason: "declined by the receiver")))
+        try pair.alice.send(ChannelMessage(.tree, channelID: 6, .file(index: 0, offset: 0)), to: bob)
+        try await replies.waitForCount(2)
+        #expect(replies.messages[1].0 == ChannelMessage(.tree, channelID: 6, .cancel(reason: "no accepted transfer 6")))
+        await pair.alice.close(); await pair.bob.close()
+    }
+
     /// A receiver's step for a transfer this side does not have (late, or crossing a CANCEL) is ignored:
     /// no CANCEL, the connection stays, and the next offer is answered as usual.
     @Test func aReceiversStepForNoTransferIsIgnored() async throws {

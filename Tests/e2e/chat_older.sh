@@ -76,6 +76,7 @@ probe chat "$PC" "in a chat \(p2p chat\), which takes no byte streams; a stream 
 check "the chat still runs" is_running host
 
 PR=$(free_port)
+mkdir -p "$E2E_TMP/rx-in"
 start_proc rx env P2P_HOME="$(home rx)" "$P2P" receive --json --yes --name "rx-$TAG" --port "$PR" --session-id "$SID" --dir "$E2E_TMP/rx-in"
 expect_json 20 rx "the receiver listens" event=listening
 probe receive "$PR" "takes files \(p2p receive\); a stream needs .p2p receive --stdout. there"

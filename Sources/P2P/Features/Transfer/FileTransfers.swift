@@ -130,9 +130,9 @@ public final class FileTransfers: Sendable {
 
     /// Refuses an offer over the per-peer limit: the sender hears why; nothing is shown here, since a
     /// flood of them would be a flood of lines.
-    private func refuseOverLimit(_ id: UInt64, from peer: PeerID) {
+    private func refuseOverLimit(_ id: UInt64, from peer: PeerID, purpose: ChannelMessage.Purpose) {
         let limit = configuration.undecidedOffersPerPeer
-        try? send(.deny(reason: "\(limit) offers from you already wait for an answer; offer again once they are answered"), id: id, to: peer)
+        try? send(.deny(reason: "\(limit) offers from you already wait for an answer; offer again once they are answered"), id: id, to: peer, purpose: purpose)
     }
 
     /// Takes over the session's CHANNEL messages of purpose file and tree (and refuses an older p2p's
@@ -446,7 +446,7 @@ public final class FileTransfers: Sendable {
             case .admitted: break
             case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for tree \(id)", purpose: .tree)
             case .overLimit:
-                refuseOverLimit(id, from: peer.id)
+                refuseOverLimit(id, from: peer.id, purpose: .tree)
                 refusedTree(id, from: peer.id)
             case .overBudget: refuseOverBudget(id, from: peer.id, cost: cost)
             }
@@ -458,7 +458,7 @@ public final class FileTransfers: Sendable {
             switch admit(id, from: peer.id, { $0.undecided[id] = UndecidedOffer(info: info) }) {
             case .admitted: Task { self.offered(info) }
             case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for transfer \(id)")
-            case .overLimit, .overBudget: refuseOverLimit(id, from: peer.id)
+            case .overLimit, .overBudget: refuseOverLimit(id, from: peer.id, purpose: .file)
             }
         default:
             if case .cancel = message.body,
@@ -525,18 +525,20 @@ public final class FileTransfers: Sendable {
         emit(.offered(offer))
         let handler = state.withLockedValue { $0.offerHandler }
         let timeout = configuration.decisionTimeout
+        // A tree's answer carries a tree's purpose, as every message of its channel does.
+        let purpose: ChannelMessage.Purpose = info.isTree ? .tree : .file
         let decision = Task {
             let answer = await withDeadline(timeout) { await handler?(offer) ?? .declined }
             // A withdrawn offer (the sender gave up or left) was already reported: its answer goes nowhere.
             guard state.withLockedValue({ $0.undecided.removeValue(forKey: info.id) }) != nil else { return }
             guard let answer else {
                 let waited = "not answered within \(Self.describe(timeout))"
-                try? self.send(.deny(reason: waited), id: info.id, to: info.peer.id)
+                try? self.send(.deny(reason: waited), id: info.id, to: info.peer.id, purpose: purpose)
                 self.emit(.failed(info, .denied(PeerText(waited))))
                 return
             }
             guard answer.accepted else {
-                try? self.send(.deny(reason: "declined by the receiver"), id: info.id, to: info.peer.id)
+                try? self.send(.deny(reason: "declined by the receiver"), id: info.id, to: info.peer.id, purpose: purpose)
                 self.emit(.failed(info, .denied("declined by you")))
                 return
             }
