@@ -126,3 +126,47 @@ struct ChannelDirectionTests {
         await pair.alice.close(); await pair.bob.close()
     }
 }
+
+/// Chunk sizes between two peers that both take 1 MiB frames (`Protocol/TRANSFER.md`, "Data sizes"):
+/// a tree's FILE, even a tree of one file (what `p2p send FILE` sends), travels in 1,044,480-byte DATA;
+/// a single file (purpose 1: chat's `/file`, a text) in 61,440-byte DATA.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct LargeFrameChunkTests {
+    func dataSizes(tree: Bool, size: Int) async throws -> [Int] {
+        let bulk: (inout SessionConfiguration) -> Void = { $0.maxPayload = WireFormat.absoluteMaxPayload }
+        let alice = try await makeSession("alice", configure: bulk)
+        let bob = try await makeSession("bob", configure: bulk)
+        try await alice.connect(to: bob.endpoint)
+        let files = FileTransfers(session: bob, directory: try TransferTests.temporaryDirectory())
+        let sizes = Inbox<Int>()
+        alice.onMessage(ChannelMessage.self) { message, peer, mode in
+            let answers: [ChannelMessage.Body]
+            switch message.body {
+            case .data(_, let bytes):
+                sizes.append(bytes.readableBytes, peer, mode)
+                answers = []
+            case .open(.file): answers = [.accept(offset: 0, prefixHash: Array(repeating: 0, count: 32))]
+            case .entries: answers = [.accept(offset: 0, prefixHash: [])]
+            case .end(_, let sha256): answers = [.result(verified: true, sha256: sha256)]
+            case .treeEnd: answers = [.ack(UInt64(size)), .treeResult(verified: 1, alreadyThere: 0, failed: [])]
+            default: answers = []
+            }
+            for body in answers { try? alice.send(ChannelMessage(message.purpose, channelID: message.channelID, body), to: [peer.id]) }
+        }
+        let source = try TransferTests.randomFile(size, in: try TransferTests.temporaryDirectory())
+        if tree { _ = try await files.send([source], to: alice.peerID) } else { _ = try await files.sendResource(at: source, to: alice.peerID) }
+        let result = sizes.messages.map(\.0)
+        await alice.close(); await bob.close()
+        return result
+    }
+
+    @Test func aTreeOfOneFileTravelsInLargeChunks() async throws {
+        let size = 2 << 20 + 5
+        #expect(try await dataSizes(tree: true, size: size) == [1_044_480, 1_044_480, size - 2 * 1_044_480])
+    }
+
+    @Test func aSingleFileTravelsInSixtyKiBChunksEvenThen() async throws {
+        let sizes = try await dataSizes(tree: false, size: 200_000)
+        #expect(sizes == [61_440, 61_440, 61_440, 200_000 - 3 * 61_440])
+    }
+}
