@@ -40,7 +40,8 @@ vectors = [
     ("open a stream with the longest name (4096 bytes)", msg(1, STREAM, 3, str16("n" * 4096) + str16("")), e("open", STREAM, 3, name="n" * 4096, mediaType="")),
     ("accept a file, fresh", msg(2, FILE, 1, struct.pack(">Q", 0) + bytes(32)), e("accept", FILE, 1, offset="0", hash=bytes(32).hex())),
     ("accept a file, resume", msg(2, FILE, 1, struct.pack(">Q", 1500000) + H), e("accept", FILE, 1, offset="1500000", hash=H.hex())),
-    ("accept a tree, 2 held entries sent before", msg(2, TREE, 7, struct.pack(">Q", 2)), e("accept", TREE, 7, offset="2", hash="")),
+    # A tree's ACCEPT counts the entries reported held (each at most once), not the HELD frames that carried them.
+    ("accept a tree, 2 held entries reported before it", msg(2, TREE, 7, struct.pack(">Q", 2)), e("accept", TREE, 7, offset="2", hash="")),
     ("accept a stream", msg(2, STREAM, 1, struct.pack(">Q", 0)), e("accept", STREAM, 1, offset="0", hash="")),
     ("deny", msg(3, FILE, 1, str16("declined by the receiver")), e("deny", FILE, 1, reason="declined by the receiver")),
     ("start", msg(4, FILE, 1, struct.pack(">Q", 1500000)), e("start", FILE, 1, offset="1500000")),
@@ -87,6 +88,7 @@ vectors = [
     ("no channel ID", struct.pack(">BB", 6, FILE) + bytes(7), {"error": "malformedPayload"}),
     ("empty data", msg(5, STREAM, 1, struct.pack(">Q", 0)), {"error": "malformedPayload"}),
     ("accept a file without the prefix hash", msg(2, FILE, 1, struct.pack(">Q", 0)), {"error": "malformedPayload"}),
+    ("accept a tree with a prefix hash (a tree's ACCEPT has none)", msg(2, TREE, 7, struct.pack(">Q", 2) + H), {"error": "malformedPayload"}),
     ("accept a stream with trailing bytes", msg(2, STREAM, 1, struct.pack(">Q", 0) + b"\x00"), {"error": "malformedPayload"}),
     ("ack with a short count", msg(6, STREAM, 1, bytes(7)), {"error": "malformedPayload"}),
     ("end with a short hash", msg(7, STREAM, 1, struct.pack(">Q", 5) + H[:31]), {"error": "malformedPayload"}),
@@ -111,16 +113,34 @@ vectors = [
 out = [{"name": n, "hex": frame(p).hex(), "expect": x} for n, p, x in vectors]
 
 # An older p2p's frames (TRANSFER.md, "Older peers"): read as far as the refusal needs.
+# What is read: kind and ID; a TRANSFER OFFER's size and path; a DENY's reason (either type). Nothing else.
+REFUSAL = ("the receiver runs a newer p2p (wire version 1 with channel transfers, capability bit 7) and takes no TRANSFER or STREAM "
+           "offers from an older p2p (wire version 1 without channel transfers); update p2p on the sending side")
 old = [
     ("older TRANSFER offer", 0x50, legacy(1, 5, struct.pack(">Q", 10) + str16("notes.txt") + str16("text/plain")),
      {"type": "TRANSFER", "kind": "1", "id": "5", "size": "10", "path": "notes.txt"}),
+    ("older TRANSFER offer: what follows the path is not read", 0x50, legacy(1, 5, struct.pack(">Q", 10) + str16("notes.txt") + b"\xff\xff\xff"),
+     {"type": "TRANSFER", "kind": "1", "id": "5", "size": "10", "path": "notes.txt"}),
     ("older TRANSFER tree offer", 0x50, legacy(10, 6, struct.pack(">IQ", 3, 8197)), {"type": "TRANSFER", "kind": "10", "id": "6"}),
+    ("older TRANSFER tree offer: nothing after the ID is read", 0x50, legacy(10, 6), {"type": "TRANSFER", "kind": "10", "id": "6"}),
     ("older STREAM open", 0x51, legacy(1, 7, str16("dump.sql") + str16("application/sql")), {"type": "STREAM", "kind": "1", "id": "7"}),
-    ("the DENY an older sender gets", 0x50, legacy(3, 5, str16("update p2p on the sending side")),
-     {"type": "TRANSFER", "kind": "3", "id": "5", "reason": "update p2p on the sending side"}),
+    ("older STREAM open: nothing after the ID is read", 0x51, legacy(1, 7, b"\xff"), {"type": "STREAM", "kind": "1", "id": "7"}),
+    # The refusals p2p sends, byte for byte: a DENY (kind 3) in the frame type of the offer it answers.
+    ("the DENY an older sender's TRANSFER offer gets (a TRANSFER frame)", 0x50, legacy(3, 5, str16(REFUSAL)),
+     {"type": "TRANSFER", "kind": "3", "id": "5", "reason": REFUSAL}),
+    ("the DENY an older sender's STREAM open gets (a STREAM frame)", 0x51, legacy(3, 7, str16(REFUSAL)),
+     {"type": "STREAM", "kind": "3", "id": "7", "reason": REFUSAL}),
+    ("older TRANSFER other step (CANCEL): kind and ID only", 0x50, legacy(9, 5, str16("the sender cancelled")), {"type": "TRANSFER", "kind": "9", "id": "5"}),
+    ("older TRANSFER of unknown kind 0", 0x50, legacy(0, 5), {"error": "malformedPayload"}),
     ("older TRANSFER of unknown kind 20", 0x50, legacy(20, 5), {"error": "malformedPayload"}),
     ("older STREAM of unknown kind 9", 0x51, legacy(9, 5), {"error": "malformedPayload"}),
+    ("older STREAM of kind 10 (STREAM had no tree offer)", 0x51, legacy(10, 5), {"error": "malformedPayload"}),
     ("older TRANSFER without an ID", 0x50, struct.pack(">B", 1) + bytes(7), {"error": "malformedPayload"}),
+    ("older TRANSFER offer cut short in its path", 0x50, legacy(1, 5, struct.pack(">Q", 10) + struct.pack(">H", 9) + b"note"), {"error": "malformedPayload"}),
+    ("older TRANSFER offer without a size", 0x50, legacy(1, 5, bytes(4)), {"error": "malformedPayload"}),
+    ("older TRANSFER offer with a path that is not UTF-8", 0x50, legacy(1, 5, struct.pack(">Q", 10) + str16(b"\xff\xfe")), {"error": "malformedPayload"}),
+    ("older TRANSFER offer with a path over 4096 bytes", 0x50, legacy(1, 5, struct.pack(">Q", 10) + str16("p" * 4097)), {"error": "malformedPayload"}),
+    ("older STREAM DENY with a reason over 1024 bytes", 0x51, legacy(3, 7, str16("r" * 1025)), {"error": "malformedPayload"}),
 ]
 out += [{"name": n, "hex": frame(p, t).hex(), "legacy": True, "expect": x} for n, t, p, x in old]
 path = pathlib.Path(__file__).resolve().parent.parent / "vectors" / "channel.json"

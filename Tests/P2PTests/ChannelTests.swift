@@ -102,6 +102,42 @@ struct OlderPeerTests {
         await old.close(); await bob.close()
     }
 
+    /// A peer that takes no streams (`p2p chat`, `p2p receive`: `declineEvery(reason:)`) still answers all
+    /// three: a stream's OPEN with DENY and its reason, an older p2p's STREAM OPEN with a DENY in the STREAM
+    /// layout (frame type 0x51, kind 3) naming the version, and DATA of a stream nobody accepted with CANCEL
+    /// and the end of the connection.
+    @Test func aPeerThatTakesNoStreamsDeniesThemAndCutsOffBytesNobodyAccepted() async throws {
+        let bob = try await makeSession("bob")
+        let streams = ByteStreams(session: bob)
+        streams.declineEvery(reason: "this peer takes no streams here")
+
+        let old = try await Self.olderSession("old")
+        let olderReplies = Inbox<Frame>()
+        old.onMessage(LegacyStreamStep.self) { step, peer, mode in olderReplies.append(step.frame(), peer, mode) }
+        try await old.connect(to: bob.endpoint)
+        old.sendFrame(Self.olderFrame(.stream, kind: 1, id: 9) {
+            $0.writeShortString("dump.sql")
+            $0.writeShortString("application/sql")
+        }, to: bob.peerID)
+        // Heard as a LegacyStreamStep: the DENY came in a frame of type 0x51 (STREAM), not 0x50.
+        try await olderReplies.waitForCount(1)
+        #expect(Array(olderReplies.messages[0].0.payload.readableBytesView) == Self.olderDeny(.stream, id: 9))
+
+        let alice = try await makeSession("alice")
+        let events = EventRecorder(bob)
+        let replies = Inbox<ChannelMessage>()
+        alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
+        try await alice.connect(to: bob.endpoint)
+        try alice.send(ChannelMessage(.stream, channelID: 7, .open(.stream(name: "x", mediaType: ""))), to: [bob.peerID])
+        try await replies.waitForCount(1)
+        #expect(replies.messages[0].0 == ChannelMessage(.stream, channelID: 7, .deny(reason: "this peer takes no streams here")))
+        try alice.send(ChannelMessage(.stream, channelID: 7, .data(offset: 0, bytes: ByteBuffer(bytes: [1, 2, 3]))), to: [bob.peerID])
+        _ = try await events.waitFor(alice.peerID, .disconnected)
+        #expect(replies.messages.contains { $0.0 == ChannelMessage(.stream, channelID: 7, .cancel(reason: "no accepted stream 7")) },
+                "bob said why: \(replies.messages.map(\.0.body))")
+        await alice.close(); await old.close(); await bob.close()
+    }
+
     /// Nothing but a refusal: an older sender's later steps (it never had an answer it could take) are ignored.
     @Test func anOlderPeersOtherStepsAreIgnored() async throws {
         let old = try await Self.olderSession("old")
@@ -157,7 +193,7 @@ extension Session {
         let bytes = try #require(Self.bytes(hex: vector.hex))
         var buffer = ByteBuffer(bytes: bytes)
         let frame = try #require(try FrameParser(maxPayload: WireFormat.defaultMaxPayload, catalog: .standard).parse(&buffer))
-        if vector.legacy == true { return try legacy(vector, frame) }
+        if vector.legacy == true { return try legacy(vector, frame, bytes) }
         let message: ChannelMessage
         do {
             message = try ChannelMessage(frame: frame)
@@ -172,7 +208,7 @@ extension Session {
         #expect(Array(out.readableBytesView) == bytes)
     }
 
-    private func legacy(_ vector: Vector, _ frame: Frame) throws {
+    private func legacy(_ vector: Vector, _ frame: Frame, _ bytes: [UInt8]) throws {
         let step: LegacyBulkStep
         do {
             step = frame.type == .transfer ? try LegacyTransferStep(frame: frame).step : try LegacyStreamStep(frame: frame).step
@@ -184,6 +220,12 @@ extension Session {
         if let offer = step.offer { d["size"] = .string(String(offer.size)); d["path"] = .string(offer.path) }
         if step.kind == 3 { d["reason"] = .string(step.reason) }
         #expect(d == vector.expect)
+        // A DENY is what this side sends an older sender: in the frame type of the offer it answers.
+        if step.kind == 3 {
+            var out = ByteBuffer()
+            out.writeFrame(frame.type == .transfer ? LegacyTransferStep(step).frame() : LegacyStreamStep(step).frame())
+            #expect(Array(out.readableBytesView) == bytes)
+        }
     }
 
     static func describe(_ message: ChannelMessage) -> [String: JSONValue] {

@@ -45,3 +45,49 @@ struct TextTransferTests {
         #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path))
     }
 }
+
+/// `Protocol/vectors/text.json` (written by `Protocol/tools/gen_text_vectors.py`): how a text is shown,
+/// which media types make an offer a text (compared byte for byte), which sizes are refused unasked.
+@Suite struct TextVectorTests {
+    struct Vectors: Decodable {
+        struct Display: Decodable { var name: String; var hex: String; var shown: String }
+        struct MediaType: Decodable { var mediaType: String; var isText: Bool }
+        struct Size: Decodable { var size: UInt64; var refused: Bool }
+        var display: [Display]
+        var mediaTypes: [MediaType]
+        var sizes: [Size]
+    }
+
+    static let vectors: Vectors? = {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Protocol/vectors/text.json")
+        return try? JSONDecoder().decode(Vectors.self, from: Data(contentsOf: url))
+    }()
+
+    static func offer(_ mediaType: String, size: UInt64 = 5) -> TransferInfo {
+        TransferInfo(id: 1, peer: PeerInfo(id: PeerID(bytes: Array(repeating: 9, count: 16)), displayName: "alice", sessionID: "s"),
+                     name: "text.txt", size: size, mediaType: mediaType, direction: .receiving)
+    }
+
+    @Test func aTextIsShownAsTheVectorsSay() throws {
+        let vectors = try #require(Self.vectors)
+        #expect(vectors.display.count >= 15)
+        for vector in vectors.display {
+            let bytes = try #require(ChannelVectorTests.bytes(hex: vector.hex))
+            #expect(TextTransfer.printable(Data(bytes)) == vector.shown, "\(vector.name)")
+        }
+    }
+
+    @Test func onlyTheExactMediaTypeIsAText() throws {
+        let vectors = try #require(Self.vectors)
+        for vector in vectors.mediaTypes {
+            #expect(TextTransfer.isText(Self.offer(vector.mediaType)) == vector.isText, "\(vector.mediaType)")
+        }
+    }
+
+    @Test func aTextOverTheLimitIsRefusedUnasked() throws {
+        let vectors = try #require(Self.vectors)
+        for vector in vectors.sizes {
+            #expect((TextTransfer.refusal(of: Self.offer(TextTransfer.mediaType, size: vector.size)) != nil) == vector.refused, "\(vector.size)")
+        }
+    }
+}

@@ -33,7 +33,7 @@ import raw_peer  # noqa: E402
 from raw_peer import BYE, DATA, ERROR, HELLO, PING, PONG, TEXT, TRANSFER, WELCOME, Conn, frame, short_string  # noqa: E402
 
 PROTOCOL_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Protocol", "PROTOCOL.md")
-TEXT_ACK, PAIR, GAME, RECORDS, CHANNEL = 0x12, 0x20, 0x30, 0x40, 0x52
+TEXT_ACK, PAIR, GAME, RECORDS, STREAM, CHANNEL = 0x12, 0x20, 0x30, 0x40, 0x51, 0x52
 
 
 def catalogue():
@@ -64,6 +64,11 @@ def records(kind, body=b"", tid=7):
 def transfer(kind, body=b"", tid=9):
     """A TRANSFER frame of p2p before channels: kind u8, transfer ID u64, then the kind's fields."""
     return frame(TRANSFER, struct.pack(">BQ", kind, tid) + body)
+
+
+def stream(kind, body=b"", sid=9):
+    """A STREAM frame of p2p before channels: kind u8, stream ID u64, then the kind's fields."""
+    return frame(STREAM, struct.pack(">BQ", kind, sid) + body)
 
 
 def channel(kind, purpose, body=b"", cid=9):
@@ -144,6 +149,12 @@ INPUTS = {
     "transfer-kind-20": lambda h: transfer(20, struct.pack(">IQ", 1, 0)),
     "transfer-offer-path-not-utf8": lambda h: transfer(1, struct.pack(">Q", 1) + struct.pack(">H", 1) + b"\xff"
                                                        + short_string("text/plain")),
+    "transfer-offer-no-size": lambda h: transfer(1, bytes(4)),
+    "stream-kind-9": lambda h: stream(9, short_string("x")),
+    "stream-deny-long-reason": lambda h: stream(3, short_string("r" * 1025)),
+    "channel-file-data-nobody-accepted": lambda h: channel(5, 1, struct.pack(">Q", 0) + b"unasked"),
+    "channel-tree-file-nobody-accepted": lambda h: channel(18, 2, struct.pack(">IQ", 0, 0)),
+    "channel-stream-data-nobody-accepted": lambda h: channel(5, 3, struct.pack(">Q", 0) + b"unasked"),
 }
 # Cases that close our side after sending (the peer sees EOF inside a frame).
 CLOSE_AFTER = {"truncated-frame-close", "truncated-header-close"}

@@ -61,6 +61,14 @@ File transfer scenarios (CHANNEL frames, type 0x52, of purpose file or tree; see
                   would, leaving NAME.part behind for a resume.
   older-offer     valid handshake, then an OFFER of --name (16 bytes) as p2p before channels sent it: a TRANSFER
                   frame (type 0x50: kind 1, ID, size, path, media type)       -> DENY in that layout, naming the version
+  older-chat      valid handshake as p2p before channels (give --caps 61: text, transferTrees, byteStreams), then
+                  stays, answering PINGs, until the first chat line (TEXT) arrives, --hold-file exists or the
+                  timeout passes; "received" lists every frame type that arrived (a TRANSFER, STREAM or CHANNEL
+                  among them: something was offered to it; frames arrive in order, so all before the TEXT)
+  stream-probe    valid handshake, then (1) an older p2p's STREAM OPEN (type 0x51, kind 1)       -> DENY, type 0x51
+                  (2) a CHANNEL OPEN of purpose stream                                           -> DENY and reason
+                  (3) DATA on that stream, which nobody accepted               -> CANCEL, connection closed
+                  "transfers": [{"name": "older-open"|"open"|"data", "id", "type", "reply", "reason"}]
   push            valid handshake, then a CHUNK for a transfer nobody offered or accepted
                                                                               -> CANCEL, connection closed
   tree-lie        valid handshake, then a TREE_OFFER whose total is --total (default 1024) with one file entry
@@ -100,12 +108,12 @@ import tempfile
 import time
 
 MAGIC = b"P2"
-HELLO, WELCOME, ERROR, PING, PONG, BYE, DATA, TEXT, TRANSFER, CHANNEL = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x50, 0x52
+HELLO, WELCOME, ERROR, PING, PONG, BYE, DATA, TEXT, TRANSFER, STREAM, CHANNEL = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x50, 0x51, 0x52
 NAMES = {HELLO: "HELLO", WELCOME: "WELCOME", ERROR: "ERROR", PING: "PING", PONG: "PONG", BYE: "BYE", DATA: "DATA", TEXT: "TEXT",
-         TRANSFER: "TRANSFER", CHANNEL: "CHANNEL"}
+         TRANSFER: "TRANSFER", STREAM: "STREAM", CHANNEL: "CHANNEL"}
 # CHANNEL purposes and kinds (a file's OPEN is its OFFER, DATA its CHUNK, END its DONE; a tree's OPEN and
 # ACCEPT are TREE_OFFER and TREE_ACCEPT here)
-P_FILE, P_TREE = 1, 2
+P_FILE, P_TREE, P_STREAM = 1, 2, 3
 OFFER, ACCEPT, DENY, START, CHUNK, ACK, DONE, RESULT, CANCEL = range(1, 10)
 TREE_OFFER, TREE_ACCEPT = OFFER, ACCEPT
 ENTRIES, HELD, T_FILE, FILE_DONE, T_SKIP, SMALL, TREE_END, TREE_RESULT = range(16, 24)
@@ -710,6 +718,51 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
                 break
         if not c.closed:
             c.send(frame(BYE))
+    elif scenario == "older-chat":
+        handshake()
+        while not c.closed and time.monotonic() < deadline and not (opts["hold-file"] and os.path.exists(opts["hold-file"])):
+            ftype, payload = c.read_frame(min(deadline, time.monotonic() + 0.2))
+            if ftype == PING:
+                c.send(frame(PONG, payload))
+            if ftype == TEXT:
+                break
+        if not c.closed:
+            c.send(frame(BYE))
+    elif scenario == "stream-probe":
+        handshake()
+
+        def reply_to(wanted_type, sid, label):
+            record = {"name": label, "id": sid, "type": None, "reply": None, "reason": None}
+            c.transfers.append(record)
+            while True:
+                ftype, payload = c.read_frame(deadline)
+                if ftype is None or ftype == ERROR:
+                    return record
+                if ftype == PING:
+                    c.send(frame(PONG, payload))
+                    continue
+                if ftype not in (STREAM, CHANNEL):
+                    continue
+                kind, got = payload[0], struct.unpack(">Q", payload[1:9] if ftype == STREAM else payload[2:10])[0]
+                if got != sid:
+                    continue
+                record["type"], record["reply"] = NAMES[ftype], KINDS.get(kind, str(kind))
+                if ftype == CHANNEL:
+                    record["purpose"] = payload[1]
+                if kind in (DENY, CANCEL):
+                    body = payload[9:] if ftype == STREAM else payload[10:]
+                    n = struct.unpack(">H", body[:2])[0]
+                    record["reason"] = body[2:2 + n].decode("utf-8", "replace")
+                return record
+
+        old_id, sid = random.getrandbits(63) + 1, random.getrandbits(63) + 1
+        c.send(frame(STREAM, struct.pack(">BQ", 1, old_id) + short_string("dump.sql") + short_string("application/sql")))
+        reply_to(STREAM, old_id, "older-open")
+        c.send(transfer(OFFER, sid, short_string("dump.sql") + short_string("application/sql"), P_STREAM))
+        reply_to(CHANNEL, sid, "open")
+        c.send(transfer(CHUNK, sid, struct.pack(">Q", 0) + b"nobody accepted this", P_STREAM))
+        reply_to(CHANNEL, sid, "data")
+        c.drain(deadline)
     elif scenario == "push":
         handshake()
         tid = random.getrandbits(63) + 1

@@ -103,12 +103,36 @@ extension ChatLoop {
         let mediaType = image?.mediaType ?? (MediaType.images.contains(guessed) ? ByteStreams.defaultMediaType : guessed)
         let transfers = self.transfers!
         let file = url.standardizedFileURL
-        let names = model.room.connected.values.map { PeerTarget.name($0) }.sorted()
+        // An older p2p gets nothing, and the person reads why, naming it and its version.
+        let (takers, refusals) = Self.recipients(of: file.lastPathComponent, among: Array(model.room.connected.values))
+        for refusal in refusals { view.error(code, refusal) }
+        guard !takers.isEmpty else { return }
+        let names = takers.map { PeerTarget.name($0) }
         view.note("offering \(Terminal.sanitize(file.lastPathComponent)) (\(TransferView.bytes(size.uint64Value))) to \(names.joined(separator: ", "))…")
-        for peer in model.room.connected.keys {
+        for peer in takers.map(\.id) {
             sendingImages[FileSend(peer: peer, name: file.lastPathComponent), default: []].append(SendingFile(file: file, image: image, mediaType: mediaType))
             Task { _ = try? await transfers.sendResource(at: file, to: peer, mediaType: mediaType) }
         }
+    }
+
+    /// Why a chat declines every byte stream offered.
+    static let streamOfferReason = "this peer is in a chat (p2p chat), which takes no byte streams; a stream needs `p2p receive --stdout` there"
+
+    /// The peers a `/file` or `/image` of `name` goes to, sorted by name, and for each peer that
+    /// cannot take it (an older p2p, without channel transfers) a line naming it, its address and its
+    /// version: nothing is sent to that one.
+    static func recipients(of name: String, among peers: [PeerInfo]) -> (takers: [PeerInfo], refusals: [String]) {
+        var takers: [PeerInfo] = []
+        var refusals: [String] = []
+        for peer in peers.sorted(by: { PeerTarget.name($0) < PeerTarget.name($1) }) {
+            if case .peerTooOld(let who, let capability)? = FileTransfers.refusal(sendingTo: peer) {
+                refusals.append("\(Terminal.sanitize(name)) was not sent to \(who): it runs an older p2p (wire version 1 without \(capability)), "
+                                + "which cannot take files or images in chat; update p2p there")
+            } else {
+                takers.append(peer)
+            }
+        }
+        return (takers, refusals)
     }
 
     /// The file and image of a send that ended, the oldest of that name to that peer.

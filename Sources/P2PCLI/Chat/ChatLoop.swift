@@ -47,6 +47,8 @@ final class ChatLoop {
     var conversation: Conversation!
     var questions = PeerQuestions()
     var transfers: FileTransfers!
+    /// Declines every byte stream offered (a chat takes none), as `p2p receive` does; kept alive here.
+    var streams: ByteStreams!
     var editor = LineEditor()
     /// Images and files being received (started, not ended).
     var receivingImages: Set<UInt64> = []
@@ -103,6 +105,9 @@ final class ChatLoop {
             return await Self.ask(.offer(offer), through: feed)
         }
         driver.pump(transfers.events()) { .transfer($0) }
+        // A stream's sender hears DENY, bytes nobody accepted get CANCEL, an older p2p's STREAM its DENY.
+        streams = ByteStreams(session: session)
+        streams.declineEvery(reason: Self.streamOfferReason)
         driver.pump(session.events(), untilClose: true) { .event($0) }
         driver.onInterrupt(.interrupt)
 

@@ -38,7 +38,7 @@ struct StreamReceive {
     /// for as long as the session runs.
     static func declineStreams(on session: Session) -> ByteStreams {
         let streams = ByteStreams(session: session)
-        streams.setStreamHandler { $0.deny(reason: streamOfferReason) }
+        streams.declineEvery(reason: streamOfferReason)
         return streams
     }
 

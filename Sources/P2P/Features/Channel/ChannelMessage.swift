@@ -145,3 +145,15 @@ extension MessageType {
     /// The byte streams of p2p before channels; refused (`Protocol/TRANSFER.md`, "Older peers").
     public static let stream = MessageType(rawValue: 0x51, name: "STREAM")
 }
+
+extension ChannelMessage {
+    /// Whether `body` is a step only a channel's receiver sends (ACCEPT, DENY, ACK, RESULT, HELD,
+    /// TREE_RESULT, COMPARED) or CANCEL, which either side sends: what may arrive late, for a channel
+    /// the other side has ended, without anyone pushing bytes.
+    static func isReceiversStep(_ body: Body) -> Bool {
+        switch body {
+        case .accept, .deny, .ack, .result, .cancel, .held, .treeResult, .compared: true
+        default: false
+        }
+    }
+}

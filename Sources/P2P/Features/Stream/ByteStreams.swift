@@ -98,6 +98,15 @@ public final class ByteStreams: Sendable {
         state.withLockedValue { $0.handler = handler }
     }
 
+    /// Takes no stream and says why: every stream OPEN is answered with DENY and `reason` (say where a
+    /// stream would be taken), as a receiver of something else (files, a chat) must, so that no sender
+    /// waits. The rest holds without a handler too: DATA or END of a stream nobody accepted is answered
+    /// with CANCEL and the connection is closed, and an older p2p's STREAM OPEN gets a DENY in its own
+    /// layout naming the version (`Protocol/TRANSFER.md`, "Byte streams", "Older peers").
+    public func declineEvery(reason: String) {
+        setStreamHandler { $0.deny(reason: reason) }
+    }
+
     // MARK: - Sending
 
     /// Opens a stream to a connected peer and waits for its answer: returns once the peer accepted,

@@ -100,6 +100,16 @@ extension FileTransfers.State {
     /// `peer` left: what was remembered of it goes.
     mutating func forget(_ peer: PeerID) {
         refusedTrees.removeAll { $0.peer == peer }
+        endedHere.removeAll { $0.peer == peer }
         olderOffers[peer] = nil
+    }
+}
+
+extension FileTransfers.State {
+    /// Remembers a file or tree received from `peer` that ended here, so that its sender's steps still
+    /// in flight are dropped quietly rather than taken for bytes nobody accepted.
+    mutating func ended(_ id: UInt64, from peer: PeerID) {
+        endedHere.append(RefusedTree(peer: peer, id: id))
+        if endedHere.count > FileTransfers.refusedTreeMemory { endedHere.removeFirst() }
     }
 }

@@ -91,6 +91,9 @@ public final class FileTransfers: Sendable {
         var refusedTrees: [RefusedTree] = []
         /// Offers of an older p2p refused on this link, by peer.
         var olderOffers: [PeerID: Int] = [:]
+        /// Files and trees received here that ended (finished, failed or cancelled) while their sender
+        /// may still have steps in flight: dropped quietly, oldest forgotten first.
+        var endedHere: [RefusedTree] = []
         /// Peers that left and did not come back (the most recent ones): an offer of theirs that was
         /// accepted just as they left does not start a transfer nobody will end.
         var departed: [PeerID] = []
@@ -127,9 +130,9 @@ public final class FileTransfers: Sendable {
 
     /// Refuses an offer over the per-peer limit: the sender hears why; nothing is shown here, since a
     /// flood of them would be a flood of lines.
-    private func refuseOverLimit(_ id: UInt64, from peer: PeerID) {
+    private func refuseOverLimit(_ id: UInt64, from peer: PeerID, purpose: ChannelMessage.Purpose) {
         let limit = configuration.undecidedOffersPerPeer
-        try? send(.deny(reason: "\(limit) offers from you already wait for an answer; offer again once they are answered"), id: id, to: peer)
+        try? send(.deny(reason: "\(limit) offers from you already wait for an answer; offer again once they are answered"), id: id, to: peer, purpose: purpose)
     }
 
     /// Takes over the session's CHANNEL messages of purpose file and tree (and refuses an older p2p's
@@ -259,7 +262,11 @@ public final class FileTransfers: Sendable {
             emit(.finished(info, delivery))
             return delivery
         } catch {
-            if let reason = Self.cancelReason(for: error) { try? send(.cancel(reason: reason), id: id, to: peer) }
+            if case .protocolViolation(let what) = error {
+                cutOff(peer, id: id, reason: what)
+            } else if let reason = Self.cancelReason(for: error) {
+                try? send(.cancel(reason: reason), id: id, to: peer)
+            }
             emit(.failed(info, error))
             throw error
         }
@@ -308,9 +315,9 @@ public final class FileTransfers: Sendable {
             if Task.isCancelled { throw .cancelled }
             // The window: wait for the receiver to catch up instead of buffering without bound.
             while ChannelFlow.isFull(sent: sent, acknowledged: acknowledged, window: UInt64(configuration.window)) {
-                acknowledged = try Self.acknowledgement(try await mailbox.next(), at: acknowledged)
+                acknowledged = try Self.acknowledgement(try await mailbox.next(), at: acknowledged, sent: sent)
             }
-            while let body = mailbox.poll() { acknowledged = try Self.acknowledgement(body, at: acknowledged) }
+            while let body = mailbox.poll() { acknowledged = try Self.acknowledgement(body, at: acknowledged, sent: sent) }
             if block.readableBytes == 0 {
                 let count = Int(min(UInt64(Self.readBlock), info.size - sent))
                 block = try await Self.onDiskThread { () throws(TransferError) -> ByteBuffer in
@@ -332,9 +339,10 @@ public final class FileTransfers: Sendable {
         let digest = Array(hasher.finalize())
         try send(.end(length: info.size, sha256: digest), id: info.id, to: peer)
         while true {
-            switch try await mailbox.next() {
-            case .ack(let written):
-                acknowledged = written
+            let body = try await mailbox.next()
+            switch body {
+            case .ack:
+                acknowledged = try Self.acknowledgement(body, at: acknowledged, sent: sent)
             case .result(let verified, let theirs):
                 guard verified, theirs == digest else { throw .verificationFailed(expected: digest.hex, got: theirs.hex) }
                 emit(.progress(info, bytes: info.size))
@@ -375,13 +383,24 @@ public final class FileTransfers: Sendable {
 
     /// Files go only over channels: an older peer gets nothing, and the error names it and its version.
     static func requireChannels(_ peer: PeerInfo) throws(TransferError) {
-        guard peer.capabilities.contains(.channels) else { throw .peerTooOld(peer.nameWithAddress, capability: "channel transfers") }
+        if let refusal = refusal(sendingTo: peer) { throw refusal }
     }
 
-    static func acknowledgement(_ body: ChannelMessage.Body, at current: UInt64) throws(TransferError) -> UInt64 {
+    /// Why nothing can be sent to `peer` (a file, a tree, a text), or nil: a p2p without channel
+    /// transfers (`Capabilities.channels`) gets nothing, and the error (``TransferError/peerTooOld(_:capability:)``)
+    /// names it, its address and its version. The sends check it themselves; an app that offers one thing
+    /// to many peers asks first, to say at once which of them run an older p2p.
+    public static func refusal(sendingTo peer: PeerInfo) -> TransferError? {
+        peer.capabilities.contains(.channels) ? nil : .peerTooOld(peer.nameWithAddress, capability: "channel transfers")
+    }
+
+    /// The receiver's ACK while data flows: the highest count so far. Any other kind from the receiver
+    /// (a kind sent the wrong way included), or an ACK of more than was sent, is a protocol violation.
+    static func acknowledgement(_ body: ChannelMessage.Body, at current: UInt64, sent: UInt64) throws(TransferError) -> UInt64 {
         // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
         if case .cancel(let reason) = body { throw .cancelledByPeer(PeerText(reason)) }
         guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(ChannelMessage.name(of: body))") }
+        guard written <= sent else { throw .protocolViolation("ACK of \(written) bytes, \(sent) were sent") }
         return max(current, written)
     }
 
@@ -421,7 +440,7 @@ public final class FileTransfers: Sendable {
     private func receive(_ message: ChannelMessage, from peer: PeerInfo) {
         guard message.purpose != .stream else { return }  // ByteStreams takes those.
         let id = message.channelID
-        if let mailbox = state.withLockedValue({ $0.outgoing[id] }) {
+        if let mailbox = state.withLockedValue({ $0.outgoing[id] }), mailbox.peer == peer.id {
             mailbox.post(message.body)
             return
         }
@@ -436,9 +455,9 @@ public final class FileTransfers: Sendable {
             let cost = ManifestCost.reservation(entries: Int(count))
             switch admit(id, from: peer.id, cost: cost, { $0.manifests[id] = PendingManifest(info: info, expected: Int(count)) }) {
             case .admitted: break
-            case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for tree \(id)")
+            case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for tree \(id)", purpose: .tree)
             case .overLimit:
-                refuseOverLimit(id, from: peer.id)
+                refuseOverLimit(id, from: peer.id, purpose: .tree)
                 refusedTree(id, from: peer.id)
             case .overBudget: refuseOverBudget(id, from: peer.id, cost: cost)
             }
@@ -450,7 +469,7 @@ public final class FileTransfers: Sendable {
             switch admit(id, from: peer.id, { $0.undecided[id] = UndecidedOffer(info: info) }) {
             case .admitted: Task { self.offered(info) }
             case .duplicate: cutOff(peer.id, id: id, reason: "a second OPEN for transfer \(id)")
-            case .overLimit, .overBudget: refuseOverLimit(id, from: peer.id)
+            case .overLimit, .overBudget: refuseOverLimit(id, from: peer.id, purpose: .file)
             }
         default:
             if case .cancel = message.body,
@@ -463,8 +482,13 @@ public final class FileTransfers: Sendable {
                 return
             }
             guard let file = state.withLockedValue({ $0.incoming[id] }), file.info.peer.id == peer.id else {
-                // A peer cannot push bytes nobody accepted.
-                cutOff(peer.id, id: id, reason: "no accepted transfer \(id)")
+                // A receiver's step (a late ACK, an answer to an offer withdrawn here, a CANCEL crossing
+                // ours) for a transfer this side no longer has harms nothing; nor do a sender's steps in
+                // flight when this side ended its transfer. Anything else is a peer pushing bytes nobody
+                // accepted.
+                let endedHere = state.withLockedValue { $0.endedHere.contains(RefusedTree(peer: peer.id, id: id)) }
+                guard !ChannelMessage.isReceiversStep(message.body), !endedHere else { return }
+                cutOff(peer.id, id: id, reason: "no accepted transfer \(id)", purpose: message.purpose)
                 return
             }
             file.handle(message.body)
@@ -512,18 +536,20 @@ public final class FileTransfers: Sendable {
         emit(.offered(offer))
         let handler = state.withLockedValue { $0.offerHandler }
         let timeout = configuration.decisionTimeout
+        // A tree's answer carries a tree's purpose, as every message of its channel does.
+        let purpose: ChannelMessage.Purpose = info.isTree ? .tree : .file
         let decision = Task {
             let answer = await withDeadline(timeout) { await handler?(offer) ?? .declined }
             // A withdrawn offer (the sender gave up or left) was already reported: its answer goes nowhere.
             guard state.withLockedValue({ $0.undecided.removeValue(forKey: info.id) }) != nil else { return }
             guard let answer else {
                 let waited = "not answered within \(Self.describe(timeout))"
-                try? self.send(.deny(reason: waited), id: info.id, to: info.peer.id)
+                try? self.send(.deny(reason: waited), id: info.id, to: info.peer.id, purpose: purpose)
                 self.emit(.failed(info, .denied(PeerText(waited))))
                 return
             }
             guard answer.accepted else {
-                try? self.send(.deny(reason: "declined by the receiver"), id: info.id, to: info.peer.id)
+                try? self.send(.deny(reason: "declined by the receiver"), id: info.id, to: info.peer.id, purpose: purpose)
                 self.emit(.failed(info, .denied("declined by you")))
                 return
             }
@@ -570,14 +596,18 @@ public final class FileTransfers: Sendable {
         file.begin()
     }
 
-    /// Ends a transfer that broke the rules, and the connection with it.
-    func cutOff(_ peer: PeerID, id: UInt64, reason: String) {
-        try? send(.cancel(reason: reason), id: id, to: peer)
+    /// Ends a transfer that broke the rules, and the connection with it; the CANCEL carries the
+    /// channel's purpose (`.tree` for a tree's).
+    func cutOff(_ peer: PeerID, id: UInt64, reason: String, purpose: ChannelMessage.Purpose = .file) {
+        try? send(.cancel(reason: reason), id: id, to: peer, purpose: purpose)
         Task { await session.disconnect(peer) }
     }
 
     func finished(_ file: IncomingFile, _ outcome: Result<Delivery, TransferError>) {
-        state.withLockedValue { _ = $0.incoming.removeValue(forKey: file.info.id) }
+        state.withLockedValue { state in
+            _ = state.incoming.removeValue(forKey: file.info.id)
+            state.ended(file.info.id, from: file.info.peer.id)
+        }
         switch outcome {
         case .success(let delivery): emit(.finished(file.info, delivery))
         case .failure(let error): emit(.failed(file.info, error))

@@ -81,13 +81,19 @@ public enum TextTransfer {
         return try? reader.read(upToCount: byteLimit) ?? Data()
     }
 
-    /// A peer's text as it may be printed: lines and tabs kept (a CR LF is a line break), every other
-    /// character a terminal would obey replaced as ``PeerText/sanitized(_:)`` does; bytes that are not
-    /// UTF-8 are replaced by U+FFFD.
+    /// A peer's text as it may be printed (`Protocol/TRANSFER.md`, "Texts"; `vectors/text.json`): bytes
+    /// that are not UTF-8 become U+FFFD (one per maximal ill-formed subsequence); a CR LF becomes a LF;
+    /// LF and TAB stay; every other character a terminal would obey (``PeerText/isUnsafe(_:)``: C0, DEL,
+    /// C1, U+2028/U+2029, bidi overrides and isolates; a lone CR included) becomes U+FFFD. Scalar by
+    /// scalar, so that "\r\r\n" keeps its line break (as characters, "\r\n" is one and a split at "\n"
+    /// would miss it).
     public static func printable(_ bytes: Data) -> String {
-        let text = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
-        return text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { line in line.split(separator: "\t", omittingEmptySubsequences: false).map { PeerText.sanitized(String($0)) }.joined(separator: "\t") }
-            .joined(separator: "\n")
+        let scalars = Array(String(decoding: bytes, as: UTF8.self).unicodeScalars)
+        var shown = String.UnicodeScalarView()
+        for (position, scalar) in scalars.enumerated() {
+            if scalar == "\r", position + 1 < scalars.count, scalars[position + 1] == "\n" { continue }
+            shown.append(scalar == "\n" || scalar == "\t" || !PeerText.isUnsafe(scalar) ? scalar : "\u{FFFD}")
+        }
+        return String(shown)
     }
 }

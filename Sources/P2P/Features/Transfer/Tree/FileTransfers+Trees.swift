@@ -37,7 +37,7 @@ extension FileTransfers {
         case .wait: break
         case .violation(let reason):
             state.withLockedValue { _ = $0.manifests.removeValue(forKey: id) }
-            cutOff(peer, id: id, reason: reason)
+            cutOff(peer, id: id, reason: reason, purpose: .tree)
         case .offer(let pending):
             // Checking every name touches the file system: not on the event loop.
             Task { self.offered(pending) }
@@ -146,7 +146,10 @@ extension FileTransfers {
     }
 
     func finished(tree: IncomingTree, _ outcome: Result<TreeReport, TransferError>) {
-        state.withLockedValue { _ = $0.trees.removeValue(forKey: tree.info.id) }
+        state.withLockedValue { state in
+            _ = state.trees.removeValue(forKey: tree.info.id)
+            state.ended(tree.info.id, from: tree.info.peer.id)
+        }
         switch outcome {
         case .success(let report): emit(.treeFinished(tree.info, report))
         case .failure(let error): emit(.failed(tree.info, error))

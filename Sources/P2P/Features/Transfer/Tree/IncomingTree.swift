@@ -221,7 +221,7 @@ final class IncomingTree: Sendable {
             return
         }
         if let violation = order.withLockedValue({ check(body, &$0) }) {
-            transfers?.cutOff(info.peer.id, id: info.id, reason: violation)
+            transfers?.cutOff(info.peer.id, id: info.id, reason: violation, purpose: .tree)
             queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(violation), tellPeer: false, &$0) } }
             return
         }
@@ -232,7 +232,7 @@ final class IncomingTree: Sendable {
             return
         }
         if let overrun = inbox.post(body, to: { [self] step in disk.withLockedValue { apply(step, &$0) } }) {
-            transfers?.cutOff(info.peer.id, id: info.id, reason: overrun)
+            transfers?.cutOff(info.peer.id, id: info.id, reason: overrun, purpose: .tree)
             queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(overrun), tellPeer: false, &$0) } }
         }
     }

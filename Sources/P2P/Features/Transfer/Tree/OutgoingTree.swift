@@ -30,7 +30,11 @@ extension FileTransfers {
         do {
             report = try await sender.run()
         } catch {
-            if let reason = Self.cancelReason(for: error) { try? send(.cancel(reason: reason), id: id, to: peer, purpose: .tree) }
+            if case .protocolViolation(let what) = error {
+                cutOff(peer, id: id, reason: what, purpose: .tree)
+            } else if let reason = Self.cancelReason(for: error) {
+                try? send(.cancel(reason: reason), id: id, to: peer, purpose: .tree)
+            }
             // What the receiver holds as the transfer ends (a cancel says it): its last ACK and what was there.
             emit(.progress(info, bytes: sender.held, files: sender.heldFiles()))
             emit(.failed(info, error))
@@ -228,10 +232,13 @@ struct TreeSender {
                     guard Int(file.index) < manifest.entries.count, manifest.entries[Int(file.index)].kind == .file else {
                         throw .protocolViolation("HELD for entry \(file.index), which is no file")
                     }
-                    held[file.index] = file
+                    guard held.updateValue(file, forKey: file.index) == nil else {
+                        throw .protocolViolation("HELD names entry \(file.index) twice")
+                    }
                 }
             case .accept(let count, _):
-                guard Int(count) == held.count else { throw .protocolViolation("ACCEPT counts \(count) held files, \(held.count) arrived") }
+                // The offset counts held *entries* (TRANSFER.md, Channels), however many HELD frames carried them.
+                guard Int(count) == held.count else { throw .protocolViolation("ACCEPT counts \(count) held entries, \(held.count) arrived") }
                 return held
             case .deny(let reason):
                 throw .denied(PeerText(reason))
@@ -336,10 +343,10 @@ struct TreeSender {
     /// a sender waiting for room showed none while the receiver wrote.
     private mutating func waitForWindow() async throws(TransferError) {
         while ChannelFlow.isFull(sent: sent, acknowledged: acknowledged, window: UInt64(transfers.configuration.window)) {
-            acknowledged = try FileTransfers.acknowledgement(try await mailbox.next(), at: acknowledged)
+            acknowledged = try FileTransfers.acknowledgement(try await mailbox.next(), at: acknowledged, sent: sent)
             reportProgress()
         }
-        while let body = mailbox.poll() { acknowledged = try FileTransfers.acknowledgement(body, at: acknowledged) }
+        while let body = mailbox.poll() { acknowledged = try FileTransfers.acknowledgement(body, at: acknowledged, sent: sent) }
     }
 
     /// Bytes of the tree the receiver holds: written (its ACKs so far) or there already.
