@@ -39,7 +39,7 @@ public final class ServiceBrowser: Sendable {
         case restored
     }
 
-    fileprivate struct InstanceKey: Hashable {
+    struct InstanceKey: Hashable {
         var name: String
         var interfaceIndex: UInt32
     }
@@ -204,7 +204,7 @@ public final class ServiceBrowser: Sendable {
         }
     }
 
-    fileprivate func handleBrowse(code: DNSServiceErrorType, flags: DNSServiceFlags, interfaceIndex: UInt32, name: String, type: String, domain: String) {
+    func handleBrowse(code: DNSServiceErrorType, flags: DNSServiceFlags, interfaceIndex: UInt32, name: String, type: String, domain: String) {
         update { state in
             guard !state.stopped else { return }
             guard isSuccess(code) else {
@@ -329,7 +329,7 @@ public final class ServiceBrowser: Sendable {
         }
     }
 
-    fileprivate func handleResolve(_ context: LookupContext, code: DNSServiceErrorType, host: String, port: UInt16, txt: TXTRecord) {
+    func handleResolve(_ context: LookupContext, code: DNSServiceErrorType, host: String, port: UInt16, txt: TXTRecord) {
         update { state in
             guard !state.stopped, state.lookups[context.key]?.context === context else { return }
             guard isSuccess(code) else {
@@ -362,7 +362,7 @@ public final class ServiceBrowser: Sendable {
         }
     }
 
-    fileprivate func handleAddress(_ context: LookupContext, code: DNSServiceErrorType, flags: DNSServiceFlags,
+    func handleAddress(_ context: LookupContext, code: DNSServiceErrorType, flags: DNSServiceFlags,
                                    interfaceIndex: UInt32, address: [UInt8]) {
         update { state in
             guard !state.stopped, state.lookups[context.key]?.context === context, let resolved = context.resolved else { return }
@@ -402,48 +402,4 @@ public final class ServiceBrowser: Sendable {
             }
         }
     }
-
-    /// What a resolve or address query's callback needs to find its way back; immutable, so a query for
-    /// the addresses of a resolved instance gets a context of its own.
-    fileprivate final class LookupContext: Sendable {
-        struct Resolved {
-            var host: String
-            var port: UInt16
-            var txt: TXTRecord
-        }
-        unowned let browser: ServiceBrowser
-        let key: InstanceKey
-        /// Service type and domain as browsed, to resolve again after a failure.
-        let type: String
-        let domain: String
-        /// Set for an address query: what the resolve found.
-        let resolved: Resolved?
-
-        init(browser: ServiceBrowser, key: InstanceKey, type: String, domain: String, resolved: Resolved? = nil) {
-            self.browser = browser
-            self.key = key
-            self.type = type
-            self.domain = domain
-            self.resolved = resolved
-        }
-    }
-}
-
-private func string(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
-
-private let browseReply: DNSServiceBrowseReply = { _, flags, interfaceIndex, code, name, type, domain, context in
-    unretained(context, as: ServiceBrowser.self).handleBrowse(
-        code: code, flags: flags, interfaceIndex: interfaceIndex, name: string(name), type: string(type), domain: string(domain))
-}
-
-private let resolveReply: DNSServiceResolveReply = { _, _, _, code, _, host, port, txtLength, txtBytes, context in
-    let lookup = unretained(context, as: ServiceBrowser.LookupContext.self)
-    let txt = TXTRecord(bytes: UnsafeBufferPointer(start: txtBytes, count: txtBytes == nil ? 0 : Int(txtLength)))
-    lookup.browser.handleResolve(lookup, code: code, host: string(host), port: UInt16(bigEndian: port), txt: txt)
-}
-
-private let addressReply: DNSServiceQueryRecordReply = { _, flags, interfaceIndex, code, _, _, _, length, data, _, context in
-    let lookup = unretained(context, as: ServiceBrowser.LookupContext.self)
-    let bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
-    lookup.browser.handleAddress(lookup, code: code, flags: flags, interfaceIndex: interfaceIndex, address: bytes)
 }
