@@ -7,6 +7,9 @@
 # announcements cost (concurrent dials, back-off, failures counted) must not cost a real room its mesh.
 # Run it against two binaries in the same sitting for a before/after figure (P2P_BIN=... twice). Prints
 # the load average before and after (a figure taken at load >= 1 is not a quiet-machine figure).
+# Where the time goes: `phasesFromLastStart` gives, over the hosts, the median and latest time each
+# listened, advertised (mDNS probing done), saw its first and its last peer, had its first connection and its full
+# mesh; `cpuSeconds` the CPU the chats and the avahi-daemons used until then.
 #
 # usage: Benchmarks/room_mesh.sh [--hosts N] [--timeout SECONDS]      (root: network namespaces)
 # env:   P2P_BIN (default .build/release/p2p); ROOM_MESH_EVENTS=DIR keeps each chat's JSON events there,
@@ -90,7 +93,8 @@ p2p, hosts, timeout, state, events_dir = sys.argv[1], int(sys.argv[2]), float(sy
 logs = [[] for _ in range(hosts)]
 connected, lock, full_at, procs = [set() for _ in range(hosts)], threading.Lock(), [None] * hosts, []
 # Where the time goes, per host: when it listened, advertised, saw its first and its last peer announced,
-# and had its first connection (seconds from the last start; medians and maxima printed).
+# (or was dialled by) its first and its last peer, and had its first connection (seconds from the last
+# start; medians and maxima printed).
 phases = {name: [None] * hosts for name in ("listening", "advertising", "firstSeen", "allSeen", "firstConnected")}
 seen = [set() for _ in range(hosts)]
 def mark(name, i):
@@ -108,7 +112,8 @@ def reader(i, stream):
             kind = event.get("event")
             if kind in ("listening", "advertising"):
                 mark(kind, i)
-            elif kind == "peer-available":
+            if kind in ("peer-available", "connecting", "connected"):
+                # A peer that dials this host before its announcement is found here is seen all the same.
                 mark("firstSeen", i)
                 seen[i].add(event.get("id"))
                 if len(seen[i]) == hosts - 1:

@@ -19,9 +19,8 @@ import NIOConcurrencyHelpers
 /// request, and the system bus refuses a user more than 256 connections, so a host with many peers (or
 /// many sessions in one process) gets "refused" (-65553) for some lookups. Without a retry such a peer
 /// would stay unfound until it announced itself again. A lookup that has its first address frees its
-/// place among the browser's at once (its other family's query waits out `addressSettle` beside the
-/// next lookups): each lookup costs a resolve and an address query, a few hundred milliseconds on a
-/// busy host, so a room of 32 is found in a few rounds of lookups, not in 16 rounds of two.
+/// place among the browser's at once: its other family's query waits out `addressSettle` beside the
+/// next lookups, not in their way (a host whose avahi publishes no AAAA record never answers it).
 public final class ServiceBrowser: Sendable {
     /// What the browser reports, on its own queue.
     public enum Event: Sendable {
@@ -72,7 +71,10 @@ public final class ServiceBrowser: Sendable {
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
     private let staleGrace: DispatchTimeInterval
-    static let maxConcurrentLookups = 8
+    /// Two: each lookup costs avahi and the D-Bus daemon real work (a client connection, a resolver, mDNS
+    /// queries every other host's daemon reads). In a room of 32 hosts on 2 cores, 4 or 8 at once made
+    /// every lookup that much slower and the mesh no faster (Benchmarks/room_mesh.sh, BENCHMARKS.md).
+    static let maxConcurrentLookups = 2
     /// After this many failures in a row the error is reported (once); retries go on while the instance is browsed.
     static let failuresBeforeReport = 6
     /// A lookup without an answer by then is given up and retried (its peer may have gone quiet).
