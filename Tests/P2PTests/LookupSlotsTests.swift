@@ -61,3 +61,23 @@ struct SharedLookupSlotsTests {
         for session in sessions { await session.close() }
     }
 }
+
+/// Where AAAA is never answered, address lookups stop asking for it (but retries and rechecks still do).
+struct SilentAAAATests {
+    @Test func anInterfaceThatNeverAnswersAAAAIsAskedOnlyOnRetriesAndRechecks() {
+        var policy = SilentAAAA(beforeSkipping: 2, recheck: 4)
+        for _ in 1 ... 2 {
+            let asks = policy.asks(on: 3, retry: false)
+            #expect(asks)
+            policy.finished(on: 3, askedAndUnanswered: true, gotIPv6: false)
+        }
+        let asked = (1 ... 8).map { _ in policy.asks(on: 3, retry: false) }
+        #expect(asked == [false, true, false, false, false, true, false, false])  // every 4th counted lookup
+        let onRetry = policy.asks(on: 3, retry: true)  // the A query failed last time: maybe IPv6 only
+        let elsewhere = policy.asks(on: 7, retry: false)  // another interface is asked
+        #expect(onRetry && elsewhere)
+        policy.finished(on: 3, askedAndUnanswered: false, gotIPv6: true)  // it answers now
+        let afterAnswer = policy.asks(on: 3, retry: false)
+        #expect(afterAnswer)
+    }
+}

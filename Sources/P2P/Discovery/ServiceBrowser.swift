@@ -60,6 +60,8 @@ public final class ServiceBrowser: Sendable {
         var queuedLookups: [(key: InstanceKey, type: String, domain: String)] = []
         /// Failed lookups per instance since it was last resolved.
         var lookupFailures: [InstanceKey: Int] = [:]
+        /// Which lookups ask for AAAA, per interface (skipped where it is never answered).
+        var silentAAAA = SilentAAAA()
         var outbox: [Event] = []
     }
 
@@ -305,7 +307,9 @@ public final class ServiceBrowser: Sendable {
     /// Ends the address queries of `context` (both families answered, or the other had its time) and
     /// frees their slot.
     private func finishAddressLookup(_ context: LookupContext, _ state: inout State) {
-        guard state.lookups[context.key]?.context === context else { return }
+        guard let lookup = state.lookups[context.key], lookup.context === context else { return }
+        state.silentAAAA.finished(on: context.key.interfaceIndex, askedAndUnanswered: lookup.operations[UInt16(kDNSServiceType_AAAA)] != nil,
+                                  gotIPv6: state.addresses[context.key]?.contains(where: \.isIPv6) == true)
         dropLookup(context.key, &state)
         startQueuedLookups(&state)
     }
@@ -350,7 +354,10 @@ public final class ServiceBrowser: Sendable {
                 // AAAA only where IPv6 can be used: every query open when the daemon is killed risks a
                 // crash inside avahi's compatibility layer (see `handleAddress`), so none is made for nothing.
                 var families = [(UInt16(kDNSServiceType_A), "query A record")]
-                if IPAddress.interfaceHasIPv6(context.key.interfaceIndex) { families.append((UInt16(kDNSServiceType_AAAA), "query AAAA record")) }
+                if IPAddress.interfaceHasIPv6(context.key.interfaceIndex),
+                   state.silentAAAA.asks(on: context.key.interfaceIndex, retry: state.lookupFailures[context.key] != nil) {
+                    families.append((UInt16(kDNSServiceType_AAAA), "query AAAA record"))
+                }
                 for (type, operation) in families {
                     queries[type] = try DNSServiceOperation(operation, queue: queue, context: addressContext) { ref, pointer in
                         DNSServiceQueryRecord(ref, 0, context.key.interfaceIndex, host, type, UInt16(kDNSServiceClass_IN), addressReply, pointer)
