@@ -28,6 +28,8 @@ final class DiscoveryCoordinator: Sendable {
         var daemonLost = false
         /// The browse showed this session's own announcement: the daemon works, whatever else does not.
         var seesItself = false
+        /// The interfaces (DNS-SD indexes) the browse showed this session's own announcement on.
+        var ownInterfaces: Set<UInt32> = []
     }
 
     private let ownID: PeerID
@@ -50,6 +52,9 @@ final class DiscoveryCoordinator: Sendable {
 
     /// Whether the browse has shown this session's own announcement (which it otherwise leaves out).
     var seesItself: Bool { state.withLockedValue { $0.seesItself } }
+
+    /// The interfaces the browse has shown this session's own announcement on (a daemon's reach).
+    var ownInterfaces: Set<UInt32> { state.withLockedValue { $0.ownInterfaces } }
 
     func discovered(_ id: PeerID) -> PeerInfo? { state.withLockedValue { $0.discovered[id] } }
 
@@ -112,7 +117,9 @@ final class DiscoveryCoordinator: Sendable {
     func handle(_ event: ServiceBrowser.Event) {
         switch event {
         case .found(let service):
-            if service.peerID == ownID { state.withLockedValue { $0.seesItself = true } }
+            if service.peerID == ownID {
+                state.withLockedValue { $0.seesItself = true; $0.ownInterfaces.insert(service.interfaceIndex) }
+            }
             guard let id = service.peerID, id != ownID, service.sessionID == sessionID else { return }
             let info = state.withLockedValue { state in
                 var byInterface = state.addressesByInterface[id] ?? [:]

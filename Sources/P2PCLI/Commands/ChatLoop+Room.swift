@@ -55,6 +55,17 @@ extension ChatLoop {
     }
 
     /// Members that are away, and peers of the room the dial limits held back.
+    /// Once the browse shows our own announcement: if only on loopback, the chat's header says that
+    /// nobody on another machine can see this one (scripts/setup.sh may have started such a daemon).
+    func noteDiscoveryReach() {
+        guard !discoveryReachJudged, session.discoverySeesItself else { return }
+        discoveryReachJudged = true
+        if session.discoveryIsLoopbackOnly {
+            view.warning("loopback-only", "the mDNS daemon is bound to loopback only: only peers on this machine can see you "
+                + "(for the network: sudo systemctl start avahi-daemon)")
+        }
+    }
+
     func redialMembers() {
         for peer in model.room.redialCandidates(among: session.availablePeers) {
             execute(model.room.handle(.peerAvailable(judged(peer), now: .now)))
