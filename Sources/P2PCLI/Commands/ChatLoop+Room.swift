@@ -25,8 +25,8 @@ extension ChatLoop {
         case .advertising(let name):
             view.advertising(as: name, requested: options.network.displayName)
         case .refused(let peer, let reason):
-            // Once per key: a stranger in the room is refused at every try, and says so once.
-            execute(model.room.handle(.peerRefused(peer, reason: reason.description)))
+            // A stranger in the room is refused at every try: shown in full once, then counted.
+            execute(model.room.handle(.peerRefused(peer, reason: reason.description, now: .now)))
         case .discoveryFailed(let error):
             DiscoveryNotice.show(error, json: options.json)
         case .eventsDropped(let count):
@@ -111,6 +111,8 @@ extension ChatLoop {
                 askToDial(judged(peer))
             case .showRefusal(let peer, let reason):
                 view.error("refused", "REFUSED \(PeerTarget.name(peer)) (\(peer.fingerprint)): \(reason)")
+            case .refusedAgain(let peer, let tries):
+                view.refusedAgain(peer, tries: tries)
             case .newKeyNotDialled(let peer):
                 view.warning("new-key", "\(PeerTarget.label(peer)) is in room \"\(Terminal.sanitize(session.sessionID))\" with a key that is not pinned: "
                     + "not connected, since nobody at a pipe sees its fingerprint; use --yes to connect new keys, or pin it first with p2p pair")

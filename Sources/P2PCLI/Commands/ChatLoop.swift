@@ -175,6 +175,7 @@ final class ChatLoop {
                 if let stop = perform(model.handle(.waitExpired)) { status = stop; break loop }
             case .reconnectTick:
                 noteDiscoveryReach()
+                execute(model.room.handle(.tick(now: .now)))
                 redialMembers()
             case .acknowledgementsOverdue:
                 _ = model.handle(.acknowledgementsOverdue)
