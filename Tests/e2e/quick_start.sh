@@ -5,7 +5,9 @@
 #    terminal shows no "Compiling" lines and no "prohibited flag" warnings), then opens the chat;
 #  - a second run with nothing changed opens the chat without running `swift build` at all (a `swift`
 #    first on PATH writes down every call, then runs the real one); the time to its prompt is printed;
-#  - with the mDNS daemon bound to loopback only, the chat's header says only this machine can see you.
+#  - with the mDNS daemon bound to loopback only, the chat's header says only this machine can see you;
+#  - a build that fails (a `swift` that fails like a compile error) ends chat.sh with 1, the log's path and
+#    its last lines on the terminal, and no stamp.
 # Uses the debug configuration (P2P_CHAT_CONFIGURATION=debug): the test command has just built it, so
 # the first run's `swift build` finds it up to date instead of spending ~12 minutes on a release build.
 # Run from the checkout whose build this is (in a helper's worktree: through its /work/wt/sw wrapper).
@@ -74,4 +76,18 @@ if [ "$LOOPBACK" = yes ]; then
 fi
 tm send-keys -t second -l "/quit"; tm send-keys -t second Enter
 see 10 second '\[exited 0\]' "the second chat ends with 0"
+
+log "third run: the sources count as changed (no stamp) and the build fails"
+# A swift whose build fails after a step, as a compile error would: chat.sh must say so, with the log.
+mkdir -p "$T/failing"
+printf '#!/bin/sh\necho "[1/2] Compiling P2P Session.swift"\necho "error: the compiler gave up here" >&2\nexit 1\n' >"$T/failing/swift"
+chmod +x "$T/failing/swift"
+rm -f "$STAMP"
+command=$(printf '%q ' env PATH="$T/failing:$PATH" P2P_HOME="$T/home" P2P_CHAT_CONFIGURATION=debug TERM=xterm-256color \
+  "$REPO_ROOT/scripts/chat.sh" --room "$ROOM" --name quick)
+tm new-session -d -s third -x 200 -y 40 "$command; echo \"[exited \$?]\"; exec sleep 3600"
+see 60 third '\[exited 1\]' "a failed build ends chat.sh with 1"
+see 1 third 'the build failed \(swift build exit 1.*its output is in .*\.build/chat-build\.log' "it says the build failed and where its log is"
+see 1 third '\| error: the compiler gave up here' "and shows the log's last lines"
+check "no stamp was left by the failed build" [ ! -e "$STAMP" ]
 finish
