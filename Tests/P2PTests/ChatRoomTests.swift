@@ -153,9 +153,56 @@ import Testing
     @Test func aRefusalIsShownOncePerKeyAndTheKeyIsNotDialledAgain() {
         var room = room(yes: true)
         let stranger = peer(higher, "bob")
-        #expect(room.handle(.peerRefused(stranger, reason: "another key")) == [.showRefusal(stranger, reason: "another key")])
-        #expect(room.handle(.peerRefused(stranger, reason: "another key")) == [], "once per key, not per try")
+        #expect(room.handle(.peerRefused(stranger, reason: "another key", now: now)) == [.showRefusal(stranger, reason: "another key")])
+        #expect(room.handle(.peerRefused(stranger, reason: "another key", now: now + .seconds(1))) == [], "once per key, not per try")
         #expect(room.handle(.peerAvailable(stranger, now: now)) == [])
+    }
+
+    @Test func laterRefusalsOfOneKeyAreCountedAndReportedAtMostOnceAMinute() {
+        var room = room(yes: true)
+        let stranger = peer(higher, "mallory")
+        #expect(room.handle(.peerRefused(stranger, reason: "another key", now: now)) == [.showRefusal(stranger, reason: "another key")])
+        // Tries 2 to 12 within the minute: counted, nothing shown.
+        for second in 1...11 {
+            #expect(room.handle(.peerRefused(stranger, reason: "another key", now: now + .seconds(second * 5))) == [])
+        }
+        #expect(room.handle(.tick(now: now + .seconds(59))) == [], "not before the minute is over")
+        // Try 13 after the minute: the count so far, once.
+        #expect(room.handle(.peerRefused(stranger, reason: "another key", now: now + .seconds(61))) == [.refusedAgain(stranger, tries: 13)])
+        #expect(room.handle(.tick(now: now + .seconds(200))) == [], "nothing new since: no report")
+        // Tries 14 and 15 soon after: reported by the tick once the next minute is over, then not again.
+        #expect(room.handle(.peerRefused(stranger, reason: "another key", now: now + .seconds(201))) == [.refusedAgain(stranger, tries: 14)],
+                "more than a minute since the last report: at once")
+        #expect(room.handle(.peerRefused(stranger, reason: "another key", now: now + .seconds(202))) == [])
+        #expect(room.handle(.tick(now: now + .seconds(250))) == [])
+        #expect(room.handle(.tick(now: now + .seconds(262))) == [.refusedAgain(stranger, tries: 15)])
+        #expect(room.handle(.tick(now: now + .seconds(400))) == [])
+    }
+
+    @Test func eachKeyHasItsOwnCount() {
+        var room = room(yes: true)
+        let one = peer(higher, "mallory"), two = peer(lower, "eve")
+        #expect(room.handle(.peerRefused(one, reason: "r", now: now)) == [.showRefusal(one, reason: "r")])
+        #expect(room.handle(.peerRefused(two, reason: "r", now: now)) == [.showRefusal(two, reason: "r")], "another key: shown in full")
+        #expect(room.handle(.peerRefused(one, reason: "r", now: now + .seconds(1))) == [])
+        #expect(room.handle(.peerRefused(one, reason: "r", now: now + .seconds(2))) == [])
+        #expect(room.handle(.peerRefused(two, reason: "r", now: now + .seconds(3))) == [])
+        let reports = room.handle(.tick(now: now + .seconds(60)))
+        #expect(reports.count == 2)
+        #expect(reports.contains(.refusedAgain(one, tries: 3)))
+        #expect(reports.contains(.refusedAgain(two, tries: 2)))
+    }
+
+    @Test func theTallyKeepsABoundedNumberOfKeysForgettingTheOldestTryFirst() {
+        var tally = RefusalTally(interval: .seconds(60), capacity: 3)
+        let ids = (0..<4).map { _ in Identity.ephemeral().peerID }
+        for (index, id) in ids.prefix(3).enumerated() { #expect(tally.refused(peer(id), now: now + .seconds(index)) == .first) }
+        #expect(tally.refused(peer(ids[0]), now: now + .seconds(10)) == nil, "counted: the first key is now the latest try")
+        #expect(tally.refused(peer(ids[3]), now: now + .seconds(11)) == .first)
+        #expect(!tally.contains(ids[1]), "the key refused longest ago is forgotten")
+        #expect(tally.contains(ids[0]) && tally.contains(ids[2]) && tally.contains(ids[3]))
+        #expect(tally.tries(of: ids[0]) == 2)
+        #expect(tally.refused(peer(ids[1]), now: now + .seconds(12)) == .first, "a forgotten key is shown in full again")
     }
 
     /// Pinned and accepted keys go first: new keys cannot take every slot, and a freed slot goes to a

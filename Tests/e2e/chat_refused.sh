@@ -6,7 +6,9 @@
 #    nobody is there; its room dials alice (the new key is made to be the lower ID: the lower ID dials);
 #  - alice's chat refuses it and says so once (REFUSED …); the newcomer's screen says once that alice
 #    refused this key, what to do (p2p trust remove bob there, or p2p pair), and that the line typed
-#    while nobody was here will not reach alice; /who shows it alone.
+#    while nobody was here will not reach alice; /who shows it alone;
+#  - the same key tries 3 times more: alice's chat shows no block per try but one count once the minute
+#    since the first refusal is over (issue 35 item 5: a room groups repeated refusals).
 # Needs root (lab.sh up) and tmux.
 . "$(dirname "$0")/lib.sh"
 need ip tmux python3
@@ -53,6 +55,22 @@ see 5 alice '^\* 1 here: alice$' "/who on alice: nobody but herself"
 check "the newcomer was told once ($(count_on newbob 'alice refused this key'))" [ "$(count_on newbob 'alice refused this key')" = 1 ]
 check "alice's refusal is shown once ($(count_on alice 'REFUSED bob'))" [ "$(count_on alice 'REFUSED bob')" = 1 ]
 unseen alice 'anyone\?' "the newcomer's line did not reach alice"
+
+# ---------------------------------------------------------------- the same key tries again and again
+# Three more tries of the refused key (chats that dial alice's address directly, as a stranger's room
+# would retry): alice's chat counts them instead of a REFUSED block each, and says the count once the
+# minute since the first refusal is over ("(refused again: 4 tries from bob, key …)").
+ALICE_PORT=$(screen alice | grep -oE 'You are alice \([0-9a-f]+\), port [0-9]+' | grep -oE '[0-9]+$' | head -n 1)
+check "alice's header gives her port ($ALICE_PORT)" [ -n "$ALICE_PORT" ]
+for try in 2 3 4; do
+  run "$LAB" exec B env P2P_HOME="$(home "$NEWBOB")" timeout 30 "$P2P" chat --room "$ROOM" --name bob --yes --port 0 \
+    --connect "10.213.7.1:$ALICE_PORT" </dev/null >>"$E2E_TMP/retries.out" 2>&1
+  echo "[exit $?]" >>"$E2E_TMP/retries.out"
+done
+check "each retry was refused by alice ($(grep -c 'refused this' "$E2E_TMP/retries.out") of 3 say so)" [ "$(grep -c 'refused this' "$E2E_TMP/retries.out")" = 3 ]
+see 90 alice 'refused again: 4 tries from bob.*, key [a-z0-9]{4}…' "alice's chat reports the later tries as one count, once the minute is over"
+check "alice showed the REFUSED block once for the 4 tries ($(count_on alice 'REFUSED bob'))" [ "$(count_on alice 'REFUSED bob')" = 1 ]
+check "and the count once ($(count_on alice 'refused again'))" [ "$(count_on alice 'refused again')" = 1 ]
 type_line newbob "/quit"; type_line alice "/quit"
 see 10 newbob '\[exited 0\]' "the newcomer's chat ends with 0"
 see 10 alice '\[exited 0\]' "alice's chat ends with 0"

@@ -2,8 +2,10 @@
 # Small things a person checks and that must be true (issue 35, item 9): `receive --dir` with a missing
 # folder is a setup error (1, with what to do), not a failed transfer (8); `receive --text` says it waits
 # for a text, not for files into a folder; `records receive` from a pipe lets a pinned sender in for every
-# snapshot instead of refusing (or asking about) it each time. Loopback only; ports and session IDs are
-# unique per run.
+# snapshot instead of refusing (or asking about) it each time; and what the `--help` texts of chat's
+# neighbours say (issue 35 item 8): `history --pending` also lists lines typed in a room while nobody was
+# there, `trust remove` of an unknown peer exits 3, `p2p id` makes the key on first use, and the records
+# examples of `records --help` run as written. Loopback only; ports and session IDs are unique per run.
 . "$(dirname "$0")/lib.sh"
 . "$E2E_DIR/transfer_helpers.sh"   # exits
 need python3
@@ -64,4 +66,33 @@ run env P2P_HOME="$(home carol)" "$P2P" records send --json --name "carol-$$" --
   --file "$TASKS" --connect "127.0.0.1:$RP" >"$E2E_TMP/send4.out" 2>"$E2E_TMP/send4.err"; rc4=$?
 check "a new sender is still refused from a pipe (exit $rc4)" [ "$rc4" = 4 ]
 stop_proc pinned
+
+# ---------------------------------------------------------------- what the --help texts say
+# history --pending: "in the outbox for a peer, and (without PEER) typed in a room while nobody was there".
+start_proc lonely env P2P_HOME="$(home lonely)" "$P2P" chat --room "$SID-lonely" --name "lonely-$$"
+send_line lonely "anyone there?"
+if wait_until 15 bash -c 'env P2P_HOME="$1" "$2" history --pending 2>&1 | grep -q "whoever joins room $3: anyone there? (waiting)"' _ "$(home lonely)" "$P2P" "$SID-lonely"; then
+  pass "history --pending lists a line typed while nobody was in the room, as its help says"
+else
+  fail "history --pending does not list the line typed while nobody was there" lonely
+fi
+stop_proc lonely
+run env P2P_HOME="$(home lonely)" "$P2P" history --help >"$E2E_TMP/history-help.out" 2>&1
+check "history --help says --pending lists those lines too" bash -c 'tr -s " \n" "  " <"$1" | grep -q "typed in a room while nobody was there"' _ "$E2E_TMP/history-help.out"
+# trust remove: "Exit codes: 0 removed, 3 no pinned peer matches".
+run env P2P_HOME="$(home lonely)" "$P2P" trust remove nobody-pinned-$$ >"$E2E_TMP/trust-rm.out" 2>&1; rc=$?
+check "trust remove of a name nobody pinned exits 3 (exit $rc)" [ "$rc" = 3 ]
+check "... and says so" grep -q "no pinned peer matches" "$E2E_TMP/trust-rm.out"
+run env P2P_HOME="$(home bob)" "$P2P" trust remove "alice-$$" >"$E2E_TMP/trust-rm2.out" 2>&1; rc=$?
+check "trust remove of a pinned peer exits 0 and names it (exit $rc)" bash -c '[ "$1" = 0 ] && grep -q "removed alice-$2" "$3"' _ "$rc" "$$" "$E2E_TMP/trust-rm2.out"
+# p2p id: "The key is made on first use".
+check "a fresh config folder has no key yet" [ ! -e "$(home fresh)/identity.pem" ]
+run env P2P_HOME="$(home fresh)" "$P2P" id >"$E2E_TMP/id.out" 2>&1; rc=$?
+check "p2p id makes the key on first use and shows where it is kept (exit $rc)" \
+  bash -c '[ "$1" = 0 ] && [ -s "$2/identity.pem" ] && grep -q "stored in    $2" "$3"' _ "$rc" "$(home fresh)" "$E2E_TMP/id.out"
+# records --help's examples, as written (import into a new store, then show).
+(cd "$REPO_ROOT" && run env P2P_HOME="$(home rec)" "$P2P" records import examples/records/tasks.json --store "$E2E_TMP/tasks.db") >"$E2E_TMP/rec-import.out" 2>&1; rc=$?
+check "records --help's import example runs (exit $rc)" [ "$rc" = 0 ]
+run env P2P_HOME="$(home rec)" "$P2P" records show --store "$E2E_TMP/tasks.db" >"$E2E_TMP/rec-show.out" 2>&1; rc=$?
+check "and its show example lists the records (exit $rc)" bash -c '[ "$1" = 0 ] && grep -qE "\([0-9]+ records?\)" "$2"' _ "$rc" "$E2E_TMP/rec-show.out"
 finish

@@ -83,6 +83,8 @@ func execute(_ effects: [ChatRoom.Effect]) {
             say("not dialling \(peer.displayName): its key is not pinned")
         case .showRefusal(let peer, let reason):
             say("refused \(peer.displayName): \(reason)")
+        case .refusedAgain(let peer, let tries):
+            say("refused \(peer.displayName) again: \(tries) tries so far")
         case .dialsHeld:
             say("more peers announce the room than it dials at once; the others wait their turn")
         case .hold, .release, .queued, .delivered:

@@ -152,6 +152,20 @@ extension IPAddress {
         return false
     }
 
+    /// Whether the interface with this index is a loopback interface (`lo`): what is announced only
+    /// there is seen only by this machine.
+    public static func isLoopbackInterface(_ index: UInt32) -> Bool {
+        var first: UnsafeMutablePointer<ifaddrs>?
+        guard index != 0, getifaddrs(&first) == 0 else { return false }
+        defer { freeifaddrs(first) }
+        var next = first
+        while let entry = next?.pointee {
+            defer { next = entry.ifa_next }
+            if if_nametoindex(entry.ifa_name) == index { return Int32(bitPattern: entry.ifa_flags) & Int32(IFF_LOOPBACK) != 0 }
+        }
+        return false
+    }
+
     /// The order to try a peer's addresses in, in the spirit of RFC 8305 (Happy Eyeballs v2) §4: IPv6
     /// first, then the families alternate so one broken family costs one attempt, not all of them.
     /// Within a family, addresses on the link itself (link-local) come first: they need no router.

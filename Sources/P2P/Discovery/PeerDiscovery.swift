@@ -27,6 +27,8 @@ final class PeerDiscovery: Sendable {
         var daemonLost = false
         /// The browse showed this session's own announcement: the daemon works, whatever else does not.
         var seesItself = false
+        /// The interfaces (DNS-SD indexes) the browse showed this session's own announcement on.
+        var ownInterfaces: Set<UInt32> = []
     }
 
     private let ownID: PeerID
@@ -50,6 +52,9 @@ final class PeerDiscovery: Sendable {
 
     /// Whether the browse has shown this session's own announcement (which it otherwise leaves out).
     var seesItself: Bool { state.withLockedValue { $0.seesItself } }
+
+    /// The interfaces the browse has shown this session's own announcement on (a daemon's reach).
+    var ownInterfaces: Set<UInt32> { state.withLockedValue { $0.ownInterfaces } }
 
     func discovered(_ id: PeerID) -> DiscoveredService? { state.withLockedValue { $0.peers[id] } }
 
@@ -124,7 +129,9 @@ final class PeerDiscovery: Sendable {
     func handle(_ event: ServiceBrowser.Event) {
         switch event {
         case .found(let service):
-            if service.peerID == ownID { state.withLockedValue { $0.seesItself = true } }
+            if service.peerID == ownID {
+                state.withLockedValue { $0.seesItself = true; $0.ownInterfaces.insert(service.interfaceIndex) }
+            }
             guard let id = service.peerID, id != ownID, service.sessionID == sessionID else { return }
             let merged = state.withLockedValue { $0.peers.found(service, id: id) }
             onEvent(.found(merged))

@@ -38,6 +38,9 @@ final class DiscoveryCoordinator: Sendable {
     /// Whether the browse has shown this session's own announcement (which it otherwise leaves out).
     var seesItself: Bool { discovery.seesItself }
 
+    /// The interfaces the browse has shown this session's own announcement on (a daemon's reach).
+    var ownInterfaces: Set<UInt32> { discovery.ownInterfaces }
+
     func discovered(_ id: PeerID) -> PeerInfo? { discovery.discovered(id).map { Self.peer($0, sessionID: sessionID) } }
 
     /// Starts advertising `name` on `port` (when `advertise`) and browsing (when `browse`).

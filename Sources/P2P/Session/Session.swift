@@ -172,6 +172,13 @@ public final class Session: Sendable {
     /// suspect, not this one.
     public var discoverySeesItself: Bool { discovery.seesItself }
 
+    /// Discovery has shown this session's own announcement, and only on loopback: the mDNS daemon is
+    /// bound to loopback, so only peers on this machine can find this one.
+    public var discoveryIsLoopbackOnly: Bool {
+        let interfaces = discovery.ownInterfaces
+        return !interfaces.isEmpty && interfaces.allSatisfy(IPAddress.isLoopbackInterface)
+    }
+
     // MARK: - Connecting
 
     /// Connects to a discovered peer of this session. `context` (at most `ConnectionRequest.maxContextBytes`)

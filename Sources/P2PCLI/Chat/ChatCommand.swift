@@ -9,6 +9,13 @@ struct ChatCommand: AsyncParsableCommand {
         commandName: "chat",
         abstract: "Chat with peers on the local network.",
         discussion: """
+            Examples:
+              p2p chat --name alice                   the room "chat", everyone in it
+              p2p chat --room team --name alice       another room
+              p2p chat --to bob                       bob only
+              p2p chat --connect 192.168.1.20:24242   a peer mDNS does not show
+              echo hello | p2p chat --to bob --yes    piped lines, then leave
+
             A chat is a room: everyone running `p2p chat` with the same --room (default "chat") is connected by itself, \
             so three people chat as a group without picking anyone. A peer whose key is pinned or paired is accepted \
             without asking (--ask: always ask); a new key is asked about once per run. --to or --connect talks to one peer instead.
@@ -19,7 +26,11 @@ struct ChatCommand: AsyncParsableCommand {
             Tab completes a peer's name (after /msg, after @, at the start of a word) and a path after /image or /file.
             Your own lines carry your name; a line that mentions your name or is a /msg to you is highlighted and rings \
             the terminal bell (--no-bell: no bell). A peer that refuses your key (its copy of your name is pinned to another \
-            key) is named once, with what to do.
+            key) is named once, with what to do. A key this chat refuses (its name is pinned here to another key) \
+            is shown once in full (REFUSED …); its later tries are counted and said at most once a minute \
+            ("(refused again: 13 tries from bob, key 3fa2…)"). When the mDNS daemon answers on loopback only \
+            (scripts/setup.sh starts such a one where none runs), the chat's header says that only peers on \
+            this machine can see you.
             Every line is kept in the history (p2p history); a line for a peer that is away waits in the outbox and goes out, \
             once and in order, when that peer is back (reconnecting is automatic); a line typed while nobody is here goes to \
             whoever joins.
@@ -30,7 +41,7 @@ struct ChatCommand: AsyncParsableCommand {
 
     @OptionGroup var network: NetworkOptions
 
-    @Option(help: "Connect to this peer (display name or ID prefix) as soon as it is found.")
+    @Option(help: "Chat with this peer only (display name, or the start of its ID or fingerprint), as soon as it is found.")
     var to: String?
 
     @Option(help: "Connect directly to HOST:PORT, without discovery.")

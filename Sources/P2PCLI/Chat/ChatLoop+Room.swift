@@ -25,8 +25,8 @@ extension ChatLoop {
         case .advertising(let name):
             view.advertising(as: name, requested: options.network.displayName)
         case .refused(let peer, let reason):
-            // Once per key: a stranger in the room is refused at every try, and says so once.
-            execute(model.room.handle(.peerRefused(peer, reason: reason.description)))
+            // A stranger in the room is refused at every try: shown in full once, then counted.
+            execute(model.room.handle(.peerRefused(peer, reason: reason.description, now: .now)))
         case .discoveryFailed(let error):
             DiscoveryNotice.show(error, json: options.json)
         case .eventsDropped(let count):
@@ -55,6 +55,17 @@ extension ChatLoop {
     }
 
     /// Members that are away, and peers of the room the dial limits held back.
+    /// Once the browse shows our own announcement: if only on loopback, the chat's header says that
+    /// nobody on another machine can see this one (scripts/setup.sh may have started such a daemon).
+    func noteDiscoveryReach() {
+        guard !discoveryReachJudged, session.discoverySeesItself else { return }
+        discoveryReachJudged = true
+        if session.discoveryIsLoopbackOnly {
+            view.warning("loopback-only", "the mDNS daemon is bound to loopback only: only peers on this machine can see you "
+                + "(for the network: sudo systemctl start avahi-daemon)")
+        }
+    }
+
     func redialMembers() {
         for peer in model.room.redialCandidates(among: session.availablePeers) {
             execute(model.room.handle(.peerAvailable(judged(peer), now: .now)))
@@ -100,6 +111,8 @@ extension ChatLoop {
                 askToDial(judged(peer))
             case .showRefusal(let peer, let reason):
                 view.error("refused", "REFUSED \(PeerTarget.name(peer)) (\(peer.fingerprint)): \(reason)")
+            case .refusedAgain(let peer, let tries):
+                view.refusedAgain(peer, tries: tries)
             case .newKeyNotDialled(let peer):
                 view.warning("new-key", "\(PeerTarget.label(peer)) is in room \"\(Terminal.sanitize(session.sessionID))\" with a key that is not pinned: "
                     + "not connected, since nobody at a pipe sees its fingerprint; use --yes to connect new keys, or pin it first with p2p pair")

@@ -58,6 +58,8 @@ final class ChatLoop {
     var sendingImages: [FileSend: [SendingFile]] = [:]
     /// The session is closed: the conversation's history queue reports to nobody any more.
     var sessionClosed = false
+    /// Whether the daemon's reach (loopback only or not) was judged, from our own announcement.
+    var discoveryReachJudged = false
 
     init(session: Session, view: ChatView, options: ChatCommand) {
         self.session = session
@@ -140,6 +142,8 @@ final class ChatLoop {
         if interactive { render() }
         // Links can die without a word (a cut cable): members still advertised are dialled again.
         driver.timers.every(.seconds(2), .reconnectTick)
+        // The daemon's reach is known once its answer about our own announcement is in: a first look soon.
+        driver.timers.after(.milliseconds(500), .reconnectTick)
 
         var status = ExitCode.success
         loop: for await input in driver.events {
@@ -175,6 +179,8 @@ final class ChatLoop {
             case .waitForPeerExpired:
                 if let stop = perform(model.handle(.waitExpired)) { status = stop; break loop }
             case .reconnectTick:
+                noteDiscoveryReach()
+                execute(model.room.handle(.tick(now: .now)))
                 redialMembers()
             case .acknowledgementsOverdue:
                 _ = model.handle(.acknowledgementsOverdue)

@@ -8,12 +8,19 @@ struct HistoryCommand: ParsableCommand {
         commandName: "history",
         abstract: "Show chat history (all peers, or one by name or ID prefix).",
         discussion: """
+            Examples:
+              p2p history                 every line, image and file, oldest first
+              p2p history bob --limit 20  bob's newest 20
+              p2p history --pending       what still waits to be sent
+
             Lines marked "waiting" are in the outbox: the peer has not acknowledged them yet; \
             p2p chat sends them when that peer is back. A /me line shows as "* alice waves", a /msg line \
             as "[private] text". Images and files sent or received in p2p chat (/image, /file) are \
             listed among the lines as "[image] NAME (W×H) PATH" and "[file] NAME PATH": a received one where \
             it was kept, a sent one where it was sent from. Times are "2026-11-25 05:17", local time. \
-            The history is history.sqlite in the config directory.
+            The history is history.sqlite in the config directory (`p2p id` shows it). Exit codes: 0 shown \
+            (also when empty), 3 no chat with that peer in the history, 64 several peers fit (give an ID prefix), \
+            1 the history cannot be read.
             """
     )
 
@@ -23,7 +30,7 @@ struct HistoryCommand: ParsableCommand {
     @Option(help: "Only the newest N lines and images.")
     var limit: Int?
 
-    @Flag(help: "Only lines still waiting in the outbox.")
+    @Flag(help: "Only lines still waiting: in the outbox for a peer, and (without PEER) typed in a room while nobody was there.")
     var pending = false
 
     @Flag(help: "One JSON object per line, image or file (\"kind\": \"text\", \"image\" or \"file\").")

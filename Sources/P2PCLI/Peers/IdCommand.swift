@@ -3,7 +3,19 @@ import P2P
 
 /// `p2p id`: this installation's peer ID and fingerprint, to compare with what peers see.
 struct IdCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "id", abstract: "Show this installation's peer ID and key fingerprint.")
+    static let configuration = CommandConfiguration(
+        commandName: "id",
+        abstract: "Show this installation's peer ID and key fingerprint.",
+        discussion: """
+            Examples:
+              p2p id           peer ID, fingerprints, where they are kept
+              p2p id --json    the same as one JSON object
+
+            The key is made on first use (by this or any other command), and the certificate LocalSend devices \
+            see (`receive --localsend`) with it; both are kept in the config directory ($P2P_HOME, else \
+            $XDG_CONFIG_HOME/p2p, else ~/.config/p2p). The fingerprint is what other peers show for you: compare it \
+            on both screens at first contact.
+            """)
 
     @Flag(help: "One JSON object.")
     var json = false

@@ -8,6 +8,11 @@ struct PairCommand: AsyncParsableCommand {
         commandName: "pair",
         abstract: "Pair with a peer using a short code, so each trusts the other's key.",
         discussion: """
+            Examples:
+              p2p pair                                 alice: shows a code, waits
+              p2p pair --to alice                      bob: types that code
+              P2P_PAIR_CODE=1234-5678 p2p pair --to alice   (a script)
+
             On one machine run `p2p pair`: it shows a code and waits. On the other run `p2p pair --to NAME` \
             (or --connect HOST:PORT) and type the code when asked, or pass it in the environment variable \
             P2P_PAIR_CODE — never as an argument. A wrong code fails and pins nothing; the showing side gives up \

@@ -9,6 +9,10 @@ struct PeersAddCommand: AsyncParsableCommand {
         commandName: "add",
         abstract: "Add an address where a peer can be reached when multicast DNS does not show it.",
         discussion: """
+            Examples:
+              p2p peers add 192.168.1.20:24242
+              p2p peers add '[fe80::1%eth0]:24242'
+
             `--to NAME` tries the added addresses when NAME is neither announced nor pinned with an address \
             of its own after about a second. Whoever answers there must answer to NAME and prove its key like \
             any first contact: then it is pinned with that address, and the address leaves this list (the pin \

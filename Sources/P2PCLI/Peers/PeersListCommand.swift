@@ -8,6 +8,11 @@ struct PeersListCommand: AsyncParsableCommand {
         commandName: "list",
         abstract: "List p2p peers on the local network (the default).",
         discussion: """
+            Examples:
+              p2p peers list                    (the same as p2p peers)
+              p2p peers --session-id cards      only the peers of one session
+              p2p peers --localsend             LocalSend devices too
+
             Browses DNS-SD for the given time and prints each peer as it is found: name, fingerprint, peer ID, \
             session, host, port, addresses and what it advertises with --info. Any of name, the start of the \
             fingerprint or the start of the ID names the peer for --to. With --json, one object per line: \

@@ -7,6 +7,15 @@ struct TrustCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trust",
         abstract: "List or remove pinned peer keys.",
+        discussion: """
+            Examples:
+              p2p trust                 the pinned peers: name, fingerprint, how, when
+              p2p trust remove bob      forget bob's key (he really has a new one)
+
+            A key is pinned at first contact (trust on first use) or by `p2p pair`; a peer whose name is pinned to \
+            another key is refused with a warning that names this command. The pins are known-peers.json in the \
+            config directory (`p2p id` shows it).
+            """,
         subcommands: [List.self, Remove.self],
         defaultSubcommand: List.self
     )
@@ -42,7 +51,13 @@ struct TrustCommand: ParsableCommand {
 
     /// `p2p trust remove NAME-OR-ID`
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Forget a pinned peer (by name or ID prefix), e.g. after it got a new key.")
+        static let configuration = CommandConfiguration(
+            abstract: "Forget a pinned peer (by name or ID prefix), e.g. after it got a new key.",
+            discussion: """
+                Every pin with that name goes (or the one whose peer ID starts with the digits: `p2p trust --json` \
+                shows IDs; a refusal names it). Exit codes: 0 removed, 3 no pinned peer matches, 1 the pins \
+                cannot be read or written.
+                """)
 
         @Argument(help: "Display name, or at least 4 leading digits of the peer ID.")
         var peer: String

@@ -8,11 +8,17 @@ struct RecordsCommand: AsyncParsableCommand {
         commandName: "records",
         abstract: "Share structured records (tasks, catalogs, …) between peers and merge them into a SQLite store.",
         discussion: """
+            Examples:
+              p2p records import examples/records/tasks.json --store tasks.db
+              p2p records receive --store theirs.db      (bob: waits)
+              p2p records send --store tasks.db --to bob
+              p2p records show --store theirs.db
+
             A store is one SQLite file (--store) with a table per entity, made from the schema of the first \
             file imported or snapshot received. Snapshots carry their schema; one that adds optional or \
             defaulted attributes migrates the store, an incompatible one is refused with the reason. Every \
             record is validated first; one invalid record rejects the whole snapshot and the store stays \
-            unchanged (exit status 9). Examples: examples/records/ and the README.
+            unchanged (exit status 9). More in examples/records/ and the README.
             """,
         subcommands: [RecordsImportCommand.self, RecordsExportCommand.self, RecordsShowCommand.self,
                       RecordsSendCommand.self, RecordsReceiveCommand.self, RecordsBenchCommand.self]

@@ -33,8 +33,11 @@ public struct ChatRoom: Sendable {
         /// The person answered `.askToDial`: yes dials the peer (and accepts it for this run); no
         /// leaves it alone for the rest of the run.
         case dialAnswered(PeerInfo, yes: Bool, now: ContinuousClock.Instant)
-        /// The session refused the peer (its key contradicts its claims or a pin).
-        case peerRefused(PeerInfo, reason: String)
+        /// The session refused the peer (its key contradicts its claims or a pin), at `now`.
+        case peerRefused(PeerInfo, reason: String, now: ContinuousClock.Instant)
+        /// A timer tick (every few seconds): counts of refusals that grew since their last report are
+        /// reported once their minute is over (`.refusedAgain`).
+        case tick(now: ContinuousClock.Instant)
         /// The person let the peer in: not asked about again in this run.
         case peerAccepted(PeerID)
         /// A line typed for everyone (`to` nil) or for one member.
@@ -64,8 +67,11 @@ public struct ChatRoom: Sendable {
         /// Ask the person whether to dial this peer of the room, whose key nobody on this side accepted,
         /// then report `.dialAnswered`. Once per peer while unanswered.
         case askToDial(PeerInfo)
-        /// Show that the session refused this peer, and why. Once per key, not once per try.
+        /// Show that the session refused this peer, and why: at its key's first refusal, not at every try.
         case showRefusal(PeerInfo, reason: String)
+        /// The key was refused `tries` times so far (the first included): later tries are counted and
+        /// reported at most once a minute (`RefusalTally`), instead of a `.showRefusal` each.
+        case refusedAgain(PeerInfo, tries: Int)
         /// The dial limits hold peers of the room back (said once per flood).
         case dialsHeld(DialLimiter.HoldReason)
         /// A line waits in the outbox for a peer that is away.
@@ -124,8 +130,8 @@ public struct ChatRoom: Sendable {
     private var dialledPeers: [PeerID: PeerInfo] = [:]
     /// Keys the person said no to: neither asked about nor dialled again in this run.
     private var declined: Set<PeerID> = []
-    /// Keys the session refused: shown once, not dialled again by the room.
-    private var refused: Set<PeerID> = []
+    /// Keys the session refused: shown once, then counted; not dialled again by the room.
+    private var refusals = RefusalTally()
     /// The latest time an event carried: held dials are retried at it when a dial ends.
     private var lastNow: ContinuousClock.Instant?
     /// Lines that waited in the outbox: their delivery is worth telling about.
@@ -214,10 +220,15 @@ public struct ChatRoom: Sendable {
             }
             policy.accepted(peer.id)
             return dialUnasked(peer, now: now)
-        case .peerRefused(let peer, let reason):
-            guard refused.insert(peer.id).inserted else { return [] }
+        case .peerRefused(let peer, let reason, let now):
             heldPeers[peer.id] = nil
-            return [.showRefusal(peer, reason: reason)]
+            switch refusals.refused(peer, now: now) {
+            case .first: return [.showRefusal(peer, reason: reason)]
+            case .again(let tries): return [.refusedAgain(peer, tries: tries)]
+            case nil: return []
+            }
+        case .tick(let now):
+            return refusals.due(now: now).map { .refusedAgain($0.peer, tries: $0.tries) }
         case .peerAccepted(let peer):
             policy.accepted(peer)
             return []
@@ -277,7 +288,7 @@ public struct ChatRoom: Sendable {
     /// for a free slot or a later tick; the first hold is reported).
     private mutating func dialUnasked(_ peer: PeerInfo, now: ContinuousClock.Instant) -> [Effect] {
         guard connected[peer.id] == nil, !dialing.contains(peer.id), !noRedial.contains(peer.id),
-              !refused.contains(peer.id), !declined.contains(peer.id) else { return [] }
+              !refusals.contains(peer.id), !declined.contains(peer.id) else { return [] }
         let isMember = members[peer.id] != nil
         if !isMember {
             switch policy.decide(peer.id, trust: peer.trust) {
