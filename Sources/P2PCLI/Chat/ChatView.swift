@@ -210,16 +210,6 @@ struct ChatView: Sendable {
         }
     }
 
-    /// A key refused before was refused again: `tries` so far, said at most once a minute (`RefusalTally`).
-    func refusedAgain(_ peer: PeerInfo, tries: Int) {
-        if json {
-            Output.json(["event": "refused-again", "peer": peer.displayName, "id": peer.id.hex, "tries": tries])
-        } else {
-            let key = peer.fingerprint.split(separator: "-").first.map(String.init) ?? peer.fingerprint
-            Output.error(Terminal.paint("p2p: (refused again: \(tries) tries from \(PeerTarget.name(peer)), key \(key)…)", .yellow))
-        }
-    }
-
     /// A line for the person at the terminal; silent in JSON mode.
     func note(_ text: String) {
         if !json { Output.line(Terminal.paint("* \(text)", .dim)) }
