@@ -148,9 +148,15 @@ private final class ExampleRun: Sendable {
 
     /// Waits until the example printed a line containing `text`. The deadline can only fail a test.
     func waitForLine(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await waitUntil("\(process.executableURL!.lastPathComponent) printing \"\(text)\"; it printed:\n\(output.withLockedValue { $0 })",
-                            seconds: 60, sourceLocation: sourceLocation) {
-            output.withLockedValue { $0.contains(text) }
+        let name = process.executableURL!.lastPathComponent
+        try await waitUntil("\(name) printing \"\(text)\"", seconds: 60, sourceLocation: sourceLocation) {
+            output.withLockedValue { $0.contains(text) } || !process.isRunning
+        }
+        guard output.withLockedValue({ $0.contains(text) }) else {
+            // It ended without the line (no mDNS daemon, a crash): say what it printed, now.
+            Issue.record("\(name) exited (\(process.terminationStatus)) without printing \"\(text)\"; it printed:\n\(output.withLockedValue { $0 })",
+                         sourceLocation: sourceLocation)
+            throw CancellationError()
         }
     }
 
