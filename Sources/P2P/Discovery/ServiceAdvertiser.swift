@@ -66,12 +66,7 @@ final class ServiceAdvertiser: Sendable {
     /// `stop()` for a task: waits for the queue (which may be in a slow dns_sd call) without holding a
     /// thread of the cooperative pool.
     func stopAndWait() async {
-        await withCheckedContinuation { continuation in
-            queue.async { [self] in
-                stopOnQueue()
-                continuation.resume()
-            }
-        }
+        await queue.awaiting { [self] in stopOnQueue() }
     }
 
     private func stopOnQueue() {

@@ -204,12 +204,7 @@ public final class ServiceBrowser: Sendable {
     /// `stop()` for a task: waits for the queue (which may be in a slow dns_sd call: avahi's compatibility
     /// layer opens a D-Bus connection per request) without holding a thread of the cooperative pool.
     func stopAndWait() async {
-        await withCheckedContinuation { continuation in
-            queue.async { [self] in
-                stopOnQueue()
-                continuation.resume()
-            }
-        }
+        await queue.awaiting { [self] in stopOnQueue() }
     }
 
     private func stopOnQueue() {
