@@ -38,8 +38,11 @@ final class DiscoveryCoordinator: Sendable {
     /// Whether the browse has shown this session's own announcement (which it otherwise leaves out).
     var seesItself: Bool { discovery.seesItself }
 
-    /// The interfaces the browse has shown this session's own announcement on (a daemon's reach).
-    var ownInterfaces: Set<UInt32> { discovery.ownInterfaces }
+    /// The browse has shown this session's own announcement, and on loopback interfaces only.
+    var seesItselfOnLoopbackOnly: Bool {
+        let interfaces = discovery.ownInterfaces
+        return !interfaces.isEmpty && interfaces.allSatisfy(IPAddress.isLoopbackInterface)
+    }
 
     func discovered(_ id: PeerID) -> PeerInfo? { discovery.discovered(id).map { Self.peer($0, sessionID: sessionID) } }
 

@@ -167,17 +167,13 @@ public final class Session: Sendable {
         reporter.hub.finish()
     }
 
-    /// Whether discovery has shown this session's own announcement: the mDNS daemon answers and
-    /// multicast reaches this host. When no peer shows up either, the network between the machines is the
-    /// suspect, not this one.
+    /// Whether discovery has shown this session's own announcement: the mDNS daemon answers. When no peer
+    /// shows up either, the network between the machines is the suspect, not this one.
     public var discoverySeesItself: Bool { discovery.seesItself }
 
     /// Discovery has shown this session's own announcement, and only on loopback: the mDNS daemon is
     /// bound to loopback, so only peers on this machine can find this one.
-    public var discoveryIsLoopbackOnly: Bool {
-        let interfaces = discovery.ownInterfaces
-        return !interfaces.isEmpty && interfaces.allSatisfy(IPAddress.isLoopbackInterface)
-    }
+    public var discoveryIsLoopbackOnly: Bool { discovery.seesItselfOnLoopbackOnly }
 
     // MARK: - Connecting
 
