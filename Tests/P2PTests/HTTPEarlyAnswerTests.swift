@@ -19,7 +19,11 @@ struct HTTPEarlyAnswerTests {
                 channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
             }
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(ByteBuffer(string: bytes))
+            do {
+                try await outbound.write(ByteBuffer(string: bytes))
+            } catch ChannelError.ioOnClosedChannel {
+                return ""  // The server closed it first (an idle timeout that ran out on a slow machine): no answer.
+            }
             var received = ""
             do {
                 for try await chunk in inbound {

@@ -47,14 +47,29 @@ struct ReceiverWindowTests {
         }
     }
 
+    /// Runs `body` with bob's disk held, and lets the disk go however `body` ends (a queue released while
+    /// suspended is a crash in libdispatch, which would take every other test's report with it).
+    func whileDiskHeld(_ pair: Pair, _ body: () async throws -> Void) async throws {
+        pair.disk.suspend()
+        do {
+            try await body()
+        } catch {
+            pair.disk.resume()
+            throw error
+        }
+        pair.disk.resume()
+    }
+
     func expectCutOffBeyondTheWindow(_ pair: Pair, id: UInt64) async throws {
-        try await pair.replies.wait(for: "the CANCEL") { $0.contains { $0.0.channelID == id && { if case .cancel = $0 { true } else { false } }($0.0.body) } }
+        // Over 8 MiB through TLS before the CANCEL is due: under ThreadSanitizer with the whole suite beside
+        // it that took over 10 s. The deadline can only fail the test; the CANCEL ends the wait.
+        try await pair.replies.wait(for: "the CANCEL", seconds: 90) { $0.contains { $0.0.channelID == id && { if case .cancel = $0 { true } else { false } }($0.0.body) } }
         let reasons = pair.replies.messages.compactMap { message -> String? in
             if case .cancel(let reason) = message.0.body { reason } else { nil }
         }
         #expect(reasons.count == 1 && reasons[0].hasPrefix("DATA beyond the window: "), "\(reasons)")
         #expect(reasons.first?.hasSuffix("over the window of 8388608") == true)
-        _ = try await pair.events.waitFor(pair.alice.peerID, .disconnected)
+        _ = try await pair.events.waitFor(pair.alice.peerID, .disconnected, seconds: 90)
         let holdings = pair.bobFiles.holdings(of: pair.alice.peerID)
         #expect(holdings.peakQueuedBytes <= ChannelMessage.maxWindow, "the disk queue held \(holdings.peakQueuedBytes) bytes")
         #expect(holdings.peakQueuedBytes > ChannelMessage.maxWindow - 64 * 1024, "it filled up to the window first: \(holdings.peakQueuedBytes)")
@@ -66,11 +81,11 @@ struct ReceiverWindowTests {
         try pair.alice.send(ChannelMessage(.file, channelID: 3, .open(.file(path: "big.bin", size: size, mediaType: "application/octet-stream"))), to: [pair.bob.peerID])
         // ACCEPT comes from the disk queue: let it answer, then hold the disk.
         try await pair.replies.waitForCount(1)
-        pair.disk.suspend()
-        try pair.alice.send(ChannelMessage(.file, channelID: 3, .start(offset: 0)), to: [pair.bob.peerID])
-        flood(.file, id: 3, total: 16 << 20, chunk: ChannelMessage.maxChunk, pair)
-        try await expectCutOffBeyondTheWindow(pair, id: 3)
-        pair.disk.resume()
+        try await whileDiskHeld(pair) {
+            try pair.alice.send(ChannelMessage(.file, channelID: 3, .start(offset: 0)), to: [pair.bob.peerID])
+            flood(.file, id: 3, total: 16 << 20, chunk: ChannelMessage.maxChunk, pair)
+            try await expectCutOffBeyondTheWindow(pair, id: 3)
+        }
         await pair.alice.close(); await pair.bob.close()
     }
 
@@ -82,11 +97,11 @@ struct ReceiverWindowTests {
         try pair.alice.send(ChannelMessage(.tree, channelID: 4, .entries(first: 0, [TreeEntry(path: "big.bin", kind: .file, mode: 0o644, size: size)])),
                             to: [pair.bob.peerID])
         try await pair.replies.waitForCount(1)  // TREE_ACCEPT
-        pair.disk.suspend()
-        try pair.alice.send(ChannelMessage(.tree, channelID: 4, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
-        flood(.tree, id: 4, total: 9 << 20, chunk: 1024, pair)
-        try await expectCutOffBeyondTheWindow(pair, id: 4)
-        pair.disk.resume()
+        try await whileDiskHeld(pair) {
+            try pair.alice.send(ChannelMessage(.tree, channelID: 4, .file(index: 0, offset: 0)), to: [pair.bob.peerID])
+            flood(.tree, id: 4, total: 9 << 20, chunk: 1024, pair)
+            try await expectCutOffBeyondTheWindow(pair, id: 4)
+        }
         await pair.alice.close(); await pair.bob.close()
     }
 
@@ -96,15 +111,17 @@ struct ReceiverWindowTests {
         let pair = try await connectedPair()
         try pair.alice.send(ChannelMessage(.file, channelID: 5, .open(.file(path: "twice.bin", size: 64 << 20, mediaType: "application/octet-stream"))), to: [pair.bob.peerID])
         try await pair.replies.waitForCount(1)
-        pair.disk.suspend()
-        try pair.alice.send(ChannelMessage(.file, channelID: 5, .start(offset: 0)), to: [pair.bob.peerID])
-        flood(.file, id: 5, total: 6 << 20, chunk: ChannelMessage.maxChunk, pair)
-        try pair.alice.send(ChannelMessage(.file, channelID: 5, .start(offset: 0)), to: [pair.bob.peerID])
-        flood(.file, id: 5, total: 6 << 20, chunk: ChannelMessage.maxChunk, pair)
-        try await pair.replies.wait(for: "the CANCEL") { $0.contains { if case .cancel(let reason) = $0.0.body { reason == "a second START" } else { false } } }
-        _ = try await pair.events.waitFor(pair.alice.peerID, .disconnected)
-        #expect(pair.bobFiles.holdings(of: pair.alice.peerID).peakQueuedBytes <= ChannelMessage.maxWindow)
-        pair.disk.resume()
+        try await whileDiskHeld(pair) {
+            try pair.alice.send(ChannelMessage(.file, channelID: 5, .start(offset: 0)), to: [pair.bob.peerID])
+            flood(.file, id: 5, total: 6 << 20, chunk: ChannelMessage.maxChunk, pair)
+            try pair.alice.send(ChannelMessage(.file, channelID: 5, .start(offset: 0)), to: [pair.bob.peerID])
+            flood(.file, id: 5, total: 6 << 20, chunk: ChannelMessage.maxChunk, pair)
+            try await pair.replies.wait(for: "the CANCEL", seconds: 90) {
+                $0.contains { if case .cancel(let reason) = $0.0.body { reason == "a second START" } else { false } }
+            }
+            _ = try await pair.events.waitFor(pair.alice.peerID, .disconnected, seconds: 90)
+            #expect(pair.bobFiles.holdings(of: pair.alice.peerID).peakQueuedBytes <= ChannelMessage.maxWindow)
+        }
         await pair.alice.close(); await pair.bob.close()
     }
 
@@ -118,13 +135,13 @@ struct ReceiverWindowTests {
         let send = Task { try await alicesFiles.sendResource(at: source, to: pair.bob.peerID) }
         // ACCEPT comes from the disk queue: hold the disk once it answered.
         try await started.waitFor { if case .started = $0 { true } else { false } }
-        pair.disk.suspend()
-        // The sender stops at its window beyond the last ACK, which lags what was written by at most
-        // one acknowledgement's worth.
-        let filled = UInt64(alicesFiles.configuration.window - pair.bobFiles.configuration.acknowledgeEvery)
-        try await waitUntil("the queue at the window", seconds: 20) { pair.bobFiles.holdings(of: pair.alice.peerID).queuedBytes >= filled }
-        #expect(pair.bobFiles.holdings(of: pair.alice.peerID).queuedBytes <= ChannelMessage.maxWindow)
-        pair.disk.resume()
+        try await whileDiskHeld(pair) {
+            // The sender stops at its window beyond the last ACK, which lags what was written by at most
+            // one acknowledgement's worth.
+            let filled = UInt64(alicesFiles.configuration.window - pair.bobFiles.configuration.acknowledgeEvery)
+            try await waitUntil("the queue at the window", seconds: 90) { pair.bobFiles.holdings(of: pair.alice.peerID).queuedBytes >= filled }
+            #expect(pair.bobFiles.holdings(of: pair.alice.peerID).queuedBytes <= ChannelMessage.maxWindow)
+        }
         let deliveries = try await send.value
         #expect(deliveries.first?.sha256 == (try TransferTests.sha256(source)))
         await pair.alice.close(); await pair.bob.close()
