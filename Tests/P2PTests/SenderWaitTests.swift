@@ -74,13 +74,16 @@ struct SenderWaitTests {
         let bob = try await makeSession("bob")
         try await alice.connect(to: bob.endpoint)
         var configuration = FileTransfers.Configuration()
-        configuration.incomingSilenceLimit = .milliseconds(300)
+        // Longer than a reply can take under ThreadSanitizer with the whole suite beside it (at 300 ms the
+        // silence ran out before the 10 bytes came, and no .part was left to look at).
+        let silence = Duration.seconds(3)
+        configuration.incomingSilenceLimit = silence
         let inbox = try TransferTests.temporaryDirectory()
         let bobFiles = FileTransfers(session: bob, directory: inbox, configuration: configuration)
         bobFiles.setOfferHandler { _ in true }
         let bobEvents = TransferRecorder(bobFiles)
         // Alice speaks TRANSFER herself: an offer of 1000 bytes, 10 of them, then nothing (the link stays up).
-        // The 10 bytes go out from her handler, on the event loop the ACCEPT arrives on: bob's 300 ms start
+        // The 10 bytes go out from her handler, on the event loop the ACCEPT arrives on: bob's silence starts
         // with his ACCEPT, and a reply that waited for the test's task (the cooperative pool, busy under
         // load) could come after them, leaving no .part to look at.
         let replies = Inbox<ChannelMessage>()
@@ -92,10 +95,10 @@ struct SenderWaitTests {
         }
         try alice.send(ChannelMessage(.file, channelID: 9, .open(.file(path: "half.txt", size: 1000, mediaType: "text/plain"))), to: [bob.peerID])
         try await bobEvents.waitFor {
-            if case .failed(_, .senderSilent(for: .milliseconds(300))) = $0 { true } else { false }
+            if case .failed(_, .senderSilent(for: silence)) = $0 { true } else { false }
         }
         try await replies.wait(for: "a CANCEL that says why") { messages in
-            messages.contains { if case .cancel(let why) = $0.0.body { why.contains("sent nothing for 300 ms") } else { false } }
+            messages.contains { if case .cancel(let why) = $0.0.body { why.contains("sent nothing for \(FileTransfers.describe(silence))") } else { false } }
         }
         #expect(FileManager.default.fileExists(atPath: inbox.appendingPathComponent("half.txt.part").path), "what arrived stays for a resume")
         #expect(alice.connectedPeer(bob.peerID) != nil, "silence is no reason to disconnect")
