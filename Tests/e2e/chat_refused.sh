@@ -68,8 +68,9 @@ for try in 2 3 4; do
   echo "[exit $?]" >>"$E2E_TMP/retries.out"
 done
 check "each retry was refused by alice ($(grep -c 'refused this' "$E2E_TMP/retries.out") of 3 say so)" [ "$(grep -c 'refused this' "$E2E_TMP/retries.out")" = 3 ]
-see 90 alice 'refused again: 4 tries from bob.*, key [a-z0-9]{4}…' "alice's chat reports the later tries as one count, once the minute is over"
-check "alice showed the REFUSED block once for the 4 tries ($(count_on alice 'REFUSED bob'))" [ "$(count_on alice 'REFUSED bob')" = 1 ]
+# At least 4: the newcomer's own room may dial alice again too, and each try counts.
+see 90 alice 'refused again: ([4-9]|[1-9][0-9]+) tries from bob.*, key [a-z0-9]{4}…' "alice's chat reports the later tries as one count (4 or more), once the minute is over"
+check "alice showed the REFUSED block once for all the tries ($(count_on alice 'REFUSED bob'))" [ "$(count_on alice 'REFUSED bob')" = 1 ]
 check "and the count once ($(count_on alice 'refused again'))" [ "$(count_on alice 'refused again')" = 1 ]
 type_line newbob "/quit"; type_line alice "/quit"
 see 10 newbob '\[exited 0\]' "the newcomer's chat ends with 0"

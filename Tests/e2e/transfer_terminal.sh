@@ -41,7 +41,9 @@ CHARS=$("$PYTHON" -c 'import sys; print(len(sys.argv[1]))' "$TEXT")
 # ---------------------------------------------------------------- a text on a receive terminal
 PORT=$(free_port)
 mkdir -p "$E2E_TMP/inbox"
-terminal bob B "$P2P" receive --name bob --port "$PORT" --dir "$E2E_TMP/inbox"
+# bob's temporary directory of his own: what is left there is his (a crashed process elsewhere leaves its own).
+mkdir -p "$E2E_TMP/bobtmp"
+terminal bob B env TMPDIR="$E2E_TMP/bobtmp" "$P2P" receive --name bob --port "$PORT" --dir "$E2E_TMP/inbox"
 see 20 bob 'Waiting for files as bob' "bob's receive waits"
 start_bg alice env P2P_HOME="$(home alice)" "$LAB" exec A "$P2P" send --name alice --connect "$ADDR_B:$PORT" --text "$TEXT"
 see 15 bob 'alice wants to send you files' "bob is asked about alice's key"
@@ -56,7 +58,7 @@ see 5 bob '^── end of text ──$' "and the frame closes"
 if wait_exit alice 20; then check "alice's send exits 0 (exit $EXIT_RC)" [ "$EXIT_RC" = 0 ]; else fail "alice's send still running" alice; fi
 check "alice is told: Delivered a text ($CHARS characters) to bob." grep -qx "Delivered a text ($CHARS characters) to bob." "$E2E_TMP/alice.out"
 check "the text was not written into bob's --dir" no_files "$E2E_TMP/inbox"
-check "nor left under the temporary directory" bash -c '! ls -d /tmp/p2p-text-* 2>/dev/null | grep -q .'
+check "nor left under the temporary directory" bash -c '! ls -d "$1"/p2p-text-* 2>/dev/null | grep -q .' _ "$E2E_TMP/bobtmp"
 
 # ---------------------------------------------------------------- a declined send says so once
 mkdir -p "$E2E_TMP/two/notes"
