@@ -93,8 +93,8 @@ struct DoctorCommand: AsyncParsableCommand {
         if remote.isEmpty {
             // Silence is not a failure by itself (nobody may run p2p); a peer asked for is checked below.
             verdict(nil, "other peers", "none answered within \(PeerTarget.duration(timeout)); "
-                + NobodySeen.causes(counterpart: nil, evidence: .none)
-                + ". " + NobodySeen.workaround(counterpart: "p2p receive"))
+                + PeerTarget.causes(counterpart: nil, evidence: .none)
+                + ". " + PeerTarget.workaround(counterpart: "p2p receive"))
         } else {
             let names = remote.sorted { $0.name < $1.name }.map { "\(Terminal.sanitize($0.name)) (\($0.addresses.map(\.description).joined(separator: ", ")))" }
             verdict(true, "other peers", "\(remote.count) answered from other machines: \(names.joined(separator: "; "))")
@@ -116,7 +116,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 who = peer.displayName.description
                 endpoints = peer.addresses.map { Endpoint(address: $0, port: peer.port ?? SessionConfiguration.standardPort) }
             case .none:
-                let known = try? PeerFinder.pinnedPeer(to, in: try? TrustStore.standard())
+                let known = (try? TrustStore.standard()).flatMap { try? PeerLookup(to, pins: $0.all).pinnedPeer() }
                 if let known, !known.lastEndpoints.isEmpty {
                     who = known.name
                     endpoints = known.lastEndpoints
@@ -134,7 +134,7 @@ struct DoctorCommand: AsyncParsableCommand {
             case .success(let reached) where silentByMDNS:
                 // Reached, but not found: `--to` works here (pinned) and nowhere else.
                 verdict(false, "peer \(Terminal.sanitize(who))", "did not answer by mDNS, though \(reached), where it was last reached, "
-                    + "takes a connection: \(NobodySeen.causes(counterpart: nil, evidence: .peerReachable)). "
+                    + "takes a connection: \(PeerTarget.causes(counterpart: nil, evidence: .peerReachable)). "
                     + "This machine still reaches it by name (its key is pinned here); others cannot find it")
             case .success(let reached):
                 verdict(true, "peer \(Terminal.sanitize(who))", "\(reached) takes a connection")
