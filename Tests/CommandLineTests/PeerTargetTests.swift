@@ -162,8 +162,20 @@ import Testing
         #expect(refused.description.contains(bob.fingerprint) && refused.description.contains(alice.fingerprint))
         #expect(refused.jsonCode == "refused")
         #expect(refused.exitCode(denial: ExitStatus.denied) == ExitStatus.connectionFailed)
-        let theyRefusedUs = PeerTarget.connectFailure(.refusedAsUntrusted("the name \"alice\" is pinned to another key on this peer"), to: "bob")
-        #expect(theyRefusedUs == .refused("bob refused this machine's key; it says: the name \"alice\" is pinned to another key on this peer"))
+        // The peer refused this machine's key: its own exit status (10), the peer and its address named, the
+        // remedy over there with this side's name, and the peer's own words last, sanitized.
+        let theyRefusedUs = PeerTarget.connectFailure(.refusedAsUntrusted("the name \"alice\" is pinned to another key on this peer\u{1b}[2J"),
+                                                      to: "bob", at: "10.0.0.2:24242", localName: "alice")
+        #expect(theyRefusedUs.description == ("bob (10.0.0.2:24242) refused this machine's key: this machine's name is pinned to another key there; "
+            + "ask bob to run `p2p trust remove alice` if this machine really has a new key, or pair again with `p2p pair`; nothing was sent "
+            + "(bob says: the name \"alice\" is pinned to another key on this peer\u{FFFD}[2J)"))
+        guard case .keyRefused(let refusal) = theyRefusedUs else { Issue.record("not a key refusal: \(theyRefusedUs)"); return }
+        #expect(refusal.refusal == .keyChanged && refusal.json["reason"] as? String == "key-changed" && refusal.json["address"] as? String == "10.0.0.2:24242")
+        #expect(theyRefusedUs.exitCode(denial: ExitStatus.denied) == ExitStatus.keyRefused && ExitStatus.keyRefused.rawValue == 10)
+        #expect(theyRefusedUs.jsonCode == "refused-by-peer")
+        let byAddress = PeerTarget.connectFailure(.refusedAsUnexpected("expected peer 0011…"), to: "10.0.0.2:24242", at: "10.0.0.2:24242")
+        #expect(byAddress.description.hasPrefix("10.0.0.2:24242 refused this machine's key: it was looking for another peer at that address"))
+        #expect(byAddress.exitCode(denial: ExitStatus.denied) == ExitStatus.keyRefused)
 
         #expect(!PeerFinder.looksLikeAStaleRecord(warning))
         #expect(!PeerFinder.looksLikeAStaleRecord(.refusedAsUntrusted("x")))

@@ -46,7 +46,8 @@ extension PeerFinder {
                             try await session.connect(to: peer.id)
                         })
                     } catch {
-                        return .failure(PeerTarget.connectFailure(error, to: peer.displayName.description))
+                        return .failure(PeerTarget.connectFailure(error, to: peer.displayName.description, at: PeerFinder.addresses(of: peer),
+                                                                  localName: session.displayName))
                     }
                 }
             }

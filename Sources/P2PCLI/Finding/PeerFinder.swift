@@ -27,7 +27,7 @@ struct PeerFinder {
                     try await session.connect(to: endpoint)
                 }
             } catch {
-                throw PeerTarget.connectFailure(error, to: connect)
+                throw PeerTarget.connectFailure(error, to: connect, at: connect, localName: session.displayName)
             }
         }
         do {
@@ -129,9 +129,10 @@ struct PeerFinder {
                         try await session.connect(to: endpoints, peerName: known.name, expecting: known.id)
                     }
                 } catch {
-                    let failure = PeerTarget.connectFailure(error, to: known.name)
+                    let failure = PeerTarget.connectFailure(error, to: known.name, at: endpoints.map(\.description).joined(separator: ", "),
+                                                            localName: session.displayName)
                     switch failure {
-                    case .denied, .refused: throw failure
+                    case .denied, .refused, .keyRefused: throw failure
                     default: lastFailure = failure
                     }
                 }
@@ -147,7 +148,8 @@ struct PeerFinder {
                 } catch {
                     // The deadline closed the session while a stale record was being retried: say why.
                     if case .closed = error, let lastFailure { throw lastFailure }
-                    let failure = PeerTarget.connectFailure(error, to: match.displayName.description)
+                    let failure = PeerTarget.connectFailure(error, to: match.displayName.description, at: Self.addresses(of: match),
+                                                            localName: session.displayName)
                     // Only a stale record is worth another try: a refusal at every address (the peer
                     // restarted on another port), or another key answering where it was announced.
                     // Anything else (a key refused, a denial, silence, no route) will not change in a few
@@ -196,8 +198,11 @@ struct PeerFinder {
             } catch .notTheNamedPeer(_, let got) {
                 progress.show("\(endpoint) is \(Terminal.sanitize(got)), not \(Terminal.sanitize(query))")
             } catch {
-                let failure = PeerTarget.connectFailure(error, to: endpoint.description)
-                if case .denied = failure { throw failure }
+                let failure = PeerTarget.connectFailure(error, to: endpoint.description, at: endpoint.description, localName: session.displayName)
+                switch failure {
+                case .denied, .keyRefused: throw failure
+                default: break
+                }
                 lastFailure = failure
             }
         }
@@ -253,6 +258,13 @@ struct PeerFinder {
 }
 
 extension PeerFinder {
+    /// Where a discovered peer is dialled, for a line about it: its announced addresses with its port
+    /// (`10.0.0.2:24242, [fe80::1%eth0]:24242`); nil when DNS-SD gave none.
+    static func addresses(of peer: PeerInfo) -> String? {
+        guard let port = peer.port, !peer.addresses.isEmpty else { return nil }
+        return peer.addresses.map { Endpoint(address: $0, port: port).description }.joined(separator: ", ")
+    }
+
     /// Seconds to wait for a fresh announcement after a discovered peer could not be reached.
     static let staleRecordGrace = 10.0
     /// How long `--to` waits for multicast DNS before it dials a pinned peer at its last addresses.
