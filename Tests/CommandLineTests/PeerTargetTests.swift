@@ -174,7 +174,8 @@ import Testing
         #expect(theyRefusedUs.exitCode(denial: ExitStatus.denied) == ExitStatus.keyRefused && ExitStatus.keyRefused.rawValue == 10)
         #expect(theyRefusedUs.jsonCode == "refused-by-peer")
         let byAddress = PeerTarget.connectFailure(.refusedAsUnexpected("expected peer 0011…"), to: "10.0.0.2:24242", at: "10.0.0.2:24242")
-        #expect(byAddress.description.hasPrefix("10.0.0.2:24242 refused this machine's key: it was looking for another peer at that address"))
+        #expect(byAddress.description.hasPrefix("the peer at 10.0.0.2:24242 refused this machine's key: it was looking for another peer at that address"))
+        #expect(byAddress.description.hasSuffix("(it says: expected peer 0011…)"))
         #expect(byAddress.exitCode(denial: ExitStatus.denied) == ExitStatus.keyRefused)
 
         #expect(!PeerFinder.looksLikeAStaleRecord(warning))

@@ -276,16 +276,18 @@ struct KeyRefusal: Equatable {
         self.address = address
         self.refusal = refusal
         let name = Terminal.sanitize(peer)
-        let who = address.map { $0 == peer ? name : "\(name) (\(Terminal.sanitize($0)))" } ?? name
+        // `--connect HOST:PORT` dials an address: the peer there has no name on this side yet.
+        let byAddress = address == peer
+        let who = byAddress ? "the peer at \(name)" : address.map { "\(name) (\(Terminal.sanitize($0)))" } ?? name
         let own = localName.map { Terminal.sanitize($0) } ?? "YOUR-NAME"
         let what = switch refusal {
         case .keyChanged:
-            "this machine's name is pinned to another key there; ask \(name) to run `p2p trust remove \(own)` if this machine really has a new key, "
-                + "or pair again with `p2p pair`"
+            "this machine's name is pinned to another key there; ask \(byAddress ? "its user" : name) to run `p2p trust remove \(own)` "
+                + "if this machine really has a new key, or pair again with `p2p pair`"
         case .notThePeerAsked, .declined:
             "it was looking for another peer at that address (its address for that peer is out of date); nothing is wrong with this key"
         }
-        message = "\(who) refused this machine's key: \(what); nothing was sent (\(name) says: \(Terminal.sanitize(reason)))"
+        message = "\(who) refused this machine's key: \(what); nothing was sent (\(byAddress ? "it" : name) says: \(Terminal.sanitize(reason)))"
     }
 
     /// The `refused-by-peer` event of `--json`.
