@@ -52,7 +52,7 @@ import Testing
         var chat = model()
         #expect(chat.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).isEmpty)
         let refused = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: bob.id))
-        #expect(refused.contains { if case .error("declined-by-peer", let text) = $0 { text.hasPrefix("bob declined the connection") } else { false } })
+        #expect(refused.contains { if case .refusedBy(_, .declined, let text) = $0 { text.hasPrefix("bob declined the connection") } else { false } })
         var verbose = model(verbose: true)
         #expect(verbose.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).count == 1)
     }
@@ -62,16 +62,46 @@ import Testing
         chat.localName = "carol"
         _ = chat.room.handle(.linesHeld([UnaddressedLine(sequence: 1, room: "room", typedAt: Date(), text: "anyone?")]))
         let first = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("the name \"carol\" is pinned to another key"), unasked: bob.id))
-        let shown = first.compactMap { if case .error(let code, let text) = $0 { (code, text) } else { nil } }
+        let shown = first.compactMap { if case .refusedBy(_, let refusal, let text) = $0 { (refusal, text) } else { nil } }
         #expect(shown.count == 1)
-        #expect(shown.first?.0 == "refused-by-peer")
+        #expect(shown.first?.0 == .keyChanged)
         let text = shown.first?.1 ?? ""
         #expect(text.hasPrefix("bob refused this key"))
         #expect(text.contains("p2p trust remove carol"))
         #expect(text.contains("1 line typed while nobody was here will not reach bob"))
         #expect(chat.room.noRedial.contains(bob.id), "a refusal is an answer: not dialled again")
         let again = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("again"), unasked: bob.id))
-        #expect(!again.contains { if case .error = $0 { true } else { false } }, "once per peer, not per try")
+        #expect(!again.contains { if case .refusedBy = $0 { true } else { false } }, "once per peer, not per try")
+    }
+
+    /// Bob has the higher ID, so alice's room dials him: her refusal of his key reaches him as the end of
+    /// a link she opened, before it connected. Told once, whichever way it came, and alice is not dialled.
+    @Test func aPeerThatDialledUsAndRefusedOurKeyIsNamedOnceAndNotDialled() {
+        var chat = model()
+        chat.localName = "carol"
+        let untrusted = SessionError.refusedAsUntrusted("the name \"carol\" is pinned to another key on this peer")
+        let first = chat.handle(.unconnectedPeerGone(bob, reason: untrusted))
+        #expect(first.count == 1)
+        guard case .refusedBy(let peer, .keyChanged, let text)? = first.first else { Issue.record("not told: \(first)"); return }
+        #expect(peer.id == bob.id && text.hasPrefix("bob refused this key") && text.contains("p2p trust remove carol"))
+        #expect(chat.room.noRedial.contains(bob.id))
+        #expect(chat.handle(.unconnectedPeerGone(bob, reason: untrusted)).isEmpty, "a second try of hers is not told again")
+        #expect(chat.handle(.dialFailed(target: "bob", untrusted, unasked: bob.id)).allSatisfy { if case .refusedBy = $0 { false } else { true } })
+        #expect(chat.room.handle(.peerAvailable(bob, now: .now)).isEmpty, "a peer that refused us is not dialled again in this run")
+        // Not the peer asked for (ERROR 17): told too, with its own reason.
+        var other = model()
+        let notAsked = other.handle(.unconnectedPeerGone(bob, reason: .refusedAsUnexpected("expected peer 0303…")))
+        guard case .refusedBy(_, .notThePeerAsked, let why)? = notAsked.first else { Issue.record("not told: \(notAsked)"); return }
+        #expect(why.contains("looking for another peer"))
+        // Anything else ending a link that never connected is not a refusal; a decline on it is our own "no".
+        var quiet = model()
+        #expect(quiet.handle(.unconnectedPeerGone(bob, reason: .connectionLost)).isEmpty)
+        #expect(quiet.handle(.unconnectedPeerGone(bob, reason: .denied(by: "you"))).isEmpty)
+        #expect(quiet.handle(.unconnectedPeerGone(bob, reason: nil)).isEmpty)
+        #expect(!quiet.room.noRedial.contains(bob.id))
+        // A scripted chat (--to, --connect) hears of the refusal from its dial, which ends it.
+        var scripted = model(scripted: true)
+        #expect(scripted.handle(.unconnectedPeerGone(bob, reason: untrusted)).isEmpty)
     }
 
     @Test func theWaitForANamedPeerEndsWithThreeOnlyWhenNobodyJoined() {

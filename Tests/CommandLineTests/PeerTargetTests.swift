@@ -112,7 +112,7 @@ import Testing
         let pin = KnownPeer(id: bob.id, name: "bob", method: .paired, pinnedAt: .now)
         let conflict = PeerMatcher("bob").nameConflict(in: [PeerInfo(id: alice.id, displayName: "bob", sessionID: "files")], pinned: [pin])!
         #expect(ReachError(.pinnedToAnotherKey(conflict)) == .refused(conflict.refusal.description))
-        #expect(ReachError(.connectFailed(target: "bob", .timedOut(seconds: 10))) == .failed("bob did not answer within 10 s"))
+        #expect(ReachError(.connectFailed(target: "bob", address: nil, .timedOut(seconds: 10))) == .failed("bob did not answer within 10 s"))
         #expect(ReachError(.notFound(PeerNotFound(query: nil, seen: [], waited: .milliseconds(2500)))).description
             .hasPrefix("no receiver appeared within 2.5 s; no peers were seen"))
     }
@@ -179,8 +179,21 @@ import Testing
         #expect(refused.description.contains(bob.fingerprint) && refused.description.contains(alice.fingerprint))
         #expect(refused.jsonCode == "refused")
         #expect(refused.exitCode(denial: ExitStatus.denied) == ExitStatus.connectionFailed)
-        let theyRefusedUs = PeerTarget.connectFailure(.refusedAsUntrusted("the name \"alice\" is pinned to another key on this peer"), to: "bob")
-        #expect(theyRefusedUs == .refused("bob refused this machine's key; it says: the name \"alice\" is pinned to another key on this peer"))
+        // The peer refused this machine's key: its own exit status (10), the peer and its address named, the
+        // remedy over there with this side's name, and the peer's own words last, sanitized.
+        let theyRefusedUs = PeerTarget.connectFailure(.refusedAsUntrusted("the name \"alice\" is pinned to another key on this peer\u{1b}[2J"),
+                                                      to: "bob", at: "10.0.0.2:24242", localName: "alice")
+        #expect(theyRefusedUs.description == ("bob (10.0.0.2:24242) refused this machine's key: this machine's name is pinned to another key there; "
+            + "ask bob to run `p2p trust remove alice` if this machine really has a new key, or pair again with `p2p pair`; nothing was sent "
+            + "(bob says: the name \"alice\" is pinned to another key on this peer\u{FFFD}[2J)"))
+        guard case .keyRefused(let refusal) = theyRefusedUs else { Issue.record("not a key refusal: \(theyRefusedUs)"); return }
+        #expect(refusal.refusal == .keyChanged && refusal.json["reason"] as? String == "key-changed" && refusal.json["address"] as? String == "10.0.0.2:24242")
+        #expect(theyRefusedUs.exitCode(denial: ExitStatus.denied) == ExitStatus.keyRefused && ExitStatus.keyRefused.rawValue == 10)
+        #expect(theyRefusedUs.jsonCode == "refused-by-peer")
+        let byAddress = PeerTarget.connectFailure(.refusedAsUnexpected("expected peer 0011…"), to: "10.0.0.2:24242", at: "10.0.0.2:24242")
+        #expect(byAddress.description.hasPrefix("the peer at 10.0.0.2:24242 refused this machine's key: it was looking for another peer at that address"))
+        #expect(byAddress.description.hasSuffix("(it says: expected peer 0011…)"))
+        #expect(byAddress.exitCode(denial: ExitStatus.denied) == ExitStatus.keyRefused)
 
         // Which failures are retried is the library's rule (PeerLookupTests).
     }

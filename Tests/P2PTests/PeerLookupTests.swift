@@ -117,8 +117,8 @@ import Testing
         let refusedEverywhere = [ConnectAttempt(address: "10.0.0.2:4242", failure: .refused), ConnectAttempt(address: "10.0.0.3:4242", failure: .refused)]
         #expect(PeerLocator.looksLikeAStaleRecord(.connectFailed(peer: "bob", attempts: refusedEverywhere)))
         #expect(PeerLocator.looksLikeAStaleRecord(.unexpectedPeer(expected: bob.id, got: alice.id)))
-        #expect(PeerFindError.connectFailed(target: "bob", warning).isAnswer)
-        #expect(PeerFindError.connectFailed(target: "bob", .denied(by: "bob")).isAnswer)
-        #expect(!PeerFindError.connectFailed(target: "bob", .timedOut(seconds: 10)).isAnswer)
+        #expect(PeerFindError.connectFailed(target: "bob", address: nil, warning).isAnswer)
+        #expect(PeerFindError.connectFailed(target: "bob", address: nil, .denied(by: "bob")).isAnswer)
+        #expect(!PeerFindError.connectFailed(target: "bob", address: nil, .timedOut(seconds: 10)).isAnswer)
     }
 }

@@ -38,7 +38,7 @@ session.setConnectionRequestHandler { request in policy.decide(request.peer.id, 
 enum Input: Sendable {
     case session(SessionEvent)
     case chat(ConversationEvent)
-    case dialFailed(PeerID, refused: Bool)
+    case dialFailed(PeerInfo, refusal: PeerRefusal?)
     case tick
 }
 let (inputs, feed) = AsyncStream.makeStream(of: Input.self)
@@ -72,8 +72,8 @@ func execute(_ effects: [ChatRoom.Effect]) {
                 do {
                     _ = try await session.connect(to: peer.id)
                 } catch {
-                    let refused = if case .denied? = error as? SessionError { true } else { false }
-                    feed.yield(.dialFailed(peer.id, refused: refused))
+                    // A refusal (our key, or a no) is an answer: the room does not dial that peer again.
+                    feed.yield(.dialFailed(peer, refusal: (error as? SessionError)?.refusal))
                 }
             }
         case .send(let lines, let peers):
@@ -83,6 +83,8 @@ func execute(_ effects: [ChatRoom.Effect]) {
             say("not dialling \(peer.displayName): its key is not pinned")
         case .showRefusal(let peer, let reason):
             say("refused \(peer.displayName): \(reason)")
+        case .refusedBy(let peer, let refusal, _):
+            say("\(peer.displayName) refused this side (\(refusal.rawValue)); not dialled again")
         case .refusedAgain(let peer, let tries):
             say("refused \(peer.displayName) again: \(tries) tries so far")
         case .dialsHeld:
@@ -111,7 +113,8 @@ for await input in inputs {
             say("\(peer.displayName) joined")
             execute(room.handle(.peerConnected(peer)))
         case .disconnected:
-            say("\(peer.displayName) left")
+            // A peer that dialled us and refused our key ends its link before it connected: that is how we hear.
+            if let refusal = reason?.keyRefusal { execute(room.handle(.refusedBy(peer, refusal))) } else { say("\(peer.displayName) left") }
             let pathLost = if case .pathLost = reason { true } else { false }
             execute(room.handle(.peerDisconnected(peer, pathLost: pathLost, now: .now)))
         case .connecting, .unavailable:
@@ -126,8 +129,9 @@ for await input in inputs {
         say("history: \(error)")
     case .chat:
         break
-    case .dialFailed(let peer, let refused):
-        execute(room.handle(.dialFailed(peer, refused: refused, now: .now)))
+    case .dialFailed(let peer, let refusal):
+        execute(room.handle(.dialFailed(peer.id, refused: refusal != nil, now: .now)))
+        if let refusal { execute(room.handle(.refusedBy(peer, refusal))) }
     case .tick:
         for peer in room.redialCandidates(among: session.availablePeers) {
             execute(room.handle(.peerAvailable(judged(peer), now: .now)))

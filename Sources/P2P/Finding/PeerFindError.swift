@@ -16,8 +16,9 @@ public enum PeerFindError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ``PeerMatcher/NameConflict/refusal`` is the warning with both fingerprints.
     case pinnedToAnotherKey(PeerMatcher.NameConflict)
     /// Connecting failed. `target`: the name or address it was meant for, as the person gave it or as
-    /// the peer announced itself.
-    case connectFailed(target: String, SessionError)
+    /// the peer announced itself; `address`: where it was dialled (`10.0.0.2:24242, [fe80::1%eth0]:24242`),
+    /// nil when nothing is known beyond the name.
+    case connectFailed(target: String, address: String?, SessionError)
 
     public var description: String {
         switch self {
@@ -30,14 +31,14 @@ public enum PeerFindError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(PeerText.sanitized(query)) fits \(peer.displayName) (\(peer.fingerprint)) only by the start of its ID or fingerprint, "
                 + "and that key is not pinned: give its full fingerprint, or pin it first"
         case .pinnedToAnotherKey(let conflict): conflict.refusal.description
-        case .connectFailed(let target, let error): "cannot connect to \(PeerText.sanitized(target)): \(error)"
+        case .connectFailed(let target, _, let error): "cannot connect to \(PeerText.sanitized(target)): \(error)"
         }
     }
 
     /// Whether this failure is the peer's or its key's answer (a denial, a key refused), which trying
     /// again a moment later or elsewhere would only repeat.
     var isAnswer: Bool {
-        guard case .connectFailed(_, let error) = self else { return false }
+        guard case .connectFailed(_, _, let error) = self else { return false }
         return Self.isDenial(error) || Self.isKeyRefusal(error)
     }
 
@@ -52,7 +53,7 @@ public enum PeerFindError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A key was refused: here (pinned to another key, or not proving its ID) or by the peer.
     static func isKeyRefusal(_ error: SessionError) -> Bool {
         switch error {
-        case .untrustedIdentity, .identityMismatch, .refusedAsUntrusted: true
+        case .untrustedIdentity, .identityMismatch, .refusedAsUntrusted, .refusedAsUnexpected: true
         default: false
         }
     }

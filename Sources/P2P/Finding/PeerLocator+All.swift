@@ -66,7 +66,7 @@ extension PeerLocator {
                             try await session.connect(to: peer.id)
                         })
                     } catch {
-                        return .failure(.connectFailed(target: peer.displayName.description, error))
+                        return .failure(.connectFailed(target: peer.displayName.description, address: PeerLocator.addresses(of: peer), error))
                     }
                 }
             }

@@ -99,7 +99,7 @@ public struct PeerLocator: Sendable {
                     try await session.connect(to: endpoint)
                 }
             } catch {
-                throw .connectFailed(target: endpoint.description, error)
+                throw .connectFailed(target: endpoint.description, address: endpoint.description, error)
             }
         case .named(let name): query = name
         case .anyone: query = nil
@@ -197,7 +197,7 @@ public struct PeerLocator: Sendable {
                         try await session.connect(to: endpoints, peerName: known.name, expecting: known.id, timeout: Self.dialTime(until: giveUp))
                     }
                 } catch {
-                    let failure = PeerFindError.connectFailed(target: known.name, error)
+                    let failure = PeerFindError.connectFailed(target: known.name, address: endpoints.map(\.description).joined(separator: ", "), error)
                     if failure.isAnswer { throw failure }
                     lastFailure = failure
                 }
@@ -217,7 +217,7 @@ public struct PeerLocator: Sendable {
                     // restarted on another port), or another key answering where it was announced.
                     // Anything else (a key refused, a denial, silence, no route) will not change in a few
                     // seconds, and asking again would only fill both screens: say so now.
-                    let failure = PeerFindError.connectFailed(target: match.displayName.description, error)
+                    let failure = PeerFindError.connectFailed(target: match.displayName.description, address: Self.addresses(of: match), error)
                     guard Self.looksLikeAStaleRecord(error) else { throw failure }
                     lastFailure = failure
                 }
@@ -270,12 +270,20 @@ public struct PeerLocator: Sendable {
             } catch .notTheNamedPeer(_, let got) {
                 progress(.notTheNamedPeer(endpoint, got: got))
             } catch {
-                let failure = PeerFindError.connectFailed(target: endpoint.description, error)
-                if PeerFindError.isDenial(error) { throw failure }
+                let failure = PeerFindError.connectFailed(target: endpoint.description, address: endpoint.description, error)
+                // A denial, or this machine's key refused there: trying the next address would only repeat it.
+                if failure.isAnswer { throw failure }
                 lastFailure = failure
             }
         }
         return nil
+    }
+
+    /// Where a discovered peer is dialled, for a line about it: its announced addresses with its port
+    /// (`10.0.0.2:24242, [fe80::1%eth0]:24242`); nil when DNS-SD gave none.
+    static func addresses(of peer: PeerInfo) -> String? {
+        guard let port = peer.port, !peer.addresses.isEmpty else { return nil }
+        return peer.addresses.map { Endpoint(address: $0, port: port).description }.joined(separator: ", ")
     }
 
     /// Whether a failed connection to a discovered peer may work a moment later, with the address DNS-SD

@@ -481,6 +481,7 @@ final class Connections: LinkDelegate {
         case .connectionDenied: .denied(by: name)
         case .tlsRequired: .tlsRequired
         case .untrustedIdentity: .refusedAsUntrusted(PeerText(message.reason))
+        case .unexpectedPeer: .refusedAsUnexpected(PeerText(message.reason))
         case .duplicateConnection: .duplicateConnection
         default: .remoteError(code: message.rawCode, reason: PeerText(message.reason))
         }

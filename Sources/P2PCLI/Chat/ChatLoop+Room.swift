@@ -15,6 +15,8 @@ extension ChatLoop {
             case .connected:
                 execute(model.room.handle(.peerConnected(peer)))
             case .disconnected:
+                // A peer that dialled us (it has the lower ID) and refused our key: this is how we hear of it.
+                if model.room.connected[peer.id] == nil { _ = perform(model.handle(.unconnectedPeerGone(peer, reason: reason))) }
                 // Our side of the path went away (Wi-Fi gone, cable pulled): the peer is probably still
                 // there over another link, so the room dials it again now, not at the next reconnect tick.
                 let pathLost = if case .pathLost = reason { true } else { false }
@@ -111,6 +113,10 @@ extension ChatLoop {
                 askToDial(judged(peer))
             case .showRefusal(let peer, let reason):
                 view.error("refused", "REFUSED \(PeerTarget.name(peer)) (\(peer.fingerprint)): \(reason)")
+            case .refusedBy(let peer, let refusal, let waiting):
+                let message = RefusalNotice(refusal: refusal).message(by: PeerTarget.name(peer), localName: session.displayName,
+                                                                      heldLines: model.room.heldLines.count, waiting: waiting)
+                view.refusedBy(peer, refusal, message: message)
             case .refusedAgain(let peer, let tries):
                 view.refusedAgain(peer, tries: tries)
             case .newKeyNotDialled(let peer):

@@ -194,13 +194,14 @@ final class ChatLoop {
     }
 
     /// Carries out what the model decided; returns the exit status when it ends the chat.
-    private func perform(_ effects: [ChatModel.Effect]) -> ExitCode? {
+    func perform(_ effects: [ChatModel.Effect]) -> ExitCode? {
         for effect in effects {
             switch effect {
             case .room(let effect): execute([effect])
             case .waitForAcknowledgements: driver.timers.after(.seconds(10), .acknowledgementsOverdue)
             case .note(let text): view.note(text)
             case .error(let code, let message): view.error(code, message)
+            case .refusedBy(let peer, let refusal, let message): view.refusedBy(peer, refusal, message: message)
             case .reportNotFound:
                 view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
                                                               counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)

@@ -13,6 +13,9 @@ struct ChatModel: CommandModel {
         case acknowledgementsOverdue
         /// A dial failed; `unasked`: the room dialled that peer by itself (a member coming back).
         case dialFailed(target: String, any Error, unasked: PeerID?, now: ContinuousClock.Instant = .now)
+        /// A peer that never connected went away with this reason: a link it opened (it has the lower ID
+        /// and dials) that it ended because it refused our key is how that side learns of the refusal.
+        case unconnectedPeerGone(PeerInfo, reason: SessionError?)
         /// The wait for the `--to` peer is over.
         case waitExpired
         /// Ctrl-C (SIGINT or SIGTERM).
@@ -26,6 +29,8 @@ struct ChatModel: CommandModel {
         case waitForAcknowledgements
         case note(String)
         case error(code: String, message: String)
+        /// A peer refused this side (once per peer): the line that says why and what to do.
+        case refusedBy(PeerInfo, PeerRefusal, message: String)
         /// Say that the `--to` peer was not found.
         case reportNotFound
         case exit(ExitCode)
@@ -40,8 +45,6 @@ struct ChatModel: CommandModel {
     var localName = ""
     /// Set 10 s after piped input ended: stop waiting for connected peers to acknowledge what was sent.
     private(set) var acknowledgementsOverdue = false
-    /// Peers that refused our dial (our key, or the connection): told once each.
-    private(set) var refusedBy: Set<PeerID> = []
 
     mutating func handle(_ event: Event) -> [Effect] {
         switch event {
@@ -51,15 +54,14 @@ struct ChatModel: CommandModel {
             acknowledgementsOverdue = true
             return []
         case .dialFailed(let target, let error, let unasked, let now):
-            let refusal = Refusal(error)
+            let refusal = (error as? SessionError)?.refusal
             if let unasked {
                 // A stale DNS-SD record is not the user's error: reported only when asked for, or refused.
                 let effects = room.handle(.dialFailed(unasked, refused: refusal != nil, now: now)).map(Effect.room)
                 if let refusal {
                     // The peer said no to us: said once per peer, with what to do, not at every try.
-                    guard refusedBy.insert(unasked).inserted else { return effects }
-                    return effects + [.error(code: refusal.code, message: refusal.message(by: target, localName: localName, heldLines: room.heldLines.count,
-                                                                                          waiting: room.waitingLines(for: unasked)))]
+                    let peer = room.members[unasked] ?? PeerInfo(id: unasked, displayName: target, sessionID: room.name)
+                    return effects + refused(by: peer, refusal)
                 }
                 return effects + (verbose ? [.note("connecting to \(Terminal.sanitize(target)) failed: \(error)")] : [])
             }
@@ -67,10 +69,24 @@ struct ChatModel: CommandModel {
             let shown = Effect.error(code: failure?.jsonCode ?? "connect",
                                      message: failure?.description ?? "cannot connect to \(Terminal.sanitize(target)): \(error)")
             return scripted ? [shown, .exit(ExitStatus.connectionFailed)] : [shown]
+        case .unconnectedPeerGone(let peer, let reason):
+            // A chat with one peer hears of its dial's refusal from the dial itself (and ends on it).
+            guard !scripted, let refusal = reason?.keyRefusal else { return [] }
+            return refused(by: peer, refusal)
         case .waitExpired:
             return room.connected.isEmpty && room.dialing.isEmpty ? [.reportNotFound, .exit(ExitStatus.peerNotFound)] : []
         case .interrupted:
             return [.exit(.success)]
+        }
+    }
+
+    /// The room decides whether to tell (once per peer) and stops dialling the peer; this words it.
+    private mutating func refused(by peer: PeerInfo, _ refusal: PeerRefusal) -> [Effect] {
+        room.handle(.refusedBy(peer, refusal)).map { effect in
+            guard case .refusedBy(let peer, let refusal, let waiting) = effect else { return .room(effect) }
+            let notice = RefusalNotice(refusal: refusal)
+            return .refusedBy(peer, refusal, message: notice.message(by: PeerTarget.name(peer), localName: localName,
+                                                                     heldLines: room.heldLines.count, waiting: waiting))
         }
     }
 
@@ -87,30 +103,24 @@ struct ChatModel: CommandModel {
     }
 }
 
-/// Why a peer refused this side's dial, and the one line that tells the person what to do about it.
-struct Refusal: Equatable {
-    /// `untrusted`: our name is pinned to another key over there (ERROR untrustedIdentity); otherwise
-    /// the peer (a person, or a limit) declined the connection (ERROR connectionDenied).
-    let untrusted: Bool
-
-    init?(_ error: any Error) {
-        switch error as? SessionError {
-        case .refusedAsUntrusted?: untrusted = true
-        case .denied?: untrusted = false
-        default: return nil
-        }
-    }
-
-    var code: String { untrusted ? "refused-by-peer" : "declined-by-peer" }
+/// The one line that tells the person that a peer refused this side, why, and what to do about it.
+struct RefusalNotice: Equatable {
+    let refusal: PeerRefusal
 
     /// "alice refused this key (…): ask alice to run …", and what becomes of the lines waiting for it.
-    func message(by target: String, localName: String, heldLines: Int, waiting: Int) -> String {
-        let name = Terminal.sanitize(target)
-        var text = untrusted
-            ? "\(name) refused this key (your name is pinned to another key there): ask \(name) to run "
+    /// `name` is sanitized already (`PeerTarget.name`).
+    func message(by name: String, localName: String, heldLines: Int, waiting: Int) -> String {
+        var text = switch refusal {
+        case .keyChanged:
+            "\(name) refused this key (your name is pinned to another key there): ask \(name) to run "
                 + "`p2p trust remove \(localName.isEmpty ? "YOUR-NAME" : Terminal.sanitize(localName))` if you really have a new key, or pair again with `p2p pair`; "
                 + "not dialled again in this run"
-            : "\(name) declined the connection: not dialled again in this run (restart the chat to ask again)"
+        case .declined:
+            "\(name) declined the connection: not dialled again in this run (restart the chat to ask again)"
+        case .notThePeerAsked:
+            "\(name) was looking for another peer at this address and refused this key (its address for that peer is out of date; "
+                + "nothing is wrong with your key): not dialled again in this run"
+        }
         if waiting > 0 {
             text += "; \(waiting) line\(waiting == 1 ? "" : "s") for \(name) will not be delivered now (\(waiting == 1 ? "it stays" : "they stay") in the outbox)"
         }

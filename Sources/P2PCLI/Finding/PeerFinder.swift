@@ -78,6 +78,6 @@ struct PeerFinder {
 
     /// The library's error in this command's words (its role, what the other machine runs).
     func reachError(_ error: PeerFindError) -> ReachError {
-        ReachError(error, role: role, counterpart: counterpart)
+        ReachError(error, role: role, counterpart: counterpart, localName: session.displayName)
     }
 }

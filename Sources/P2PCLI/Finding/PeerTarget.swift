@@ -135,15 +135,18 @@ enum PeerTarget {
         "--connect HOST:PORT skips discovery (the other side's `\(counterpart)` prints it), and a peer reached once is then found by name"
     }
 
-    /// A connection that failed, worded for the peer it was meant for: a timeout says who did not answer.
-    static func connectFailure(_ error: SessionError, to name: String) -> ReachError {
+    /// A connection that failed, worded for the peer it was meant for: a timeout says who did not answer;
+    /// a refusal of this machine's key names the address dialled (`address`, when it is not `name`
+    /// itself) and what to do, with this side's name (`localName`) as the other side pinned it.
+    static func connectFailure(_ error: SessionError, to name: String, at address: String? = nil, localName: String? = nil) -> ReachError {
         switch error {
         case .denied: .denied(error.description)
         case .timedOut(let seconds): .failed("\(Terminal.sanitize(name)) did not answer within \(duration(seconds))")
         case .notAnswered(let seconds): .denied("\(Terminal.sanitize(name)) did not accept the connection within \(duration(seconds)); nothing was sent")
         // These name the address or the peer themselves (and the key warnings must stay word for word).
         case .untrustedIdentity, .identityMismatch: .refused(error.description)
-        case .refusedAsUntrusted(let reason): .refused("\(Terminal.sanitize(name)) refused this machine's key; it says: \(Terminal.sanitize(reason))")
+        case .refusedAsUntrusted(let reason), .refusedAsUnexpected(let reason):
+            .keyRefused(KeyRefusal(peer: name, address: address, refusal: error.keyRefusal ?? .keyChanged, localName: localName, says: reason))
         case .unknownPeer: .failed(error.description)
         // It names the peer as DNS-SD announced it: peer text.
         case .connectFailed: .failed(Terminal.sanitize(error.description))
@@ -199,5 +202,45 @@ extension Endpoint {
     static func connectUsage(_ given: String, what: String = "--connect") -> String {
         "\(what) wants HOST:PORT (10.0.0.2:4242, bob.local:4242, [2001:db8::1]:4242, or a link-local IPv6 address "
             + "with its interface: [fe80::1%eth0]:4242), got \"\(given)\""
+    }
+}
+
+/// A peer refused this machine's key when a command dialled it (`ReachError.keyRefused`): who, where,
+/// why (`PeerRefusal`), and the line that says it with what to do.
+struct KeyRefusal: Equatable {
+    /// The peer as the command named it (`--to`, or the address of `--connect`); from the command line or
+    /// DNS-SD, so sanitized where it is shown.
+    let peer: String
+    /// Where it was dialled; nil when nothing is known beyond the name.
+    let address: String?
+    let refusal: PeerRefusal
+    /// "bob (10.0.0.2:24242) refused this machine's key: …; ask bob to run …; nothing was sent (bob says: …)":
+    /// the peer's own words (peer text) last, sanitized.
+    let message: String
+
+    init(peer: String, address: String?, refusal: PeerRefusal, localName: String?, says reason: PeerText) {
+        self.peer = peer
+        self.address = address
+        self.refusal = refusal
+        let name = Terminal.sanitize(peer)
+        // `--connect HOST:PORT` dials an address: the peer there has no name on this side yet.
+        let byAddress = address == peer
+        let who = byAddress ? "the peer at \(name)" : address.map { "\(name) (\(Terminal.sanitize($0)))" } ?? name
+        let own = localName.map { Terminal.sanitize($0) } ?? "YOUR-NAME"
+        let what = switch refusal {
+        case .keyChanged:
+            "this machine's name is pinned to another key there; ask \(byAddress ? "its user" : name) to run `p2p trust remove \(own)` "
+                + "if this machine really has a new key, or pair again with `p2p pair`"
+        case .notThePeerAsked, .declined:
+            "it was looking for another peer at that address (its address for that peer is out of date); nothing is wrong with this key"
+        }
+        message = "\(who) refused this machine's key: \(what); nothing was sent (\(byAddress ? "it" : name) says: \(Terminal.sanitize(reason)))"
+    }
+
+    /// The `refused-by-peer` event of `--json`.
+    var json: [String: Any] {
+        var event: [String: Any] = ["event": "refused-by-peer", "peer": peer, "reason": refusal.rawValue, "message": message]
+        if let address { event["address"] = address }
+        return event
     }
 }

@@ -17,6 +17,9 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
     /// A key was refused: the name asked for is pinned to another key (here or on the peer's side), or
     /// the peer's key does not prove the ID it claims. The text is the warning with both fingerprints.
     case refused(String)
+    /// The peer refused this machine's key (`PeerRefusal`: this name is pinned to another key there, or
+    /// it was looking for another peer at that address): the text names the peer, its address and what to do.
+    case keyRefused(KeyRefusal)
     /// The connection failed or the peer did not answer in time.
     case failed(String)
 
@@ -24,6 +27,7 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .badEndpoint(let text), .noDiscovery(let text), .notFound(let text), .ambiguous(let text),
              .denied(let text), .refused(let text), .failed(let text): text
+        case .keyRefused(let refusal): refusal.message
         }
     }
 
@@ -36,6 +40,7 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
         case .ambiguous: "ambiguous"
         case .denied: "denied"
         case .refused: "refused"
+        case .keyRefused: "refused-by-peer"
         case .failed: "connect"
         }
     }
@@ -49,6 +54,7 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
         case .notFound, .ambiguous: ExitStatus.peerNotFound
         case .denied: denial
         case .refused, .failed: ExitStatus.connectionFailed
+        case .keyRefused: ExitStatus.keyRefused
         }
     }
 
@@ -59,8 +65,8 @@ enum ReachError: Error, CustomStringConvertible, Equatable {
 extension ReachError {
     /// The library's ``PeerFindError`` as the line the user reads: `role` is what the command calls the
     /// peer ("receiver", "peer"), `counterpart` what the other machine runs (for the hint when nobody
-    /// was seen).
-    init(_ error: PeerFindError, role: String = "receiver", counterpart: String = "p2p receive") {
+    /// was seen), `localName` this side's name as the peer pinned it (for the remedy of a refused key).
+    init(_ error: PeerFindError, role: String = "receiver", counterpart: String = "p2p receive", localName: String? = nil) {
         switch error {
         case .noDiscovery(let error): self = .noDiscovery(error.description)
         case .notFound(let notFound):
@@ -69,7 +75,8 @@ extension ReachError {
         case .ambiguous(let query, let peers): self = PeerTarget.ambiguous(query, peers)
         case .shortPrefixOfUnpinnedKey(let query, let peer): self = PeerTarget.shortPrefixRefusal(query, peer)
         case .pinnedToAnotherKey(let conflict): self = .refused(conflict.refusal.description)
-        case .connectFailed(let target, let error): self = PeerTarget.connectFailure(error, to: target)
+        case .connectFailed(let target, let address, let error):
+            self = PeerTarget.connectFailure(error, to: target, at: address, localName: localName)
         }
     }
 }
