@@ -45,8 +45,9 @@ struct DoctorCommand: AsyncParsableCommand {
         }
 
         // 1. The daemon, and everything it shows meanwhile.
-        let (events, continuation) = AsyncStream.makeStream(of: ServiceBrowser.Event.self)
-        let browser = ServiceBrowser { continuation.yield($0) }
+        let driver = CommandDriver<PeersBrowseModel.Event>()
+        let feed = driver.feed
+        let browser = ServiceBrowser { feed.send(.browse($0)) }
         do {
             try browser.start()
             verdict(true, "mDNS daemon", "answers (DNS-SD browse started)")
@@ -70,15 +71,17 @@ struct DoctorCommand: AsyncParsableCommand {
         try? session.setAvailable(true)
         let ownID = session.peerID
         var others: [String: DiscoveredService] = [:]
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(timeout))
-            continuation.finish()
+        driver.timers.after(.seconds(timeout), .browseOver)
+        _ = await driver.run { input in
+            switch input {
+            case .event(.browse(.found(let service))) where service.peerID != ownID: others[service.name] = service
+            case .event(.browseOver): return .success
+            default: break
+            }
+            return nil
         }
-        for await event in events {
-            if case .found(let service) = event, service.peerID != ownID { others[service.name] = service }
-        }
-        deadline.cancel()
         browser.stop()
+        await driver.drain(closing: {})
         if session.discoverySeesItself {
             verdict(true, "own announcement", "this machine's test announcement came back: the daemon and this host work")
         } else {
