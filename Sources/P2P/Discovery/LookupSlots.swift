@@ -43,6 +43,8 @@ final class LookupSlots: Sendable {
     func give(_ count: Int = 1) {
         guard count > 0 else { return }
         let woken = state.withLockedValue { state in
+            // `LookupSchedule` gives each slot back once; more would let lookups past the bound.
+            assert(state.inUse >= count, "gave back \(count) lookup slots with only \(state.inUse) taken")
             state.inUse = max(0, state.inUse - count)
             defer { state.waiting = [] }
             return state.waiting

@@ -20,7 +20,9 @@ import NIOConcurrencyHelpers
 /// many sessions in one process) gets "refused" (-65553) for some lookups. Without a retry such a peer
 /// would stay unfound until it announced itself again. A lookup that has its first address frees its
 /// place among the browser's at once: its other family's query waits out `addressSettle` beside the
-/// next lookups, not in their way (a host whose avahi publishes no AAAA record never answers it).
+/// next lookups, not in their way (a host whose avahi publishes no AAAA record never answers it). Which
+/// lookup runs when, and the slots they hold, is `LookupSchedule`'s: a peer already connected is looked
+/// up after the others.
 public final class ServiceBrowser: Sendable {
     /// What the browser reports, on its own queue.
     public enum Event: Sendable {
@@ -46,7 +48,7 @@ public final class ServiceBrowser: Sendable {
     /// What the browser knows and has under way; only code on `queue` touches it (see `EventQueueingState`).
     private struct State: EventQueueingState {
         var browse: DNSServiceOperation?
-        /// Resolve or address queries in flight, by instance; each holds one of the process's `slots`.
+        /// Resolve or address queries in flight, by instance (`schedule` holds their slots).
         var lookups: [InstanceKey: Lookup] = [:]
         /// Addresses the current address queries found, by instance.
         var addresses: [InstanceKey: [IPAddress]] = [:]
@@ -56,8 +58,8 @@ public final class ServiceBrowser: Sendable {
         var instanceTypes: [InstanceKey: (type: String, domain: String)] = [:]
         var stopped = false
         var recovery: DaemonRecovery
-        /// Lookups waiting for one of the `maxConcurrentLookups` slots, oldest first.
-        var queuedLookups: [(key: InstanceKey, type: String, domain: String)] = []
+        /// Which lookups wait, run or settle, and the process slots they hold.
+        var schedule: LookupSchedule<InstanceKey>
         /// Failed lookups per instance since it was last resolved.
         var lookupFailures: [InstanceKey: Int] = [:]
         /// Which lookups ask for AAAA, per interface (skipped where it is never answered).
@@ -68,8 +70,6 @@ public final class ServiceBrowser: Sendable {
     private let queue = DispatchQueue(label: "p2p.dnssd.browser")
     private let onEvent: @Sendable (Event) -> Void
     private let state: NIOLockedValueBox<State>
-    /// The process's lookup slots, shared with every other browser.
-    private let slots: LookupSlots
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
     private let staleGrace: DispatchTimeInterval
@@ -90,9 +90,6 @@ public final class ServiceBrowser: Sendable {
         let context: LookupContext
         /// The requests still open: a resolve's one, or the address queries by record type.
         var operations: [UInt16: DNSServiceOperation]
-        /// The first address is reported; only the other family's query is open, until `addressSettle`.
-        /// It no longer counts against `maxConcurrentLookups` (it still holds its process-wide slot).
-        var settling = false
         func cancel() { operations.values.forEach { $0.cancel() } }
     }
 
@@ -105,11 +102,15 @@ public final class ServiceBrowser: Sendable {
     }
 
     /// A browser whose lookups take their process-wide slots from `slots` (tests: a small pool of their own).
+    /// An instance whose name `isConnected` says is connected already is looked up after every other
+    /// waiting one: its peer reached us, so its address is needed by no one yet (it is still looked up, so
+    /// a connected impostor using another peer's name only delays that peer's lookup).
     init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5), slots: LookupSlots,
+         isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
          onEvent: @escaping @Sendable (Event) -> Void) {
-        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff)))
+        let schedule = LookupSchedule<InstanceKey>(places: Self.maxConcurrentLookups, slots: slots) { isConnected($0.name) }
+        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff), schedule: schedule))
         self.staleGrace = DispatchTimeInterval(staleGrace)
-        self.slots = slots
         self.onEvent = onEvent
     }
 
@@ -123,6 +124,11 @@ public final class ServiceBrowser: Sendable {
     public func start() throws(DiscoveryError) {
         let failure: DiscoveryError? = queue.sync {
             update { state in
+                // A slot given back by another browser serves this one's queue again.
+                state.schedule.wake = { [weak self] in
+                    guard let self else { return }
+                    queue.async { self.update { state in self.launch(state.schedule.fill(), &state) } }
+                }
                 do throws(DiscoveryError) { try startBrowse(&state) } catch { return error }
                 return nil
             }
@@ -145,8 +151,8 @@ public final class ServiceBrowser: Sendable {
         queue.async { [self] in
             update { state in
                 guard !state.stopped else { return }
-                for (key, found) in state.instanceTypes where key.name == name {
-                    startResolve(key, type: found.type, domain: found.domain, &state)
+                for key in state.instanceTypes.keys where key.name == name {
+                    startResolve(key, &state)
                 }
             }
         }
@@ -228,13 +234,11 @@ public final class ServiceBrowser: Sendable {
             if flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 {
                 state.interfacesByName[name, default: []].insert(interfaceIndex)
                 state.instanceTypes[key] = (type, domain)
-                startResolve(key, type: type, domain: domain, &state)
+                startResolve(key, &state)
             } else {
-                dropLookup(key, &state)
                 state.instanceTypes[key] = nil
-                state.queuedLookups.removeAll { $0.key == key }
                 state.lookupFailures[key] = nil
-                startQueuedLookups(&state)
+                dropLookup(key, &state)
                 state.interfacesByName[name]?.remove(interfaceIndex)
                 if state.interfacesByName[name]?.isEmpty == true {
                     state.interfacesByName[name] = nil
@@ -244,62 +248,45 @@ public final class ServiceBrowser: Sendable {
         }
     }
 
-    private func startResolve(_ key: InstanceKey, type: String, domain: String, _ state: inout State) {
-        dropLookup(key, &state)
-        state.queuedLookups.removeAll { $0.key == key }
-        guard takeSlot(state) else {
-            state.queuedLookups.append((key, type, domain))
-            return
-        }
-        launchResolve(key, type: type, domain: domain, &state)
+    /// Looks `key` up (again): at once when a place and a slot are free, else when its turn comes. A
+    /// lookup of it under way is dropped.
+    private func startResolve(_ key: InstanceKey, _ state: inout State) {
+        guard !state.stopped else { return }
+        state.lookups.removeValue(forKey: key)?.cancel()
+        launch(state.schedule.request(key), &state)
     }
 
-    /// Starts a resolve in a slot already taken (`takeSlot`).
-    private func launchResolve(_ key: InstanceKey, type: String, domain: String, _ state: inout State) {
-        let context = LookupContext(browser: self, key: key, type: type, domain: domain)
+    /// Starts a resolve for each of `keys`, whose slots the schedule took.
+    private func launch(_ keys: [InstanceKey], _ state: inout State) {
+        for key in keys { launchResolve(key, &state) }
+    }
+
+    private func launchResolve(_ key: InstanceKey, _ state: inout State) {
+        guard !state.stopped, let found = state.instanceTypes[key] else { return dropLookup(key, &state) }
+        let context = LookupContext(browser: self, key: key, type: found.type, domain: found.domain)
         do {
             let operation = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
-                DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, type, domain, resolveReply, pointer)
+                DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, found.type, found.domain, resolveReply, pointer)
             }
             state.lookups[key] = Lookup(context: context, operations: [0: operation])
             expireLookup(context)
         } catch {
-            slots.give()
             lookupFailed(context, error, &state)
         }
     }
 
-    /// Fills free lookup slots from the queue.
-    private func startQueuedLookups(_ state: inout State) {
-        while !state.stopped, !state.queuedLookups.isEmpty, takeSlot(state) {
-            let next = state.queuedLookups.removeFirst()
-            launchResolve(next.key, type: next.type, domain: next.domain, &state)
-        }
-    }
-
-    /// Takes a slot for one more lookup when this browser has one free and the process too; when only the
-    /// process has none, this browser's queue is served again once another browser frees one.
-    private func takeSlot(_ state: State) -> Bool {
-        guard state.lookups.values.count(where: { !$0.settling }) < Self.maxConcurrentLookups else { return false }
-        return slots.take { [weak self] in
-            guard let self else { return }
-            queue.async { self.update { state in self.startQueuedLookups(&state) } }
-        }
-    }
-
-    /// Ends the lookup of `key`, if any, and gives back its slot.
+    /// Ends the lookup of `key` in whatever phase (its requests cancelled, its slot given back by the
+    /// schedule) and starts the lookups that can run now.
     private func dropLookup(_ key: InstanceKey, _ state: inout State) {
-        guard let lookup = state.lookups.removeValue(forKey: key) else { return }
-        lookup.cancel()
-        slots.give()
+        state.lookups.removeValue(forKey: key)?.cancel()
+        launch(state.schedule.end(key), &state)
     }
 
     /// Ends every lookup and forgets the queue (the daemon went away, or browsing stops).
     private func dropAllLookups(_ state: inout State) {
         state.lookups.values.forEach { $0.cancel() }
-        slots.give(state.lookups.count)
         state.lookups = [:]
-        state.queuedLookups = []
+        state.schedule.endAll()
     }
 
     /// Gives a lookup up after `lookupTimeout` unless it finished (or was replaced) by then.
@@ -319,7 +306,6 @@ public final class ServiceBrowser: Sendable {
         state.silentAAAA.finished(on: context.key.interfaceIndex, askedAndUnanswered: lookup.operations[UInt16(kDNSServiceType_AAAA)] != nil,
                                   gotIPv6: state.addresses[context.key]?.contains(where: \.isIPv6) == true)
         dropLookup(context.key, &state)
-        startQueuedLookups(&state)
     }
 
     /// A lookup failed (`nil`: got no answer in time): retried after a growing delay (at most 3 s) for
@@ -328,7 +314,6 @@ public final class ServiceBrowser: Sendable {
     private func lookupFailed(_ context: LookupContext, _ error: DiscoveryError?, _ state: inout State) {
         let key = context.key
         dropLookup(key, &state)
-        defer { startQueuedLookups(&state) }
         guard !state.stopped, state.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
         let failures = (state.lookupFailures[key] ?? 0) + 1
         state.lookupFailures[key] = failures
@@ -336,9 +321,9 @@ public final class ServiceBrowser: Sendable {
         // 100 ms, 200 ms, … 3 s: other requests finish meanwhile and free their D-Bus connections.
         queue.asyncAfter(deadline: .now() + .milliseconds(min(3000, 100 << min(failures - 1, 5)))) { [weak self] in
             self?.update { state in
-                guard !state.stopped, state.lookups[key] == nil, !state.queuedLookups.contains(where: { $0.key == key }),
+                guard !state.stopped, state.schedule.phases[key] == nil,
                       state.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
-                self?.startResolve(key, type: context.type, domain: context.domain, &state)
+                self?.startResolve(key, &state)
             }
         }
     }
@@ -357,8 +342,8 @@ public final class ServiceBrowser: Sendable {
             state.addresses[context.key] = []
             let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
             let addressContext = LookupContext(browser: self, key: context.key, type: context.type, domain: context.domain, resolved: resolved)
+            var queries: [UInt16: DNSServiceOperation] = [:]
             do throws(DiscoveryError) {
-                var queries: [UInt16: DNSServiceOperation] = [:]
                 // AAAA only where IPv6 can be used: every query open when the daemon is killed risks a
                 // crash inside avahi's compatibility layer (see `handleAddress`), so none is made for nothing.
                 var families = [(UInt16(kDNSServiceType_A), "query A record")]
@@ -374,6 +359,8 @@ public final class ServiceBrowser: Sendable {
                 state.lookups[context.key] = Lookup(context: addressContext, operations: queries)
                 expireLookup(addressContext)
             } catch {
+                // A query opened before the one that failed is closed too.
+                queries.values.forEach { $0.cancel() }
                 lookupFailed(addressContext, error, &state)
             }
         }
@@ -411,8 +398,7 @@ public final class ServiceBrowser: Sendable {
                 finishAddressLookup(context, &state)
             } else if first {
                 // Found: the other family's answer waits beside the next lookups, not in their way.
-                state.lookups[context.key]?.settling = true
-                startQueuedLookups(&state)
+                launch(state.schedule.settle(context.key), &state)
                 queue.asyncAfter(deadline: .now() + Self.addressSettle) { [weak self] in
                     self?.update { self?.finishAddressLookup(context, &$0) }
                 }
