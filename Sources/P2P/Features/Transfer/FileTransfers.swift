@@ -76,6 +76,8 @@ public final class FileTransfers: Sendable {
     public let configuration: Configuration
     let state = NIOLockedValueBox(State())
     private let hub: EventHub<TransferEvent>
+    /// Hands this object the session's channels of purpose file and tree, decoded once.
+    private let router: ChannelRouter
 
     struct State {
         var outgoing: [UInt64: Mailbox] = [:]
@@ -135,8 +137,8 @@ public final class FileTransfers: Sendable {
         try? send(.deny(reason: "\(limit) offers from you already wait for an answer; offer again once they are answered"), id: id, to: peer, purpose: purpose)
     }
 
-    /// Takes over the session's CHANNEL messages of purpose file and tree (and refuses an older p2p's
-    /// TRANSFER). Files arrive in `directory`.
+    /// Takes the session's CHANNEL messages of purpose file and tree from its `ChannelRouter` (and
+    /// refuses an older p2p's TRANSFER). Files arrive in `directory`.
     public init(session: Session, directory: URL, configuration: Configuration = Configuration()) {
         self.session = session
         self.directory = directory
@@ -145,7 +147,9 @@ public final class FileTransfers: Sendable {
         self.configuration = configuration
         let hub = EventHub<TransferEvent>(limit: configuration.eventBufferLimit) { .eventsDropped(count: $0) }
         self.hub = hub
+        router = ChannelRouter.shared(by: session)
         session.install(self)
+        router.register(self, for: [.file, .tree])
         let limit = configuration.incomingSilenceLimit
         Task { [weak self] in
             while (try? await Task.sleep(for: min(limit / 4, .seconds(15)))) != nil {
@@ -437,8 +441,8 @@ public final class FileTransfers: Sendable {
 
     // MARK: - Receiving (called on the session's event loop)
 
-    private func receive(_ message: ChannelMessage, from peer: PeerInfo) {
-        guard message.purpose != .stream else { return }  // ByteStreams takes those.
+    /// A step of a file's or a tree's channel, from the session's `ChannelRouter`.
+    func receive(_ message: ChannelMessage, from peer: PeerInfo) {
         let id = message.channelID
         if let mailbox = state.withLockedValue({ $0.outgoing[id] }), mailbox.peer == peer.id {
             mailbox.post(message.body)
@@ -488,7 +492,7 @@ public final class FileTransfers: Sendable {
                 // accepted.
                 let endedHere = state.withLockedValue { $0.endedHere.contains(RefusedTree(peer: peer.id, id: id)) }
                 guard !ChannelMessage.isReceiversStep(message.body), !endedHere else { return }
-                cutOff(peer.id, id: id, reason: "no accepted transfer \(id)", purpose: message.purpose)
+                cutOff(peer.id, id: id, reason: ChannelRouter.nobodyAccepted(message.purpose, id: id), purpose: message.purpose)
                 return
             }
             file.handle(message.body)
@@ -751,10 +755,11 @@ final class Mailbox: Sendable {
     }
 }
 
+extension FileTransfers: ChannelPurposeHandler {}
+
 extension FileTransfers: SessionFeature {
     public static var messages: [FeatureMessage<FileTransfers>] {
-        [.on(ChannelMessage.self) { transfers, message, peer, _ in transfers.receive(message, from: peer) },
-         .on(LegacyTransferStep.self) { transfers, message, peer, _ in transfers.refuse(message.step, from: peer) }]
+        [.on(LegacyTransferStep.self) { transfers, message, peer, _ in transfers.refuse(message.step, from: peer) }]
     }
 
     /// An older p2p offered a file or a tree the old way: it hears why not, in its own layout, and this
