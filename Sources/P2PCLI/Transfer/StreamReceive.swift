@@ -60,11 +60,8 @@ struct StreamReceive {
             guard interactive else { return false }
             return await feed.ask(.connection(request))
         }
-        // A `p2p send` of files here would wait forever for an answer: it hears why not.
-        session.onMessage(ChannelMessage.self) { message, peer, _ in
-            guard case .open = message.body, message.purpose != .stream else { return }
-            try? session.send(ChannelMessage(message.purpose, channelID: message.channelID, .deny(reason: Self.fileOfferReason)), to: [peer.id])
-        }
+        // A `p2p send` of files here hears why not, and where files are taken.
+        streams.declineFilesAndTrees(reason: Self.fileOfferReason)
         let current = NIOLockedValueBox<IncomingByteStream?>(nil)
         let taken = NIOLockedValueBox(false)
         streams.setStreamHandler { incoming in

@@ -58,6 +58,8 @@ public final class ByteStreams: Sendable {
     /// The tunables this object was made with.
     public let configuration: Configuration
     private let state = NIOLockedValueBox(State())
+    /// Hands this object the session's channels of purpose stream, decoded once.
+    private let router: ChannelRouter
 
     struct Key: Hashable {
         var peer: PeerID
@@ -79,14 +81,17 @@ public final class ByteStreams: Sendable {
     /// for bytes nobody accepted.
     private static let cancelledMemory = 256
 
-    /// Takes over the session's CHANNEL messages of purpose stream (and refuses an older p2p's STREAM).
+    /// Takes the session's CHANNEL messages of purpose stream from its `ChannelRouter` (and refuses an
+    /// older p2p's STREAM).
     public init(session: Session, configuration: Configuration = Configuration()) {
         self.session = session
         var configuration = configuration
         configuration.window = max(1, min(configuration.window, Int(ChannelMessage.maxWindow)))
         configuration.acknowledgeEvery = max(1, min(configuration.acknowledgeEvery, configuration.window / 2))
         self.configuration = configuration
+        router = ChannelRouter.shared(by: session)
         session.install(self)
+        router.register(self, for: [.stream])
     }
 
     /// Decides on and reads each incoming stream; without a handler every stream is denied. The handler
@@ -105,6 +110,14 @@ public final class ByteStreams: Sendable {
     /// layout naming the version (`Protocol/TRANSFER.md`, "Byte streams", "Older peers").
     public func declineEvery(reason: String) {
         setStreamHandler { $0.deny(reason: reason) }
+    }
+
+    /// Answers every file's and tree's OPEN with DENY and `reason` while nothing on this session takes
+    /// them (no `FileTransfers`): a receiver of streams only says where files are taken, so that no
+    /// sender waits. Without it such an OPEN is denied with `this peer takes no files` (`Protocol/TRANSFER.md`,
+    /// "A purpose nobody takes").
+    public func declineFilesAndTrees(reason: String) {
+        router.decline([.file, .tree], reason: reason)
     }
 
     // MARK: - Sending
@@ -182,8 +195,8 @@ public final class ByteStreams: Sendable {
 
     // MARK: - Receiving (on the session's event loop)
 
-    private func receive(_ message: ChannelMessage, from peer: PeerInfo) {
-        guard message.purpose == .stream else { return }  // FileTransfers takes those.
+    /// A step of a stream's channel, from the session's `ChannelRouter`.
+    func receive(_ message: ChannelMessage, from peer: PeerInfo) {
         let id = message.channelID
         if let stream = state.withLockedValue({ $0.outgoing[id] }), stream.info.peer.id == peer.id {
             stream.handle(message.body)
@@ -198,7 +211,7 @@ public final class ByteStreams: Sendable {
         switch message.body {
         case .data, .end:
             // Bytes in flight when this side cancelled are no fault; anyone else's are bytes nobody accepted.
-            if !cancelledHere { cutOff(peer.id, id: id, reason: "no accepted stream \(id)") }
+            if !cancelledHere { cutOff(peer.id, id: id, reason: ChannelRouter.nobodyAccepted(.stream, id: id)) }
         default:
             // A late ACK, RESULT or CANCEL of a stream that already ended here: nothing to do.
             break
@@ -221,7 +234,7 @@ public final class ByteStreams: Sendable {
             return
         }
         guard let handler else {
-            try? send(.deny(reason: "this peer does not take byte streams"), id: key.id, to: key.peer)
+            try? send(.deny(reason: ChannelRouter.takesNo(.stream)), id: key.id, to: key.peer)
             return
         }
         let task = Task {
@@ -244,10 +257,11 @@ public final class ByteStreams: Sendable {
     }
 }
 
+extension ByteStreams: ChannelPurposeHandler {}
+
 extension ByteStreams: SessionFeature {
     public static var messages: [FeatureMessage<ByteStreams>] {
-        [.on(ChannelMessage.self) { streams, message, peer, _ in streams.receive(message, from: peer) },
-         .on(LegacyStreamStep.self) { streams, message, peer, _ in streams.refuse(message.step, from: peer) }]
+        [.on(LegacyStreamStep.self) { streams, message, peer, _ in streams.refuse(message.step, from: peer) }]
     }
 
     /// An older p2p opened a stream the old way: it hears why not, in its own layout, and this side's

@@ -10,8 +10,8 @@ import NIOCore
 final class IncomingFile: Sendable {
     let info: TransferInfo
     private let offer: IncomingOffer
-    private weak let transfers: FileTransfers?
-    private let acknowledgeEvery: UInt64
+    /// Its answers to the sender, its events and its end, handed down by its owner.
+    private let channel: IncomingChannel<Delivery>
     private let overwrite: Bool
     private let checksImageSignatures: Bool
     /// Where the file goes (before renaming around an existing one), as a path.
@@ -47,17 +47,16 @@ final class IncomingFile: Sendable {
     private let expected = NIOLockedValueBox<UInt64?>(nil)
     private let offered = NIOLockedValueBox<UInt64>(0)
 
-    init(offer: IncomingOffer, transfers: FileTransfers) {
+    init(offer: IncomingOffer, configuration: FileTransfers.Configuration, channel: IncomingChannel<Delivery>) {
         info = offer.info
         self.offer = offer
-        self.transfers = transfers
-        acknowledgeEvery = UInt64(transfers.configuration.acknowledgeEvery)
-        overwrite = transfers.configuration.overwrite
-        checksImageSignatures = transfers.configuration.checksImageSignatures
+        self.channel = channel
+        overwrite = configuration.overwrite
+        checksImageSignatures = configuration.checksImageSignatures
         finalPath = offer.destination.path
         isText = TextTransfer.isText(offer.info)
         disk = NIOLockedValueBox(DiskState(part: finalPath + ".part"))
-        queue = DispatchQueue(label: "p2p.transfer.\(info.id)", target: transfers.configuration.diskQueueTarget)
+        queue = DispatchQueue(label: "p2p.transfer.\(info.id)", target: configuration.diskQueueTarget)
         inbox = ChannelInbox(queue: queue)
     }
 
@@ -101,7 +100,7 @@ final class IncomingFile: Sendable {
             // The sender's silence counts from the ACCEPT: until then the wait was ours (a slow disk, a
             // long .part to hash), and a sender may not send before it is told to.
             silence.heard()
-            transfers?.reply(.accept(offset: state.heldBytes, prefixHash: state.heldBytes > 0 ? Array(state.prefixHasher.finalize()) : Array(repeating: 0, count: 32)), for: self)
+            channel.reply(.accept(offset: state.heldBytes, prefixHash: state.heldBytes > 0 ? Array(state.prefixHasher.finalize()) : Array(repeating: 0, count: 32)))
         } catch {
             try? state.handle?.close()
             state.handle = nil
@@ -179,7 +178,7 @@ final class IncomingFile: Sendable {
     }
 
     private func violation(_ what: String) {
-        transfers?.cutOff(info.peer.id, id: info.id, reason: what)
+        channel.cutOff(what)
         queue.async { [self] in disk.withLockedValue { fail(.protocolViolation(what), tellPeer: false, &$0) } }
     }
 
@@ -203,7 +202,7 @@ final class IncomingFile: Sendable {
             try handle.seek(toOffset: offset)
             state.written = offset
             state.lastAcknowledged = offset
-            transfers?.progress(self, started: offset, bytes: offset)
+            channel.emit(.started(info, offset: offset))
         } catch {
             fail(.unwritable(state.part, readableReason(error)), tellPeer: true, &state)
         }
@@ -218,16 +217,12 @@ final class IncomingFile: Sendable {
         }
         bytes.withUnsafeReadableBytes { state.hasher.update(bufferPointer: $0) }
         state.written += UInt64(bytes.readableBytes)
-        if ChannelFlow.owesAcknowledgement(taken: state.written, acknowledged: state.lastAcknowledged, every: acknowledgeEvery) {
-            state.lastAcknowledged = state.written
-            inbox.acknowledge(state.written)
-            transfers?.reply(.ack(state.written), for: self)
-        }
+        channel.acknowledge(taken: state.written, acknowledged: &state.lastAcknowledged, inbox: inbox)
         // At most four a second, and always the last bytes: a file received in under 250 ms still
         // reports its progress once (at 100 %), as the sender's side does.
         if state.written == info.size || ContinuousClock.now - state.lastProgress > .milliseconds(250) {
             state.lastProgress = .now
-            transfers?.progress(self, started: nil, bytes: state.written)
+            channel.emit(.progress(info, bytes: state.written))
         }
     }
 
@@ -248,11 +243,11 @@ final class IncomingFile: Sendable {
         switch verdict {
         case .verified: break
         case .lengthMismatch:
-            transfers?.reply(.result(verified: false, sha256: ours), for: self)
+            channel.reply(.result(verified: false, sha256: ours))
             let expected = state.written == info.size ? length : info.size
             return fail(.sizeMismatch(expected: expected, got: state.written), tellPeer: false, &state)
         case .hashMismatch:
-            transfers?.reply(.result(verified: false, sha256: ours), for: self)
+            channel.reply(.result(verified: false, sha256: ours))
             return fail(.verificationFailed(expected: theirs.hex, got: ours.hex), tellPeer: false, &state)
         }
         let fileManager = FileManager.default
@@ -269,18 +264,18 @@ final class IncomingFile: Sendable {
         // Overwriting replaces a regular file and nothing else: a folder named like the offered file, a
         // link, a FIFO or a device stays as it is, and this file fails with the reason.
         if overwrite, let what = SafePath.nonRegular(final.path) {
-            transfers?.reply(.result(verified: false, sha256: ours), for: self)
+            channel.reply(.result(verified: false, sha256: ours))
             return fail(.unwritable(final.path, SafePath.notReplaced(what)), tellPeer: false, &state)
         }
         // rename(2) replaces an existing regular file in one step, which is what overwriting means.
         guard rename(state.part, final.path) == 0 else {
             let reason = errnoReason()
-            transfers?.reply(.result(verified: false, sha256: ours), for: self)
+            channel.reply(.result(verified: false, sha256: ours))
             return fail(.unwritable(final.path, reason), tellPeer: false, &state)
         }
         state.over = true
-        transfers?.reply(.result(verified: true, sha256: ours), for: self)
-        transfers?.finished(self, .success(Delivery(name: info.name.raw, size: info.size, sha256: ours.hex, resumedFrom: 0, url: final)))
+        channel.reply(.result(verified: true, sha256: ours))
+        channel.ended(.success(Delivery(name: info.name.raw, size: info.size, sha256: ours.hex, resumedFrom: 0, url: final)))
     }
 
     /// Ends the transfer; the `.part` file stays for a later resume (or for inspection after a mismatch).
@@ -292,7 +287,7 @@ final class IncomingFile: Sendable {
         state.handle = nil
         // A text is not kept for a resume: it and its folder go (a new offer sends it again).
         if isText { TextTransfer.discard(offer.destination) }
-        if tellPeer { transfers?.reply(.cancel(reason: error == .cancelled ? FileTransfers.receiverCancelledReason : error.description), for: self) }
-        transfers?.finished(self, .failure(error))
+        if tellPeer { channel.cancel(because: error) }
+        channel.ended(.failure(error))
     }
 }

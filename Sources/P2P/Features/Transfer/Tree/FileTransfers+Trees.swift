@@ -96,7 +96,8 @@ extension FileTransfers {
         offer.entries = pending.entries
         let resolved = destinations
         ask(offer) { offer, answer in
-            let tree = IncomingTree(offer: offer, paths: resolved, answer: answer, transfers: self)
+            let tree = IncomingTree(offer: offer, paths: resolved, answer: answer, configuration: self.configuration,
+                                    channel: self.incomingChannel(offer.info, purpose: .tree))
             guard self.register({ $0.trees[offer.info.id] = tree }, from: offer.info.peer.id) else {
                 return self.emit(.failed(offer.info, .peerDisconnected))
             }
@@ -135,24 +136,5 @@ extension FileTransfers {
         }
         guard sum != total else { return nil }
         return "its total says \(ByteCount.describe(total)) (\(total) bytes), but its files add up to \(ByteCount.describe(sum)) (\(sum) bytes)"
-    }
-
-    func reply(_ body: ChannelMessage.Body, id: UInt64, to peer: PeerID) {
-        try? send(body, id: id, to: peer, purpose: .tree)
-    }
-
-    func progress(tree: IncomingTree, started offset: UInt64?, bytes: UInt64) {
-        if let offset { emit(.started(tree.info, offset: offset)) } else { emit(.progress(tree.info, bytes: bytes)) }
-    }
-
-    func finished(tree: IncomingTree, _ outcome: Result<TreeReport, TransferError>) {
-        state.withLockedValue { state in
-            _ = state.trees.removeValue(forKey: tree.info.id)
-            state.ended(tree.info.id, from: tree.info.peer.id)
-        }
-        switch outcome {
-        case .success(let report): emit(.treeFinished(tree.info, report))
-        case .failure(let error): emit(.failed(tree.info, error))
-        }
     }
 }

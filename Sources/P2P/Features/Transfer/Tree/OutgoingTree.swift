@@ -22,19 +22,14 @@ extension FileTransfers {
                                 mediaType: "inode/directory", direction: .sending)
         info.fileCount = manifest.fileCount
         info.isTree = true
-        let mailbox = Mailbox(peer: peer, answerTimeout: configuration.answerTimeout, silenceLimit: configuration.silenceLimit)
-        state.withLockedValue { $0.outgoing[id] = mailbox }
-        defer { _ = state.withLockedValue { $0.outgoing.removeValue(forKey: id) } }
+        let channel = openChannel(id, to: peer, purpose: .tree)
+        defer { closeChannel(id) }
         let report: TreeReport
-        var sender = TreeSender(transfers: self, info: info, manifest: manifest, mailbox: mailbox, chunk: chunkSize(for: peerInfo))
+        var sender = TreeSender(info: info, manifest: manifest, channel: channel, chunk: chunkSize(for: peerInfo)) { [weak self] in self?.emit($0) }
         do {
             report = try await sender.run()
         } catch {
-            if case .protocolViolation(let what) = error {
-                cutOff(peer, id: id, reason: what, purpose: .tree)
-            } else if let reason = Self.cancelReason(for: error) {
-                try? send(.cancel(reason: reason), id: id, to: peer, purpose: .tree)
-            }
+            channel.abandon(after: error)
             // What the receiver holds as the transfer ends (a cancel says it): its last ACK and what was there.
             emit(.progress(info, bytes: sender.held, files: sender.heldFiles()))
             emit(.failed(info, error))
@@ -73,16 +68,19 @@ extension FileTransfers {
 
 /// The sending side of one tree, run by the sending task.
 struct TreeSender {
-    let transfers: FileTransfers
     let info: TransferInfo
     let manifest: TreeManifest
-    let mailbox: Mailbox
+    /// The tree's channel: its steps out, the receiver's answers in, the window.
+    var channel: OutgoingChannel
+    var mailbox: Mailbox { channel.mailbox }
     /// Data bytes per frame.
     let chunk: Int
+    /// Reports the tree's start and progress.
+    let emit: @Sendable (TransferEvent) -> Void
 
     /// Bytes that travelled, and how many of them the receiver has written (its ACKs).
-    private var sent: UInt64 = 0
-    private var acknowledged: UInt64 = 0
+    private var sent: UInt64 { channel.sent }
+    private var acknowledged: UInt64 { channel.acknowledged }
     /// Bytes the receiver holds without them travelling: skipped files and resumed prefixes.
     private var spared: UInt64 = 0
     private var lastProgress = ContinuousClock.now
@@ -100,12 +98,12 @@ struct TreeSender {
     private var skipped: Set<UInt32> = []
     private var resumed: [UInt32: UInt64] = [:]
 
-    init(transfers: FileTransfers, info: TransferInfo, manifest: TreeManifest, mailbox: Mailbox, chunk: Int) {
-        self.transfers = transfers
+    init(info: TransferInfo, manifest: TreeManifest, channel: OutgoingChannel, chunk: Int, emit: @escaping @Sendable (TransferEvent) -> Void) {
         self.info = info
         self.manifest = manifest
-        self.mailbox = mailbox
+        self.channel = channel
         self.chunk = chunk
+        self.emit = emit
     }
 
     /// Files up to this size travel packed, whole, several to a frame.
@@ -121,7 +119,7 @@ struct TreeSender {
         let same = try await compare(held)
         // What the receiver holds does not travel (unless it turns out to differ): the start's offset, so
         // that rates count only what moves.
-        transfers.emit(.started(info, offset: held.values.reduce(0) { $0 + $1.length }))
+        emit(.started(info, offset: held.values.reduce(0) { $0 + $1.length }))
         for (position, entry) in manifest.entries.enumerated() where entry.kind == .file {
             if Task.isCancelled { throw .cancelled }
             let index = UInt32(position)
@@ -154,7 +152,7 @@ struct TreeSender {
         let everyByteWritten = NIOLockedValueBox(acknowledged >= total)
         // The last window's bytes are written while the verdict is awaited: their ACKs move the progress on
         // (without them the bar stood still for the last 4 MiB, then jumped to the end).
-        let (transfers, info, spared) = (self.transfers, self.info, self.spared)
+        let (emit, info, spared) = (self.emit, self.info, self.spared)
         let shown = NIOLockedValueBox((files: self.written, last: lastProgress))
         let verdict = Task {
             try await Self.verdict(from: mailbox, manifest: manifest, alreadyThere: alreadyThere) { written in
@@ -164,7 +162,7 @@ struct TreeSender {
                     shown.last = .now
                     return shown.files.count(acknowledged: written)
                 }
-                if let files { transfers.emit(.progress(info, bytes: min(info.size, written + spared), files: files)) }
+                if let files { emit(.progress(info, bytes: min(info.size, written + spared), files: files)) }
             }
         }
         do {
@@ -182,7 +180,7 @@ struct TreeSender {
     }
 
     private func report(_ failed: [FailedFile]) -> TreeReport {
-        transfers.emit(.progress(info, bytes: info.size, files: manifest.fileCount))
+        emit(.progress(info, bytes: info.size, files: manifest.fileCount))
         let failedIndexes = Dictionary(failed.map { ($0.index, $0.reason) }, uniquingKeysWith: { first, _ in first })
         var deliveries: [Delivery] = []
         var failures: [TreeReport.FileFailure] = []
@@ -280,7 +278,7 @@ struct TreeSender {
         try send(.small(pack))
         // The receiver's ACK counts data bytes only: counting the heads too left 40 bytes per small file
         // that no ACK covered, and a send of ~105,000 empty files stalled with the window "full".
-        sent += UInt64(packData)
+        channel.counted(packData)
         // Each packed file's bytes end somewhere in the pack; counted written once the whole pack is.
         for _ in 0 ..< packFiles { written.sent(endingAt: sent) }
         pack = []
@@ -300,12 +298,7 @@ struct TreeSender {
         if let holding, holding.length <= entry.size {
             // finalize() leaves the hasher as it is: on a match it goes on over the rest of the file.
             // The prefix may be gigabytes: read on NIO's thread pool (FileTransfers+DiskThread).
-            let reading = FileTransfers.Handed(value: reader), length = holding.length
-            hasher = try await FileTransfers.onDiskThread { () throws(TransferError) -> SHA256 in
-                var prefix = SHA256()
-                try FileTransfers.hash(reading.value, upTo: length, into: &prefix)
-                return prefix
-            }
+            hasher = try await FileReading.prefixHasher(of: reader, length: holding.length)
             if Array(hasher.finalize()) == holding.sha256 {
                 offset = holding.length
             } else {
@@ -323,14 +316,13 @@ struct TreeSender {
             // The file's bytes are read straight into the DATA frame's payload: no copy afterwards.
             let count = Int(min(UInt64(chunk), entry.size - position))
             let (frame, dataStart) = try ChannelMessage.dataFrame(.tree, id: info.id, offset: position, capacity: count) { (payload) throws(TransferError) in
-                try FileTransfers.append(reader, count: count, to: &payload, name: entry.path)
+                try FileReading.append(reader, count: count, to: &payload, name: entry.path)
             }
             let read = frame.payload.readableBytes - dataStart
             guard read > 0 else { throw .unreadable(url.path, "the file shrank while being sent") }
             frame.payload.withUnsafeReadableBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[dataStart...])) }
-            do { try transfers.session.send(frame, to: info.peer.id) } catch { throw .peerDisconnected }
+            try channel.send(data: frame, count: read)
             position += UInt64(read)
-            sent += UInt64(read)
             reportProgress()
         }
         let digest = Array(hasher.finalize())
@@ -342,11 +334,9 @@ struct TreeSender {
     /// Keeps at most the window beyond the receiver's last ACK in flight. Each ACK moves the progress on:
     /// a sender waiting for room showed none while the receiver wrote.
     private mutating func waitForWindow() async throws(TransferError) {
-        while ChannelFlow.isFull(sent: sent, acknowledged: acknowledged, window: UInt64(transfers.configuration.window)) {
-            acknowledged = try FileTransfers.acknowledgement(try await mailbox.next(), at: acknowledged, sent: sent)
-            reportProgress()
-        }
-        while let body = mailbox.poll() { acknowledged = try FileTransfers.acknowledgement(body, at: acknowledged, sent: sent) }
+        var heard = false
+        try await channel.waitForRoom { heard = true }
+        if heard { reportProgress() }
     }
 
     /// Bytes of the tree the receiver holds: written (its ACKs so far) or there already.
@@ -360,11 +350,11 @@ struct TreeSender {
     private mutating func reportProgress() {
         guard ContinuousClock.now - lastProgress > Self.progressInterval else { return }
         lastProgress = .now
-        transfers.emit(.progress(info, bytes: min(info.size, acknowledged + spared), files: written.count(acknowledged: acknowledged)))
+        emit(.progress(info, bytes: min(info.size, acknowledged + spared), files: written.count(acknowledged: acknowledged)))
     }
 
     func send(_ body: ChannelMessage.Body) throws(TransferError) {
-        try transfers.send(body, id: info.id, to: info.peer.id, purpose: .tree)
+        try channel.send(body)
     }
 
     static func sha256(of url: URL, upTo length: UInt64) throws(TransferError) -> SHA256 {
@@ -372,7 +362,7 @@ struct TreeSender {
         do { reader = try FileHandle(forReadingFrom: url) } catch { throw .unreadable(url.path, "\(error)") }
         defer { try? reader.close() }
         var hasher = SHA256()
-        try FileTransfers.hash(reader, upTo: length, into: &hasher)
+        try FileReading.hash(reader, upTo: length, into: &hasher)
         return hasher
     }
 }
