@@ -33,6 +33,14 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         var timeout: TimeAmount
     }
 
+    /// Fired up the pipeline by a transport that, like TLS, carries nothing a third party can read or
+    /// change and knows which key the far end holds, but is not TLS: an in-process link, whose two ends
+    /// are sessions of this process (`Connections.connect(over:proving:expecting:context:)` and `accept(over:proving:)`). The handshake goes on as after TLS's, with
+    /// `peer` as the ID the certificate would have proved.
+    struct TransportSecured: Sendable {
+        var peer: PeerID?
+    }
+
     /// Sent down the pipeline by a session that leaves politely: the handler sends BYE and ignores what
     /// still arrives; the session closes the link once the peer has (see `Connections.sayGoodbye`).
     struct Leaving: Sendable {}
@@ -42,7 +50,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     private(set) var phase = Phase.awaitingHello
     private var handshakeTimer: Scheduled<Void>?
     private var heldFrames: [Frame] = []
-    /// The TLS handshake completed: from then on an ERROR frame can reach the peer.
+    /// The TLS handshake (or the transport's own proof) completed: from then on an ERROR frame can reach the peer.
     private var tlsDone = false
     /// Who the connected peer is, as the session knows it: looked up once, not for every frame.
     private var peer: PeerInfo?
@@ -101,11 +109,19 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         }
         if case .handshakeCompleted = event as? TLSUserEvent {
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLHandler.self).peerCertificate
-            tlsDone = true
-            delegate.link(link, proved: certificate.flatMap(PeerCertificate.peerID(of:)))
-            sendHello(context: context)
+            secured(proving: certificate.flatMap(PeerCertificate.peerID(of:)), context: context)
+        } else if let secured = event as? TransportSecured {
+            self.secured(proving: secured.peer, context: context)
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The secure channel is up and proves `peer`: HELLO can travel now, and name the proven key.
+    private func secured(proving peer: PeerID?, context: ChannelHandlerContext) {
+        guard link.secure, !tlsDone else { return }
+        tlsDone = true
+        delegate.link(link, proved: peer)
+        sendHello(context: context)
     }
 
     /// BYE, then nothing more is read into the session while the peer closes (PROTOCOL.md §7); before
