@@ -18,9 +18,9 @@ struct PeerBudgetTests {
 
     /// Alice speaks CHANNEL herself; bob's handler counts the questions and never answers them.
     func connectedPair(configure: (inout FileTransfers.Configuration) -> Void = { _ in }) async throws -> Pair {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         var configuration = FileTransfers.Configuration()
         configure(&configuration)
         let bobFiles = FileTransfers(session: bob, directory: try TransferTests.temporaryDirectory(), configuration: configuration)
@@ -169,9 +169,9 @@ struct PeerBudgetTests {
 
     /// Incoming streams are bounded per peer like offers: more than 16 open at once are denied unasked.
     @Test func incomingStreamsPerPeerAreBounded() async throws {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         let streams = ByteStreams(session: bob)
         let asked = NIOLockedValueBoxWrapper(0)
         streams.setStreamHandler { _ in
