@@ -172,7 +172,7 @@ struct ChatTests {
     /// `Conversation.recordImage` stores on the history's own queue, and the conversation's streams end
     /// only after what was asked before the session closed is stored.
     @Test func aConversationStoresImagesBeforeItsEventsEnd() async throws {
-        let alice = try await makeSession("alice", sessionID: "chat")
+        let alice = try await makeSession("alice", sessionID: "chat", inMemory: true)
         let history = try ChatHistory(path: Self.temporaryPath())
         let chat = Conversation(session: alice, history: history)
         let events = chat.events()
