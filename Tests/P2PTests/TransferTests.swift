@@ -16,7 +16,7 @@ struct TransferTests {
     }
 
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-transfer-\(UUID().uuidString)")
+        let url = TestFiles.temporaryDirectory.appendingPathComponent("p2p-transfer-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
@@ -321,7 +321,7 @@ final class TransferRecorder: Sendable {
     /// A symbolic link planted in the download directory must not lead a peer's file out of it, whether
     /// the link is the first folder of a path or one met after other entries were checked.
     @Test func aFolderThatIsASymbolicLinkIsRefused() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("safepath-\(UInt32.random(in: 0 ... .max))")
+        let base = TestFiles.temporaryDirectory.appendingPathComponent("safepath-\(UInt32.random(in: 0 ... .max))")
         let outside = base.appendingPathComponent("outside")
         let inbox = base.appendingPathComponent("inbox")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
@@ -480,7 +480,7 @@ extension SafePathAndImageTests {
     /// U+0301 are equal Strings but two names on disk, so a real folder under one spelling must not vouch
     /// for a link under the other.
     @Test func theSymlinkCacheComparesBytesNotCanonicalEquivalence() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("safepath-nfd-\(UInt32.random(in: 0 ... .max))")
+        let base = TestFiles.temporaryDirectory.appendingPathComponent("safepath-nfd-\(UInt32.random(in: 0 ... .max))")
         let inbox = base.appendingPathComponent("inbox"), outside = base.appendingPathComponent("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)

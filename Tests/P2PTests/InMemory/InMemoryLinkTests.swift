@@ -9,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct InMemoryLinkTests {
     private func temporaryStore() throws -> TrustStore {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
         return try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
     }
 
@@ -22,7 +22,7 @@ struct InMemoryLinkTests {
         #expect(peer.id == bob.peerID && peer.displayName.raw == "bob")
         #expect(peer.trust == .unknown, "a key the link proved, seen for the first time (not `unauthenticated`)")
         #expect(store.all.map(\.id) == [bob.peerID] && store.all.first?.method == .firstUse)
-        try await bobEvents.waitFor(alice.peerID, .connected)
+        _ = try await bobEvents.waitFor(alice.peerID, .connected)
         #expect(bob.connectedPeers.map(\.id) == [alice.peerID])
         await alice.close(); await bob.close()
     }
@@ -92,12 +92,12 @@ struct InMemoryLinkTests {
         let ended = NIOLockedValueBoxWrapper(false)
         try await loop.submit {
             try reader.pipeline.syncOperations.addHandler(Counter(received: received))
-            try writer.pipeline.syncOperations.writeAndFlush(NIOAny(ByteBuffer(repeating: 1, count: InMemoryChannel.highWaterMark + 1)), promise: nil)
+            writer.pipeline.syncOperations.writeAndFlush(NIOAny(ByteBuffer(repeating: 1, count: InMemoryChannel.highWaterMark + 1)), promise: nil)
         }.get()
         #expect(!writer.isWritable, "nothing read yet: reading is off until autoRead")
         reader.closeFuture.whenComplete { _ in ended.mutate { $0 = true } }
         try await loop.submit {
-            try writer.pipeline.syncOperations.writeAndFlush(NIOAny(ByteBuffer(repeating: 2, count: 10)), promise: nil)
+            writer.pipeline.syncOperations.writeAndFlush(NIOAny(ByteBuffer(repeating: 2, count: 10)), promise: nil)
             writer.close(promise: nil)
             try reader.syncOptions!.setOption(.autoRead, value: true)
         }.get()
