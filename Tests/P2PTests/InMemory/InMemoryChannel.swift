@@ -206,7 +206,7 @@ final class InMemoryChannel: Channel, ChannelCore, @unchecked Sendable {
         while isOpen, autoRead || delivered == 0, let buffer = inbound.popFirst() {
             inboundBytes -= buffer.readableBytes
             delivered += 1
-            pipeline.fireChannelRead(NIOAny(buffer))
+            pipeline.fireChannelRead(buffer)
         }
         if let peer, inboundBytes < Self.lowWaterMark { peer.setWritable(true) }
         guard isOpen else { return }
