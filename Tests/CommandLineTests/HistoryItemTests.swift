@@ -9,7 +9,18 @@ import Testing
     let start = Date(timeIntervalSince1970: 1_700_000_000)
 
     func history() throws -> ChatHistory {
-        try ChatHistory(path: FileManager.default.temporaryDirectory.appendingPathComponent("p2p-history-\(UUID().uuidString)/history.sqlite").path)
+        try ChatHistory(path: Self.folder.appendingPathComponent("\(UUID().uuidString)/history.sqlite").path)
+    }
+
+    /// This test process's folder for the histories, removed when the process exits: a folder per test
+    /// left in /tmp run after run helped fill the disk.
+    static let folder: URL = {
+        atexit { try? FileManager.default.removeItem(at: HistoryItemTests.folderPath) }
+        return folderPath
+    }()
+
+    private static var folderPath: URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("p2p-history-tests-\(getpid())", isDirectory: true)
     }
 
     /// A 1×1 PNG's header.

@@ -134,9 +134,9 @@ struct ChannelDirectionTests {
 struct LargeFrameChunkTests {
     func dataSizes(tree: Bool, size: Int) async throws -> [Int] {
         let bulk: (inout SessionConfiguration) -> Void = { $0.maxPayload = WireFormat.absoluteMaxPayload }
-        let alice = try await makeSession("alice", configure: bulk)
-        let bob = try await makeSession("bob", configure: bulk)
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true, configure: bulk)
+        let bob = try await makeSession("bob", inMemory: true, configure: bulk)
+        try await alice.connect(inMemoryTo: bob)
         let files = FileTransfers(session: bob, directory: try TransferTests.temporaryDirectory())
         let sizes = Inbox<Int>()
         alice.onMessage(ChannelMessage.self) { message, peer, mode in

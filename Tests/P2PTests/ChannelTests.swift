@@ -10,7 +10,8 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct OlderPeerTests {
     /// A session of p2p before channels: TEXT, TRANSFER with trees, STREAM; no CHANNEL.
-    static func olderSession(_ name: String) async throws -> Session {
+    /// `inMemory`: not started, for `connect(inMemoryTo:)` only.
+    static func olderSession(_ name: String, inMemory: Bool = false) async throws -> Session {
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
         configuration.acceptsConnectionsByDefault = true
@@ -18,7 +19,7 @@ struct OlderPeerTests {
             .registering(LegacyTransferStep.self).announcing(.transferTrees)
             .registering(LegacyStreamStep.self).announcing(.byteStreams)
         let session = Session(sessionID: "test", displayName: name, identity: .ephemeral(), configuration: configuration, catalog: catalog)
-        try await session.start()
+        if !inMemory { try await session.start() }
         return session
     }
 
@@ -85,13 +86,13 @@ struct OlderPeerTests {
     }
 
     @Test func anOlderSendersStreamIsRefusedNamingTheVersion() async throws {
-        let old = try await Self.olderSession("old")
-        let bob = try await makeSession("bob")
+        let old = try await Self.olderSession("old", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
         let streams = ByteStreams(session: bob)
         streams.setStreamHandler { _ in Issue.record("an older sender's stream reached the handler") }
         let replies = Inbox<[UInt8]>()
         old.onMessage(LegacyStreamStep.self) { step, peer, mode in replies.append(Array(step.frame().payload.readableBytesView), peer, mode) }
-        try await old.connect(to: bob.endpoint)
+        try await old.connect(inMemoryTo: bob)
         old.sendFrame(Self.olderFrame(.stream, kind: 1, id: 9) {
             $0.writeShortString("dump.sql")
             $0.writeShortString("application/sql")
@@ -107,14 +108,14 @@ struct OlderPeerTests {
     /// layout (frame type 0x51, kind 3) naming the version, and DATA of a stream nobody accepted with CANCEL
     /// and the end of the connection.
     @Test func aPeerThatTakesNoStreamsDeniesThemAndCutsOffBytesNobodyAccepted() async throws {
-        let bob = try await makeSession("bob")
+        let bob = try await makeSession("bob", inMemory: true)
         let streams = ByteStreams(session: bob)
         streams.declineEvery(reason: "this peer takes no streams here")
 
-        let old = try await Self.olderSession("old")
+        let old = try await Self.olderSession("old", inMemory: true)
         let olderReplies = Inbox<Frame>()
         old.onMessage(LegacyStreamStep.self) { step, peer, mode in olderReplies.append(step.frame(), peer, mode) }
-        try await old.connect(to: bob.endpoint)
+        try await old.connect(inMemoryTo: bob)
         old.sendFrame(Self.olderFrame(.stream, kind: 1, id: 9) {
             $0.writeShortString("dump.sql")
             $0.writeShortString("application/sql")
@@ -123,11 +124,11 @@ struct OlderPeerTests {
         try await olderReplies.waitForCount(1)
         #expect(Array(olderReplies.messages[0].0.payload.readableBytesView) == Self.olderDeny(.stream, id: 9))
 
-        let alice = try await makeSession("alice")
+        let alice = try await makeSession("alice", inMemory: true)
         let events = EventRecorder(bob)
         let replies = Inbox<ChannelMessage>()
         alice.onMessage(ChannelMessage.self) { replies.append($0, $1, $2) }
-        try await alice.connect(to: bob.endpoint)
+        try await alice.connect(inMemoryTo: bob)
         try alice.send(ChannelMessage(.stream, channelID: 7, .open(.stream(name: "x", mediaType: ""))), to: [bob.peerID])
         try await replies.waitForCount(1)
         #expect(replies.messages[0].0 == ChannelMessage(.stream, channelID: 7, .deny(reason: "this peer takes no streams here")))
@@ -140,13 +141,13 @@ struct OlderPeerTests {
 
     /// Nothing but a refusal: an older sender's later steps (it never had an answer it could take) are ignored.
     @Test func anOlderPeersOtherStepsAreIgnored() async throws {
-        let old = try await Self.olderSession("old")
-        let bob = try await makeSession("bob")
+        let old = try await Self.olderSession("old", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
         let files = FileTransfers(session: bob, directory: try TransferTests.temporaryDirectory())
         let recorder = TransferRecorder(files)
         let texts = Inbox<TextMessage>()
         bob.onMessage(TextMessage.self) { texts.append($0, $1, $2) }
-        try await old.connect(to: bob.endpoint)
+        try await old.connect(inMemoryTo: bob)
         old.sendFrame(Self.olderFrame(.transfer, kind: 9, id: 5) { $0.writeShortString("the sender cancelled") }, to: bob.peerID)
         try old.send(TextMessage(text: "after"), to: [bob.peerID])
         try await texts.waitForCount(1)

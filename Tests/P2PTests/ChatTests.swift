@@ -172,7 +172,7 @@ struct ChatTests {
     /// `Conversation.recordImage` stores on the history's own queue, and the conversation's streams end
     /// only after what was asked before the session closed is stored.
     @Test func aConversationStoresImagesBeforeItsEventsEnd() async throws {
-        let alice = try await makeSession("alice", sessionID: "chat")
+        let alice = try await makeSession("alice", sessionID: "chat", inMemory: true)
         let history = try ChatHistory(path: Self.temporaryPath())
         let chat = Conversation(session: alice, history: history)
         let events = chat.events()
@@ -187,17 +187,17 @@ struct ChatTests {
     }
 
     @Test func theOutboxIsDeliveredOnceAndInOrderWhenThePeerIsBack() async throws {
-        let alice = try await makeSession("alice", sessionID: "chat")
+        let alice = try await makeSession("alice", sessionID: "chat", inMemory: true)
         let bobIdentity = Identity.ephemeral()
         let bobHistoryPath = Self.temporaryPath()
-        var bob = try await Self.session("bob", identity: bobIdentity)
+        var bob = try await Self.session("bob", identity: bobIdentity, inMemory: true)
         let aliceChat = Conversation(session: alice, history: try ChatHistory(path: Self.temporaryPath()))
         var bobChat = Conversation(session: bob, history: try ChatHistory(path: bobHistoryPath))
         let aliceEvents = ConversationRecorder(aliceChat)
         var bobEvents = ConversationRecorder(bobChat)
 
         let aliceSessionEvents = EventRecorder(alice)
-        let bobInfo = try await alice.connect(to: bob.endpoint)
+        let bobInfo = try await alice.connect(inMemoryTo: bob)
         try await aliceChat.send("hello", to: [bobInfo])
         try await bobEvents.waitForReceived(["hello"])
         try await aliceEvents.waitForDelivered(1)
@@ -211,10 +211,10 @@ struct ChatTests {
         #expect(try aliceChat.pending(for: bobInfo.id).map(\.text) == ["one", "two", "three"])
 
         // Bob is back (same key, same history file, new port): the outbox goes out once, in order.
-        bob = try await Self.session("bob", identity: bobIdentity)
+        bob = try await Self.session("bob", identity: bobIdentity, inMemory: true)
         bobChat = Conversation(session: bob, history: try ChatHistory(path: bobHistoryPath))
         bobEvents = ConversationRecorder(bobChat)
-        _ = try await alice.connect(to: bob.endpoint)
+        _ = try await alice.connect(inMemoryTo: bob)
         try await bobEvents.waitForReceived(["one", "two", "three"])
         try await aliceEvents.waitForDelivered(4)
         #expect(try aliceChat.pending().isEmpty)
@@ -225,8 +225,8 @@ struct ChatTests {
     }
 
     @Test func aLineTheReceiverAlreadyHasIsAcknowledgedButNotShownAgain() async throws {
-        let alice = try await makeSession("alice", sessionID: "chat")
-        let bob = try await makeSession("bob", sessionID: "chat")
+        let alice = try await makeSession("alice", sessionID: "chat", inMemory: true)
+        let bob = try await makeSession("bob", sessionID: "chat", inMemory: true)
         let aliceHistory = try ChatHistory(path: Self.temporaryPath())
         let bobHistory = try ChatHistory(path: Self.temporaryPath())
         // The ACK of an earlier run was lost: alice still has the line pending, bob already stored it.
@@ -239,7 +239,7 @@ struct ChatTests {
         let aliceChat = Conversation(session: alice, history: aliceHistory)
         let bobChat = Conversation(session: bob, history: bobHistory)
         let aliceEvents = ConversationRecorder(aliceChat), bobEvents = ConversationRecorder(bobChat)
-        _ = try await alice.connect(to: bob.endpoint)
+        _ = try await alice.connect(inMemoryTo: bob)
         try await aliceEvents.waitForDelivered(1)
         try await aliceChat.send("and this?", to: [bobAsAliceSeesHim])
         try await bobEvents.waitForReceived(["and this?"])
@@ -253,12 +253,12 @@ struct ChatTests {
     /// Lines that arrive faster than one SQLite commit each are stored in batches: a burst of 1,000
     /// (under `Conversation.maxWaitingLines`) arrives whole, once, in order, each acknowledged.
     @Test func aBurstOfLinesIsStoredWholeAndInOrder() async throws {
-        let alice = try await makeSession("alice", sessionID: "chat")
-        let bob = try await makeSession("bob", sessionID: "chat")
+        let alice = try await makeSession("alice", sessionID: "chat", inMemory: true)
+        let bob = try await makeSession("bob", sessionID: "chat", inMemory: true)
         let aliceChat = Conversation(session: alice, history: try ChatHistory(path: Self.temporaryPath()))
         let bobChat = Conversation(session: bob, history: try ChatHistory(path: Self.temporaryPath()))
         let aliceEvents = ConversationRecorder(aliceChat), bobEvents = ConversationRecorder(bobChat)
-        let bobInfo = try await alice.connect(to: bob.endpoint)
+        let bobInfo = try await alice.connect(inMemoryTo: bob)
         let lines = (1...1000).map { "line \($0)" }
         for line in lines { try await aliceChat.send(line, to: [bobInfo]) }
         try await bobEvents.waitForReceived(lines)
@@ -269,12 +269,13 @@ struct ChatTests {
         await bob.close()
     }
 
-    static func session(_ name: String, identity: Identity) async throws -> Session {
+    /// `inMemory`: not started, for `connect(inMemoryTo:)` only.
+    static func session(_ name: String, identity: Identity, inMemory: Bool = false) async throws -> Session {
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
         configuration.acceptsConnectionsByDefault = true
         let session = Session(sessionID: "chat", displayName: name, identity: identity, configuration: configuration)
-        try await session.start()
+        if !inMemory { try await session.start() }
         return session
     }
 }

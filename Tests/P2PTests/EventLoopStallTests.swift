@@ -18,7 +18,7 @@ struct EventLoopStallTests {
         configuration.acceptsConnectionsByDefault = true
         let alice = Session(sessionID: "test", displayName: "alice", identity: .ephemeral(), configuration: configuration, group: loop)
         try await alice.start()
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString).sqlite").path
+        let path = TestFiles.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString).sqlite").path
         // The line waits for the lock as long as the test holds it, however slow a loaded machine makes that.
         let conversation = Conversation(session: alice, history: try ChatHistory(path: path, busyTimeout: 120))
         let stored = conversation.events()

@@ -72,7 +72,7 @@ struct FaultRecoveryTests {
     }
 
     @Test func aFileWhereTheConfigDirectoryShouldBeIsAClearErrorAndStaysUntouched() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-not-a-dir-\(UUID().uuidString)")
+        let file = TestFiles.temporaryDirectory.appendingPathComponent("p2p-not-a-dir-\(UUID().uuidString)")
         try Data("keep me".utf8).writeUnsynced(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         #expect {
@@ -89,7 +89,7 @@ struct FaultRecoveryTests {
     }
 
     @Test func aWritableConfigDirectoryPasses() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-home-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-home-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try TrustStore(file: directory.appendingPathComponent("known-peers.json")).checkWritable()
         _ = try Identity.loadOrCreate(in: directory)

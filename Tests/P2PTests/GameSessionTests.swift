@@ -42,18 +42,18 @@ final class Player: Sendable {
     }
 }
 
-/// Tic-tac-toe between two real loopback sessions (TLS), and a crafted peer cheating over one.
+/// Tic-tac-toe between two sessions over an in-process link (`connect(inMemoryTo:)`), and a crafted peer cheating over one.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct GameSessionTests {
     @Test func twoSessionsPlayAFullGame() async throws {
-        let aliceSession = try await makeSession("alice", sessionID: "game")
-        let bobSession = try await makeSession("bob", sessionID: "game")
+        let aliceSession = try await makeSession("alice", sessionID: "game", inMemory: true)
+        let bobSession = try await makeSession("bob", sessionID: "game", inMemory: true)
         let alice = Player(aliceSession, die: LoadedDie(900))
         let bob = Player(bobSession, die: LoadedDie(100))
         let bobEvents = EventRecorder(bobSession)
         let bobUpdates = bob.games.updates()  // read only once the round is over
 
-        try await aliceSession.connect(to: bobSession.endpoint)
+        try await aliceSession.connect(inMemoryTo: bobSession)
         _ = try await bobEvents.waitFor(aliceSession.peerID, .connected)
         // bob starts first: his NEW_ROUND and COMMIT reach alice before she starts, and wait for her.
         let arrivedAtAlice = Inbox<GameMessage>()
@@ -92,13 +92,13 @@ struct GameSessionTests {
     /// The crafted peer sends raw GAME messages: a reveal that breaks its commitment, a move out of
     /// turn, a move on a taken square. Each is refused, ends its round, and the game goes on.
     @Test func craftedPeerIsRefusedEachTime() async throws {
-        let aliceSession = try await makeSession("alice", sessionID: "game")
-        let cheaterSession = try await makeSession("cheater", sessionID: "game")
+        let aliceSession = try await makeSession("alice", sessionID: "game", inMemory: true)
+        let cheaterSession = try await makeSession("cheater", sessionID: "game", inMemory: true)
         let alice = Player(aliceSession, die: LoadedDie(500, 500, 500))
         let inbox = Inbox<GameMessage>()
         cheaterSession.onMessage(GameMessage.self) { inbox.append($0, $1, $2) }
         let aliceEvents = EventRecorder(aliceSession)
-        try await cheaterSession.connect(to: aliceSession.endpoint)
+        try await cheaterSession.connect(inMemoryTo: aliceSession)
         _ = try await aliceEvents.waitFor(cheaterSession.peerID, .connected)
         #expect(aliceSession.connectedPeers.count == 1)
         let cheater = cheaterSession.peerID, aliceID = aliceSession.peerID
@@ -155,12 +155,12 @@ struct GameSessionTests {
     /// After a round the next one starts by itself; LEAVE ends the game on both sides with the score
     /// kept, and a lost connection is told apart from a LEAVE.
     @Test func aRematchFollowsAndLeavingEndsTheGameWithTheScore() async throws {
-        let aliceSession = try await makeSession("alice", sessionID: "game")
-        let bobSession = try await makeSession("bob", sessionID: "game")
+        let aliceSession = try await makeSession("alice", sessionID: "game", inMemory: true)
+        let bobSession = try await makeSession("bob", sessionID: "game", inMemory: true)
         let alice = Player(aliceSession, die: LoadedDie(900, 900), rematchDelay: .milliseconds(100))
         let bob = Player(bobSession, die: LoadedDie(100, 100), rematchDelay: .milliseconds(100))
         let bobEvents = EventRecorder(bobSession)
-        try await aliceSession.connect(to: bobSession.endpoint)
+        try await aliceSession.connect(inMemoryTo: bobSession)
         _ = try await bobEvents.waitFor(aliceSession.peerID, .connected)
         try alice.start(against: bobSession)
         try bob.start(against: aliceSession)

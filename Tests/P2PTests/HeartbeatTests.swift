@@ -24,7 +24,7 @@ struct HeartbeatTests {
             self.loop = loop
             channel = EmbeddedChannel(loop: loop)
             let pipeline = channel.pipeline.syncOperations
-            // As `Session.configurePipeline`.
+            // As `LinkPipeline.install`.
             try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(catalog: .standard)))
             let batcher = FrameWriteBatcher()
             try pipeline.addHandler(batcher)

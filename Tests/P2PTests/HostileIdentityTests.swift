@@ -41,7 +41,7 @@ import Testing
 
     /// The store gives the same verdicts as the pure rule, from what it has on disk.
     @Test func theStoreJudgesBothWays() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
         let store = try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
         try store.pin(aliceKey, name: "alice", method: .firstUse)
         try store.pin(bobKey, name: "bob", method: .paired)
@@ -213,7 +213,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct HostileIdentitySessionTests {
     private func temporaryStore() throws -> TrustStore {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
         return try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
     }
 

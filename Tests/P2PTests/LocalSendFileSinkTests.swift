@@ -20,7 +20,7 @@ struct LocalSendFileSinkTests {
     }
 
     @Test func theDeliverySaysWhetherTheSendersHashWasChecked() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-ls-sink-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-ls-sink-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let sha = Array(LocalSendHashing.sha256(bytes)).hex

@@ -20,7 +20,7 @@ struct LocalSendTests {
     }
 
     @Test func certificateIsStoredAndItsFingerprintIsTheSHA256OfItsDER() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-ls-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-ls-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let identity = Identity.ephemeral()
         let first = try LocalSendCertificate.load(for: identity, in: directory)
@@ -129,7 +129,7 @@ struct LocalSendHTTPTests {
         #expect(try await client.request(.GET, host: "127.0.0.1", port: port, path: "/nowhere").status == .notFound)
         #expect(try await client.request(.GET, host: "127.0.0.1", port: port, path: "/json").status == .methodNotAllowed)
 
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-ls-\(UUID().uuidString)")
+        let file = TestFiles.temporaryDirectory.appendingPathComponent("p2p-ls-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(repeating: 7, count: 3 << 20).writeUnsynced(to: file)
         let streamed = try await client.request(.POST, host: "127.0.0.1", port: port, path: "/count",
@@ -147,7 +147,7 @@ struct LocalSendHTTPTests {
 @Suite(.timeLimit(.minutes(1)))
 struct LocalSendReceiverTests {
     @Test func anUploadArrivesThroughTheSameOfferHandlerAndEvents() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-ls-rx-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-ls-rx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let session = Session(sessionID: "files", displayName: "bob", identity: .ephemeral())

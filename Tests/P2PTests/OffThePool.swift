@@ -54,13 +54,51 @@ enum TestFiles {
     /// A folder for a test's SQLite file: in memory (`/dev/shm`) where there is one. Every commit syncs
     /// the file, which on a disk shared with other builds took up to a second each: a chat test that
     /// stores 1,000 lines measured the disk, not the code. The database is as real; only the sync is free.
-    static func databaseDirectory() -> URL {
+    /// This test process's own folder there, removed when the process exits (see `temporaryDirectory`).
+    static func databaseDirectory() -> URL { processFolders.database }
+
+    /// Where a test makes its temporary files and folders: a folder of this test process's own in the
+    /// system's temporary folder, removed with all in it when the process exits. Tests made a folder
+    /// each in /tmp (and /dev/shm) and left it there: about 200 per run, 30,000 entries and 60 GB over
+    /// days, until the disk was full. A test still removes what it can; this catches the rest, and a run
+    /// that crashed leaves one folder, which the next run removes.
+    static var temporaryDirectory: URL { processFolders.temporary }
+
+    private static let processFolders: (temporary: URL, database: URL) = {
+        let bases = folderBases()
+        for base in bases { removeFoldersOfEndedProcesses(in: base) }
+        let name = "\(processFolderPrefix)\(getpid())"
+        let temporary = bases[0].appendingPathComponent(name, isDirectory: true)
+        let database = (bases.count > 1 ? bases[1] : bases[0]).appendingPathComponent(name, isDirectory: true)
+        for folder in [temporary, database] { try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        atexit {
+            let name = "\(TestFiles.processFolderPrefix)\(getpid())"
+            for base in TestFiles.folderBases() { try? FileManager.default.removeItem(at: base.appendingPathComponent(name)) }
+        }
+        return (temporary, database)
+    }()
+
+    private static let processFolderPrefix = "p2p-tests-"
+
+    /// The system's temporary folder, then `/dev/shm` where there is one.
+    private static func folderBases() -> [URL] {
         var isDirectory: ObjCBool = false
+        let temporary = FileManager.default.temporaryDirectory
         if FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDirectory), isDirectory.boolValue,
            access("/dev/shm", W_OK) == 0 {
-            return URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+            return [temporary, URL(fileURLWithPath: "/dev/shm", isDirectory: true)]
         }
-        return FileManager.default.temporaryDirectory
+        return [temporary]
+    }
+
+    /// The folders of test processes that ended without removing theirs (killed, crashed).
+    private static func removeFoldersOfEndedProcesses(in base: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? []
+        for name in names where name.hasPrefix(processFolderPrefix) {
+            guard let pid = pid_t(name.dropFirst(processFolderPrefix.count)), pid != getpid(),
+                  kill(pid, 0) == -1, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(at: base.appendingPathComponent(name))
+        }
     }
 
     /// `count` random bytes from the kernel in a few reads (a `SystemRandomNumberGenerator` makes one

@@ -16,9 +16,9 @@ struct OfferLimitTests {
 
     /// Alice speaks TRANSFER herself; bob's handler counts the questions and never answers them.
     func connectedPair(limit: Int = 16, timeout: Duration = .seconds(600)) async throws -> Pair {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         var configuration = FileTransfers.Configuration()
         configuration.undecidedOffersPerPeer = limit
         configuration.decisionTimeout = timeout

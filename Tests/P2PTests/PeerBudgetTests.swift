@@ -18,9 +18,9 @@ struct PeerBudgetTests {
 
     /// Alice speaks CHANNEL herself; bob's handler counts the questions and never answers them.
     func connectedPair(configure: (inout FileTransfers.Configuration) -> Void = { _ in }) async throws -> Pair {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         var configuration = FileTransfers.Configuration()
         configure(&configuration)
         let bobFiles = FileTransfers(session: bob, directory: try TransferTests.temporaryDirectory(), configuration: configuration)
@@ -133,8 +133,8 @@ struct PeerBudgetTests {
     /// Row 12 of issue 34: a flood of an older p2p's offers got a DENY and a red line each (2,002
     /// lines). Now no more are answered, nor reported, than offers may wait (16) on a link.
     @Test func anOlderPeersOfferFloodIsAnsweredWithinTheBoundAndReportedOnce() async throws {
-        let old = try await OlderPeerTests.olderSession("old")
-        let bob = try await makeSession("bob")
+        let old = try await OlderPeerTests.olderSession("old", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
         let files = FileTransfers(session: bob, directory: try TransferTests.temporaryDirectory())
         let streams = ByteStreams(session: bob)
         streams.setStreamHandler { $0.deny() }
@@ -144,7 +144,7 @@ struct PeerBudgetTests {
         old.onMessage(LegacyStreamStep.self) { olderStreams.append(Array($0.frame().payload.readableBytesView), $1, $2) }
         old.onMessage(TextMessage.self) { texts.append($0, $1, $2) }
         bob.onMessage(TextMessage.self) { message, peer, _ in try? bob.send(TextMessage(text: "after \(message.text)"), to: [peer.id]) }
-        try await old.connect(to: bob.endpoint)
+        try await old.connect(inMemoryTo: bob)
 
         for id in 1 ... 200 {
             old.sendFrame(OlderPeerTests.olderFrame(.transfer, kind: 1, id: UInt64(id)) {
@@ -169,9 +169,9 @@ struct PeerBudgetTests {
 
     /// Incoming streams are bounded per peer like offers: more than 16 open at once are denied unasked.
     @Test func incomingStreamsPerPeerAreBounded() async throws {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         let streams = ByteStreams(session: bob)
         let asked = NIOLockedValueBoxWrapper(0)
         streams.setStreamHandler { _ in

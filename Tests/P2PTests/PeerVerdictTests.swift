@@ -10,9 +10,9 @@ import Testing
 struct PeerVerdictTests {
     /// alice sends with FileTransfers; bob is a hand-driven receiver that answers each step with `answer`.
     static func pair(answer: @escaping @Sendable (ChannelMessage) -> ChannelMessage.Body?) async throws -> (Session, Session, FileTransfers) {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         bob.onMessage(ChannelMessage.self) { [bob] message, peer, _ in
             guard let body = answer(message) else { return }
             try? bob.send(ChannelMessage(message.purpose, channelID: message.channelID, body), to: [peer.id])

@@ -22,9 +22,9 @@ struct ReceiverWindowTests {
     }
 
     func connectedPair() async throws -> Pair {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         let disk = DispatchQueue(label: "a disk slower than the link")
         var configuration = FileTransfers.Configuration()
         configuration.diskQueueTarget = disk
@@ -61,7 +61,7 @@ struct ReceiverWindowTests {
     }
 
     func expectCutOffBeyondTheWindow(_ pair: Pair, id: UInt64) async throws {
-        // Over 8 MiB through TLS before the CANCEL is due: under ThreadSanitizer with the whole suite beside
+        // Over 8 MiB through the link (TLS, when this ran over loopback) before the CANCEL is due: under ThreadSanitizer with the whole suite beside
         // it that took over 10 s. The deadline can only fail the test; the CANCEL ends the wait.
         try await pair.replies.wait(for: "the CANCEL", seconds: 90) { $0.contains { $0.0.channelID == id && { if case .cancel = $0 { true } else { false } }($0.0.body) } }
         let reasons = pair.replies.messages.compactMap { message -> String? in

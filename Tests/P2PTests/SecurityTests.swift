@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct SecurityTests {
     private func temporaryStore() throws -> TrustStore {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)")
         return try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
     }
 
@@ -285,7 +285,7 @@ struct LimitTests {
 
 @Suite struct TrustStoreTests {
     @Test func everyInstanceSeesTheFileAsItIsNow() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json")
+        let file = TestFiles.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json")
         let chat = try TrustStore(file: file), command = try TrustStore(file: file)
         let bob = Identity.ephemeral().peerID, carol = Identity.ephemeral().peerID
         try chat.pin(bob, name: "bob", method: .firstUse)
@@ -300,7 +300,7 @@ struct LimitTests {
     /// Where a pinned peer was reached is kept for dialling it without mDNS: newest first, no
     /// repeats, at most `maxRememberedAddresses`; a peer that is not pinned gets nothing stored.
     @Test func aPinnedPeerRemembersWhereItWasReached() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json")
+        let file = TestFiles.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json")
         let store = try TrustStore(file: file)
         let bob = Identity.ephemeral().peerID, stranger = Identity.ephemeral().peerID
         try store.pin(bob, name: "bob", method: .firstUse)
@@ -320,7 +320,7 @@ struct LimitTests {
     /// `p2p peers add`: an address is kept once, survives contact with a peer nobody pinned, and moves
     /// to the pin of the peer that answered there.
     @Test func anAddressAddedByHandMovesToThePinOfWhoeverAnsweredThere() throws {
-        let store = try TrustStore(file: FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json"))
+        let store = try TrustStore(file: TestFiles.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json"))
         let bob = Identity.ephemeral().peerID, stranger = Identity.ephemeral().peerID
         let address = Endpoint("[fe80::1%1]:24242")!
         #expect(try store.addAddress(address))
@@ -342,7 +342,7 @@ struct LimitTests {
     /// An address dialled for a name: whoever answers there must answer to it, or it is refused before
     /// anything is pinned; the one that does is pinned like any first contact.
     @Test func aPeerDialledByNameAtAnAddressMustAnswerToIt() async throws {
-        let store = try TrustStore(file: FileManager.default.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json"))
+        let store = try TrustStore(file: TestFiles.temporaryDirectory.appendingPathComponent("p2p-trust-\(UUID().uuidString)/known-peers.json"))
         let alice = try await makeSession("alice") { $0.trustStore = store }
         let bob = try await makeSession("bob")
         await #expect(throws: SessionError.notTheNamedPeer(query: "carol", got: "bob")) {

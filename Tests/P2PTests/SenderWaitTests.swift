@@ -23,9 +23,9 @@ struct SenderWaitTests {
     }
 
     @Test func anOfferNobodyAnswersIsWithdrawnWhenTheSendersTimeIsUp() async throws {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         let aliceFiles = try Self.sender(alice, answer: .milliseconds(300))
         let bobFiles = FileTransfers(session: bob, directory: try TransferTests.temporaryDirectory())
         bobFiles.setOfferHandler { _ in
@@ -47,9 +47,9 @@ struct SenderWaitTests {
     }
 
     @Test func aReceiverThatSaysYesAndThenNothingEndsTheSend() async throws {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         let aliceFiles = try Self.sender(alice, silence: .milliseconds(300))
         // Bob speaks TRANSFER himself: he accepts every offer, then never acknowledges or confirms.
         let received = Inbox<ChannelMessage>()
@@ -70,9 +70,9 @@ struct SenderWaitTests {
     }
 
     @Test func aSenderThatStopsSendingIsCutOffByTheReceiver() async throws {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         var configuration = FileTransfers.Configuration()
         // Longer than a reply can take under ThreadSanitizer with the whole suite beside it (at 300 ms the
         // silence ran out before the 10 bytes came, and no .part was left to look at).

@@ -21,11 +21,11 @@ struct SessionFeatureTests {
     /// The peer sends a burst and hangs up at once: every line is seen before it leaves. (Watching
     /// `session.events()` in a task of its own, a feature could see the departure first.)
     @Test func messagesArriveBetweenJoinedAndLeftInOrder() async throws {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
         let recorder = Recorder()
         let subscription = bob.install(recorder)
-        _ = try await alice.connect(to: bob.endpoint)
+        _ = try await alice.connect(inMemoryTo: bob)
         let lines = (1...300).map { "line \($0)" }
         for line in lines { try alice.send(TextMessage(text: line), to: [bob.peerID]) }
         await alice.close()
@@ -38,8 +38,8 @@ struct SessionFeatureTests {
 
     /// A cancelled installation hears nothing more, and a feature nobody keeps is not kept by the session.
     @Test func aCancelledOrReleasedFeatureHearsNothing() async throws {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
         let cancelled = Recorder(), kept = Recorder()
         weak var released: Recorder?
         do {
@@ -50,7 +50,7 @@ struct SessionFeatureTests {
         #expect(released == nil, "the session holds a feature weakly")
         bob.install(cancelled).cancel()
         bob.install(kept)
-        _ = try await alice.connect(to: bob.endpoint)
+        _ = try await alice.connect(inMemoryTo: bob)
         try alice.send(TextMessage(text: "hello"), to: [bob.peerID])
         try await waitUntil("the kept feature gets the line") { kept.entries.contains("hello") }
         #expect(cancelled.entries.isEmpty)

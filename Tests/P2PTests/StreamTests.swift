@@ -5,7 +5,7 @@ import NIOCore
 import Testing
 @testable import P2P
 
-/// Byte streams between two real loopback sessions (TLS on): bytes arrive in order and verified, a
+/// Byte streams between two sessions over an in-process link (`connect(inMemoryTo:)`; an older peer over TLS loopback): bytes arrive in order and verified, a
 /// slow reader slows the sender, and a stream that breaks is an error on both ends.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct StreamTests {
@@ -26,9 +26,9 @@ struct StreamTests {
     func connectedPair(window: Int = 8 << 20, acknowledgeEvery: Int = 1 << 20, bulk: Bool = false, rawAlice: Bool = false,
                        behavior: StreamRecorder.Behavior = .read) async throws -> Pair {
         let configure: (inout SessionConfiguration) -> Void = { if bulk { $0.maxPayload = WireFormat.absoluteMaxPayload } }
-        let alice = try await makeSession("alice", configure: configure)
-        let bob = try await makeSession("bob", configure: configure)
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true, configure: configure)
+        let bob = try await makeSession("bob", inMemory: true, configure: configure)
+        try await alice.connect(inMemoryTo: bob)
         var configuration = ByteStreams.Configuration()
         configuration.window = window
         configuration.acknowledgeEvery = acknowledgeEvery

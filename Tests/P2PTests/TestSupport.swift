@@ -7,11 +7,13 @@ import NIOSSL
 import Testing
 @testable import P2P
 
-/// Two sessions on loopback, wired for direct connections (no discovery).
+/// A session on loopback, wired for direct connections (no discovery).
 /// `group`: event loops of the test's own, for a test that measures time on them (the shared ones also
 /// carry every other test's transfers, which may hold a loop for longer than a short heartbeat).
+/// `inMemory`: not started (no listener, no UDP socket, no TLS contexts), for links made with
+/// `connect(inMemoryTo:)` only.
 func makeSession(
-    _ name: String, sessionID: String = "test", accept: Bool = true, group: (any EventLoopGroup)? = nil,
+    _ name: String, sessionID: String = "test", accept: Bool = true, group: (any EventLoopGroup)? = nil, inMemory: Bool = false,
     configure: (inout SessionConfiguration) -> Void = { _ in }
 ) async throws -> Session {
     var configuration = SessionConfiguration()
@@ -24,7 +26,7 @@ func makeSession(
     configure(&configuration)
     let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration,
                           group: group ?? MultiThreadedEventLoopGroup.singleton)
-    try await session.start()
+    if !inMemory { try await session.start() }
     if ProcessInfo.processInfo.environment["P2P_TEST_TRACE_LINKS"] == "1" {
         // To find out why a link went away in a run that failed: each session's disconnects, with reasons.
         let events = session.events()

@@ -4,7 +4,7 @@ import NIOCore
 import Testing
 @testable import P2P
 
-/// File transfers between two real loopback sessions (TLS on), into temporary directories.
+/// File transfers between two sessions over an in-process link (`connect(inMemoryTo:)`), into temporary directories.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct TransferTests {
     struct Pair {
@@ -16,7 +16,7 @@ struct TransferTests {
     }
 
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-transfer-\(UUID().uuidString)")
+        let url = TestFiles.temporaryDirectory.appendingPathComponent("p2p-transfer-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
@@ -41,12 +41,13 @@ struct TransferTests {
     }
 
     /// `rawAlice`: alice runs no FileTransfers, so the test's own TRANSFER messages and subscriber are
-    /// all alice says and hears.
+    /// all alice says and hears. `overTCP`: TLS over loopback instead of an in-process link, for a test
+    /// whose sender dials bob's address again.
     func connectedPair(accept: Bool = true, window: Int = 1 << 20, rawAlice: Bool = false, checksImages: Bool = false,
-                       overwrite: Bool = false, allowsHidden: Bool = false) async throws -> Pair {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+                       overwrite: Bool = false, allowsHidden: Bool = false, overTCP: Bool = false) async throws -> Pair {
+        let alice = try await makeSession("alice", inMemory: !overTCP)
+        let bob = try await makeSession("bob", inMemory: !overTCP)
+        if overTCP { try await alice.connect(to: bob.endpoint) } else { try await alice.connect(inMemoryTo: bob) }
         // The inbox sits one level down in a folder of its own, so "nothing was written beside it" looks
         // at a folder nobody else writes into (not the shared temporary folder).
         let inbox = try Self.temporaryDirectory().appendingPathComponent("inbox")
@@ -320,7 +321,7 @@ final class TransferRecorder: Sendable {
     /// A symbolic link planted in the download directory must not lead a peer's file out of it, whether
     /// the link is the first folder of a path or one met after other entries were checked.
     @Test func aFolderThatIsASymbolicLinkIsRefused() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("safepath-\(UInt32.random(in: 0 ... .max))")
+        let base = TestFiles.temporaryDirectory.appendingPathComponent("safepath-\(UInt32.random(in: 0 ... .max))")
         let outside = base.appendingPathComponent("outside")
         let inbox = base.appendingPathComponent("inbox")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
@@ -479,7 +480,7 @@ extension SafePathAndImageTests {
     /// U+0301 are equal Strings but two names on disk, so a real folder under one spelling must not vouch
     /// for a link under the other.
     @Test func theSymlinkCacheComparesBytesNotCanonicalEquivalence() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("safepath-nfd-\(UInt32.random(in: 0 ... .max))")
+        let base = TestFiles.temporaryDirectory.appendingPathComponent("safepath-nfd-\(UInt32.random(in: 0 ... .max))")
         let inbox = base.appendingPathComponent("inbox"), outside = base.appendingPathComponent("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)

@@ -18,9 +18,9 @@ struct TreeCancelTests {
     }
 
     @Test func aCancelAfterTheLastByteWasSentStopsATreeTheReceiverIsStillWriting() async throws {
-        let alice = try await makeSession("alice")
-        let bob = try await makeSession("bob")
-        try await alice.connect(to: bob.endpoint)
+        let alice = try await makeSession("alice", inMemory: true)
+        let bob = try await makeSession("bob", inMemory: true)
+        try await alice.connect(inMemoryTo: bob)
         // A silence limit far beyond the test's: only the cancel can end the wait in time.
         let aliceFiles = try SenderWaitTests.sender(alice, silence: .seconds(120))
         // Bob speaks TRANSFER himself: he accepts the tree, then writes nothing (no ACK, no TREE_RESULT),

@@ -95,16 +95,15 @@ struct TreeReceiverSafetyTests {
     /// A p2p that still expects the SHA-256 in HELD (no `comparesHeldFiles`) is sent no tree, and its
     /// trees are denied before anyone is asked; both ends read an error naming the version.
     @Test func olderPeersGetAClearErrorNamingTheVersionBothWays() async throws {
-        let alice = try await makeSession("alice")
+        let alice = try await makeSession("alice", inMemory: true)
         let catalog = MessageCatalog.core.registering(ChannelMessage.self).announcing(.channels)
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
         configuration.acceptsConnectionsByDefault = true
         let old = Session(sessionID: "test", displayName: "old", identity: .ephemeral(), configuration: configuration, catalog: catalog)
-        try await old.start()
         let heard = Inbox<ChannelMessage>()
         old.onMessage(ChannelMessage.self) { heard.append($0, $1, $2) }
-        try await alice.connect(to: old.endpoint)
+        try await alice.connect(inMemoryTo: old)
         let files = FileTransfers(session: alice, directory: try TransferTests.temporaryDirectory())
         files.setOfferHandler { _ in true }
         let events = TransferRecorder(files)

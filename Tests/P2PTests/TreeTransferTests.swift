@@ -4,7 +4,7 @@ import NIOCore
 import Testing
 @testable import P2P
 
-/// Tree transfers (TRANSFER.md, "Trees") between two real loopback sessions over TLS.
+/// Tree transfers (TRANSFER.md, "Trees") between two sessions over an in-process link (`connect(inMemoryTo:)`); over TLS on loopback where the sender dials again or the peer is an older p2p.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct TreeTransferTests {
     /// A folder `many/` with `small` files of 1–3000 bytes in two subfolders, two files larger than a
@@ -218,7 +218,7 @@ struct TreeTransferTests {
     /// The connection goes away mid-tree (here bob closes it; on a real network a link goes down): the
     /// resuming send dials bob again and sends again, and only what was missing travels.
     @Test(.timeLimit(.minutes(1))) func aResumingSendCarriesOnAfterTheConnectionIsLost() async throws {
-        let pair = try await TransferTests().connectedPair(window: 64 << 10)
+        let pair = try await TransferTests().connectedPair(window: 64 << 10, overTCP: true)
         let directory = try TransferTests.temporaryDirectory().appendingPathComponent("cut")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let small = try TransferTests.randomFile(1000, in: directory, name: "a.txt")

@@ -9,7 +9,7 @@ import Testing
 /// socket takes nothing, and anything else piling up past the limits ends the link (ERROR 16).
 @Suite("Unread backlog")
 struct UnreadBacklogTests {
-    /// The connected link's pipeline as `Connections.configurePipeline` builds it, minus TLS and
+    /// The connected link's pipeline as `LinkPipeline.install` builds it, minus TLS and
     /// `PeerConnectionHandler` (the channel's tail records what reaches it). Small limits keep it quick.
     struct Link {
         let channel = EmbeddedChannel()

@@ -3,7 +3,7 @@ import NIOCore
 import Testing
 @testable import P2P
 
-/// Snapshots between two real sessions on loopback (TLS, no discovery).
+/// Snapshots between two sessions over an in-process link (`connect(inMemoryTo:)`, no discovery).
 @Suite("Records transfer", .serialized, .timeLimit(.minutes(1)))
 struct RecordTransferTests {
     typealias F = RecordsFixtures
@@ -14,7 +14,7 @@ struct RecordTransferTests {
         let alice = try await RecordPeer("alice")
         let bob = try await RecordPeer("bob")
         bob.records.onSnapshot(options: options) { received, _ in store.mergeReceived(received, policy: policy) }
-        try await alice.session.connect(to: bob.session.endpoint)
+        try await alice.session.connect(inMemoryTo: bob.session)
         return (alice, bob)
     }
 
@@ -118,7 +118,7 @@ struct RecordTransferTests {
             await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }  // a person who never answers
             return true
         }) { _, _ in RecordTransferResult(MergeOutcome()) }
-        try await alice.session.connect(to: bob.session.endpoint)
+        try await alice.session.connect(inMemoryTo: bob.session)
         let snapshot = try F.example("tasks.json")
         let first = Task { try await alice.send(snapshot, to: bob.peerID) }
         try await asked.wait(for: "bob to be asked about the first snapshot") { $0 == 1 }
@@ -145,7 +145,7 @@ struct RecordTransferTests {
             await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }  // a person who never answers
             return true
         }) { _, _ in RecordTransferResult(MergeOutcome()) }
-        try await alice.session.connect(to: bob.session.endpoint)
+        try await alice.session.connect(inMemoryTo: bob.session)
         do {
             _ = try await alice.send(try F.example("tasks.json"), to: bob.peerID)
             Issue.record("an unanswered snapshot must be denied")
@@ -164,7 +164,7 @@ struct RecordTransferTests {
             try? await Task.sleep(for: .seconds(30))  // Never decides.
             return false
         }) { _, _ in RecordTransferResult(MergeOutcome()) }
-        try await alice.session.connect(to: bob.session.endpoint)
+        try await alice.session.connect(inMemoryTo: bob.session)
         let sending = Task { try await alice.send(try F.example("tasks.json"), to: bob.peerID) }
         try await asked.wait(for: "bob to be asked about the snapshot") { $0 }  // alice now waits for his answer
         await bob.close()
@@ -181,7 +181,7 @@ struct RecordPeer {
     let records: RecordExchange
 
     init(_ name: String) async throws {
-        session = try await makeSession(name, sessionID: "records")
+        session = try await makeSession(name, sessionID: "records", inMemory: true)
         records = RecordExchange(session: session)
     }
 

@@ -207,7 +207,7 @@ struct RecordValidationTests {
     }
 
     @Test func fileValuesOfTheWrongShapeAreReported() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-records-file-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-records-file-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("bad.json")
         let schemaPath = F.examples.appendingPathComponent("tasks.schema.json").path
@@ -236,7 +236,7 @@ struct RecordValidationTests {
     /// `records import --schema F`: F is used even when the file names a schema of its own, and even
     /// when that one cannot be read.
     @Test func aGivenSchemaWinsOverTheOneTheFileNames() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-records-file-\(UUID().uuidString)")
+        let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-records-file-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("change.json")
         try Data("""

@@ -149,7 +149,7 @@ struct RecordsVectorTests {
             // The binary form groups records by entity in schema order.
             let grouped = snapshot.schema.entities.flatMap { e in snapshot.records.filter { $0.entity == e.name } }
             #expect(binary.records == grouped, "\(file)")
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-records-\(UUID().uuidString)")
+            let directory = TestFiles.temporaryDirectory.appendingPathComponent("p2p-records-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let path = directory.appendingPathComponent("round.json")
             try RecordFile.encode(snapshot).writeUnsynced(to: path)

@@ -42,7 +42,7 @@ final class PeerConnectionHandler: ChannelInboundHandler {
     private(set) var phase = Phase.awaitingHello
     private var handshakeTimer: Scheduled<Void>?
     private var heldFrames: [Frame] = []
-    /// The TLS handshake completed: from then on an ERROR frame can reach the peer.
+    /// The TLS handshake (or the transport's own proof) completed: from then on an ERROR frame can reach the peer.
     private var tlsDone = false
     /// Who the connected peer is, as the session knows it: looked up once, not for every frame.
     private var peer: PeerInfo?
@@ -101,11 +101,19 @@ final class PeerConnectionHandler: ChannelInboundHandler {
         }
         if case .handshakeCompleted = event as? TLSUserEvent {
             let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLHandler.self).peerCertificate
-            tlsDone = true
-            delegate.link(link, proved: certificate.flatMap(PeerCertificate.peerID(of:)))
-            sendHello(context: context)
+            secured(proving: certificate.flatMap(PeerCertificate.peerID(of:)), context: context)
+        } else if let secured = event as? TransportSecured {
+            self.secured(proving: secured.peer, context: context)
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The secure channel is up and proves `peer`: HELLO can travel now, and name the proven key.
+    private func secured(proving peer: PeerID?, context: ChannelHandlerContext) {
+        guard link.secure, !tlsDone else { return }
+        tlsDone = true
+        delegate.link(link, proved: peer)
+        sendHello(context: context)
     }
 
     /// BYE, then nothing more is read into the session while the peer closes (PROTOCOL.md §7); before
