@@ -46,7 +46,7 @@ public final class ServiceBrowser: Sendable {
     }
 
     /// What the browser knows and has under way; only code on `queue` touches it (see `EventQueueingState`).
-    private struct State: EventQueueingState {
+    struct State: EventQueueingState {
         var browse: DNSServiceOperation?
         /// Resolve or address queries in flight, by instance (`schedule` holds their slots).
         var lookups: [InstanceKey: Lookup] = [:]
@@ -67,12 +67,12 @@ public final class ServiceBrowser: Sendable {
         var outbox: [Event] = []
     }
 
-    private let queue = DispatchQueue(label: "p2p.dnssd.browser")
+    let queue = DispatchQueue(label: "p2p.dnssd.browser")
     private let onEvent: @Sendable (Event) -> Void
     private let state: NIOLockedValueBox<State>
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
-    private let staleGrace: DispatchTimeInterval
+    let staleGrace: DispatchTimeInterval
     /// Two: each lookup costs avahi and the D-Bus daemon real work (a client connection, a resolver, mDNS
     /// queries every other host's daemon reads). In a room of 32 hosts on 2 cores, 4 or 8 at once made
     /// every lookup that much slower and the mesh no faster (Benchmarks/room_mesh.sh, BENCHMARKS.md).
@@ -86,7 +86,7 @@ public final class ServiceBrowser: Sendable {
     static let addressSettle: DispatchTimeInterval = .milliseconds(250)
 
     /// A resolve, or the two address queries (A and AAAA) that follow it.
-    private struct Lookup {
+    struct Lookup {
         let context: LookupContext
         /// The requests still open: a resolve's one, or the address queries by record type.
         var operations: [UInt16: DNSServiceOperation]
@@ -115,7 +115,7 @@ public final class ServiceBrowser: Sendable {
     }
 
     /// Runs `body` on the state, then reports the events it queued. Called on `queue`.
-    private func update<Result>(_ body: (inout State) -> Result) -> Result {
+    func update<Result>(_ body: (inout State) -> Result) -> Result {
         state.update(reporting: onEvent, body)
     }
 
@@ -136,7 +136,7 @@ public final class ServiceBrowser: Sendable {
         if let failure { throw failure }
     }
 
-    private func startBrowse(_ state: inout State) throws(DiscoveryError) {
+    func startBrowse(_ state: inout State) throws(DiscoveryError) {
         state.browse = try DNSServiceOperation(
             "browse", queue: queue, context: self,
             onError: { [weak self] _ in self?.update { self?.daemonLost(&$0) } }
@@ -154,50 +154,6 @@ public final class ServiceBrowser: Sendable {
                 for key in state.instanceTypes.keys where key.name == name {
                     startResolve(key, &state)
                 }
-            }
-        }
-    }
-
-    // MARK: - The daemon going away
-
-    /// Browsing is dead. Drop every request and try again later; reported once per outage.
-    private func daemonLost(_ state: inout State) {
-        guard !state.stopped else { return }
-        state.browse?.cancel()
-        state.browse = nil
-        dropAllLookups(&state)
-        state.lookupFailures = [:]
-        if state.recovery.daemonLost() { state.outbox.append(.daemonLost) }
-        guard let delay = state.recovery.nextRetry() else { return }
-        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
-            self?.update { state in
-                state.recovery.retrying()
-                self?.retryBrowse(&state)
-            }
-        }
-    }
-
-    private func retryBrowse(_ state: inout State) {
-        guard !state.stopped, state.recovery.isRecovering else { return }
-        do throws(DiscoveryError) {
-            try startBrowse(&state)
-        } catch let error where error.meansDaemonUnreachable {
-            return daemonLost(&state)
-        } catch {
-            state.recovery.gaveUp()
-            return state.outbox.append(.failed(error))
-        }
-        state.recovery.recovered()
-        state.outbox.append(.restored)
-        // Start over: instances still there are added (and resolved) again by the new browse.
-        let before = Set(state.interfacesByName.keys)
-        state.interfacesByName = [:]
-        state.instanceTypes = [:]
-        state.lookupFailures = [:]
-        queue.asyncAfter(deadline: .now() + staleGrace) { [weak self] in
-            self?.update { state in
-                guard !state.stopped else { return }
-                for name in before where state.interfacesByName[name] == nil { state.outbox.append(.lost(name: name)) }
             }
         }
     }
@@ -283,7 +239,7 @@ public final class ServiceBrowser: Sendable {
     }
 
     /// Ends every lookup and forgets the queue (the daemon went away, or browsing stops).
-    private func dropAllLookups(_ state: inout State) {
+    func dropAllLookups(_ state: inout State) {
         state.lookups.values.forEach { $0.cancel() }
         state.lookups = [:]
         state.schedule.endAll()

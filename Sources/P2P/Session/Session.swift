@@ -45,7 +45,8 @@ public final class Session: Sendable {
     let connections: Connections
     private let discoveryObserver: DiscoveryObserver
     private let sockets: SessionSockets
-    private let directory: PeerDirectory
+    /// Internal rather than private for `Session+Peers`.
+    let directory: PeerDirectory
 
     /// A session that speaks the messages of `catalog` (`MessageCatalog.standard`: every feature's).
     public init(
@@ -71,11 +72,11 @@ public final class Session: Sendable {
         router = MessageRouter(catalog: catalog)
         // The coordinator reports to the session, which exists only once every part does.
         let owner = WeakSession()
-        discovery = DiscoveryCoordinator(
-            ownID: identity.peerID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo,
-            // A peer that dialled in needs no address from DNS-SD to be reached: its lookup waits.
-            isConnected: { name in owner.session?.connections.connectedPeers.contains { $0.displayName.raw == name } ?? false }
-        ) { owner.session?.discoveryObserver.handle($0) }
+        // A peer that dialled in needs no address from DNS-SD to be reached: its lookup waits.
+        discovery = DiscoveryCoordinator(ownID: identity.peerID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo,
+                                         isConnected: { name in owner.session?.connections.connectedPeers.contains { $0.displayName.raw == name } ?? false }) {
+            owner.session?.discoveryObserver.handle($0)
+        }
         connections = Connections(configuration: configuration, ownID: identity.peerID, sessionID: sessionID, name: name,
                                   router: router, reporter: reporter, discovery: discovery)
         discoveryObserver = DiscoveryObserver(sessionID: sessionID, name: name, reporter: reporter, connections: connections,
@@ -280,24 +281,4 @@ public final class Session: Sendable {
         for link in try connections.connectedLinks(peers) { await link.waitForRoom() }
         try connections.send(frame, to: peers, mode: .reliable)
     }
-
-    // MARK: - Peers
-
-    /// A connected peer, or `nil`.
-    public func connectedPeer(_ id: PeerID) -> PeerInfo? { connections.connectedPeer(id) }
-
-    /// The one discovered or connected peer `query` means: a display name (any case), a peer-ID prefix or
-    /// a fingerprint prefix (at least 4 characters, dashes optional); the rules are ``PeerMatcher``'s.
-    /// `nil` when no peer fits, and also when several do (two peers called "bob"): a guess could reach
-    /// the wrong peer. ``peers(matching:)`` lists them, to ask which one was meant.
-    /// A pinned key answers to its pinned name only (``PeerMatcher/matches(in:pinned:)``, judged against
-    /// ``SessionConfiguration/trustStore``).
-    public func peer(matching query: String) -> PeerInfo? { directory.peer(matching: query) }
-
-    /// Every discovered or connected peer `query` fits (``PeerMatcher``), once each.
-    public func peers(matching query: String) -> [PeerInfo] { directory.peers(matching: query) }
-
-    /// Peers discovered now and peers with a link (connected or connecting), once each: a peer both
-    /// discovered and linked as DNS-SD describes it.
-    public var knownPeers: [PeerInfo] { directory.known }
 }
