@@ -5,9 +5,9 @@ import P2P
 
 /// The chat's one loop: session events, keys (or piped lines), connection requests and image offers
 /// are handled in arrival order, so no state is shared between threads. Questions to the person are
-/// states of this loop (`PromptQueue`), never reads blocked on the side. Who is in the room, whom to
-/// dial and what was typed while nobody was here is the library's `ChatRoom`; this loop feeds it what
-/// happens and carries out what it returns (ChatLoop+Room.swift).
+/// states of this loop (`PromptQueue`), never reads blocked on the side. The room itself (who is in it,
+/// whom to dial, what was typed while nobody was here, sending and holding lines) runs in the library's
+/// `ChatRoomRunner`: this loop feeds it what happens and shows what it reports (ChatLoop+Room.swift).
 final class ChatLoop {
     enum Input: Sendable {
         case event(SessionEvent)
@@ -20,10 +20,11 @@ final class ChatLoop {
         case withdrawn(token: UInt64)
         case transfer(TransferEvent)
         case conversation(ConversationEvent)
-        /// `unasked`: a dial nobody asked for by name (a member coming back, a peer of the room), which
-        /// reports nothing unless --verbose: a stale DNS-SD record is not the user's error.
-        case connectFailed(String, any Error, unasked: PeerID?)
-        /// The person answered whether to dial a new key of the room (`ChatRoom.Effect.askToDial`).
+        /// A dial of `--connect` or `--to` that failed, or was refused before it began.
+        case connectFailed(String, any Error)
+        /// What the room runner reports (dials, held, queued and delivered lines, refusals, questions).
+        case room(ChatRoomRunner.Event)
+        /// The person answered whether to dial a new key of the room (`ChatRoomRunner.Event.dialQuestion`).
         case roomDialAnswered(PeerInfo, yes: Bool)
         /// A dial that is still waiting a moment after it began: the other side is being asked.
         case dialSlow(PeerInfo)
@@ -42,9 +43,15 @@ final class ChatLoop {
     let driver = CommandDriver<Input>(backlog: Backlog())
     var feed: CommandFeed<Input> { driver.feed }
 
-    /// Membership, dialling and held lines (its `room`), and how the chat ends.
+    /// How the chat ends: failed dials, the end of piped input, the wait for a `--to` peer.
     var model: ChatModel
+    /// Who may connect and whom the room dials unasked; handed to the runner.
+    let policy: ConnectionPolicy
     var conversation: Conversation!
+    /// The room: membership, dialling, trust, held and sent lines.
+    var runner: ChatRoomRunner!
+    /// The room as it stands now.
+    var room: ChatRoom { runner.room }
     var questions = PeerQuestions()
     var transfers: FileTransfers!
     /// Declines every byte stream offered (a chat takes none), as `p2p receive` does; kept alive here.
@@ -66,10 +73,8 @@ final class ChatLoop {
         self.view = view
         self.options = options
         interactive = Terminal.stdinIsTTY && !options.json
-        let policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
-        // A chat with one peer (by name or address) does not dial the peers of its session by itself.
-        let room = ChatRoom(name: session.sessionID, localPeer: session.peerID, dialsRoomPeers: options.to == nil && options.connect == nil, policy: policy)
-        model = ChatModel(room: room, scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose, localName: session.displayName)
+        policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
+        model = ChatModel(scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose, localName: session.displayName)
     }
 
     func run() async -> ExitCode {
@@ -85,11 +90,13 @@ final class ChatLoop {
             view.error("history", error.description)
             return ExitStatus.failure
         }
+        // A chat with one peer (by name or address) does not dial the peers of its session by itself.
+        runner = ChatRoomRunner(session: session, conversation: conversation, policy: policy, dialsRoomPeers: options.to == nil && options.connect == nil,
+                                context: requestContext) { feed.send(.room($0)) }
         driver.pump(conversation.events()) { .conversation($0) }
         showRecentLines()
-        showOutbox()
-        let held = (try? conversation.history.unaddressed(in: session.sessionID)) ?? []
-        execute(model.room.handle(.linesHeld(held)))
+        let (held, outbox) = (try? runner.resume()) ?? ([], [])
+        showOutbox(outbox)
         if !held.isEmpty {
             view.note("\(held.count) line\(held.count == 1 ? "" : "s") typed while nobody was here wait\(held.count == 1 ? "s" : "") for whoever joins.")
         }
@@ -131,7 +138,7 @@ final class ChatLoop {
         if let endpoint = options.connect.flatMap(Endpoint.init) {
             let context = requestContext
             view.note("connecting to \(endpoint)…")
-            dial(endpoint.description) { try await $0.connect(to: endpoint, context: context) }
+            session.dialInBackground({ try await $0.connect(to: endpoint, context: context) }) { feed.send(.connectFailed(endpoint.description, $0)) }
         } else if let target = options.to {
             view.note("waiting for \(target) to appear…")
             driver.timers.after(.seconds(options.timeout), .waitForPeerExpired)
@@ -161,6 +168,7 @@ final class ChatLoop {
                     if let stop = handle(key) { status = stop; break loop }
                 }
             case .endOfInput:
+                runner.inputEnded()
                 if let stop = perform(model.handle(.inputEnded)) { status = stop; break loop }
             case .question(let asked):
                 queue(asked)
@@ -170,34 +178,36 @@ final class ChatLoop {
                 transferred(event)
             case .conversation(let event):
                 handle(event)
-            case .connectFailed(let target, let error, let unasked):
-                if let stop = perform(model.handle(.dialFailed(target: target, error, unasked: unasked))) { status = stop; break loop }
+            case .connectFailed(let target, let error):
+                if let stop = perform(model.handle(.dialFailed(target: target, error, unasked: nil))) { status = stop; break loop }
+            case .room(let event):
+                if let stop = show(event) { status = stop; break loop }
             case .roomDialAnswered(let peer, let yes):
-                execute(model.room.handle(.dialAnswered(peer, yes: yes, now: .now)))
+                runner.answer(dialTo: peer, yes: yes)
             case .dialSlow(let peer):
-                if model.room.dialing.contains(peer.id) && model.room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
+                if room.dialing.contains(peer.id) && room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(runner.judged(peer))) to accept…") }
             case .waitForPeerExpired:
-                if let stop = perform(model.handle(.waitExpired)) { status = stop; break loop }
+                let room = self.room
+                if let stop = perform(model.handle(.waitExpired(found: !room.connected.isEmpty || !room.dialing.isEmpty))) { status = stop; break loop }
             case .reconnectTick:
+                // Links can die without a word (a cut cable): the runner dials members still advertised again.
                 noteDiscoveryReach()
-                execute(model.room.handle(.tick(now: .now)))
-                redialMembers()
+                runner.tick()
             case .acknowledgementsOverdue:
                 _ = model.handle(.acknowledgementsOverdue)
             case .interrupt:
                 if let stop = perform(model.handle(.interrupted)) { status = stop; break loop }
             }
-            if model.isDone(awaitingAcknowledgement: awaitingAcknowledgement) { break loop }
+            if model.isDone(room: room, awaitingAcknowledgement: awaitingAcknowledgement) { break loop }
             if interactive { render() }
         }
         return await finish(status)
     }
 
     /// Carries out what the model decided; returns the exit status when it ends the chat.
-    private func perform(_ effects: [ChatModel.Effect]) -> ExitCode? {
+    func perform(_ effects: [ChatModel.Effect]) -> ExitCode? {
         for effect in effects {
             switch effect {
-            case .room(let effect): execute([effect])
             case .waitForAcknowledgements: driver.timers.after(.seconds(10), .acknowledgementsOverdue)
             case .note(let text): view.note(text)
             case .error(let code, let message): view.error(code, message)
@@ -228,12 +238,12 @@ final class ChatLoop {
             await session.close()
             sessionClosed = true
         }, leftover: showLeftover)
-        let held = model.room.heldLines.count
+        let held = room.heldLines.count
         if held > 0 {
             view.note("\(held) line\(held == 1 ? "" : "s") typed while nobody was here \(held == 1 ? "is" : "are") kept: "
                 + "the next p2p chat in room \"\(session.sessionID)\" sends \(held == 1 ? "it" : "them") to whoever joins.")
         }
-        if outbox { showOutbox() }
+        if outbox { showOutbox((try? conversation.pending()) ?? []) }
         return status
     }
 
@@ -249,6 +259,10 @@ final class ChatLoop {
             handle(event)
         case .transfer(let event):
             transferred(event)
+        case .room(.dialing), .room(.dialQuestion), .room(.dialFailed):
+            break  // dials of a chat that is over
+        case .room(let event):
+            _ = show(event)
         case .question(let asked):
             asked.answer.resume(returning: false)
         case .line, .keys, .endOfInput, .withdrawn, .connectFailed, .roomDialAnswered, .dialSlow, .waitForPeerExpired, .reconnectTick,

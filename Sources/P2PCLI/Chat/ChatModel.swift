@@ -1,27 +1,25 @@
 import ArgumentParser
 import P2P
 
-/// What `p2p chat` decides around its room (membership, dialling and held lines are the library's
-/// `ChatRoom`): a dial that failed, the end of piped input and the wait for acknowledgements after it,
-/// the wait for a `--to` peer, Ctrl-C, and the exit status. `ChatLoop` hands it what happened and
-/// carries out what it returns, as it does with the room's own effects.
+/// What `p2p chat` decides around its room (the room runs in the library's `ChatRoomRunner`): a dial that
+/// failed, the end of piped input and the wait for acknowledgements after it, the wait for a `--to` peer,
+/// Ctrl-C, and the exit status. `ChatLoop` hands it what happened and carries out what it returns.
 struct ChatModel: CommandModel {
     enum Event: Sendable {
         /// Piped input ended.
         case inputEnded
         /// Ten seconds after piped input ended: connected peers that did not acknowledge yet are not waited for.
         case acknowledgementsOverdue
-        /// A dial failed; `unasked`: the room dialled that peer by itself (a member coming back).
-        case dialFailed(target: String, any Error, unasked: PeerID?, now: ContinuousClock.Instant = .now)
-        /// The wait for the `--to` peer is over.
-        case waitExpired
+        /// A dial failed; `unasked`: the room dialled that peer by itself (a member coming back), and
+        /// `heldLines` and `waitingLines` are what the room holds for everyone and keeps for that peer.
+        case dialFailed(target: String, any Error, unasked: PeerID?, heldLines: Int = 0, waitingLines: Int = 0)
+        /// The wait for the `--to` peer is over; `found`: a peer is connected or being dialled.
+        case waitExpired(found: Bool)
         /// Ctrl-C (SIGINT or SIGTERM).
         case interrupted
     }
 
     enum Effect: Sendable, Equatable {
-        /// What the room returned, to carry out.
-        case room(ChatRoom.Effect)
         /// Send `.acknowledgementsOverdue` after 10 s.
         case waitForAcknowledgements
         case note(String)
@@ -31,7 +29,6 @@ struct ChatModel: CommandModel {
         case exit(ExitCode)
     }
 
-    var room: ChatRoom
     /// `--to` or `--connect`: a dial that fails ends the chat.
     let scripted: Bool
     /// `--verbose`: failed dials nobody asked for are reported too.
@@ -46,29 +43,27 @@ struct ChatModel: CommandModel {
     mutating func handle(_ event: Event) -> [Effect] {
         switch event {
         case .inputEnded:
-            return room.handle(.inputEnded).map(Effect.room) + [.waitForAcknowledgements]
+            return [.waitForAcknowledgements]
         case .acknowledgementsOverdue:
             acknowledgementsOverdue = true
             return []
-        case .dialFailed(let target, let error, let unasked, let now):
+        case .dialFailed(let target, let error, let unasked, let heldLines, let waitingLines):
             let refusal = Refusal(error)
             if let unasked {
                 // A stale DNS-SD record is not the user's error: reported only when asked for, or refused.
-                let effects = room.handle(.dialFailed(unasked, refused: refusal != nil, now: now)).map(Effect.room)
                 if let refusal {
                     // The peer said no to us: said once per peer, with what to do, not at every try.
-                    guard refusedBy.insert(unasked).inserted else { return effects }
-                    return effects + [.error(code: refusal.code, message: refusal.message(by: target, localName: localName, heldLines: room.heldLines.count,
-                                                                                          waiting: room.waitingLines(for: unasked)))]
+                    guard refusedBy.insert(unasked).inserted else { return [] }
+                    return [.error(code: refusal.code, message: refusal.message(by: target, localName: localName, heldLines: heldLines, waiting: waitingLines))]
                 }
-                return effects + (verbose ? [.note("connecting to \(Terminal.sanitize(target)) failed: \(error)")] : [])
+                return verbose ? [.note("connecting to \(Terminal.sanitize(target)) failed: \(error)")] : []
             }
             let failure = (error as? SessionError).map { PeerTarget.connectFailure($0, to: target) } ?? (error as? ReachError)
             let shown = Effect.error(code: failure?.jsonCode ?? "connect",
                                      message: failure?.description ?? "cannot connect to \(Terminal.sanitize(target)): \(error)")
             return scripted ? [shown, .exit(ExitStatus.connectionFailed)] : [shown]
-        case .waitExpired:
-            return room.connected.isEmpty && room.dialing.isEmpty ? [.reportNotFound, .exit(ExitStatus.peerNotFound)] : []
+        case .waitExpired(let found):
+            return found ? [] : [.reportNotFound, .exit(ExitStatus.peerNotFound)]
         case .interrupted:
             return [.exit(.success)]
         }
@@ -82,7 +77,7 @@ struct ChatModel: CommandModel {
 
     /// Piped input is done once every held line went out and connected peers acknowledged them (or did
     /// not within 10 s: those lines stay in the outbox).
-    func isDone(awaitingAcknowledgement: @autoclosure () -> Bool) -> Bool {
+    func isDone(room: ChatRoom, awaitingAcknowledgement: @autoclosure () -> Bool) -> Bool {
         room.isDone(settled: acknowledgementsOverdue || !awaitingAcknowledgement())
     }
 }
