@@ -56,6 +56,7 @@ import Testing
             if case .lineDelivered(let entry, afterWaiting: false) = $0 { entry.text == "anyone?" } else { false }
         }
         #expect(aliceRoom.room.heldLines.isEmpty)
+        #expect(!aliceRoom.awaitsAcknowledgement, "bob acknowledged everything")
         #expect(try aliceRoom.conversation.history.unaddressed(in: "room").isEmpty, "a held line that went out is forgotten")
         #expect(aliceRoom.room.members[bob.peerID] != nil)
         await alice.close()

@@ -164,13 +164,6 @@ extension ChatLoop {
         }
     }
 
-    /// Whether a connected peer has not acknowledged a line yet.
-    var awaitingAcknowledgement: Bool {
-        guard let pending = try? conversation.pending() else { return false }
-        let connected = room.connected
-        return pending.contains { connected[$0.peer] != nil }
-    }
-
     /// The last lines, images and files of the conversation, dimmed, so a chat starts where the last
     /// one ended: with `--to`, only those with that peer (none when the history does not know it).
     func showRecentLines() {

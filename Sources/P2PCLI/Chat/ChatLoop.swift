@@ -198,7 +198,7 @@ final class ChatLoop {
             case .interrupt:
                 if let stop = perform(model.handle(.interrupted)) { status = stop; break loop }
             }
-            if model.isDone(room: room, awaitingAcknowledgement: awaitingAcknowledgement) { break loop }
+            if model.isDone(room: room, awaitingAcknowledgement: runner.awaitsAcknowledgement) { break loop }
             if interactive { render() }
         }
         return await finish(status)

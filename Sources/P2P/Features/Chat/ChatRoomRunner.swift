@@ -77,6 +77,13 @@ public final class ChatRoomRunner: Sendable {
     /// The room as it stands: members, who is connected, dialled, held back, and the held lines.
     public var room: ChatRoom { state.withLockedValue { $0 } }
 
+    /// Whether a connected peer has not acknowledged a line yet (a piped chat waits for it before it ends).
+    public var awaitsAcknowledgement: Bool {
+        guard let pending = try? conversation.pending() else { return false }
+        let connected = room.connected
+        return pending.contains { connected[$0.peer] != nil }
+    }
+
     /// What happens from now on; each call gets its own stream, finished when ``start()``'s session closes.
     public func events() -> AsyncStream<Event> { hub.stream() }
 
