@@ -22,7 +22,7 @@ extension ChatLoop {
         let name = PeerTarget.name(asker.question.peer)
         switch asker.question {
         case .connection(let request):
-            switch room.policy.decide(request.peer.id, trust: request.trust) {
+            switch runner.decide(request) {
             case .accept:
                 asker.answer.resume(returning: true)
             case .deny:
