@@ -54,12 +54,23 @@ let package = Package(
             ],
             linkerSettings: [.linkedLibrary("dns_sd", .when(platforms: [.linux]))]
         ),
+        // What `p2p bench` measures (session vs raw TCP, the chat mesh, discovery): measurement, no printing.
+        .target(
+            name: "P2PBench",
+            dependencies: [
+                "P2P",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // The command line: the executable is `p2p`; the target has its own name, because `Sources/p2p`
         // and `Sources/P2P` are one folder on a case-insensitive disk (a Mac's default).
         .executableTarget(
             name: "P2PCLI",
             dependencies: [
                 "P2P",
+                "P2PBench",
                 "CQRencode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -7,9 +7,13 @@
 # announcements cost (concurrent dials, back-off, failures counted) must not cost a real room its mesh.
 # Run it against two binaries in the same sitting for a before/after figure (P2P_BIN=... twice). Prints
 # the load average before and after (a figure taken at load >= 1 is not a quiet-machine figure).
+# Where the time goes: `phasesFromLastStart` gives, over the hosts, the median and latest time each
+# listened, advertised (mDNS probing done), saw its first and its last peer, had its first connection and its full
+# mesh; `cpuSeconds` the CPU the chats and the avahi-daemons used until then.
 #
 # usage: Benchmarks/room_mesh.sh [--hosts N] [--timeout SECONDS]      (root: network namespaces)
-# env:   P2P_BIN (default .build/release/p2p)
+# env:   P2P_BIN (default .build/release/p2p); ROOM_MESH_EVENTS=DIR keeps each chat's JSON events there,
+#        one file per host, each line prefixed with its time in seconds from the last start (and its stderr)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ME=room_mesh.sh
@@ -83,34 +87,75 @@ for i in $(seq 1 "$HOSTS"); do
 done
 say "$HOSTS hosts up, each with its own avahi-daemon; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$P2P" "$HOSTS" "$TIMEOUT" "$STATE" <<'PY'
+python3 - "$P2P" "$HOSTS" "$TIMEOUT" "$STATE" "${ROOM_MESH_EVENTS:-}" <<'PY'
 import json, os, subprocess, sys, threading, time
-p2p, hosts, timeout, state = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+p2p, hosts, timeout, state, events_dir = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+logs = [[] for _ in range(hosts)]
 connected, lock, full_at, procs = [set() for _ in range(hosts)], threading.Lock(), [None] * hosts, []
+# Where the time goes, per host: when it listened, advertised, saw its first and its last peer announced,
+# (or was dialled by) its first and its last peer, and had its first connection (seconds from the last
+# start; medians and maxima printed).
+phases = {name: [None] * hosts for name in ("listening", "advertising", "firstSeen", "allSeen", "firstConnected")}
+seen = [set() for _ in range(hosts)]
+def mark(name, i):
+    if phases[name][i] is None:
+        phases[name][i] = time.monotonic()
 def reader(i, stream):
     for line in stream:
+        if events_dir:
+            logs[i].append((time.monotonic(), line.rstrip("\n")))
         try:
             event = json.loads(line)
         except ValueError:
             continue
         with lock:
-            if event.get("event") == "connected":
+            kind = event.get("event")
+            if kind in ("listening", "advertising"):
+                mark(kind, i)
+            if kind in ("peer-available", "connecting", "connected"):
+                # A peer that dials this host before its announcement is found here is seen all the same.
+                mark("firstSeen", i)
+                seen[i].add(event.get("id"))
+                if len(seen[i]) == hosts - 1:
+                    mark("allSeen", i)
+            if kind == "connected":
+                mark("firstConnected", i)
                 connected[i].add(event.get("id"))
                 if len(connected[i]) == hosts - 1 and full_at[i] is None:
                     full_at[i] = time.monotonic()
             elif event.get("event") == "disconnected":
                 connected[i].discard(event.get("id"))
+def cpu_seconds(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+def daemon_pids(name):
+    pids = []
+    for i in range(hosts):
+        try:
+            with open(os.path.join(state, str(i + 1), name + ".pid")) as f:
+                pids.append(int(f.read().split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return pids
 def in_host(i, *command):
     return ["bash", "-c", 'in_host "$@"', "_", str(i + 1)] + list(command)
 # Identities first, so key generation is not part of the figure.
 for i in range(hosts):
     home = os.path.join(state, str(i + 1), "home")
     subprocess.run([p2p, "id", "--json"], env=dict(os.environ, P2P_HOME=home), stdout=subprocess.DEVNULL, check=True)
+if events_dir:
+    os.makedirs(events_dir, exist_ok=True)
+avahi_before = sum(cpu_seconds(pid) for pid in daemon_pids("avahi"))
 start = time.monotonic()
 for i in range(hosts):
     home = os.path.join(state, str(i + 1), "home")
     proc = subprocess.Popen(in_host(i, "env", "P2P_HOME=" + home, p2p, "chat", "--yes", "--json", "--name", "host%02d" % (i + 1)),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            stderr=open(os.path.join(events_dir, "host%02d.err" % (i + 1)), "w") if events_dir else subprocess.DEVNULL)
     procs.append(proc)
     threading.Thread(target=reader, args=(i, proc.stdout), daemon=True).start()
 launched = time.monotonic()
@@ -127,6 +172,19 @@ with lock:
     done = all(full_at)
     links = sum(len(c) for c in connected) // 2
     last = max(t for t in full_at if t) if any(full_at) else None
+    # CPU spent until now (the mesh formed, or the timeout): the chats' and the avahi-daemons' share.
+    cpu = {"p2p": round(sum(cpu_seconds(proc.pid) for proc in procs), 1),
+           "avahi": round(sum(cpu_seconds(pid) for pid in daemon_pids("avahi")) - avahi_before, 1)}
+    def spread(times):
+        got = sorted(round(t - launched, 2) for t in times if t is not None)
+        return {"n": len(got), "median": got[len(got) // 2], "max": got[-1]} if got else {"n": 0}
+    phase_figures = {name: spread(times) for name, times in phases.items()}
+    phase_figures["fullMesh"] = spread(full_at)
+if events_dir:
+    os.makedirs(events_dir, exist_ok=True)
+    for i, log in enumerate(logs):
+        with open(os.path.join(events_dir, "host%02d.jsonl" % (i + 1)), "w") as f:
+            f.writelines("%.3f %s\n" % (t - launched, line) for t, line in list(log))
 for proc in procs:
     proc.stdin.close()
 for proc in procs:
@@ -137,7 +195,8 @@ for proc in procs:
 print(json.dumps({"hosts": hosts, "meshFormed": done, "connections": links, "launchSeconds": round(launched - start, 2),
                   "meshSecondsFromLastStart": round(last - launched, 2) if done else None,
                   "meshSecondsFromFirstStart": round(last - start, 2) if done else None,
-                  "connectionsEachSecond": timeline}))
+                  "connectionsEachSecond": timeline, "phasesFromLastStart": phase_figures,
+                  "cpuSeconds": cpu}))
 sys.exit(0 if done else 1)
 PY
 rc=$?

@@ -78,10 +78,11 @@ else
     echo "$ME: the sources changed since the last build: checking the packages, then rebuilding p2p ($CONFIG)," \
       "output in $LOG" >&2
   else
-    # Measured: 713 s for a fresh release build on 2 cores (BENCHMARKS.md); it scales with the cores.
+    # Measured: 295 s for a fresh release build on 2 quiet cores (BENCHMARKS.md: 713 s with other builds
+    # beside it); it scales with the cores (about 10 core-minutes).
     cores=$(nproc 2>/dev/null || echo 2)
     echo "$ME: first run: installs what p2p needs (scripts/setup.sh, apt-get via sudo), builds p2p ($CONFIG;" \
-      "on 2 cores a fresh build takes about 12 minutes, on this machine's $cores roughly $(((24 + cores - 1) / cores)) min," \
+      "on 2 idle cores a fresh build takes about 5 minutes, on this machine's $cores roughly $(((10 + cores - 1) / cores)) min," \
       "its output goes to $LOG), then starts p2p chat. Later runs start the chat in a few seconds." >&2
   fi
   scripts/setup.sh >&2

@@ -83,6 +83,11 @@ valid("error tlsRequired (sent in plaintext to a plaintext client)", frame("erro
       e(14, PLAINTEXT_REFUSED))
 UNTRUSTED = 'the name "bob" is pinned to another key on this peer; pair again (p2p pair)'
 valid("error untrustedIdentity", frame("error", error(15, UNTRUSTED)), e(15, UNTRUSTED))
+NOT_ASKED = f"expected peer {PID_B}, not {PID_A}"
+valid("error unexpectedPeer (a refusal: not the peer the initiator dialled)", frame("error", error(17, NOT_ASKED)), e(17, NOT_ASKED))
+valid("error unknown code 999 (a refusal of a later revision): accepted and kept",
+      frame("error", error(999, "refused for a reason this version does not know")), e(999, "refused for a reason this version does not know"))
+valid("error reason at its longest, 1024 bytes", frame("error", error(15, "é" * 512)), e(15, "é" * 512))
 valid("error connectionDenied by the request rate limit",
       frame("error", error(8, "too many connection requests from your address; try again in a minute")),
       e(8, "too many connection requests from your address; try again in a minute"))
@@ -144,6 +149,7 @@ invalid("context of 1025 bytes", frame("context", b"\x00" * 1025), "malformedPay
 invalid("ping with a 7-byte nonce", frame("ping", b"\x00" * 7), "malformedPayload")
 invalid("pong with a 9-byte nonce", frame("pong", b"\x00" * 9), "malformedPayload")
 invalid("error reason of 1025 bytes", frame("error", error(1, "r" * 1025)), "malformedPayload")
+invalid("error refusal (untrustedIdentity) whose reason is 1025 bytes", frame("error", error(15, "é" * 512 + "r")), "malformedPayload")
 invalid("error without reason", frame("error", struct.pack(">H", 1)), "malformedPayload")
 invalid("text with invalid utf-8", frame("text", text(1, 2, b"\xc3\x28")), "malformedPayload")
 invalid("text shorter than id and time", frame("text", b"\x00" * 15), "malformedPayload")

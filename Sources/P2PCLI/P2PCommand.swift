@@ -10,7 +10,7 @@ struct P2PCommand: AsyncParsableCommand {
         abstract: "Peer-to-peer chat and data exchange on the local network.",
         discussion: """
             Peers find each other with DNS-SD (mDNS) and talk over TCP.
-            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found (or several fit --to), 4 connection refused or failed, 5 pairing failed, 6 denied, 7 transfer cancelled, 8 transfer failed, 9 records rejected, 64 usage, 130 interrupted (Ctrl-C).
+            Exit codes: 0 success, 1 error, 2 no mDNS daemon, 3 peer not found (or several fit --to), 4 connection refused or failed, 5 pairing failed, 6 denied, 7 transfer cancelled, 8 transfer failed, 9 records rejected, 10 our key refused by the peer, 64 usage, 130 interrupted (Ctrl-C).
             """,
         version: "0.1.0",
         subcommands: [PeersCommand.self, ChatCommand.self, SendCommand.self, ReceiveCommand.self, GameCommand.self, RecordsCommand.self,

@@ -55,29 +55,32 @@ import Testing
         #expect(room.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: nil)).count == 1, "a room goes on")
     }
 
-    @Test func aMemberThatCouldNotBeRedialledIsReportedOnlyWhenItSaidNoOrWithVerbose() {
+    @Test func aMemberThatCouldNotBeRedialledIsReportedOnlyWithVerboseAndItsRefusalByTheRunner() {
         var chat = model()
         #expect(chat.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).isEmpty)
-        let refused = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: bob.id))
-        #expect(refused.contains { if case .error("declined-by-peer", let text) = $0 { text.hasPrefix("bob declined the connection") } else { false } })
+        // The peer said no: the runner reports it once (`ChatRoomRunner.Event.refusedBy`), not the model at every try.
+        #expect(chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: bob.id)).isEmpty)
+        #expect(chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("pinned"), unasked: bob.id)).isEmpty)
         var verbose = model(verbose: true)
         #expect(verbose.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).count == 1)
     }
 
-    @Test func aPeerThatRefusedOurKeyIsNamedOnceWithWhatToDoAndWhatBecomesOfTheLines() {
-        var chat = model()
-        chat.localName = "carol"
-        let first = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("the name \"carol\" is pinned to another key"), unasked: bob.id,
-                                            heldLines: 1))
-        let shown = first.compactMap { if case .error(let code, let text) = $0 { (code, text) } else { nil } }
-        #expect(shown.count == 1)
-        #expect(shown.first?.0 == "refused-by-peer")
-        let text = shown.first?.1 ?? ""
+    /// The line a room shows for `ChatRoomRunner.Event.refusedBy`: why, what to do, and what becomes of the lines.
+    @Test func aPeerThatRefusedOurKeyIsNamedWithWhatToDoAndWhatBecomesOfTheLines() {
+        let text = RefusalNotice(refusal: .keyChanged).message(by: "bob", localName: "carol", heldLines: 1, waiting: 0)
         #expect(text.hasPrefix("bob refused this key"))
         #expect(text.contains("p2p trust remove carol"))
+        #expect(text.contains("not dialled again in this run"))
         #expect(text.contains("1 line typed while nobody was here will not reach bob"))
-        let again = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("again"), unasked: bob.id))
-        #expect(!again.contains { if case .error = $0 { true } else { false } }, "once per peer, not per try")
+        #expect(!text.contains("outbox"), "no line waits for bob")
+        #expect(RefusalNotice(refusal: .keyChanged).message(by: "bob", localName: "", heldLines: 0, waiting: 0).contains("p2p trust remove YOUR-NAME"))
+        let declined = RefusalNotice(refusal: .declined).message(by: "bob", localName: "carol", heldLines: 0, waiting: 2)
+        #expect(declined.hasPrefix("bob declined the connection"))
+        #expect(declined.contains("2 lines for bob will not be delivered now (they stay in the outbox)"))
+        let notAsked = RefusalNotice(refusal: .notThePeerAsked).message(by: "bob", localName: "carol", heldLines: 0, waiting: 0)
+        #expect(notAsked.contains("looking for another peer") && notAsked.contains("nothing is wrong with your key"))
+        #expect(!RefusalNotice(refusal: .keyChanged).message(by: "bob", localName: "\u{1B}[2Jcarol", heldLines: 0, waiting: 0).contains("\u{1B}"),
+                "our own name reaches the terminal sanitized")
     }
 
     @Test func theWaitForANamedPeerEndsWithThreeOnlyWhenNobodyJoined() {

@@ -86,10 +86,10 @@ import Testing
 
     /// A peer that takes a connection where it was last reached runs: only its announcements are lost.
     @Test func aReachablePeerLeavesOnlyTheNetworkCauses() {
-        let causes = NobodySeen.causes(counterpart: nil, evidence: .peerReachable)
+        let causes = PeerTarget.causes(counterpart: nil, evidence: .peerReachable)
         #expect(!causes.contains("nobody runs"))
         #expect(causes.contains("multicast does not get through") && causes.contains("a firewall drops mDNS (UDP port 5353)"))
-        #expect(NobodySeen.causes(counterpart: nil, evidence: .none).contains("nobody else runs p2p on this network"))
+        #expect(PeerTarget.causes(counterpart: nil, evidence: .none).contains("nobody else runs p2p on this network"))
     }
 
     /// `/msg zed`: who is here is listed as here; a member who left is not shown as present.
@@ -98,6 +98,23 @@ import Testing
         #expect(text == "nobody called zed is in this chat; here: \(PeerTarget.label(bob)); "
                 + "away (a /msg waits for them): \(PeerTarget.label(alice)); nothing was sent")
         #expect(PrivateLineTarget.nobodyCalled("zed", connected: [], away: [alice]).hasPrefix("nobody called zed is in this chat; nobody is here now; away"))
+    }
+
+    /// The library's typed errors (`PeerFindError`) read as the lines and exit codes `--to` always had.
+    @Test func theLibrarysErrorsReadAsTheCommandsLines() {
+        let notFound = ReachError(.notFound(PeerNotFound(query: "carol", seen: [bob, alice], waited: .seconds(10))), role: "peer", counterpart: "p2p chat")
+        #expect(notFound == PeerTarget.notFound("carol", role: "peer", seen: [bob, alice], within: 10, counterpart: "p2p chat"))
+        #expect(notFound.exitCode(denial: ExitStatus.denied) == ExitStatus.peerNotFound)
+        let ambiguous = ReachError(.ambiguous(query: "bob", peers: [bob, alice]))
+        #expect(ambiguous == PeerTarget.ambiguous("bob", [bob, alice]))
+        #expect(ambiguous.exitCode(denial: ExitStatus.denied) == ExitStatus.peerNotFound)
+        #expect(ReachError(.shortPrefixOfUnpinnedKey(query: "fedcba", peer: alice)) == PeerTarget.shortPrefixRefusal("fedcba", alice, pinned: []))
+        let pin = KnownPeer(id: bob.id, name: "bob", method: .paired, pinnedAt: .now)
+        let conflict = PeerMatcher("bob").nameConflict(in: [PeerInfo(id: alice.id, displayName: "bob", sessionID: "files")], pinned: [pin])!
+        #expect(ReachError(.pinnedToAnotherKey(conflict)) == .refused(conflict.refusal.description))
+        #expect(ReachError(.connectFailed(target: "bob", address: nil, .timedOut(seconds: 10))) == .failed("bob did not answer within 10 s"))
+        #expect(ReachError(.notFound(PeerNotFound(query: nil, seen: [], waited: .milliseconds(2500)))).description
+            .hasPrefix("no receiver appeared within 2.5 s; no peers were seen"))
     }
 
     @Test func aTimeoutNamesWhoDidNotAnswer() {
@@ -154,27 +171,31 @@ import Testing
     let alice = PeerInfo(id: PeerID(hex: "fedcba9876543210fedcba9876543210")!, displayName: "alice", sessionID: "files")
 
     /// Issue 25: a key refused for a pinned name is one answer (exit 4, `refused`), never retried, never
-    /// "declined"; only a stale record (refused at every address, another key at the old address) is retried.
-    @Test func aRefusedKeyIsOneAnswerAndOnlyAStaleRecordIsRetried() {
+    /// "declined".
+    @Test func aRefusedKeyIsOneAnswer() {
         let warning = SessionError.untrustedIdentity(name: "bob", pinned: bob.id, presented: alice.id)
         let refused = PeerTarget.connectFailure(warning, to: "bob")
         #expect(refused == .refused(warning.description))
         #expect(refused.description.contains(bob.fingerprint) && refused.description.contains(alice.fingerprint))
         #expect(refused.jsonCode == "refused")
         #expect(refused.exitCode(denial: ExitStatus.denied) == ExitStatus.connectionFailed)
-        let theyRefusedUs = PeerTarget.connectFailure(.refusedAsUntrusted("the name \"alice\" is pinned to another key on this peer"), to: "bob")
-        #expect(theyRefusedUs == .refused("bob refused this machine's key; it says: the name \"alice\" is pinned to another key on this peer"))
+        // The peer refused this machine's key: its own exit status (10), the peer and its address named, the
+        // remedy over there with this side's name, and the peer's own words last, sanitized.
+        let theyRefusedUs = PeerTarget.connectFailure(.refusedAsUntrusted("the name \"alice\" is pinned to another key on this peer\u{1b}[2J"),
+                                                      to: "bob", at: "10.0.0.2:24242", localName: "alice")
+        #expect(theyRefusedUs.description == ("bob (10.0.0.2:24242) refused this machine's key: this machine's name is pinned to another key there; "
+            + "ask bob to run `p2p trust remove alice` if this machine really has a new key, or pair again with `p2p pair`; nothing was sent "
+            + "(bob says: the name \"alice\" is pinned to another key on this peer\u{FFFD}[2J)"))
+        guard case .keyRefused(let refusal) = theyRefusedUs else { Issue.record("not a key refusal: \(theyRefusedUs)"); return }
+        #expect(refusal.refusal == .keyChanged && refusal.json["reason"] as? String == "key-changed" && refusal.json["address"] as? String == "10.0.0.2:24242")
+        #expect(theyRefusedUs.exitCode(denial: ExitStatus.denied) == ExitStatus.keyRefused && ExitStatus.keyRefused.rawValue == 10)
+        #expect(theyRefusedUs.jsonCode == "refused-by-peer")
+        let byAddress = PeerTarget.connectFailure(.refusedAsUnexpected("expected peer 0011…"), to: "10.0.0.2:24242", at: "10.0.0.2:24242")
+        #expect(byAddress.description.hasPrefix("the peer at 10.0.0.2:24242 refused this machine's key: it was looking for another peer at that address"))
+        #expect(byAddress.description.hasSuffix("(it says: expected peer 0011…)"))
+        #expect(byAddress.exitCode(denial: ExitStatus.denied) == ExitStatus.keyRefused)
 
-        #expect(!PeerFinder.looksLikeAStaleRecord(warning))
-        #expect(!PeerFinder.looksLikeAStaleRecord(.refusedAsUntrusted("x")))
-        #expect(!PeerFinder.looksLikeAStaleRecord(.denied(by: "bob")))
-        #expect(!PeerFinder.looksLikeAStaleRecord(.timedOut(seconds: 10)))
-        #expect(!PeerFinder.looksLikeAStaleRecord(.closed))
-        let refusedEverywhere = [ConnectAttempt(address: "10.0.0.2:4242", failure: .refused), ConnectAttempt(address: "10.0.0.3:4242", failure: .refused)]
-        #expect(PeerFinder.looksLikeAStaleRecord(.connectFailed(peer: "bob", attempts: refusedEverywhere)))
-        let oneSilent = [ConnectAttempt(address: "10.0.0.2:4242", failure: .refused), ConnectAttempt(address: "10.0.0.3:4242", failure: .noAnswer(seconds: 2))]
-        #expect(!PeerFinder.looksLikeAStaleRecord(.connectFailed(peer: "bob", attempts: oneSilent)))
-        #expect(PeerFinder.looksLikeAStaleRecord(.unexpectedPeer(expected: bob.id, got: alice.id)))
+        // Which failures are retried is the library's rule (PeerLookupTests).
     }
 
     @Test func aNameWithSpacesIsQuotedInEveryHint() {

@@ -147,6 +147,58 @@ import Testing
         await alice.close()
     }
 
+    /// Mallory has the lower ID here, so she dials alice: her refusal of alice's key reaches alice as the end
+    /// of a link mallory opened, before it connected. Told once, with the lines it concerns, and mallory is
+    /// not dialled again in this run; anything else ending such a link is no refusal.
+    @Test func aPeerThatDialledUsAndRefusedOurKeyIsToldOnceAndNotDialled() async throws {
+        let alice = try await makeSession("alice", sessionID: "room")
+        let (aliceRoom, seen) = try Self.runner(alice)
+        let mallory = Self.stranger(in: "room")
+        aliceRoom.say("anyone?")
+        try await seen.wait(for: "the line held") { if case .lineHeld = $0 { true } else { false } }
+
+        let untrusted = SessionError.refusedAsUntrusted("the name \"alice\" is pinned to another key on this peer")
+        aliceRoom.handle(.peerChanged(mallory, .disconnected, reason: untrusted))
+        let told = try await seen.wait(for: "the refusal") { if case .refusedBy = $0 { true } else { false } }
+        guard case .refusedBy(let peer, .keyChanged, let waiting, let heldLines) = told else { Issue.record("not told: \(told)"); return }
+        #expect(peer.id == mallory.id && waiting == 0 && heldLines == 1, "the line held for whoever joins will not reach her")
+        #expect(aliceRoom.room.noRedial.contains(mallory.id))
+        #expect(seen.count { if case .left = $0 { true } else { false } } == 0, "she never joined, so she did not leave")
+
+        aliceRoom.handle(.peerChanged(mallory, .disconnected, reason: untrusted))
+        aliceRoom.handle(.peerChanged(mallory, .disconnected, reason: .refusedAsUnexpected("expected peer 0303…")))
+        aliceRoom.handle(.peerChanged(mallory, .available, reason: nil))
+        aliceRoom.say("still nobody?")
+        // The line is the event this test waits for: everything before it was reported by then.
+        try await seen.wait(for: "the second line held") { if case .lineHeld("still nobody?") = $0 { true } else { false } }
+        #expect(seen.count { if case .refusedBy = $0 { true } else { false } } == 1, "once per peer, whatever the reason the next time")
+        #expect(seen.count { if case .dialing = $0 { true } else { false } } == 0, "a peer that refused us is not dialled again in this run")
+        await alice.close()
+    }
+
+    /// ERROR 17 (the peer was looking for another peer) is told with its own reason; a lost link, our own
+    /// "no" to its request, or no reason at all is no refusal; and a chat with one peer hears of a refusal
+    /// from its own dial (which ends it), not from a link the peer opened.
+    @Test func onlyARefusalOfOurKeyEndingAnUnconnectedLinkIsToldAndOnlyInARoom() async throws {
+        let alice = try await makeSession("alice", sessionID: "room")
+        let mallory = Self.stranger(in: "room")
+        let (other, otherSeen) = try Self.runner(alice)
+        other.handle(.peerChanged(mallory, .disconnected, reason: .refusedAsUnexpected("expected peer 0303…")))
+        #expect(otherSeen.count { if case .refusedBy(_, .notThePeerAsked, waiting: 0, heldLines: 0) = $0 { true } else { false } } == 1)
+
+        let (quiet, quietSeen) = try Self.runner(alice)
+        quiet.handle(.peerChanged(mallory, .disconnected, reason: .connectionLost))
+        quiet.handle(.peerChanged(mallory, .disconnected, reason: .denied(by: "you")))
+        quiet.handle(.peerChanged(mallory, .disconnected, reason: nil))
+        #expect(quietSeen.count { if case .refusedBy = $0 { true } else { false } } == 0)
+        #expect(!quiet.room.noRedial.contains(mallory.id))
+
+        let (scripted, scriptedSeen) = try Self.runner(alice, dialsRoomPeers: false)
+        scripted.handle(.peerChanged(mallory, .disconnected, reason: .refusedAsUntrusted("pinned")))
+        #expect(scriptedSeen.count { if case .refusedBy = $0 { true } else { false } } == 0)
+        await alice.close()
+    }
+
     /// A chat with one named peer dials that peer when asked, and only that one.
     @Test func aChatWithOnePeerDialsOnlyWhomItIsAskedFor() async throws {
         let alice = try await makeSession("alice", sessionID: "room")

@@ -281,6 +281,27 @@ import Testing
         #expect(rounds <= 6)
     }
 
+    /// A peer that refused this side (our key, or the connection) is told about once, however often it
+    /// says so and whichever side dialled, and not dialled again in the run: not as a member coming back,
+    /// not as a peer of the room. Once it connects after all, a later refusal is told again.
+    @Test func aPeerThatRefusedUsIsToldOnceAndNotDialledAgain() {
+        var room = room(yes: true)
+        let alice = peer(higher, "alice", pinned: true)
+        _ = room.handle(.outboxLoaded([sentEntry(to: higher, id: 7)]))
+        #expect(room.handle(.refusedBy(alice, .keyChanged)) == [.refusedBy(alice, .keyChanged, waiting: 1)], "with the line waiting for her")
+        #expect(room.handle(.refusedBy(alice, .keyChanged)) == [], "once")
+        #expect(room.handle(.refusedBy(alice, .declined)) == [], "once, whatever the reason the next time")
+        #expect(room.handle(.peerAvailable(alice, now: now)) == [], "not dialled again, though a member")
+        // She connects after all (she dialled us): a later refusal is news again.
+        _ = room.handle(.peerConnected(alice))
+        _ = room.handle(.peerDisconnected(alice, pathLost: false, now: now))
+        #expect(room.handle(.refusedBy(alice, .declined)) == [.refusedBy(alice, .declined, waiting: 1)])
+        // A peer of the room that is no member: the same.
+        let carol = peer(lower, "carol")
+        #expect(room.handle(.refusedBy(carol, .notThePeerAsked)) == [.refusedBy(carol, .notThePeerAsked, waiting: 0)])
+        #expect(room.noRedial.contains(lower))
+    }
+
     @Test func theOutboxMakesMembersAndTheirDeliveryIsWorthTelling() {
         var room = room()
         let waiting = sentEntry(to: lower, id: 7)

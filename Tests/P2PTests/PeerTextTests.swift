@@ -36,6 +36,7 @@ struct PeerTextTests {
             SessionError.remoteError(code: 1, reason: text),
             SessionError.denied(by: text),
             SessionError.refusedAsUntrusted(text),
+            SessionError.refusedAsUnexpected(text),
             SessionError.sessionMismatch(theirs: text, ours: "chat"),
             SessionError.untrustedIdentity(name: text, pinned: id, presented: id),
             SessionError.contextNotSupported(by: text),

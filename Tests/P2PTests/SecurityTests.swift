@@ -81,10 +81,17 @@ struct SecurityTests {
         #expect(!events.states(of: fakeBob.peerID).contains(.connected))
         #expect(!alice.connectedPeers.contains { $0.id == fakeBob.peerID })
         #expect(store.all.map(\.id) == [bob.peerID])  // the pin is untouched
-        // Connecting out to the impostor is refused as well.
+        // Connecting out to the impostor is refused as well, and the impostor hears why (PROTOCOL.md §12.2)
+        // on the connection alice opened: ERROR 15 before it connected (it waits for alice's CONTEXT, which
+        // a refusing initiator never sends), a refusal of its key, never a connection.
+        let impostorSees = EventRecorder(fakeBob)
         await #expect(throws: SessionError.untrustedIdentity(name: "bob", pinned: bob.peerID, presented: fakeBob.peerID)) {
             try await alice.connect(to: fakeBob.endpoint)
         }
+        let reason = try await impostorSees.waitFor(alice.peerID, .disconnected, seconds: 30)
+        #expect(reason == .refusedAsUntrusted("the name \"bob\" is pinned to another key on this peer; pair again (p2p pair)"))
+        #expect(reason?.keyRefusal == .keyChanged)
+        #expect(!impostorSees.states(of: alice.peerID).contains(.connected))
         await alice.close(); await bob.close(); await fakeBob.close()
     }
 

@@ -230,15 +230,16 @@ extension LinkTable.Closing {
         #expect(policy.check(hello(them, session: "x"), link: tls, trust: .unknown)?.code == .sessionMismatch)
         let dialedSomeoneElse = HandshakePolicy.LinkFacts(secure: true, provenPeer: them, expectedPeer: Identity.ephemeral().peerID)
         #expect(policy.check(hello(them), link: dialedSomeoneElse, trust: .unknown)?.failure.isImpersonation == true)
-        // Step 7 answers protocolViolation (1): the peer proved its own key, it is just not the one dialed.
-        #expect(policy.check(hello(them), link: dialedSomeoneElse, trust: .unknown)?.code == .protocolViolation)
+        // Step 7 answers unexpectedPeer (17): the peer proved its own key and broke no rule, it is just not
+        // the one dialed; it learns that, not that it broke the protocol (1) or impersonated someone (13).
+        #expect(policy.check(hello(them), link: dialedSomeoneElse, trust: .unknown)?.code == .unexpectedPeer)
         #expect(policy.check(hello(them), link: tls, trust: .unknown) == nil)
     }
 
     @Test func aPeerDialledByNameMustAnswerToIt() {
         var dialledByName = HandshakePolicy.LinkFacts(secure: true, provenPeer: them, expectedPeer: nil, expectedName: PeerMatcher("carol"))
         #expect(policy.check(hello(them), link: dialledByName, trust: .unknown)?.failure == .notTheNamedPeer(query: "carol", got: "bob"))
-        #expect(policy.check(hello(them), link: dialledByName, trust: .unknown)?.code == .protocolViolation)
+        #expect(policy.check(hello(them), link: dialledByName, trust: .unknown)?.code == .unexpectedPeer)
         dialledByName.expectedName = PeerMatcher(String(them.hex.prefix(8)))
         #expect(policy.check(hello(them), link: dialledByName, trust: .unknown) == nil)
         // A pinned key answers to its pinned name, not to the one it uses now.
@@ -437,6 +438,35 @@ extension DiscoveryCoordinator.Event {
         case .advertising(let name): "advertising \(name)"
         case .failed(let error): "failed \(error)"
         case .daemonLost: "daemon lost"
+        }
+    }
+}
+
+/// A refusal's fixed reasons (PROTOCOL.md §12.2), read from the ERROR codes that carry them and from the
+/// failures a session reports.
+@Suite struct PeerRefusalTests {
+    @Test func threeErrorCodesAreRefusalsAndNothingElseIs() {
+        #expect(PeerRefusal(code: .untrustedIdentity) == .keyChanged)
+        #expect(PeerRefusal(code: .connectionDenied) == .declined)
+        #expect(PeerRefusal(code: .unexpectedPeer) == .notThePeerAsked)
+        #expect(ErrorCode.unexpectedPeer.rawValue == 17)
+        let others = ErrorCode.allCases.filter { ![.untrustedIdentity, .connectionDenied, .unexpectedPeer].contains($0) }
+        #expect(others.allSatisfy { PeerRefusal(code: $0) == nil })
+        #expect(PeerRefusal.allCases.map(\.rawValue) == ["key-changed", "declined", "not-asked"])
+    }
+
+    @Test func aFailureSaysWhetherThePeerRefusedUsAndWhetherItWasOurKey() {
+        #expect(SessionError.refusedAsUntrusted("pinned").refusal == .keyChanged)
+        #expect(SessionError.refusedAsUnexpected("expected another").refusal == .notThePeerAsked)
+        #expect(SessionError.denied(by: "bob").refusal == .declined)
+        #expect(SessionError.refusedAsUntrusted("pinned").keyRefusal == .keyChanged)
+        #expect(SessionError.refusedAsUnexpected("expected another").keyRefusal == .notThePeerAsked)
+        // A decline is no verdict on the key (and on a link the peer opened, it is our own answer).
+        #expect(SessionError.denied(by: "you").keyRefusal == nil)
+        for other: SessionError in [.connectionLost, .peerLeft, .heartbeatLost, .duplicateConnection, .remoteError(code: 999, reason: "later"),
+                                    .untrustedIdentity(name: "bob", pinned: PeerID(bytes: Array(repeating: 1, count: 16)),
+                                                       presented: PeerID(bytes: Array(repeating: 2, count: 16)))] {
+            #expect(other.refusal == nil, "\(other)")
         }
     }
 }

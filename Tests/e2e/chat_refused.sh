@@ -8,7 +8,11 @@
 #    refused this key, what to do (p2p trust remove bob there, or p2p pair), and that the line typed
 #    while nobody was here will not reach alice; /who shows it alone;
 #  - the same key tries 3 times more: alice's chat shows no block per try but one count once the minute
-#    since the first refusal is over (issue 35 item 5: a room groups repeated refusals).
+#    since the first refusal is over (issue 35 item 5: a room groups repeated refusals);
+#  - a new key for bob with the higher ID (alice's room dials it): told once, over three runs of alice's
+#    chat that each dial it and are refused (PROTOCOL.md §12.2: the ERROR on a connection alice opened);
+#  - p2p send --to alice / --connect from a refused key: exit 10, naming alice, the address and what to do,
+#    and the JSON event refused-by-peer.
 # Needs root (lab.sh up) and tmux.
 . "$(dirname "$0")/lib.sh"
 need ip tmux python3
@@ -72,7 +76,58 @@ check "each retry was refused by alice ($(grep -c 'refused this' "$E2E_TMP/retri
 see 90 alice 'refused again: ([4-9]|[1-9][0-9]+) tries from bob.*, key [a-z0-9]{4}…' "alice's chat reports the later tries as one count (4 or more), once the minute is over"
 check "alice showed the REFUSED block once for all the tries ($(count_on alice 'REFUSED bob'))" [ "$(count_on alice 'REFUSED bob')" = 1 ]
 check "and the count once ($(count_on alice 'refused again'))" [ "$(count_on alice 'refused again')" = 1 ]
-type_line newbob "/quit"; type_line alice "/quit"
+type_line newbob "/quit"
 see 10 newbob '\[exited 0\]' "the newcomer's chat ends with 0"
+
+# ---------------------------------------------------------------- the refused key has the higher ID
+# Another new installation calling itself bob, whose key sorts above alice's: now alice's room dials it,
+# so her refusal comes as the end of a connection she opened, before it connected. The newcomer is told
+# once, however often alice dials it: her chat run three times (each run dials it once and is refused).
+# --verbose logs each ERROR the newcomer receives, the event the count waits for.
+NEWBOBH=""
+for n in $(seq 41 80); do
+  id=$(peer_id "newbob$n")
+  if [[ "$id" > "$ALICE_ID" ]]; then NEWBOBH="newbob$n"; break; fi
+done
+check "a new key for bob that sorts above alice's (so alice's room dials it)" [ -n "$NEWBOBH" ]
+terminal newbobh "$NEWBOBH" B "$P2P" chat --room "$ROOM" --name bob --yes --verbose
+see 20 newbobh 'Room "'"$ROOM"'"' "the higher newcomer chats as bob on B"
+see 30 newbobh 'alice refused this key \(your name is pinned to another key there\)' "the higher newcomer is told that alice refused its key (alice dialled)"
+see 1 newbobh 'ask alice to run `p2p trust remove bob` if you really have a new key, or pair again with `p2p pair`' "... and what to do"
+see 1 newbobh 'not dialled again in this run' "... and that alice is not dialled again"
+for run in 2 3; do
+  type_line alice "/quit"
+  see 10 alice '\[exited 0\]' "alice's chat (run $((run - 1))) ends with 0"
+  tm kill-session -t alice
+  terminal alice alice A "$P2P" chat --room "$ROOM" --name alice --yes
+  see 30 alice 'REFUSED bob' "alice's chat (run $run) dials the higher newcomer and refuses it again"
+done
+errors_heard() { [ "$(count_on newbobh 'sent ERROR 15')" -ge 3 ]; }
+if wait_until 30 errors_heard; then pass "the higher newcomer received alice's refusal 3 times ($(count_on newbobh 'sent ERROR 15'))"
+else fail "the higher newcomer received $(count_on newbobh 'sent ERROR 15') refusals, not 3"; dump newbobh; fi
+check "... and was told once ($(count_on newbobh 'alice refused this key'))" [ "$(count_on newbobh 'alice refused this key')" = 1 ]
+type_line newbobh "/who"
+see 5 newbobh '^\* 1 here: bob$' "/who on the higher newcomer: nobody but itself"
+type_line newbobh "/quit"; type_line alice "/quit"
+see 10 newbobh '\[exited 0\]' "the higher newcomer's chat ends with 0"
 see 10 alice '\[exited 0\]' "alice's chat ends with 0"
+
+# ---------------------------------------------------------------- p2p send with a refused key: exit 10
+# alice receives files; the newcomer (as bob) sends her one: refused (her bob is another key), exit 10,
+# the message names alice, the address dialled and what to do; --json gives the refused-by-peer event.
+mkdir -p "$(home alice)/in"
+echo "for alice" >"$E2E_TMP/note.txt"
+terminal recv alice A "$P2P" receive --name alice --dir "$(home alice)/in" --yes
+see 20 recv 'Waiting for files as alice' "alice's receive waits for files"
+RECV_PORT=$(screen recv | grep -oE 'Waiting for files as alice \([^)]*\), port [0-9]+' | grep -oE '[0-9]+$' | head -n 1)
+out=$(run "$LAB" exec B env P2P_HOME="$(home "$NEWBOB")" timeout 60 "$P2P" send "$E2E_TMP/note.txt" --to alice --name bob --port 0 2>&1); rc=$?
+check "send --to alice with a key alice refuses exits 10 (got $rc: $out)" [ "$rc" = 10 ]
+check "... naming alice and the address dialled" grep -qE 'alice \([^)]*10\.213\.7\.1:'"$RECV_PORT"'[^)]*\) refused this machine.s key' <<<"$out"
+check "... with what to do over there" grep -qF 'ask alice to run `p2p trust remove bob`' <<<"$out"
+check "... and that nothing was sent" grep -qF 'nothing was sent' <<<"$out"
+out=$(run "$LAB" exec B env P2P_HOME="$(home "$NEWBOB")" timeout 60 "$P2P" send "$E2E_TMP/note.txt" --connect "10.213.7.1:$RECV_PORT" --name bob --port 0 --json 2>/dev/null); rc=$?
+check "send --connect --json with a refused key exits 10 too (got $rc)" [ "$rc" = 10 ]
+check "... with the refused-by-peer event (reason key-changed, the address): $out" \
+  grep -qE '"address":"10\.213\.7\.1:'"$RECV_PORT"'".*"event":"refused-by-peer".*"reason":"key-changed"' <<<"$out"
+check "nothing reached alice's folder" [ -z "$(ls -A "$(home alice)/in")" ]
 finish

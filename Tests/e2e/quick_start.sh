@@ -9,7 +9,7 @@
 #  - a build that fails (a `swift` that fails like a compile error) ends chat.sh with 1, the log's path and
 #    its last lines on the terminal, and no stamp.
 # Uses the debug configuration (P2P_CHAT_CONFIGURATION=debug): the test command has just built it, so
-# the first run's `swift build` finds it up to date instead of spending ~12 minutes on a release build.
+# the first run's `swift build` finds it up to date instead of spending ~5 minutes on a release build.
 # Run from the checkout whose build this is (in a helper's worktree: through its /work/wt/sw wrapper).
 # Needs root (setup.sh, which starts the loopback avahi-daemon when none runs) and tmux.
 . "$(dirname "$0")/lib.sh"

@@ -39,6 +39,8 @@ do {
         case .newKeyNotDialled(let peer), .dialQuestion(let peer): say("not dialling \(peer.displayName): its key is not pinned")
         case .refused(let peer, let reason): say("refused \(peer.displayName): \(reason)")
         case .refusedAgain(let peer, let tries): say("refused \(peer.displayName) again: \(tries) tries so far")
+        // A peer that refused this side (our key, or a no), whichever side dialled: not dialled again.
+        case .refusedBy(let peer, let refusal, _, _): say("\(peer.displayName) refused this side (\(refusal.rawValue)); not dialled again")
         case .dialsHeld: say("more peers announce the room than it dials at once; the others wait their turn")
         case .historyFailed(let error): say("history: \(error)")
         default: break

@@ -36,12 +36,17 @@ final class PeerDiscovery: Sendable {
     /// The app's keys for the TXT record.
     private let discoveryInfo: [String: String]
     private let onEvent: @Sendable (Event) -> Void
+    /// Whether a peer announced as this name is connected already (its lookup waits behind the others').
+    private let isConnected: @Sendable (_ name: String) -> Bool
     private let state = NIOLockedValueBox(State())
 
-    init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:], onEvent: @escaping @Sendable (Event) -> Void) {
+    init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:],
+         isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
+         onEvent: @escaping @Sendable (Event) -> Void) {
         self.ownID = ownID
         self.sessionID = sessionID
         self.discoveryInfo = discoveryInfo
+        self.isConnected = isConnected
         self.onEvent = onEvent
     }
 
@@ -72,7 +77,7 @@ final class PeerDiscovery: Sendable {
         }
         var browser: ServiceBrowser?
         if browse {
-            let started = ServiceBrowser { [weak self] event in self?.handle(event) }
+            let started = ServiceBrowser(slots: .shared, isConnected: isConnected) { [weak self] event in self?.handle(event) }
             do {
                 try started.start()
             } catch {

@@ -14,10 +14,15 @@ import NIOConcurrencyHelpers
 /// When the mDNS daemon goes away it reports `.lost`, browses again with `RetryBackoff` delays until the
 /// daemon answers (`.restored`), and reports instances it knew that did not come back as lost.
 ///
-/// At most `maxConcurrentLookups` lookups run at once and a failed one is retried: avahi's compat layer
-/// opens a D-Bus connection per request, and the system bus refuses a user more than 256 connections, so
-/// a host with many peers (or many sessions in one process) gets "refused" (-65553) for some lookups.
-/// Without a retry such a peer would stay unfound until it announced itself again.
+/// At most `maxConcurrentLookups` lookups of a browser run at once (and `LookupSlots` bounds them
+/// for the whole process), and a failed one is retried: avahi's compat layer opens a D-Bus connection per
+/// request, and the system bus refuses a user more than 256 connections, so a host with many peers (or
+/// many sessions in one process) gets "refused" (-65553) for some lookups. Without a retry such a peer
+/// would stay unfound until it announced itself again. A lookup that has its first address frees its
+/// place among the browser's at once: its other family's query waits out `addressSettle` beside the
+/// next lookups, not in their way (a host whose avahi publishes no AAAA record never answers it). Which
+/// lookup runs when, and the slots they hold, is `LookupSchedule`'s: a peer already connected is looked
+/// up after the others.
 public final class ServiceBrowser: Sendable {
     /// What the browser reports, on its own queue.
     public enum Event: Sendable {
@@ -35,7 +40,7 @@ public final class ServiceBrowser: Sendable {
         case restored
     }
 
-    fileprivate struct InstanceKey: Hashable {
+    struct InstanceKey: Hashable {
         var name: String
         var interfaceIndex: UInt32
     }
@@ -43,7 +48,7 @@ public final class ServiceBrowser: Sendable {
     /// What the browser knows and has under way; only code on `queue` touches it (see `EventQueueingState`).
     private struct State: EventQueueingState {
         var browse: DNSServiceOperation?
-        /// Resolve or address queries in flight, by instance.
+        /// Resolve or address queries in flight, by instance (`schedule` holds their slots).
         var lookups: [InstanceKey: Lookup] = [:]
         /// Addresses the current address queries found, by instance.
         var addresses: [InstanceKey: [IPAddress]] = [:]
@@ -53,10 +58,12 @@ public final class ServiceBrowser: Sendable {
         var instanceTypes: [InstanceKey: (type: String, domain: String)] = [:]
         var stopped = false
         var recovery: DaemonRecovery
-        /// Lookups waiting for one of the `maxConcurrentLookups` slots, oldest first.
-        var queuedLookups: [(key: InstanceKey, type: String, domain: String)] = []
+        /// Which lookups wait, run or settle, and the process slots they hold.
+        var schedule: LookupSchedule<InstanceKey>
         /// Failed lookups per instance since it was last resolved.
         var lookupFailures: [InstanceKey: Int] = [:]
+        /// Which lookups ask for AAAA, per interface (skipped where it is never answered).
+        var silentAAAA = SilentAAAA()
         var outbox: [Event] = []
     }
 
@@ -66,6 +73,9 @@ public final class ServiceBrowser: Sendable {
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
     private let staleGrace: DispatchTimeInterval
+    /// Two: each lookup costs avahi and the D-Bus daemon real work (a client connection, a resolver, mDNS
+    /// queries every other host's daemon reads). In a room of 32 hosts on 2 cores, 4 or 8 at once made
+    /// every lookup that much slower and the mesh no faster (Benchmarks/room_mesh.sh, BENCHMARKS.md).
     static let maxConcurrentLookups = 2
     /// After this many failures in a row the error is reported (once); retries go on while the instance is browsed.
     static let failuresBeforeReport = 6
@@ -86,9 +96,20 @@ public final class ServiceBrowser: Sendable {
     /// A browser that reports to `onEvent`. `backoff` paces the attempts to browse again after the daemon
     /// went away; `staleGrace` is how long an instance known before the outage has, once browsing is back,
     /// to show up again before it is reported lost.
-    public init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5),
-                onEvent: @escaping @Sendable (Event) -> Void) {
-        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff)))
+    public convenience init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5),
+                            onEvent: @escaping @Sendable (Event) -> Void) {
+        self.init(backoff: backoff, staleGrace: staleGrace, slots: .shared, onEvent: onEvent)
+    }
+
+    /// A browser whose lookups take their process-wide slots from `slots` (tests: a small pool of their own).
+    /// An instance whose name `isConnected` says is connected already is looked up after every other
+    /// waiting one: its peer reached us, so its address is needed by no one yet (it is still looked up, so
+    /// a connected impostor using another peer's name only delays that peer's lookup).
+    init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5), slots: LookupSlots,
+         isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
+         onEvent: @escaping @Sendable (Event) -> Void) {
+        let schedule = LookupSchedule<InstanceKey>(places: Self.maxConcurrentLookups, slots: slots) { isConnected($0.name) }
+        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff), schedule: schedule))
         self.staleGrace = DispatchTimeInterval(staleGrace)
         self.onEvent = onEvent
     }
@@ -103,6 +124,11 @@ public final class ServiceBrowser: Sendable {
     public func start() throws(DiscoveryError) {
         let failure: DiscoveryError? = queue.sync {
             update { state in
+                // A slot given back by another browser serves this one's queue again.
+                state.schedule.wake = { [weak self] in
+                    guard let self else { return }
+                    queue.async { self.update { state in self.launch(state.schedule.fill(), &state) } }
+                }
                 do throws(DiscoveryError) { try startBrowse(&state) } catch { return error }
                 return nil
             }
@@ -125,8 +151,8 @@ public final class ServiceBrowser: Sendable {
         queue.async { [self] in
             update { state in
                 guard !state.stopped else { return }
-                for (key, found) in state.instanceTypes where key.name == name {
-                    startResolve(key, type: found.type, domain: found.domain, &state)
+                for key in state.instanceTypes.keys where key.name == name {
+                    startResolve(key, &state)
                 }
             }
         }
@@ -139,9 +165,7 @@ public final class ServiceBrowser: Sendable {
         guard !state.stopped else { return }
         state.browse?.cancel()
         state.browse = nil
-        state.lookups.values.forEach { $0.cancel() }
-        state.lookups = [:]
-        state.queuedLookups = []
+        dropAllLookups(&state)
         state.lookupFailures = [:]
         if state.recovery.daemonLost() { state.outbox.append(.daemonLost) }
         guard let delay = state.recovery.nextRetry() else { return }
@@ -194,13 +218,11 @@ public final class ServiceBrowser: Sendable {
             state.stopped = true
             state.browse?.cancel()
             state.browse = nil
-            state.lookups.values.forEach { $0.cancel() }
-            state.lookups = [:]
-            state.queuedLookups = []
+            dropAllLookups(&state)
         }
     }
 
-    fileprivate func handleBrowse(code: DNSServiceErrorType, flags: DNSServiceFlags, interfaceIndex: UInt32, name: String, type: String, domain: String) {
+    func handleBrowse(code: DNSServiceErrorType, flags: DNSServiceFlags, interfaceIndex: UInt32, name: String, type: String, domain: String) {
         update { state in
             guard !state.stopped else { return }
             guard isSuccess(code) else {
@@ -212,13 +234,11 @@ public final class ServiceBrowser: Sendable {
             if flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 {
                 state.interfacesByName[name, default: []].insert(interfaceIndex)
                 state.instanceTypes[key] = (type, domain)
-                startResolve(key, type: type, domain: domain, &state)
+                startResolve(key, &state)
             } else {
-                state.lookups.removeValue(forKey: key)?.cancel()
                 state.instanceTypes[key] = nil
-                state.queuedLookups.removeAll { $0.key == key }
                 state.lookupFailures[key] = nil
-                startQueuedLookups(&state)
+                dropLookup(key, &state)
                 state.interfacesByName[name]?.remove(interfaceIndex)
                 if state.interfacesByName[name]?.isEmpty == true {
                     state.interfacesByName[name] = nil
@@ -228,17 +248,25 @@ public final class ServiceBrowser: Sendable {
         }
     }
 
-    private func startResolve(_ key: InstanceKey, type: String, domain: String, _ state: inout State) {
+    /// Looks `key` up (again): at once when a place and a slot are free, else when its turn comes. A
+    /// lookup of it under way is dropped.
+    private func startResolve(_ key: InstanceKey, _ state: inout State) {
+        guard !state.stopped else { return }
         state.lookups.removeValue(forKey: key)?.cancel()
-        state.queuedLookups.removeAll { $0.key == key }
-        guard state.lookups.count < Self.maxConcurrentLookups else {
-            state.queuedLookups.append((key, type, domain))
-            return
-        }
-        let context = LookupContext(browser: self, key: key, type: type, domain: domain)
+        launch(state.schedule.request(key), &state)
+    }
+
+    /// Starts a resolve for each of `keys`, whose slots the schedule took.
+    private func launch(_ keys: [InstanceKey], _ state: inout State) {
+        for key in keys { launchResolve(key, &state) }
+    }
+
+    private func launchResolve(_ key: InstanceKey, _ state: inout State) {
+        guard !state.stopped, let found = state.instanceTypes[key] else { return dropLookup(key, &state) }
+        let context = LookupContext(browser: self, key: key, type: found.type, domain: found.domain)
         do {
             let operation = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
-                DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, type, domain, resolveReply, pointer)
+                DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, found.type, found.domain, resolveReply, pointer)
             }
             state.lookups[key] = Lookup(context: context, operations: [0: operation])
             expireLookup(context)
@@ -247,12 +275,18 @@ public final class ServiceBrowser: Sendable {
         }
     }
 
-    /// Fills free lookup slots from the queue.
-    private func startQueuedLookups(_ state: inout State) {
-        while !state.stopped, state.lookups.count < Self.maxConcurrentLookups, !state.queuedLookups.isEmpty {
-            let next = state.queuedLookups.removeFirst()
-            startResolve(next.key, type: next.type, domain: next.domain, &state)
-        }
+    /// Ends the lookup of `key` in whatever phase (its requests cancelled, its slot given back by the
+    /// schedule) and starts the lookups that can run now.
+    private func dropLookup(_ key: InstanceKey, _ state: inout State) {
+        state.lookups.removeValue(forKey: key)?.cancel()
+        launch(state.schedule.end(key), &state)
+    }
+
+    /// Ends every lookup and forgets the queue (the daemon went away, or browsing stops).
+    private func dropAllLookups(_ state: inout State) {
+        state.lookups.values.forEach { $0.cancel() }
+        state.lookups = [:]
+        state.schedule.endAll()
     }
 
     /// Gives a lookup up after `lookupTimeout` unless it finished (or was replaced) by then.
@@ -268,9 +302,10 @@ public final class ServiceBrowser: Sendable {
     /// Ends the address queries of `context` (both families answered, or the other had its time) and
     /// frees their slot.
     private func finishAddressLookup(_ context: LookupContext, _ state: inout State) {
-        guard state.lookups[context.key]?.context === context else { return }
-        state.lookups.removeValue(forKey: context.key)?.cancel()
-        startQueuedLookups(&state)
+        guard let lookup = state.lookups[context.key], lookup.context === context else { return }
+        state.silentAAAA.finished(on: context.key.interfaceIndex, askedAndUnanswered: lookup.operations[UInt16(kDNSServiceType_AAAA)] != nil,
+                                  gotIPv6: state.addresses[context.key]?.contains(where: \.isIPv6) == true)
+        dropLookup(context.key, &state)
     }
 
     /// A lookup failed (`nil`: got no answer in time): retried after a growing delay (at most 3 s) for
@@ -278,8 +313,7 @@ public final class ServiceBrowser: Sendable {
     /// after `failuresBeforeReport` failures in a row (silence is not an error worth reporting).
     private func lookupFailed(_ context: LookupContext, _ error: DiscoveryError?, _ state: inout State) {
         let key = context.key
-        state.lookups.removeValue(forKey: key)?.cancel()
-        defer { startQueuedLookups(&state) }
+        dropLookup(key, &state)
         guard !state.stopped, state.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
         let failures = (state.lookupFailures[key] ?? 0) + 1
         state.lookupFailures[key] = failures
@@ -287,14 +321,14 @@ public final class ServiceBrowser: Sendable {
         // 100 ms, 200 ms, … 3 s: other requests finish meanwhile and free their D-Bus connections.
         queue.asyncAfter(deadline: .now() + .milliseconds(min(3000, 100 << min(failures - 1, 5)))) { [weak self] in
             self?.update { state in
-                guard !state.stopped, state.lookups[key] == nil, !state.queuedLookups.contains(where: { $0.key == key }),
+                guard !state.stopped, state.schedule.phases[key] == nil,
                       state.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
-                self?.startResolve(key, type: context.type, domain: context.domain, &state)
+                self?.startResolve(key, &state)
             }
         }
     }
 
-    fileprivate func handleResolve(_ context: LookupContext, code: DNSServiceErrorType, host: String, port: UInt16, txt: TXTRecord) {
+    func handleResolve(_ context: LookupContext, code: DNSServiceErrorType, host: String, port: UInt16, txt: TXTRecord) {
         update { state in
             guard !state.stopped, state.lookups[context.key]?.context === context else { return }
             guard isSuccess(code) else {
@@ -303,16 +337,20 @@ public final class ServiceBrowser: Sendable {
             // A peer that has just won its name still shows the shared claim record for a moment (its
             // own replaces it within milliseconds): resolve again shortly, silently.
             if ServiceAnnouncement.isClaim(txt) { return lookupFailed(context, nil, &state) }
-            state.lookups.removeValue(forKey: context.key)?.cancel()
+            // The address queries take over the resolve's slot (a failure below gives it back).
+            state.lookups[context.key]?.cancel()
             state.addresses[context.key] = []
             let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
             let addressContext = LookupContext(browser: self, key: context.key, type: context.type, domain: context.domain, resolved: resolved)
+            var queries: [UInt16: DNSServiceOperation] = [:]
             do throws(DiscoveryError) {
-                var queries: [UInt16: DNSServiceOperation] = [:]
                 // AAAA only where IPv6 can be used: every query open when the daemon is killed risks a
                 // crash inside avahi's compatibility layer (see `handleAddress`), so none is made for nothing.
                 var families = [(UInt16(kDNSServiceType_A), "query A record")]
-                if IPAddress.interfaceHasIPv6(context.key.interfaceIndex) { families.append((UInt16(kDNSServiceType_AAAA), "query AAAA record")) }
+                if IPAddress.interfaceHasIPv6(context.key.interfaceIndex),
+                   state.silentAAAA.asks(on: context.key.interfaceIndex, retry: state.lookupFailures[context.key] != nil) {
+                    families.append((UInt16(kDNSServiceType_AAAA), "query AAAA record"))
+                }
                 for (type, operation) in families {
                     queries[type] = try DNSServiceOperation(operation, queue: queue, context: addressContext) { ref, pointer in
                         DNSServiceQueryRecord(ref, 0, context.key.interfaceIndex, host, type, UInt16(kDNSServiceClass_IN), addressReply, pointer)
@@ -321,12 +359,14 @@ public final class ServiceBrowser: Sendable {
                 state.lookups[context.key] = Lookup(context: addressContext, operations: queries)
                 expireLookup(addressContext)
             } catch {
+                // A query opened before the one that failed is closed too.
+                queries.values.forEach { $0.cancel() }
                 lookupFailed(addressContext, error, &state)
             }
         }
     }
 
-    fileprivate func handleAddress(_ context: LookupContext, code: DNSServiceErrorType, flags: DNSServiceFlags,
+    func handleAddress(_ context: LookupContext, code: DNSServiceErrorType, flags: DNSServiceFlags,
                                    interfaceIndex: UInt32, address: [UInt8]) {
         update { state in
             guard !state.stopped, state.lookups[context.key]?.context === context, let resolved = context.resolved else { return }
@@ -357,54 +397,12 @@ public final class ServiceBrowser: Sendable {
             if Set(known.map(\.isIPv6)).count == 2 || state.lookups[context.key]?.operations.isEmpty == true {
                 finishAddressLookup(context, &state)
             } else if first {
+                // Found: the other family's answer waits beside the next lookups, not in their way.
+                launch(state.schedule.settle(context.key), &state)
                 queue.asyncAfter(deadline: .now() + Self.addressSettle) { [weak self] in
                     self?.update { self?.finishAddressLookup(context, &$0) }
                 }
             }
         }
     }
-
-    /// What a resolve or address query's callback needs to find its way back; immutable, so a query for
-    /// the addresses of a resolved instance gets a context of its own.
-    fileprivate final class LookupContext: Sendable {
-        struct Resolved {
-            var host: String
-            var port: UInt16
-            var txt: TXTRecord
-        }
-        unowned let browser: ServiceBrowser
-        let key: InstanceKey
-        /// Service type and domain as browsed, to resolve again after a failure.
-        let type: String
-        let domain: String
-        /// Set for an address query: what the resolve found.
-        let resolved: Resolved?
-
-        init(browser: ServiceBrowser, key: InstanceKey, type: String, domain: String, resolved: Resolved? = nil) {
-            self.browser = browser
-            self.key = key
-            self.type = type
-            self.domain = domain
-            self.resolved = resolved
-        }
-    }
-}
-
-private func string(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
-
-private let browseReply: DNSServiceBrowseReply = { _, flags, interfaceIndex, code, name, type, domain, context in
-    unretained(context, as: ServiceBrowser.self).handleBrowse(
-        code: code, flags: flags, interfaceIndex: interfaceIndex, name: string(name), type: string(type), domain: string(domain))
-}
-
-private let resolveReply: DNSServiceResolveReply = { _, _, _, code, _, host, port, txtLength, txtBytes, context in
-    let lookup = unretained(context, as: ServiceBrowser.LookupContext.self)
-    let txt = TXTRecord(bytes: UnsafeBufferPointer(start: txtBytes, count: txtBytes == nil ? 0 : Int(txtLength)))
-    lookup.browser.handleResolve(lookup, code: code, host: string(host), port: UInt16(bigEndian: port), txt: txt)
-}
-
-private let addressReply: DNSServiceQueryRecordReply = { _, flags, interfaceIndex, code, _, _, _, length, data, _, context in
-    let lookup = unretained(context, as: ServiceBrowser.LookupContext.self)
-    let bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
-    lookup.browser.handleAddress(lookup, code: code, flags: flags, interfaceIndex: interfaceIndex, address: bytes)
 }

@@ -481,6 +481,7 @@ final class Connections: LinkDelegate {
         case .connectionDenied: .denied(by: name)
         case .tlsRequired: .tlsRequired
         case .untrustedIdentity: .refusedAsUntrusted(PeerText(message.reason))
+        case .unexpectedPeer: .refusedAsUnexpected(PeerText(message.reason))
         case .duplicateConnection: .duplicateConnection
         default: .remoteError(code: message.rawCode, reason: PeerText(message.reason))
         }
@@ -505,6 +506,8 @@ final class Connections: LinkDelegate {
             log.info("disconnected from \(peer.displayName) (\(peer.id.fingerprint)): \(failure)")
             // On the last link's event loop, after its last frame: features see the departure after every message.
             if reporter.report(peer, .disconnected, reason: failure) { router.peerLeft(peer) }
+            // Its announcement went away while this link was up (it stopped advertising, then closed).
+            if connectedPeer(peer.id) == nil { reporter.reportGone(peer) }
         } else {
             log.debug("connection from \(Self.describe(link.channel.remoteAddress)) ended: \(failure)")
         }

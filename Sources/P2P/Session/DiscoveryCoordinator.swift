@@ -18,9 +18,11 @@ final class DiscoveryCoordinator: Sendable {
     /// What does the finding (tests drive its `handle` as DNS-SD would).
     let discovery: PeerDiscovery
 
-    init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:], onEvent: @escaping @Sendable (Event) -> Void) {
+    /// `isConnected`: whether a peer announced as this name is connected already (its address can wait).
+    init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:],
+         isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, onEvent: @escaping @Sendable (Event) -> Void) {
         self.sessionID = sessionID
-        discovery = PeerDiscovery(ownID: ownID, sessionID: sessionID, discoveryInfo: discoveryInfo) { event in
+        discovery = PeerDiscovery(ownID: ownID, sessionID: sessionID, discoveryInfo: discoveryInfo, isConnected: isConnected) { event in
             switch event {
             case .found(let service): onEvent(.found(Self.peer(service, sessionID: sessionID)))
             case .lost(let service): onEvent(.lost(Self.peer(service, sessionID: sessionID)))

@@ -16,9 +16,12 @@ struct DiscoveryObserver: Sendable {
         switch event {
         case .found(let info):
             logger.debug("found \(info.displayName) (\(info.id.fingerprint)) at \(info.addresses.map { $0.description(port: info.port ?? 0) }.joined(separator: ", "))")
+            reporter.announced(info.id)
             if connections.connectedPeer(info.id) == nil { reporter.report(info, .available) }
         case .lost(let info):
-            if connections.connectedPeer(info.id) == nil { reporter.report(info, .unavailable) }
+            // Marked first: if a link is still connected, its closing reports it (`Connections.linkClosed`).
+            reporter.announcementGone(info.id)
+            if connections.connectedPeer(info.id) == nil { reporter.reportGone(info) }
         case .advertising(let registered):
             logger.info("advertising as \(registered) in session \(sessionID)")
             name.withLockedValue { $0 = registered.utf8Prefix(maxBytes: Hello.maxDisplayNameBytes) }

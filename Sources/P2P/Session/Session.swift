@@ -39,7 +39,8 @@ public final class Session: Sendable {
     private let reporter: PeerStateReporter
     /// Internal rather than private for the fuzz target `channel-receiver`, which routes frames as a link would.
     let router: MessageRouter
-    private let discovery: DiscoveryCoordinator
+    /// Internal rather than private for tests, which drive it as DNS-SD would.
+    let discovery: DiscoveryCoordinator
     /// Internal rather than private for tests, which look at links the facade does not show.
     let connections: Connections
     private let discoveryObserver: DiscoveryObserver
@@ -70,9 +71,11 @@ public final class Session: Sendable {
         router = MessageRouter(catalog: catalog)
         // The coordinator reports to the session, which exists only once every part does.
         let owner = WeakSession()
-        discovery = DiscoveryCoordinator(ownID: identity.peerID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo) {
-            owner.session?.discoveryObserver.handle($0)
-        }
+        discovery = DiscoveryCoordinator(
+            ownID: identity.peerID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo,
+            // A peer that dialled in needs no address from DNS-SD to be reached: its lookup waits.
+            isConnected: { name in owner.session?.connections.connectedPeers.contains { $0.displayName.raw == name } ?? false }
+        ) { owner.session?.discoveryObserver.handle($0) }
         connections = Connections(configuration: configuration, ownID: identity.peerID, sessionID: sessionID, name: name,
                                   router: router, reporter: reporter, discovery: discovery)
         discoveryObserver = DiscoveryObserver(sessionID: sessionID, name: name, reporter: reporter, connections: connections,

@@ -1,7 +1,6 @@
 /// Numeric error codes carried by ERROR frames (see `Protocol/PROTOCOL.md`, "Error codes").
 public enum ErrorCode: UInt16, Sendable, CaseIterable {
-    /// A well-formed frame that the connection's state does not allow, or a HELLO from a peer we did
-    /// not dial.
+    /// A well-formed frame that the connection's state does not allow.
     case protocolViolation = 1
     /// The bytes do not start with the magic `P2`: not a p2p peer.
     case badMagic = 2
@@ -34,6 +33,10 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable {
     /// The peer read nothing while more than a limit of frames or bytes waited for it (a flood it does
     /// not read the answers to); cut off so its memory on this side stays bounded.
     case notReading = 16
+    /// The initiator dialled another peer (by ID, or an address for a name) and this one answered
+    /// (HELLO check 7): nothing is wrong with this peer's key, it is just not the one asked for.
+    /// Before this code existed the check sent `protocolViolation` (1).
+    case unexpectedPeer = 17
 }
 
 /// What went wrong reading bytes from a peer. Each case maps to the error code sent back before closing.

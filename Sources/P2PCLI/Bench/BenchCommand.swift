@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import P2P
+import P2PBench
 
 /// `p2p bench` (or `p2p bench session`): measures the session against raw TCP on this machine.
 struct BenchCommand: AsyncParsableCommand {
@@ -83,7 +84,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let rawRTT = LatencySummary(rawSamples), sessionRTT = LatencySummary(sessionSamples), threadRTT = LatencySummary(threadSamples)
 
-        let stream = Self.framedStream(count: messages, payload: messagePayload)
+        let stream = RawTCP.framedStream(count: messages, payload: messagePayload)
         let warmMessages = max(1, messages / 10)
         _ = try await RawTCP.oneWay(stream: Array(stream.prefix(warmMessages * frameBytes)))
         _ = try await SessionBench.oneWay(pair, size: messagePayload, count: warmMessages, window: window)
@@ -220,18 +221,6 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func progress(_ text: String) {
         if !json { Output.error(Terminal.paint(text, .dim)) }
-    }
-
-    /// `count` DATA frames of `payload` bytes, exactly as the session puts them on the wire.
-    static func framedStream(count: Int, payload: Int) -> [UInt8] {
-        var frame: [UInt8] = [WireFormat.magic.0, WireFormat.magic.1, WireFormat.protocolVersion, MessageType.data.rawValue, 0, 0]
-        let length = UInt32(payload)
-        frame += [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
-        frame += [UInt8](repeating: 0xCD, count: payload)
-        var stream: [UInt8] = []
-        stream.reserveCapacity(count * frame.count)
-        for _ in 0..<count { stream += frame }
-        return stream
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Crypto
 import Foundation
+import P2PBench
 
 /// `p2p bench crypto`: what a verified, encrypted transfer must spend on cryptography alone, per GiB,
 /// on one core of this machine: the floor under any transfer's CPU time.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import P2P
+import P2PBench
 
 /// `p2p bench mesh`: a full chat mesh of many sessions in this process, exactly-once delivery checked.
 struct MeshBenchCommand: AsyncParsableCommand {

@@ -41,6 +41,8 @@ extension ChatLoop {
             }
             let info = offer.info
             _ = questions.queue.ask("\(name) sends \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
+        case .stream:
+            asker.answer.resume(returning: false)  // only receive --stdout asks this
         case .roomDial(let peer):
             // Dialling would pin the key and send it every line typed here: the person decides first.
             let trust = ChatView.trustNote(peer.trust, fingerprint: peer.fingerprint)
@@ -55,7 +57,7 @@ extension ChatLoop {
         switch prompt.asker.question {
         case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
         case .offer(let offer): view.note("\(name) withdrew \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)).")
-        case .roomDial: break
+        case .roomDial, .stream: break
         }
     }
 

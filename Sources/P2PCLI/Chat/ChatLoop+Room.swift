@@ -65,8 +65,7 @@ extension ChatLoop {
             if announced { view.note("connecting to \(PeerTarget.name(peer))…") }
             driver.timers.after(.seconds(1.5), .dialSlow(peer))
         case .dialFailed(let peer, let error, let unasked, _):
-            return perform(model.handle(.dialFailed(target: peer.displayName.description, error, unasked: unasked ? peer.id : nil,
-                                                    heldLines: room.heldLines.count, waitingLines: room.waitingLines(for: peer.id))))
+            return perform(model.handle(.dialFailed(target: peer.displayName.description, error, unasked: unasked ? peer.id : nil)))
         case .dialQuestion(let peer):
             askToDial(peer)
         case .lineHeld:
@@ -77,6 +76,11 @@ extension ChatLoop {
             view.error("refused", "REFUSED \(PeerTarget.name(peer)) (\(peer.fingerprint)): \(reason)")
         case .refusedAgain(let peer, let tries):
             view.refusedAgain(peer, tries: tries)
+        case .refusedBy(let peer, let refusal, let waiting, let heldLines):
+            // Once per peer, whichever side dialled: the room does not dial it again in this run.
+            let message = RefusalNotice(refusal: refusal).message(by: PeerTarget.name(peer), localName: session.displayName,
+                                                                  heldLines: heldLines, waiting: waiting)
+            view.refusedBy(peer, refusal, message: message)
         case .newKeyNotDialled(let peer):
             view.warning("new-key", "\(PeerTarget.label(peer)) is in room \"\(Terminal.sanitize(session.sessionID))\" with a key that is not pinned: "
                 + "not connected, since nobody at a pipe sees its fingerprint; use --yes to connect new keys, or pin it first with p2p pair")

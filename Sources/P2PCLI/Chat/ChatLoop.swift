@@ -9,15 +9,9 @@ import P2P
 /// whom to dial, what was typed while nobody was here, sending and holding lines) runs in the library's
 /// `ChatRoomRunner`: this loop feeds it what happens and shows what it reports (ChatLoop+Room.swift).
 final class ChatLoop {
-    enum Input: Sendable {
-        case event(SessionEvent)
-        case line(String)
-        case keys([Key])
-        case endOfInput
-        /// A question for the person.
-        case question(AskedQuestion)
-        /// The asker went away before the answer (the peer gave up or left).
-        case withdrawn(token: UInt64)
+    /// What the driver's loop takes besides keys or lines, Ctrl-C and questions.
+    enum Event: Sendable {
+        case session(SessionEvent)
         case transfer(TransferEvent)
         case conversation(ConversationEvent)
         /// A dial of `--connect` or `--to` that failed, or was refused before it began.
@@ -31,7 +25,6 @@ final class ChatLoop {
         case waitForPeerExpired
         case reconnectTick
         case acknowledgementsOverdue
-        case interrupt
     }
 
     let session: Session
@@ -40,8 +33,8 @@ final class ChatLoop {
     let interactive: Bool
     /// Input, Ctrl-C, timers, pumps and the drain at exit. Its pumps share a `Backlog`: a peer's flood
     /// waits in the library's bounded buffer, not in the loop's queue.
-    let driver = CommandDriver<Input>(backlog: Backlog())
-    var feed: CommandFeed<Input> { driver.feed }
+    let driver = CommandDriver<Event>(backlog: Backlog())
+    var feed: CommandFeed<Event> { driver.feed }
 
     /// How the chat ends: failed dials, the end of piped input, the wait for a `--to` peer.
     var model: ChatModel
@@ -74,7 +67,7 @@ final class ChatLoop {
         self.options = options
         interactive = Terminal.stdinIsTTY && !options.json
         policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
-        model = ChatModel(scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose, localName: session.displayName)
+        model = ChatModel(scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose)
     }
 
     func run() async -> ExitCode {
@@ -117,8 +110,8 @@ final class ChatLoop {
         // A stream's sender hears DENY, bytes nobody accepted get CANCEL, an older p2p's STREAM its DENY.
         streams = ByteStreams(session: session)
         streams.declineEvery(reason: Self.streamOfferReason)
-        driver.pump(session.events(), untilClose: true) { .event($0) }
-        driver.onInterrupt(.interrupt)
+        driver.pump(session.events(), untilClose: true) { .session($0) }
+        driver.readInterrupts()
 
         do {
             try await session.start()
@@ -145,63 +138,69 @@ final class ChatLoop {
         } else if interactive {
             view.note("Room \"\(session.sessionID)\": everyone who joins it is connected by itself. /help for commands.")
         }
-        driver.readInput(interactive: interactive, keys: { .keys($0) }, line: { .line($0) }, end: .endOfInput)
+        driver.readInput(interactive: interactive)
         if interactive { render() }
         // Links can die without a word (a cut cable): members still advertised are dialled again.
         driver.timers.every(.seconds(2), .reconnectTick)
         // The daemon's reach is known once its answer about our own announcement is in: a first look soon.
         driver.timers.after(.milliseconds(500), .reconnectTick)
 
-        var status = ExitCode.success
-        loop: for await input in driver.events {
-            switch input {
-            case .event, .transfer, .conversation: driver.backlog?.taken()
-            default: break
-            }
-            switch input {
-            case .event(let event):
-                handle(event)
-            case .line(let line):
-                if let stop = handle(line: line) { status = stop; break loop }
-            case .keys(let keys):
-                for key in keys {
-                    if let stop = handle(key) { status = stop; break loop }
-                }
-            case .endOfInput:
-                runner.inputEnded()
-                if let stop = perform(model.handle(.inputEnded)) { status = stop; break loop }
-            case .question(let asked):
-                queue(asked)
-            case .withdrawn(let token):
-                withdraw(token)
-            case .transfer(let event):
-                transferred(event)
-            case .conversation(let event):
-                handle(event)
-            case .connectFailed(let target, let error):
-                if let stop = perform(model.handle(.dialFailed(target: target, error, unasked: nil))) { status = stop; break loop }
-            case .room(let event):
-                if let stop = show(event) { status = stop; break loop }
-            case .roomDialAnswered(let peer, let yes):
-                runner.answer(dialTo: peer, yes: yes)
-            case .dialSlow(let peer):
-                if room.dialing.contains(peer.id) && room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(runner.judged(peer))) to accept…") }
-            case .waitForPeerExpired:
-                let room = self.room
-                if let stop = perform(model.handle(.waitExpired(found: !room.connected.isEmpty || !room.dialing.isEmpty))) { status = stop; break loop }
-            case .reconnectTick:
-                // Links can die without a word (a cut cable): the runner dials members still advertised again.
-                noteDiscoveryReach()
-                runner.tick()
-            case .acknowledgementsOverdue:
-                _ = model.handle(.acknowledgementsOverdue)
-            case .interrupt:
-                if let stop = perform(model.handle(.interrupted)) { status = stop; break loop }
-            }
-            if model.isDone(room: room, awaitingAcknowledgement: runner.awaitsAcknowledgement) { break loop }
+        let status = await driver.run { input in
+            if let stop = handle(input) { return stop }
+            if model.isDone(room: room, awaitingAcknowledgement: runner.awaitsAcknowledgement) { return .success }
             if interactive { render() }
+            return nil
         }
-        return await finish(status)
+        return await finish(status ?? .success)
+    }
+
+    /// One input of the driver's loop; returns the exit status when it ends the chat.
+    private func handle(_ input: DriverInput<Event>) -> ExitCode? {
+        switch input {
+        case .event(.session), .event(.transfer), .event(.conversation): driver.backlog?.taken()
+        default: break
+        }
+        switch input {
+        case .event(.session(let event)):
+            handle(event)
+        case .line(let line):
+            return handle(line: line)
+        case .keys(let keys):
+            for key in keys {
+                if let stop = handle(key) { return stop }
+            }
+        case .endOfInput:
+            runner.inputEnded()
+            return perform(model.handle(.inputEnded))
+        case .question(let asked):
+            queue(asked)
+        case .withdrawn(let token):
+            withdraw(token)
+        case .event(.transfer(let event)):
+            transferred(event)
+        case .event(.conversation(let event)):
+            handle(event)
+        case .event(.connectFailed(let target, let error)):
+            return perform(model.handle(.dialFailed(target: target, error, unasked: nil)))
+        case .event(.room(let event)):
+            return show(event)
+        case .event(.roomDialAnswered(let peer, let yes)):
+            runner.answer(dialTo: peer, yes: yes)
+        case .event(.dialSlow(let peer)):
+            if room.dialing.contains(peer.id) && room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(runner.judged(peer))) to accept…") }
+        case .event(.waitForPeerExpired):
+            let room = self.room
+            return perform(model.handle(.waitExpired(found: !room.connected.isEmpty || !room.dialing.isEmpty)))
+        case .event(.reconnectTick):
+            // Links can die without a word (a cut cable): the runner dials members still advertised again.
+            noteDiscoveryReach()
+            runner.tick()
+        case .event(.acknowledgementsOverdue):
+            _ = model.handle(.acknowledgementsOverdue)
+        case .interrupt:
+            return perform(model.handle(.interrupted))
+        }
+        return nil
     }
 
     /// Carries out what the model decided; returns the exit status when it ends the chat.
@@ -222,8 +221,8 @@ final class ChatLoop {
 
     /// Puts a question to the chat's loop and waits for the answer; a question whose asker gives up
     /// (the task is cancelled: the peer gave up or left) is withdrawn.
-    static func ask(_ question: PeerQuestion, through feed: CommandFeed<Input>) async -> Bool {
-        await feed.ask(question, as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
+    static func ask(_ question: PeerQuestion, through feed: CommandFeed<Event>) async -> Bool {
+        await feed.ask(question)
     }
 
     /// Leaves the chat: closes the session, shows what its streams still hold, then (`outbox`, when the
@@ -248,25 +247,23 @@ final class ChatLoop {
     }
 
     /// An input still queued when the chat ended: shown, but nothing more is done about it (no dialling,
-    /// no questions; the session is closed).
-    private func showLeftover(_ input: Input) {
+    /// no questions, which the drain answers no; the session is closed).
+    private func showLeftover(_ input: DriverInput<Event>) {
         switch input {
-        case .event(.peerChanged(let peer, let state, let reason)):
+        case .event(.session(.peerChanged(let peer, let state, let reason))):
             view.peerChanged(peer, state, reason: reason)
-        case .event(let event):
+        case .event(.session(let event)):
             handle(event)  // Apart from peer changes, session events are only shown.
-        case .conversation(let event):
+        case .event(.conversation(let event)):
             handle(event)
-        case .transfer(let event):
+        case .event(.transfer(let event)):
             transferred(event)
-        case .room(.dialing), .room(.dialQuestion), .room(.dialFailed):
+        case .event(.room(.dialing)), .event(.room(.dialQuestion)), .event(.room(.dialFailed)):
             break  // dials of a chat that is over
-        case .room(let event):
+        case .event(.room(let event)):
             _ = show(event)
-        case .question(let asked):
-            asked.answer.resume(returning: false)
-        case .line, .keys, .endOfInput, .withdrawn, .connectFailed, .roomDialAnswered, .dialSlow, .waitForPeerExpired, .reconnectTick,
-             .acknowledgementsOverdue, .interrupt:
+        case .line, .keys, .endOfInput, .question, .withdrawn, .interrupt, .event(.connectFailed), .event(.roomDialAnswered), .event(.dialSlow),
+             .event(.waitForPeerExpired), .event(.reconnectTick), .event(.acknowledgementsOverdue):
             // Typing, dialling and timers of a chat that is over (a dial fails because the session closed).
             break
         }

@@ -200,6 +200,16 @@ struct ChatView: Sendable {
         }
     }
 
+    /// A peer refused this side (`ChatModel.Effect.refusedBy`): said once per peer, red; in JSON mode the
+    /// event `refused-by-peer` with the reason's fixed name (`PeerRefusal`).
+    func refusedBy(_ peer: PeerInfo, _ refusal: PeerRefusal, message: String) {
+        if json {
+            Output.json(["event": "refused-by-peer", "peer": peer.displayName, "id": peer.id.hex, "reason": refusal.rawValue, "message": message])
+        } else {
+            Output.error(Terminal.paint("p2p: \(message)", .red))
+        }
+    }
+
     /// A key refused before was refused again: `tries` so far, said at most once a minute (`RefusalTally`).
     func refusedAgain(_ peer: PeerInfo, tries: Int) {
         if json {

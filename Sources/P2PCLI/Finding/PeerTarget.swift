@@ -2,61 +2,6 @@ import ArgumentParser
 import Foundation
 import P2P
 
-/// Why the one peer a command wants (`--to`, `--connect`) was not reached; each case carries the line
-/// the user reads, naming the peer and, where it helps, the peers that were there instead.
-enum ReachError: Error, CustomStringConvertible, Equatable {
-    /// `--connect` is not HOST:PORT.
-    case badEndpoint(String)
-    /// Discovery cannot start (no mDNS daemon).
-    case noDiscovery(String)
-    /// Nobody fitting `--to` (or, without it, nobody at all) appeared in time.
-    case notFound(String)
-    /// Several peers fit `--to`; guessing could reach the wrong one.
-    case ambiguous(String)
-    /// The peer declined the connection.
-    case denied(String)
-    /// A key was refused: the name asked for is pinned to another key (here or on the peer's side), or
-    /// the peer's key does not prove the ID it claims. The text is the warning with both fingerprints.
-    case refused(String)
-    /// The connection failed or the peer did not answer in time.
-    case failed(String)
-
-    var description: String {
-        switch self {
-        case .badEndpoint(let text), .noDiscovery(let text), .notFound(let text), .ambiguous(let text),
-             .denied(let text), .refused(let text), .failed(let text): text
-        }
-    }
-
-    /// The `code` of the JSON `error` event.
-    var jsonCode: String {
-        switch self {
-        case .badEndpoint: "usage"
-        case .noDiscovery: "discovery"
-        case .notFound: "not-found"
-        case .ambiguous: "ambiguous"
-        case .denied: "denied"
-        case .refused: "refused"
-        case .failed: "connect"
-        }
-    }
-
-    /// The documented exit status; `denial` is the command's own (6 for `send`, where the receiver
-    /// denies an offer; 4 where a denied connection is one more way of not getting through).
-    func exitCode(denial: ExitCode) -> ExitCode {
-        switch self {
-        case .badEndpoint: ExitStatus.failure
-        case .noDiscovery: ExitStatus.noDaemon
-        case .notFound, .ambiguous: ExitStatus.peerNotFound
-        case .denied: denial
-        case .refused, .failed: ExitStatus.connectionFailed
-        }
-    }
-
-    /// As a `CLIError`, for commands that print errors as one line on stderr.
-    func cliError(denial: ExitCode) -> CLIError { CLIError(description, code: exitCode(denial: denial)) }
-}
-
 /// How the command line names peers for `--to`: which one a query means, and the messages when none
 /// or several do. Pure, so the wording and the rules are unit-tested.
 enum PeerTarget {
@@ -83,30 +28,29 @@ enum PeerTarget {
         }
     }
 
-    /// The one peer `query` means among `candidates`; nil while nobody fits (keep looking). `pinned`: the
-    /// trust store's pins, so a pinned key answers to its pinned name only (`PeerMatcher`).
-    /// A prefix shorter than 80 bits picks a pinned key only: a stranger's key that starts with what
-    /// was typed is found by trying keys for seconds, and dialling it would pin it unasked.
-    /// `anyKeyByShortPrefix`: the caller proves the key another way (`p2p pair`'s code).
+    /// The one peer `query` means among `candidates`; nil while nobody fits (keep looking); the rules
+    /// are the library's (`PeerLookup`): several fits, a short prefix of a key that is not pinned, or a
+    /// pinned name used by another key throw the line the user reads.
     static func resolve(_ query: String, among candidates: [PeerInfo], pinned: [KnownPeer] = [],
                         anyKeyByShortPrefix: Bool = false) throws(ReachError) -> PeerInfo? {
-        switch PeerMatcher(query).match(in: candidates, pinned: pinned) {
-        case .one(let peer):
-            if !anyKeyByShortPrefix, let refusal = shortPrefixRefusal(query, peer, pinned: pinned) { throw refusal }
-            return peer
-        case .none: return nil
-        case .ambiguous(let peers): throw ambiguous(query, peers)
+        do {
+            return try PeerLookup(query, pins: pinned, anyKeyByShortPrefix: anyKeyByShortPrefix).resolve(among: candidates)
+        } catch {
+            throw ReachError(error)
         }
     }
 
     /// `--to PREFIX` fits a key that is not pinned by fewer than 80 bits of its ID or fingerprint: the
     /// refusal saying to give the full fingerprint or pin the key first; nil when the query is a name,
-    /// identifies the key, or the key is pinned.
+    /// identifies the key, or the key is pinned (`PeerLookup.isShortPrefixOfUnpinnedKey`).
     static func shortPrefixRefusal(_ query: String, _ peer: PeerInfo, pinned: [KnownPeer]) -> ReachError? {
-        guard PeerMatcher(query).fit(peer, pinned: pinned) == .shortPrefix else { return nil }
-        let isPinned = pinned.isEmpty ? peer.trust.pinnedKey != nil : pinned.contains { $0.id == peer.id }
-        guard !isPinned else { return nil }
-        return .refused("--to \(Terminal.sanitize(query)) fits \(label(peer)) only by the start of its ID or fingerprint, and that key is not pinned: "
+        guard PeerLookup(query, pins: pinned).isShortPrefixOfUnpinnedKey(peer) else { return nil }
+        return shortPrefixRefusal(query, peer)
+    }
+
+    /// The refusal of `--to PREFIX` fitting `peer`'s key, not pinned, by a short prefix only.
+    static func shortPrefixRefusal(_ query: String, _ peer: PeerInfo) -> ReachError {
+        .refused("--to \(Terminal.sanitize(query)) fits \(label(peer)) only by the start of its ID or fingerprint, and that key is not pinned: "
             + "anyone can make a key that starts that way, so a short prefix names only a pinned peer; "
             + "give its full fingerprint (--to \(peer.fingerprint)) after comparing it with the peer's p2p id, or pin it first (p2p pair)")
     }
@@ -115,16 +59,6 @@ enum PeerTarget {
     /// and nothing is refused for a name (as `Session.peers(matching:)` judges them).
     static func pins(of session: Session) -> [KnownPeer] {
         session.configuration.transportSecurity == .insecure ? [] : session.configuration.trustStore?.all ?? []
-    }
-
-    /// `--to NAME` where nobody fits, and another key announces NAME while NAME is pinned: the warning
-    /// with both fingerprints, said at once; nil otherwise (keep waiting).
-    static func pinnedToAnotherKey(_ query: String, in session: Session) -> ReachError? {
-        let pins = pins(of: session)
-        let candidates = session.knownPeers
-        guard PeerMatcher(query).matches(in: candidates, pinned: pins).isEmpty,
-              let conflict = PeerMatcher(query).nameConflict(in: candidates, pinned: pins) else { return nil }
-        return .refused(conflict.refusal.description)
     }
 
     /// Whether `--from NAME-OR-ID` names `peer` (a connection request's or an offer's, carrying its
@@ -176,21 +110,43 @@ enum PeerTarget {
             // Silence alone says little: the causes in order, what to do about each, and where to look closer.
             let works = seesItself == true ? " (the mDNS daemon works: it shows this machine's own announcement)" : ""
             others = "no peers were seen at all\(works); "
-                + NobodySeen.causes(counterpart: counterpart, evidence: .none)
-                + ". " + NobodySeen.workaround(counterpart: counterpart) + ". `p2p doctor` checks each step"
+                + causes(counterpart: counterpart, evidence: .none)
+                + ". " + workaround(counterpart: counterpart) + ". `p2p doctor` checks each step"
         }
         return .notFound("\(what) appeared within \(duration(seconds)); \(others)")
     }
 
-    /// A connection that failed, worded for the peer it was meant for: a timeout says who did not answer.
-    static func connectFailure(_ error: SessionError, to name: String) -> ReachError {
+    /// "nobody runs `p2p receive` …; multicast …; a firewall …": the likely causes left by `evidence`
+    /// (the library's `NobodySeen`), most likely first. `counterpart`: the command the other machine
+    /// would run (nil: any p2p command).
+    static func causes(counterpart: String?, evidence: NobodySeen.Evidence) -> String {
+        let said = NobodySeen.causes(evidence: evidence).map { cause in
+            guard cause == .nobodyRuns, let counterpart else { return cause.description }
+            return "nobody runs `\(counterpart)` with this session ID on the network (start it on the other machine)"
+        }
+        switch evidence {
+        case .none: return "likely causes, most likely first: " + said.joined(separator: "; ")
+        case .peerReachable: return "it runs and takes connections, so its announcements are lost on the way: " + said.joined(separator: ", or ")
+        }
+    }
+
+    /// What to do whatever the cause: skip discovery.
+    static func workaround(counterpart: String) -> String {
+        "--connect HOST:PORT skips discovery (the other side's `\(counterpart)` prints it), and a peer reached once is then found by name"
+    }
+
+    /// A connection that failed, worded for the peer it was meant for: a timeout says who did not answer;
+    /// a refusal of this machine's key names the address dialled (`address`, when it is not `name`
+    /// itself) and what to do, with this side's name (`localName`) as the other side pinned it.
+    static func connectFailure(_ error: SessionError, to name: String, at address: String? = nil, localName: String? = nil) -> ReachError {
         switch error {
         case .denied: .denied(error.description)
         case .timedOut(let seconds): .failed("\(Terminal.sanitize(name)) did not answer within \(duration(seconds))")
         case .notAnswered(let seconds): .denied("\(Terminal.sanitize(name)) did not accept the connection within \(duration(seconds)); nothing was sent")
         // These name the address or the peer themselves (and the key warnings must stay word for word).
         case .untrustedIdentity, .identityMismatch: .refused(error.description)
-        case .refusedAsUntrusted(let reason): .refused("\(Terminal.sanitize(name)) refused this machine's key; it says: \(Terminal.sanitize(reason))")
+        case .refusedAsUntrusted(let reason), .refusedAsUnexpected(let reason):
+            .keyRefused(KeyRefusal(peer: name, address: address, refusal: error.keyRefusal ?? .keyChanged, localName: localName, says: reason))
         case .unknownPeer: .failed(error.description)
         // It names the peer as DNS-SD announced it: peer text.
         case .connectFailed: .failed(Terminal.sanitize(error.description))
@@ -246,5 +202,45 @@ extension Endpoint {
     static func connectUsage(_ given: String, what: String = "--connect") -> String {
         "\(what) wants HOST:PORT (10.0.0.2:4242, bob.local:4242, [2001:db8::1]:4242, or a link-local IPv6 address "
             + "with its interface: [fe80::1%eth0]:4242), got \"\(given)\""
+    }
+}
+
+/// A peer refused this machine's key when a command dialled it (`ReachError.keyRefused`): who, where,
+/// why (`PeerRefusal`), and the line that says it with what to do.
+struct KeyRefusal: Equatable {
+    /// The peer as the command named it (`--to`, or the address of `--connect`); from the command line or
+    /// DNS-SD, so sanitized where it is shown.
+    let peer: String
+    /// Where it was dialled; nil when nothing is known beyond the name.
+    let address: String?
+    let refusal: PeerRefusal
+    /// "bob (10.0.0.2:24242) refused this machine's key: …; ask bob to run …; nothing was sent (bob says: …)":
+    /// the peer's own words (peer text) last, sanitized.
+    let message: String
+
+    init(peer: String, address: String?, refusal: PeerRefusal, localName: String?, says reason: PeerText) {
+        self.peer = peer
+        self.address = address
+        self.refusal = refusal
+        let name = Terminal.sanitize(peer)
+        // `--connect HOST:PORT` dials an address: the peer there has no name on this side yet.
+        let byAddress = address == peer
+        let who = byAddress ? "the peer at \(name)" : address.map { "\(name) (\(Terminal.sanitize($0)))" } ?? name
+        let own = localName.map { Terminal.sanitize($0) } ?? "YOUR-NAME"
+        let what = switch refusal {
+        case .keyChanged:
+            "this machine's name is pinned to another key there; ask \(byAddress ? "its user" : name) to run `p2p trust remove \(own)` "
+                + "if this machine really has a new key, or pair again with `p2p pair`"
+        case .notThePeerAsked, .declined:
+            "it was looking for another peer at that address (its address for that peer is out of date); nothing is wrong with this key"
+        }
+        message = "\(who) refused this machine's key: \(what); nothing was sent (\(byAddress ? "it" : name) says: \(Terminal.sanitize(reason)))"
+    }
+
+    /// The `refused-by-peer` event of `--json`.
+    var json: [String: Any] {
+        var event: [String: Any] = ["event": "refused-by-peer", "peer": peer, "reason": refusal.rawValue, "message": message]
+        if let address { event["address"] = address }
+        return event
     }
 }

@@ -19,7 +19,7 @@ struct GameCommand: AsyncParsableCommand {
             --to takes the opponent's display name (any case), or the start of its peer ID or fingerprint.
             --json prints one object per event per line (see README: "JSON events").
             Exit codes: 0 left normally, 1 error, 2 no mDNS daemon (and no --connect or --port), 3 the --to peer \
-            did not appear (or several fit it), 4 connection failed, or a piped game lost its opponent after EOF, \
+            did not appear (or several fit it), 4 connection failed (or a piped game lost its opponent after EOF), 10 the opponent refused this machine's key, \
             130 Ctrl-C.
             """
     )

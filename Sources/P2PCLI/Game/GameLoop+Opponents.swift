@@ -10,10 +10,10 @@ extension GameLoop {
         if let lost = model.awaitingReturn, !interactive {
             if lost.id == peer.id { dial(peer) }
         } else if let target = options.to {
-            if let named = try PeerTarget.resolve(target, among: session.knownPeers, pinned: PeerTarget.pins(of: session)) {
-                if named.id == peer.id { dial(peer) }
-            } else if let refusal = PeerTarget.pinnedToAnotherKey(target, in: session) {
-                throw refusal  // the name is pinned to another key: say so now, do not dial what would be refused
+            // Throws when the name is pinned to another key: said now, not dialled to be refused.
+            if let named = try PeerTarget.resolve(target, among: session.knownPeers, pinned: PeerTarget.pins(of: session)),
+               named.id == peer.id {
+                dial(peer)
             }
         } else if !interactive && options.connect == nil {
             dial(peer)

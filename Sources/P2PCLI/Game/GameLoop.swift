@@ -8,19 +8,12 @@ import P2P
 /// this loop picks and dials the opponent (GameLoop+Opponents.swift), turns keys and lines into moves
 /// and shows what the game reports (GameLoop+Play.swift).
 final class GameLoop {
-    enum Input: Sendable {
-        case event(SessionEvent)
+    /// What the driver's loop takes besides keys or lines, Ctrl-C and invitations (questions).
+    enum Event: Sendable {
+        case session(SessionEvent)
         case game(GameSession.Update)
-        case line(String)
-        case keys([Key])
-        case endOfInput
-        /// An invitation, asked of the person (or answered by the rules).
-        case question(AskedQuestion)
-        /// The invitation went away before the answer (the peer gave up or left).
-        case withdrawn(token: UInt64)
         case connectFailed(String, any Error)
         case waitForPeerExpired
-        case interrupt
     }
 
     /// A piped game's pause between a round's end and the next round, as in the original (a person at a
@@ -33,8 +26,8 @@ final class GameLoop {
     let view: GameView
     let interactive: Bool
     /// Input, Ctrl-C, timers, the session's and the game's events, and the drain at exit.
-    let driver = CommandDriver<Input>()
-    var feed: CommandFeed<Input> { driver.feed }
+    let driver = CommandDriver<Event>()
+    var feed: CommandFeed<Event> { driver.feed }
 
     /// The opponent as far as this loop has shown: set when the game starts, cleared when its end is shown.
     var opponent: PeerInfo?
@@ -69,21 +62,21 @@ final class GameLoop {
     func run() async -> ExitCode {
         let feed = self.feed
         session.setConnectionRequestHandler { request in
-            await feed.ask(PeerQuestion.connection(request), as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
+            await feed.ask(.connection(request))
         }
-        driver.pump(session.events(), untilClose: true) { .event($0) }
+        driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.pump(games.updates()) { .game($0) }
-        driver.onInterrupt(.interrupt)
+        driver.readInterrupts()
 
         do {
             try await session.start()
         } catch {
             view.error("listen", error.description)
             // Not started: nothing to leave or close, but no event left behind.
-            await driver.drain(closing: {}, leftover: { _ in })
+            await driver.drain(closing: {})
             return ExitStatus.failure
         }
-        driver.readInput(interactive: interactive, keys: { .keys($0) }, line: { .line($0) }, end: .endOfInput)
+        driver.readInput(interactive: interactive)
         if interactive { GameScreen.enter() }
         view.listening(session)
         do {
@@ -103,26 +96,20 @@ final class GameLoop {
         }
         draw()
 
-        var status = ExitCode.success
-        loop: for await input in driver.events {
+        let status = await driver.run { input in
             // Keys are taken one at a time, each as an input of its own.
             for input in Self.split(input) {
-                if let stop = await handle(input) {
-                    status = stop
-                    break loop
-                }
+                if let stop = await handle(input) { return stop }
                 let needsMove = !ownMoveUnshown && (shown.game.state == .myTurn || shown.game.result != nil)
-                if let stop = await perform(model.handle(.idle(inGame: opponent != nil, needsMove: needsMove))) {
-                    status = stop
-                    break loop
-                }
+                if let stop = await perform(model.handle(.idle(inGame: opponent != nil, needsMove: needsMove))) { return stop }
                 draw()
             }
+            return nil
         }
-        return await finish(status)
+        return await finish(status ?? .success)
     }
 
-    private static func split(_ input: Input) -> [Input] {
+    private static func split(_ input: DriverInput<Event>) -> [DriverInput<Event>] {
         guard case .keys(let keys) = input else { return [input] }
         return keys.map { .keys([$0]) }
     }
@@ -152,16 +139,15 @@ final class GameLoop {
         return status
     }
 
-    /// An input still queued when the game ended: session events are shown, nothing more is done.
-    private func showLeftover(_ input: Input) async {
+    /// An input still queued when the game ended: session events are shown, nothing more is done (a
+    /// question is answered no by the drain).
+    private func showLeftover(_ input: DriverInput<Event>) async {
         switch input {
-        case .event(.peerChanged(let peer, let state, let reason)):
+        case .event(.session(.peerChanged(let peer, let state, let reason))):
             view.peerChanged(peer, state, reason: reason)
-        case .event(let event):
+        case .event(.session(let event)):
             _ = await handle(event)  // Apart from peer changes, session events are only shown.
-        case .question(let asked):
-            asked.answer.resume(returning: false)
-        case .game, .line, .keys, .endOfInput, .withdrawn, .connectFailed, .waitForPeerExpired, .interrupt:
+        case .event(.game), .event(.connectFailed), .event(.waitForPeerExpired), .line, .keys, .endOfInput, .question, .withdrawn, .interrupt:
             // This player has left the game: moves and timers no longer apply, and a dial fails because
             // the session closed.
             break
@@ -169,11 +155,11 @@ final class GameLoop {
     }
 
     /// One input; returns an exit status when it ends the program.
-    private func handle(_ input: Input) async -> ExitCode? {
+    private func handle(_ input: DriverInput<Event>) async -> ExitCode? {
         switch input {
-        case .event(let event):
+        case .event(.session(let event)):
             return await handle(event)
-        case .game(let update):
+        case .event(.game(let update)):
             return await show(update)
         case .line(let line):
             return await perform(model.handle(.line(line)))
@@ -187,14 +173,14 @@ final class GameLoop {
             ask(asked)
         case .withdrawn(let token):
             withdraw(token)
-        case .connectFailed(let target, let error):
+        case .event(.connectFailed(let target, let error)):
             dialing = nil
             dialingAddress = nil
             let failure: ReachError = if let error = error as? SessionError { PeerTarget.connectFailure(error, to: target) }
                 else { .failed("cannot connect to \(target): \(error)") }
             view.error(failure.jsonCode, failure.description)
             return await perform(model.handle(.dialFailed))
-        case .waitForPeerExpired:
+        case .event(.waitForPeerExpired):
             return await perform(model.handle(.waitExpired(found: opponent != nil || dialing != nil)))
         case .interrupt:
             return await perform(model.handle(.interrupted))

@@ -45,8 +45,9 @@ struct DoctorCommand: AsyncParsableCommand {
         }
 
         // 1. The daemon, and everything it shows meanwhile.
-        let (events, continuation) = AsyncStream.makeStream(of: ServiceBrowser.Event.self)
-        let browser = ServiceBrowser { continuation.yield($0) }
+        let driver = CommandDriver<PeersBrowseModel.Event>()
+        let feed = driver.feed
+        let browser = ServiceBrowser { feed.send(.browse($0)) }
         do {
             try browser.start()
             verdict(true, "mDNS daemon", "answers (DNS-SD browse started)")
@@ -70,15 +71,17 @@ struct DoctorCommand: AsyncParsableCommand {
         try? session.setAvailable(true)
         let ownID = session.peerID
         var others: [String: DiscoveredService] = [:]
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(timeout))
-            continuation.finish()
+        driver.timers.after(.seconds(timeout), .browseOver)
+        _ = await driver.run { input in
+            switch input {
+            case .event(.browse(.found(let service))) where service.peerID != ownID: others[service.name] = service
+            case .event(.browseOver): return .success
+            default: break
+            }
+            return nil
         }
-        for await event in events {
-            if case .found(let service) = event, service.peerID != ownID { others[service.name] = service }
-        }
-        deadline.cancel()
         browser.stop()
+        await driver.drain(closing: {})
         if session.discoverySeesItself {
             verdict(true, "own announcement", "this machine's test announcement came back: the daemon and this host work")
         } else {
@@ -93,8 +96,8 @@ struct DoctorCommand: AsyncParsableCommand {
         if remote.isEmpty {
             // Silence is not a failure by itself (nobody may run p2p); a peer asked for is checked below.
             verdict(nil, "other peers", "none answered within \(PeerTarget.duration(timeout)); "
-                + NobodySeen.causes(counterpart: nil, evidence: .none)
-                + ". " + NobodySeen.workaround(counterpart: "p2p receive"))
+                + PeerTarget.causes(counterpart: nil, evidence: .none)
+                + ". " + PeerTarget.workaround(counterpart: "p2p receive"))
         } else {
             let names = remote.sorted { $0.name < $1.name }.map { "\(Terminal.sanitize($0.name)) (\($0.addresses.map(\.description).joined(separator: ", ")))" }
             verdict(true, "other peers", "\(remote.count) answered from other machines: \(names.joined(separator: "; "))")
@@ -116,7 +119,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 who = peer.displayName.description
                 endpoints = peer.addresses.map { Endpoint(address: $0, port: peer.port ?? SessionConfiguration.standardPort) }
             case .none:
-                let known = try? PeerFinder.pinnedPeer(to, in: try? TrustStore.standard())
+                let known = (try? TrustStore.standard()).flatMap { try? PeerLookup(to, pins: $0.all).pinnedPeer() }
                 if let known, !known.lastEndpoints.isEmpty {
                     who = known.name
                     endpoints = known.lastEndpoints
@@ -134,7 +137,7 @@ struct DoctorCommand: AsyncParsableCommand {
             case .success(let reached) where silentByMDNS:
                 // Reached, but not found: `--to` works here (pinned) and nowhere else.
                 verdict(false, "peer \(Terminal.sanitize(who))", "did not answer by mDNS, though \(reached), where it was last reached, "
-                    + "takes a connection: \(NobodySeen.causes(counterpart: nil, evidence: .peerReachable)). "
+                    + "takes a connection: \(PeerTarget.causes(counterpart: nil, evidence: .peerReachable)). "
                     + "This machine still reaches it by name (its key is pinned here); others cannot find it")
             case .success(let reached):
                 verdict(true, "peer \(Terminal.sanitize(who))", "\(reached) takes a connection")

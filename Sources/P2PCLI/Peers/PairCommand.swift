@@ -84,27 +84,42 @@ struct PairCommand: AsyncParsableCommand {
         Output.line("Pairing code: \(Terminal.paint(code.description, .bold))")
         Output.line(Self.instructions(name: session.displayName, fingerprint: session.peerID.fingerprint,
                                       addresses: DiscoveryNotice.localAddresses(), port: session.localPort ?? 0))
+        let driver = CommandDriver<ShowingEvent>()
+        driver.pump(events) { .session($0) }
+        driver.timers.after(.seconds(timeout), .timeUp)
         var attempts = 0
-        let deadline = Task { [timeout] in
-            // Cancelled once pairing is under way: return without closing the session in use.
-            do { try await Task.sleep(for: .seconds(timeout)) } catch { return }
-            await session.close()
-        }
-        defer { deadline.cancel() }
-        for await event in events {
-            guard case .peerChanged(let peer, .connected, _) = event else { continue }
-            do {
-                return try await pairing.pair(with: peer.id, code: code)
-            } catch {
-                attempts += 1
-                Output.error("p2p: \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(error)")
-                await session.disconnect(peer.id)
-                guard attempts < Self.maxAttempts else {
-                    throw CLIError("\(attempts) failed attempts; run p2p pair again for a new code", code: ExitStatus.pairingFailed)
+        var outcome: Result<PeerInfo, CLIError> = .failure(CLIError("nobody paired within \(PeerTarget.duration(timeout))", code: ExitStatus.peerNotFound))
+        // One attempt at a time: a peer that connects while another tries its code waits its turn.
+        _ = await driver.run { input in
+            switch input {
+            case .event(.session(.peerChanged(let peer, .connected, _))):
+                do {
+                    outcome = .success(try await pairing.pair(with: peer.id, code: code))
+                    return .success
+                } catch {
+                    attempts += 1
+                    Output.error("p2p: \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(error)")
+                    await session.disconnect(peer.id)
+                    guard attempts < Self.maxAttempts else {
+                        outcome = .failure(CLIError("\(attempts) failed attempts; run p2p pair again for a new code", code: ExitStatus.pairingFailed))
+                        return ExitStatus.pairingFailed
+                    }
                 }
+            case .event(.timeUp):
+                return ExitStatus.peerNotFound
+            default:
+                break
             }
+            return nil
         }
-        throw CLIError("nobody paired within \(PeerTarget.duration(timeout))", code: ExitStatus.peerNotFound)
+        await driver.drain(closing: {})
+        return try outcome.get()
+    }
+
+    /// What the showing side's loop takes: the session's events, and the end of the time to pair.
+    private enum ShowingEvent: Sendable {
+        case session(SessionEvent)
+        case timeUp
     }
 
     /// Reads the code, connects to the peer that shows it, and pairs.

@@ -46,57 +46,38 @@ struct PeersListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let localSend = try await startLocalSend()
-        let (events, continuation) = AsyncStream.makeStream(of: ServiceBrowser.Event.self)
-        let browser = ServiceBrowser { continuation.yield($0) }
+        let driver = CommandDriver<PeersBrowseModel.Event>()
+        let feed = driver.feed
+        let browser = ServiceBrowser { feed.send(.browse($0)) }
         do {
             try browser.start()
         } catch {
             report(error: error)
             throw ExitStatus.noDaemon
         }
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(timeout))
-            continuation.finish()
-        }
-        Interruption.quit(saying: { nil })  // What was found is printed already; the exit code says it was cut short.
-        var found = 0
-        // One entry per peer, whatever interfaces and addresses it was seen on.
-        var seen: [String: DiscoveredService] = [:]
+        driver.timers.after(.seconds(timeout), .browseOver)
+        driver.readInterrupts()
         if !json { Output.error(Terminal.paint("Browsing \(ServiceAnnouncement.serviceType) for \(timeout) s…", .dim)) }
-        for await event in events {
-            switch event {
-            case .found(let service):
-                guard sessionID == nil || service.sessionID == sessionID else { continue }
-                // A peer seen on several interfaces, or again with more addresses, is one peer: listed
-                // once, and again only when it shows addresses not listed yet.
-                guard var known = seen[service.name], known.port == service.port else {
-                    seen[service.name] = service
-                    found += 1
-                    print(service)
-                    continue
-                }
-                let added = service.addresses.filter { !known.addresses.contains($0) }
-                guard !added.isEmpty else { continue }
-                known.addresses = IPAddress.dialOrder(known.addresses + added)
-                seen[service.name] = known
-                print(known, adding: added)
+        let (status, model) = await driver.run(PeersBrowseModel(sessionID: sessionID)) { effect in
+            switch effect {
+            case .list(let service): print(service)
+            case .listAgain(let service, let added): print(service, adding: added)
             case .lost(let name):
-                guard seen.removeValue(forKey: name) != nil else { continue }
                 if json {
                     Output.json(["event": "peer-lost", "name": name])
                 } else {
                     Output.line("lost  \(Terminal.sanitize(name))")
                 }
-            case .failed(let error):
-                report(error: error)
-            case .daemonLost:
-                report(error: .daemonLost)
-            case .restored:
-                break
+            case .error(let error): report(error: error)
+            case .finish: return .success
+            case .exit(let status): return status
             }
+            return nil
         }
-        deadline.cancel()
         browser.stop()
+        await driver.drain(closing: {})
+        if let status, status != .success { throw status }
+        let (found, seen) = (model.found, model.seen)
         // Pinned peers and added addresses belong to no session: listed only when browsing them all.
         let store = sessionID == nil ? try? TrustStore.standard() : nil
         let known = knownNotSeen(seen: Set(seen.values.compactMap(\.peerID)), in: store)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NIOConcurrencyHelpers
 import P2P
+import P2PBench
 
 /// `p2p records bench`: a big snapshot built, sent between two loopback sessions and merged, timed.
 struct RecordsBenchCommand: AsyncParsableCommand {

@@ -37,15 +37,6 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
     @Flag(help: "One JSON object per event per line (listening, connected, records-offered, records-merged, records-rejected, …).")
     var json = false
 
-    private enum Input: Sendable {
-        case event(SessionEvent)
-        case finished(RecordTransferResult.Status)
-        case interrupt
-        case question(AskedQuestion)
-        case withdrawn(token: UInt64)
-        case keys([Key])
-    }
-
     func run() async throws {
         setenv("AVAHI_COMPAT_NOWARN", "1", 0)
         let recordStore = try store.open()
@@ -53,7 +44,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         let exchange = RecordExchange(session: session)
         let view = ChatView(json: json, verbose: network.verbose)
         let records = RecordsView(json: json)
-        let driver = CommandDriver<Input>()
+        let driver = CommandDriver<RecordsReceiveModel.Event>()
         let feed = driver.feed
         let merges = RunningWork()
         // As `p2p receive`: a pinned sender, or one accepted earlier in this run, is not asked again (each
@@ -68,7 +59,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
                 return false
             case .ask:
-                let yes = await feed.ask(PeerQuestion.connection(request), as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
+                let yes = await feed.ask(.connection(request))
                 if yes { admission.withLockedValue { $0.accepted(request.peer.id) } }
                 return yes
             }
@@ -107,8 +98,8 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             feed.send(.finished(result.status))
             return result
         }
-        driver.pump(session.events(), untilClose: true) { .event($0) }
-        driver.onInterrupt(.interrupt)
+        driver.pump(session.events(), untilClose: true) { .session($0) }
+        driver.readInterrupts()
 
         var status = ExitCode.success
         var questions = PeerQuestions()
@@ -121,29 +112,25 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 // Peers can still reach us with --connect HOST:PORT.
                 view.error("discovery", error.description)
             }
-            loop: for await input in driver.events {
-                switch input {
-                case .event(let event):
+            status = await driver.run(RecordsReceiveModel(once: once)) { effect in
+                switch effect {
+                case .show(let event):
                     show(event, view)
-                case .finished(let outcome):
-                    if once {
-                        status = ExitStatus.records(outcome)
-                        break loop
-                    }
-                case .interrupt:
-                    break loop
-                case .question(let asked):
+                case .ask(let asked):
                     // The terminal is read from the first question on (until then, it is left as it was).
-                    driver.readKeys { .keys($0) }
-                    guard case .connection(let request) = asked.question else { continue }
+                    driver.readKeys()
+                    guard case .connection(let request) = asked.question else { asked.answer.resume(returning: false); return nil }
                     let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
                     questions.ask(asked, "\(Terminal.sanitize(request.peer.displayName)) wants to send records — \(trust). Accept?")
-                case .withdrawn(let token):
+                case .withdraw(let token):
                     questions.withdrawShowing(token)
-                case .keys(let keys):
+                case .answer(let keys):
                     questions.answer(keys)
+                case .exit(let status):
+                    return status
                 }
-            }
+                return nil
+            }.status ?? .success
         } catch {
             view.error("listen", error.description)
             status = ExitStatus.failure
@@ -157,11 +144,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         // What the session reported until now is shown, but not the goodbyes of its own closing (they
         // would say that the peers left).
         await driver.drain(closing: { await session.close() }) { input in
-            switch input {
-            case .event(let event): show(event, view)
-            case .question(let asked): asked.answer.resume(returning: false)
-            default: break
-            }
+            if case .event(.session(let event)) = input { show(event, view) }
         }
         if status != .success { throw status }
     }

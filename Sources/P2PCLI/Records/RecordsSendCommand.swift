@@ -11,7 +11,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         discussion: """
             --since-last sends only the records changed since the last snapshot that peer merged (per entity). \
             --file sends a records file as it is, without a store (the receiver validates it). \
-            Exit status: 0 merged, 9 rejected by the peer (its report is printed), 8 failed on the peer (corrupt bytes, its store failed), 3 peer not found (or several fit --to), 4 connection failed or denied, 130 interrupted (Ctrl-C), 1 other errors.
+            Exit status: 0 merged, 9 rejected by the peer (its report is printed), 8 failed on the peer (corrupt bytes, its store failed), 3 peer not found (or several fit --to), 4 connection failed or denied, 10 the peer refused this machine's key, 130 interrupted (Ctrl-C), 1 other errors.
             """
     )
 

@@ -1,12 +1,16 @@
-/// The one terminal driver of the interactive commands (chat, game, receive, receive --stdout): the
-/// queue their events arrive on (`feed`), the person's input (keys on a raw terminal, or piped lines
-/// and their end), Ctrl-C, timers, the pumps that move the library's event streams in, and the drain
-/// at exit. The command's loop takes `events` in order and hands each to its model. What it prints goes
-/// through the one writer, `Output` (it keeps the input line whole; JSON lines via `JSONLine`), and its
-/// questions through the one queue, `PendingQuestions` (a question the library stops waiting for, the
-/// peer gone or its decision timeout over, is withdrawn from it).
+import ArgumentParser
+
+/// The one terminal driver of the commands that wait for things to happen (chat, game, receive,
+/// receive --stdout, records receive, pair, doctor, peers): the queue their inputs arrive on (`feed`),
+/// the person's input (keys on a raw terminal, or piped lines and their end), Ctrl-C, timers, the pumps
+/// that move the library's event streams in, the one loop (`run`), and the drain at exit. A command
+/// writes no loop of its own: it hands `run` what to do with each `DriverInput` (or a `DrivenModel` and
+/// how to carry out its effects). What it prints goes through the one writer, `Output` (it keeps the
+/// input line whole; JSON lines via `JSONLine`), and its questions through the one queue,
+/// `PendingQuestions` (a question the library stops waiting for, the peer gone or its decision timeout
+/// over, is withdrawn from it).
 final class CommandDriver<Event: Sendable> {
-    let events: AsyncStream<Event>
+    private let inputs: AsyncStream<DriverInput<Event>>
     let feed: CommandFeed<Event>
     let timers: CommandTimers<Event>
     /// Shared by the pumps of a command that bounds them (chat): see `Backlog`.
@@ -19,11 +23,36 @@ final class CommandDriver<Event: Sendable> {
     private(set) var rawMode = false
 
     init(backlog: Backlog? = nil) {
-        let (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        self.events = events
+        let (inputs, continuation) = AsyncStream.makeStream(of: DriverInput<Event>.self)
+        self.inputs = inputs
         feed = CommandFeed(continuation: continuation)
         timers = CommandTimers(feed: feed)
         self.backlog = backlog
+    }
+
+    /// The loop: every input in arrival order goes to `handle` until it returns an exit status, which
+    /// `run` returns (nil: the feed ended, after `drain`). Inputs that arrive later are left to `drain`.
+    func run(_ handle: (DriverInput<Event>) async -> ExitCode?) async -> ExitCode? {
+        for await input in inputs {
+            if let status = await handle(input) { return status }
+        }
+        return nil
+    }
+
+    /// The loop for a model: each input goes to `model`, and each effect it returns to `perform`, in
+    /// order, until `perform` returns an exit status; `after` runs after each input that did not end it
+    /// (a redraw). Returns the status and the model as the last input left it.
+    func run<Model: DrivenModel>(_ model: Model, perform: (Model.Effect) async -> ExitCode?,
+                                 after: () -> Void = {}) async -> (status: ExitCode?, model: Model) where Model.Event == Event {
+        var model = model
+        let status = await run { input in
+            for effect in model.handle(input) {
+                if let status = await perform(effect) { return status }
+            }
+            after()
+            return nil
+        }
+        return (status, model)
     }
 
     /// Moves a library event stream into the feed. `untilClose`: drained before the session is closed.
@@ -34,32 +63,32 @@ final class CommandDriver<Event: Sendable> {
         if untilClose { pumpsBeforeClose.append(pump) } else { pumpsAfterClose.append(pump) }
     }
 
-    /// Ctrl-C (SIGINT or SIGTERM) arrives as `event`.
-    func onInterrupt(_ event: Event) {
+    /// Ctrl-C (SIGINT or SIGTERM) arrives as `.interrupt`.
+    func readInterrupts() {
         let feed = feed
-        Signals.onInterrupt { feed.send(event) }
+        Signals.onInterrupt { feed.send(input: .interrupt) }
     }
 
-    /// Raw mode, and the keys of each read as `wrap(keys)`; a second call does nothing.
-    func readKeys(_ wrap: @escaping @Sendable ([Key]) -> Event) {
+    /// Raw mode, and the keys of each read as `.keys`; a second call does nothing.
+    func readKeys() {
         guard !rawMode else { return }
         rawMode = true
         let feed = feed
-        RawTerminal.feedKeys { feed.send(wrap($0)) }
+        RawTerminal.feedKeys { feed.send(input: .keys($0)) }
     }
 
-    /// Each line of standard input as `line(text)`, then `end` once it is over.
-    func readLines(_ line: @escaping @Sendable (String) -> Event, end: Event) {
+    /// Each line of standard input as `.line`, then `.endOfInput` once it is over.
+    func readLines() {
         let feed = feed
         Task {
-            for await text in StandardInput.lines() { feed.send(line(text)) }
-            feed.send(end)
+            for await text in StandardInput.lines() { feed.send(input: .line(text)) }
+            feed.send(input: .endOfInput)
         }
     }
 
     /// The person's input: keys on an interactive terminal, lines (and their end) from a pipe.
-    func readInput(interactive: Bool, keys: @escaping @Sendable ([Key]) -> Event, line: @escaping @Sendable (String) -> Event, end: Event) {
-        if interactive { readKeys(keys) } else { readLines(line, end: end) }
+    func readInput(interactive: Bool) {
+        if interactive { readKeys() } else { readLines() }
     }
 
     /// Gives the terminal back as it was: the input line erased (unless `erasingInputLine` is false:
@@ -72,13 +101,16 @@ final class CommandDriver<Event: Sendable> {
 
     /// The drain at exit: stops the timers, shows what the session reported before this point (through
     /// `leftover`), runs `close`, then the features' events up to the close, and ends the feed: every
-    /// event still queued goes to `leftover` (show it; answer a question no; start nothing).
-    func drain(closing close: () async -> Void, leftover: (Event) async -> Void) async {
+    /// input still queued goes to `leftover` (show it; start nothing), but a question, which is answered
+    /// no here.
+    func drain(closing close: () async -> Void, leftover: (DriverInput<Event>) async -> Void = { _ in }) async {
         timers.cancelAll()
         for pump in pumpsBeforeClose { await pump.drain() }
         await close()
         for pump in pumpsAfterClose { await pump.drain() }
         feed.continuation.finish()
-        for await event in events { await leftover(event) }
+        for await input in inputs {
+            if case .question(let asked) = input { asked.answer.resume(returning: false) } else { await leftover(input) }
+        }
     }
 }

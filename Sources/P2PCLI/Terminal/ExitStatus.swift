@@ -13,6 +13,10 @@ enum ExitStatus {
     static let transferFailed = ExitCode(8)
     /// A records snapshot or file was rejected (invalid, incompatible, or conflicting); the store is unchanged.
     static let recordsRejected = ExitCode(9)
+    /// The peer refused this machine's key (its name is pinned to another key there, or it was looking
+    /// for another peer at that address): nothing was sent; the remedy is over there (`p2p trust remove`)
+    /// or a new `p2p pair`, not a retry.
+    static let keyRefused = ExitCode(10)
     /// The command line could not be parsed (the argument parser's own code, EX_USAGE).
     static let usage = ExitCode(64)
     /// Ctrl-C (SIGINT) or SIGTERM ended the command before it was done: 128 + SIGINT, as shells report

@@ -82,6 +82,10 @@ extension ReceiveLoop {
                 // A sender that has this name pinned to another key refused us: say so, not that it left.
                 let name = Terminal.sanitize(peer.displayName)
                 Output.line(Terminal.paint("* \(name) refused this machine's key; \(name) says: \(Terminal.sanitize(why))", .yellow))
+            } else if case .refusedAsUnexpected(let why) = reason {
+                // A sender that dialled another peer at this address (its address for it is out of date).
+                let name = Terminal.sanitize(peer.displayName)
+                Output.line(Terminal.paint("* \(name) was looking for another peer at this address; \(name) says: \(Terminal.sanitize(why))", .yellow))
             } else {
                 let line = Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left\(options.once ? "." : "; waiting for the next sender (Ctrl-C to stop).")", .dim)
                 // Its transfers' ends come through another stream and may be on their way (a CANCEL): the

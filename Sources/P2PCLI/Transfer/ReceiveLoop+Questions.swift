@@ -17,8 +17,8 @@ extension ReceiveLoop {
         let peer = asker.question.peer
         let name = PeerTarget.name(peer)
         switch asker.question {
-        case .roomDial:
-            asker.answer.resume(returning: false)  // only a chat room asks this
+        case .roomDial, .stream:
+            asker.answer.resume(returning: false)  // only a chat room and receive --stdout ask these
         case .connection(let request):
             switch policy.decide(peer.id, trust: request.trust) {
             case .accept: asker.answer.resume(returning: true)
@@ -130,7 +130,7 @@ extension ReceiveLoop {
         let name = Terminal.sanitize(prompt.asker.question.peer.displayName)
         switch prompt.asker.question {
         case .connection: Output.line(Terminal.paint("* \(name) gave up waiting for an answer.", .dim))
-        case .roomDial: break
+        case .roomDial, .stream: break
         case .offer(let offer): Output.line(Terminal.paint("* \(name) withdrew \(Terminal.sanitize(offer.info.name)).", .dim))
         }
     }

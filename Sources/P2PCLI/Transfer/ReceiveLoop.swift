@@ -7,13 +7,10 @@ import P2P
 /// and offers raise, handled in arrival order. It stays up for any number of senders (`--once`: until
 /// the first one leaves), asks about a folder once, and shows one progress line and one summary per sender.
 final class ReceiveLoop {
-    enum Input: Sendable {
+    /// What the driver's loop takes besides keys, Ctrl-C and questions.
+    enum Event: Sendable {
         case transfer(TransferEvent)
         case session(SessionEvent)
-        case keys([Key])
-        case question(AskedQuestion)
-        case withdrawn(token: UInt64)
-        case interrupt
         /// A second after Ctrl-C: stop waiting for the cancelled transfers to report their end.
         case cancellationsOverdue
         /// Something on the LocalSend side (`--localsend`): a device seen, a sender's session over.
@@ -27,8 +24,8 @@ final class ReceiveLoop {
     let view: TransferView
     let interactive: Bool
     /// Keys, Ctrl-C, timers, the transfers' and the session's events, and the drain at exit.
-    let driver = CommandDriver<Input>()
-    var feed: CommandFeed<Input> { driver.feed }
+    let driver = CommandDriver<Event>()
+    var feed: CommandFeed<Event> { driver.feed }
     /// The run's decisions, and what the transfers came to (`ledger`).
     var model: ReceiveModel
     /// When each sender's progress line was drawn last (it is redrawn at most every 100 ms).
@@ -94,49 +91,15 @@ final class ReceiveLoop {
         })
         driver.pump(transfers.events()) { .transfer($0) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
-        driver.onInterrupt(.interrupt)
-        if interactive { driver.readKeys { .keys($0) } }
+        driver.readInterrupts()
+        if interactive { driver.readKeys() }
 
         var failure: (any Error)?
         do {
             try await listen()
             if let localSend, options.localSend.isOn { try await startLocalSend(localSend) }
             if let localSend, options.localSend.web { try await startWeb(localSend, pumpDevices: !options.localSend.isOn) }
-            loop: for await input in driver.events {
-                var decided: ReceiveModel.Event?
-                switch input {
-                case .transfer(let event):
-                    show(event)
-                    decided = .transferShown(event, nobodyConnected: session.connectedPeers.isEmpty)
-                case .session(let event):
-                    show(event)
-                    if case .peerChanged(_, .disconnected, _) = event { decided = .senderLeft(nobodyConnected: session.connectedPeers.isEmpty) }
-                case .keys(let keys):
-                    for case .character(let character) in keys {
-                        if let answer = questions.queue.answer(for: character) { answerShown(answer) }
-                    }
-                case .question(let asked):
-                    queue(asked)
-                case .withdrawn(let token):
-                    withdraw(token)
-                case .interrupt:
-                    decided = .interrupted
-                case .cancellationsOverdue:
-                    decided = .cancellationsOverdue
-                case .localSend(let event):
-                    if show(event) { decided = .senderLeft(nobodyConnected: session.connectedPeers.isEmpty) }
-                }
-                for effect in decided.map({ model.handle($0) }) ?? [] {
-                    switch effect {
-                    case .cancelTransfers:
-                        transfers.cancelAll()
-                        try? await Task.sleep(for: .milliseconds(100))  // let the CANCEL frames go out
-                    case .waitForCancellations: driver.timers.after(.seconds(1), .cancellationsOverdue)
-                    case .finish: break loop
-                    }
-                }
-                if interactive { render() }
-            }
+            _ = await driver.run { input in await handle(input) }
         } catch {
             failure = error
         }
@@ -149,11 +112,10 @@ final class ReceiveLoop {
         // transfer ended by it or by Ctrl-C reports that before the exit status does.
         await driver.drain(closing: { await session.close() }) { input in
             switch input {
-            case .transfer(let event): show(event)
-            case .session(let event): show(event)
-            case .question(let asked): asked.answer.resume(returning: false)
-            case .localSend(let event): _ = show(event)
-            case .keys, .withdrawn, .interrupt, .cancellationsOverdue: break
+            case .event(.transfer(let event)): show(event)
+            case .event(.session(let event)): show(event)
+            case .event(.localSend(let event)): _ = show(event)
+            default: break
             }
         }
         // Ctrl-C while waiting for a vanished sender: those files did not arrive.
@@ -172,7 +134,48 @@ final class ReceiveLoop {
         }
     }
 
-    static func ask(_ question: PeerQuestion, through feed: CommandFeed<Input>) async -> Bool {
-        await feed.ask(question, as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
+    static func ask(_ question: PeerQuestion, through feed: CommandFeed<Event>) async -> Bool {
+        await feed.ask(question)
+    }
+
+    /// One input of the driver's loop: shown, handed to the model, its effects carried out; an exit
+    /// status (always success: the exit's own status comes from `model.close()`) once the run is over.
+    private func handle(_ input: DriverInput<Event>) async -> ExitCode? {
+        var decided: ReceiveModel.Event?
+        switch input {
+        case .event(.transfer(let event)):
+            show(event)
+            decided = .transferShown(event, nobodyConnected: session.connectedPeers.isEmpty)
+        case .event(.session(let event)):
+            show(event)
+            if case .peerChanged(_, .disconnected, _) = event { decided = .senderLeft(nobodyConnected: session.connectedPeers.isEmpty) }
+        case .keys(let keys):
+            for case .character(let character) in keys {
+                if let answer = questions.queue.answer(for: character) { answerShown(answer) }
+            }
+        case .question(let asked):
+            queue(asked)
+        case .withdrawn(let token):
+            withdraw(token)
+        case .interrupt:
+            decided = .interrupted
+        case .event(.cancellationsOverdue):
+            decided = .cancellationsOverdue
+        case .event(.localSend(let event)):
+            if show(event) { decided = .senderLeft(nobodyConnected: session.connectedPeers.isEmpty) }
+        case .line, .endOfInput:
+            break
+        }
+        for effect in decided.map({ model.handle($0) }) ?? [] {
+            switch effect {
+            case .cancelTransfers:
+                transfers.cancelAll()
+                try? await Task.sleep(for: .milliseconds(100))  // let the CANCEL frames go out
+            case .waitForCancellations: driver.timers.after(.seconds(1), .cancellationsOverdue)
+            case .finish: return .success
+            }
+        }
+        if interactive { render() }
+        return nil
     }
 }

@@ -33,7 +33,7 @@ struct SendCommand: AsyncParsableCommand {
             wl-paste, xclip, xsel or pbpaste): the receiver is asked as for a file, then shows it ("alice sent a text:") \
             or, with `p2p receive --text`, writes it alone to its standard output. An older receiver stores it as text.txt.
             Exit codes: 0 everything (or the stream) delivered and verified (to every receiver), 3 no receiver found (or several fit --to), \
-            4 connection failed, 6 denied (or not answered), 7 cancelled, 8 failed (verification, disconnect, a file unreadable mid-way, older \
+            4 connection failed, 6 denied (or not answered), 10 the receiver refused this machine's key (its copy of your name is pinned to another key: it runs `p2p trust remove NAME`, or pair again), 7 cancelled, 8 failed (verification, disconnect, a file unreadable mid-way, older \
             receiver), 64 a path that does not exist or cannot be read (said before looking for receivers), 130 interrupted before sending. With several receivers, the highest of their codes.
             """
     )
@@ -219,6 +219,7 @@ struct SendCommand: AsyncParsableCommand {
                 peers = try await Self.find(targets, streams: streams, session: session, connect: connect, timeout: timeout, json: json)
             }
         } catch let error as ReachError {
+            if json, case .keyRefused(let refusal) = error { Output.json(refusal.json) }
             throw error.cliError(denial: ExitStatus.denied)
         }
         let delivered = NIOLockedValueBox<[PeerID: [Delivery]]>([:])

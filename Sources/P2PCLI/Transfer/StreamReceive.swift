@@ -10,19 +10,14 @@ import P2P
 struct StreamReceive {
     let command: ReceiveCommand
 
-    /// What the main loop waits for.
-    private enum Input: Sendable {
+    /// What the driver's loop takes besides the person's input, Ctrl-C and questions.
+    private enum Event: Sendable {
         case session(SessionEvent)
         case began(ByteStreamInfo)
         case ended(ByteStreamInfo, Result<ByteStreamSummary, CopyFailure>, bytes: UInt64, seconds: Double)
         case declined(ByteStreamInfo, String)
-        case interrupt
         /// The sender did not leave within a moment of the stream's end: close anyway.
         case lingered
-        /// A question for the person at the terminal (its text), and its withdrawal (the sender gave up).
-        case question(Asked<String>)
-        case withdrawn(token: UInt64)
-        case keys([Key])
     }
 
     /// How long the receiver waits, after the stream's end, for its sender to hang up first.
@@ -54,21 +49,16 @@ struct StreamReceive {
         Output.keepStdoutForData()
         let session = try command.network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
         let streams = ByteStreams(session: session)
-        let driver = CommandDriver<Input>()
+        let driver = CommandDriver<Event>()
         let feed = driver.feed
         let trusted: @Sendable (PeerInfo) -> Bool = { peer in
             yes || from.map { PeerTarget.fits(from: $0, peer) } ?? false
-        }
-        let ask: @Sendable (String) async -> Bool = { question in
-            await feed.ask(question, as: { .question($0) }, withdrawn: { .withdrawn(token: $0) })
         }
         session.setConnectionRequestHandler { request in
             if trusted(request.peer) { return true }
             if request.trust.pinnedKey != nil { return true }
             guard interactive else { return false }
-            let note = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
-                .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-            return await ask("\(Terminal.sanitize(request.peer.displayName)) wants to connect to stream to you — \(note). Accept?")
+            return await feed.ask(.connection(request))
         }
         // A `p2p send` of files here would wait forever for an answer: it hears why not.
         session.onMessage(ChannelMessage.self) { message, peer, _ in
@@ -84,8 +74,7 @@ struct StreamReceive {
             }
             var accepted = trusted(info.peer)
             if !accepted && interactive {
-                accepted = await ask("\(Terminal.sanitize(info.peer.displayName)) (\(info.peer.fingerprint)) offers the stream "
-                                           + "\(Terminal.sanitize(info.name)) (\(Terminal.sanitize(info.mediaType))) — write it to standard output?")
+                accepted = await feed.ask(.stream(info))
             }
             guard accepted, !Task.isCancelled else {
                 taken.withLockedValue { $0 = false }
@@ -100,27 +89,27 @@ struct StreamReceive {
             feed.send(.ended(info, outcome, bytes: incoming.bytesRead, seconds: StreamSend.seconds(since: began)))
         }
         driver.pump(session.events(), untilClose: true) { .session($0) }
-        driver.onInterrupt(.interrupt)
+        driver.readInterrupts()
 
         try await listen(session)
         var model = StreamReceiveModel()
+        var questions = PeerQuestions()
         var exit: CLIError?
-        var questions = PendingQuestions<String>()
-        loop: for await input in driver.events {
+        _ = await driver.run { input in
             let decided: StreamReceiveModel.Event?
             switch input {
-            case .session(let event):
+            case .event(.session(let event)):
                 show(event)
-                guard case .peerChanged(let peer, .disconnected, _) = event else { continue }
+                guard case .peerChanged(let peer, .disconnected, _) = event else { return nil }
                 decided = .disconnected(peer.id)
-            case .declined(let info, let why):
+            case .event(.declined(let info, let why)):
                 if json {
                     Self.json(["event": "stream-declined", "name": info.name, "peer": info.peer.displayName, "reason": why])
                 } else {
                     Output.error(Terminal.paint("p2p: \(why) the stream \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName))", .yellow))
                 }
                 decided = nil
-            case .began(let info):
+            case .event(.began(let info)):
                 if json {
                     Self.json(["event": "stream-started", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
                                "media-type": info.mediaType])
@@ -128,23 +117,25 @@ struct StreamReceive {
                     Output.error(Terminal.paint("* receiving \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)) to standard output…", .dim))
                 }
                 decided = nil
-            case .ended(let info, let outcome, let bytes, let seconds):
+            case .event(.ended(let info, let outcome, let bytes, let seconds)):
                 let failure = report(info, outcome, bytes: bytes, seconds: seconds)
                 decided = .ended(sender: info.peer.id, failure: failure, senderConnected: session.connectedPeer(info.peer.id) != nil)
-            case .lingered:
+            case .event(.lingered):
                 decided = .lingered
             case .interrupt:
                 decided = .interrupted(streaming: current.withLockedValue { $0 } != nil)
             case .question(let asked):
                 // The terminal is read from the first question on (until then, it is left as it was).
-                driver.readKeys { .keys($0) }
-                questions.ask(asked, asked.question)
+                driver.readKeys()
+                if let wording = Self.wording(of: asked.question) { questions.ask(asked, wording) } else { asked.answer.resume(returning: false) }
                 decided = nil
             case .withdrawn(let token):
                 questions.withdrawShowing(token)
                 decided = nil
             case .keys(let keys):
                 questions.answer(keys)
+                decided = nil
+            case .line, .endOfInput:
                 decided = nil
             }
             for effect in decided.map({ model.handle($0) }) ?? [] {
@@ -153,16 +144,30 @@ struct StreamReceive {
                 case .cancelStream: current.withLockedValue { $0 }?.cancel()
                 case .finish(let failure):
                     exit = failure
-                    break loop
+                    return failure?.code ?? .success
                 }
             }
+            return nil
         }
         driver.leaveTerminal(erasingInputLine: !questions.queue.waiting.isEmpty)
         questions.refuseAll()
-        await driver.drain(closing: { await session.close() }) { input in
-            if case .question(let asked) = input { asked.answer.resume(returning: false) }
-        }
+        await driver.drain(closing: { await session.close() })
         if let exit { throw exit }
+    }
+
+    /// The question put to the person for a connection request or a stream offer (nothing else is asked here).
+    private static func wording(of question: PeerQuestion) -> String? {
+        let name = Terminal.sanitize(question.peer.displayName)
+        switch question {
+        case .connection(let request):
+            let note = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+                .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
+            return "\(name) wants to connect to stream to you — \(note). Accept?"
+        case .stream(let info):
+            return "\(name) (\(info.peer.fingerprint)) offers the stream \(Terminal.sanitize(info.name)) (\(Terminal.sanitize(info.mediaType))) — write it to standard output?"
+        case .offer, .roomDial:
+            return nil
+        }
     }
 
     /// Starts listening and advertising; says so on stderr.

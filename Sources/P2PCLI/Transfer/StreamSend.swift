@@ -67,6 +67,7 @@ struct StreamSend {
         do {
             peer = try await finder.find(events: events)
         } catch {
+            if command.json, case .keyRefused(let refusal) = error { Output.json(refusal.json) }
             throw error.cliError(denial: ExitStatus.denied)
         }
         let opened = NIOLockedValueBox<OutgoingByteStream?>(nil)

@@ -35,6 +35,9 @@ public struct ChatRoom: Sendable {
         case dialAnswered(PeerInfo, yes: Bool, now: ContinuousClock.Instant)
         /// The session refused the peer (its key contradicts its claims or a pin), at `now`.
         case peerRefused(PeerInfo, reason: String, now: ContinuousClock.Instant)
+        /// The peer refused this side (`SessionError.refusal`): a dial of ours it answered no to, or its
+        /// dial to us that it ended because of our key. Not dialled again in this run; said once.
+        case refusedBy(PeerInfo, PeerRefusal)
         /// A timer tick (every few seconds): counts of refusals that grew since their last report are
         /// reported once their minute is over (`.refusedAgain`).
         case tick(now: ContinuousClock.Instant)
@@ -69,6 +72,9 @@ public struct ChatRoom: Sendable {
         case askToDial(PeerInfo)
         /// Show that the session refused this peer, and why: at its key's first refusal, not at every try.
         case showRefusal(PeerInfo, reason: String)
+        /// The peer refused this side, and why; `waiting`: lines for it in the outbox, which stay there.
+        /// Once per peer (until it connects again), not at every try: the room does not dial it again.
+        case refusedBy(PeerInfo, PeerRefusal, waiting: Int)
         /// The key was refused `tries` times so far (the first included): later tries are counted and
         /// reported at most once a minute (`RefusalTally`), instead of a `.showRefusal` each.
         case refusedAgain(PeerInfo, tries: Int)
@@ -132,6 +138,8 @@ public struct ChatRoom: Sendable {
     private var declined: Set<PeerID> = []
     /// Keys the session refused: shown once, then counted; not dialled again by the room.
     private var refusals = RefusalTally()
+    /// Peers that refused this side, told once each (until one connects after all).
+    private var refusedUs: Set<PeerID> = []
     /// The latest time an event carried: held dials are retried at it when a dial ends.
     private var lastNow: ContinuousClock.Instant?
     /// Lines that waited in the outbox: their delivery is worth telling about.
@@ -186,6 +194,7 @@ public struct ChatRoom: Sendable {
             connected[peer.id] = peer
             members[peer.id] = peer
             noRedial.remove(peer.id)
+            refusedUs.remove(peer.id)
             policy.accepted(peer.id)
             let sent = sendHeldLines()
             return sent + slotFreed(peer.id, failed: false)
@@ -227,6 +236,12 @@ public struct ChatRoom: Sendable {
             case .again(let tries): return [.refusedAgain(peer, tries: tries)]
             case nil: return []
             }
+        case .refusedBy(let peer, let refusal):
+            // An answer, not a failure of the network: dialling again would only hear it again.
+            noRedial.insert(peer.id)
+            heldPeers[peer.id] = nil
+            guard connected[peer.id] == nil, refusedUs.insert(peer.id).inserted else { return [] }
+            return [.refusedBy(peer, refusal, waiting: waitingLines(for: peer.id))]
         case .tick(let now):
             return refusals.due(now: now).map { .refusedAgain($0.peer, tries: $0.tries) }
         case .peerAccepted(let peer):

@@ -26,7 +26,8 @@ public final class ChatRoomRunner: Sendable {
         /// The room dials a peer; `announced`: worth telling ("connecting to…"), not a member coming back.
         case dialing(PeerInfo, announced: Bool)
         /// A dial failed. `unasked`: the room dialled by itself (a stale announcement is no error of the
-        /// user's); `refused`: the peer said no, so it is not dialled again in this run.
+        /// user's); `refused`: the peer said no (``SessionError/refusal``), so it is not dialled again in
+        /// this run (and an unasked dial's refusal is reported as ``refusedBy(_:_:waiting:heldLines:)``).
         case dialFailed(PeerInfo, SessionError, unasked: Bool, refused: Bool)
         /// A question for the person: may the room dial this peer, whose key nobody here accepted yet?
         /// Answer with ``answer(dialTo:yes:)``; until then the peer is not dialled.
@@ -41,6 +42,12 @@ public final class ChatRoomRunner: Sendable {
         case refused(PeerInfo, reason: String)
         /// The key was refused `tries` times so far; said at most once a minute.
         case refusedAgain(PeerInfo, tries: Int)
+        /// The peer refused this side (ERROR 15, 8 or 17, ``PeerRefusal``): a dial the room made by itself
+        /// that it answered no to, or its own dial that it ended because of this side's key. Said once per
+        /// peer (until it connects after all); the room does not dial it again in this run. `waiting`:
+        /// lines for it in the outbox, which stay there; `heldLines`: lines typed while nobody was here,
+        /// which will not reach it.
+        case refusedBy(PeerInfo, PeerRefusal, waiting: Int, heldLines: Int)
         /// A peer of the room with a key nobody here accepted, and nobody to ask: not dialled. Once per peer.
         case newKeyNotDialled(PeerInfo)
         /// More peers announce the room than it dials at once; the rest wait (said once per flood).
@@ -126,8 +133,16 @@ public final class ChatRoomRunner: Sendable {
             // link, so the room dials it again now, not at the next tick.
             let pathLost = if case .pathLost? = reason { true } else { false }
             perform { room in
-                if room.connected[peer.id] != nil { self.emit(.left(peer)) }
-                return room.handle(.peerDisconnected(peer, pathLost: pathLost, now: .now))
+                var effects: [ChatRoom.Effect] = []
+                if room.connected[peer.id] != nil {
+                    self.emit(.left(peer))
+                } else if room.dialsRoomPeers, let refusal = reason?.keyRefusal {
+                    // A peer that dialled us (it has the lower ID) and refused our key ends its link before it
+                    // connected: this is how this side hears of it. A chat with one peer hears of its dial's
+                    // refusal from the dial itself.
+                    effects = room.handle(.refusedBy(peer, refusal))
+                }
+                return effects + room.handle(.peerDisconnected(peer, pathLost: pathLost, now: .now))
             }
         case .refused(let peer, let reason):
             perform { $0.handle(.peerRefused(peer, reason: reason.description, now: .now)) }
@@ -223,7 +238,7 @@ public final class ChatRoomRunner: Sendable {
             case .dial(let peer, let unasked, let announce):
                 let peer = judged(peer)
                 emit(.dialing(peer, announced: announce))
-                dialInBackground(peer, unasked: unasked)
+                startDial(peer, unasked: unasked)
             case .send(let lines, let peers):
                 for line in lines {
                     do {
@@ -252,6 +267,8 @@ public final class ChatRoomRunner: Sendable {
                 emit(.refused(peer, reason: reason))
             case .refusedAgain(let peer, let tries):
                 emit(.refusedAgain(peer, tries: tries))
+            case .refusedBy(let peer, let refusal, let waiting):
+                emit(.refusedBy(peer, refusal, waiting: waiting, heldLines: room.heldLines.count))
             case .newKeyNotDialled(let peer):
                 emit(.newKeyNotDialled(judged(peer)))
             case .dialsHeld(let reason):
@@ -266,27 +283,25 @@ public final class ChatRoomRunner: Sendable {
 
     /// Dials in a task of its own, so the caller's loop goes on: success shows up as the session's
     /// `connected` event; a failure is reported, and one the room made by itself goes back to the room.
-    private func dialInBackground(_ peer: PeerInfo, unasked: Bool) {
+    private func startDial(_ peer: PeerInfo, unasked: Bool) {
         let context = context
         Task {
             do throws(SessionError) {
                 _ = try await session.connect(to: peer.id, context: context)
             } catch {
-                let refused = Self.isRefusal(error)
+                let refusal = error.refusal
                 perform { room in
-                    let effects = unasked ? room.handle(.dialFailed(peer.id, refused: refused, now: .now)) : []
-                    self.emit(.dialFailed(peer, error, unasked: unasked, refused: refused))
+                    guard unasked else {
+                        self.emit(.dialFailed(peer, error, unasked: false, refused: refusal != nil))
+                        return []
+                    }
+                    var effects = room.handle(.dialFailed(peer.id, refused: refusal != nil, now: .now))
+                    self.emit(.dialFailed(peer, error, unasked: true, refused: refusal != nil))
+                    // The peer said no to us: an answer, told once per peer, and not dialled again.
+                    if let refusal { effects += room.handle(.refusedBy(peer, refusal)) }
                     return effects
                 }
             }
-        }
-    }
-
-    /// Whether the peer said no (our key, or the connection): an answer, not a failure of the network.
-    public static func isRefusal(_ error: SessionError) -> Bool {
-        switch error {
-        case .denied, .refusedAsUntrusted: true
-        default: false
         }
     }
 

@@ -266,8 +266,11 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case untrustedIdentity(name: PeerText, pinned: PeerID, presented: PeerID)
     /// One of the `Limits` (connections or handshakes per address) was exceeded.
     case limitExceeded(String)
-    /// The peer refused us because our name is pinned to another key over there.
+    /// The peer refused us because our name is pinned to another key over there (ERROR 15; its reason).
     case refusedAsUntrusted(PeerText)
+    /// The peer refused us because it dialled another peer (by ID, or an address for a name) and this
+    /// side answered (ERROR 17; its reason): a stale address on its side, nothing wrong with our key.
+    case refusedAsUnexpected(PeerText)
     /// A connection request's context over `ConnectionRequest.maxContextBytes`.
     case contextTooLarge(size: Int, limit: Int)
     /// The peer's p2p predates connection contexts (its HELLO lacks the capability), so the request with
@@ -309,6 +312,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
             "WARNING: \"\(name)\" is pinned to key \(pinned.fingerprint) but this peer has key \(presented.fingerprint). "
                 + "Refused. If \(name) really has a new key, run `p2p trust remove \(pinned.short)` or pair again with `p2p pair`."
         case .refusedAsUntrusted(let reason): "the peer refused us: \(reason)"
+        case .refusedAsUnexpected(let reason): "the peer was looking for another peer: \(reason)"
         case .contextTooLarge(let size, let limit): "a connection context of \(size) bytes is too large (limit \(limit))"
         case .contextNotSupported(let name):
             "\(name) runs a p2p too old for connection contexts (its HELLO lacks the capability); connect without one, or update p2p there"

@@ -53,17 +53,17 @@ struct HandshakePolicy: Sendable {
             return HandshakeRejection(code: .sessionMismatch, reason: "this peer is in session \"\(sessionID)\", not \"\(hello.sessionID)\"",
                                       failure: .sessionMismatch(theirs: PeerText(hello.sessionID), ours: sessionID))
         }
-        // protocolViolation, not identityMismatch: this peer's HELLO matches its own key; it is just not
+        // unexpectedPeer (17), not identityMismatch: this peer's HELLO matches its own key; it is just not
         // the peer we dialed (e.g. another installation now answers on that address). Code 13 would
-        // tell an honest peer it was taken for an impersonator.
+        // tell an honest peer it was taken for an impersonator, code 1 that it broke the protocol.
         if let expected = link.expectedPeer, expected != hello.peerID {
-            return HandshakeRejection(code: .protocolViolation, reason: "expected peer \(expected.hex), not \(hello.peerID.hex)",
+            return HandshakeRejection(code: .unexpectedPeer, reason: "expected peer \(expected.hex), not \(hello.peerID.hex)",
                                       failure: .unexpectedPeer(expected: expected, got: hello.peerID))
         }
         if let expected = link.expectedName {
             let peer = PeerInfo(id: hello.peerID, displayName: hello.displayName, sessionID: hello.sessionID)
             guard case .one = expected.match(in: [peer], pinned: trust.pinnedKey.map { [$0] } ?? []) else {
-                return HandshakeRejection(code: .protocolViolation, reason: "expected a peer called \"\(expected.query)\", not \"\(hello.displayName)\"",
+                return HandshakeRejection(code: .unexpectedPeer, reason: "expected a peer called \"\(expected.query)\", not \"\(hello.displayName)\"",
                                           failure: .notTheNamedPeer(query: expected.query, got: PeerText(hello.displayName)))
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import P2P
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,22 +8,23 @@ import Darwin
 
 /// Monotonic time in nanoseconds (vDSO `clock_gettime`, no allocation).
 @inline(__always)
-func benchNow() -> UInt64 {
+public func benchNow() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// A benchmark that could not run, with the reason.
+public struct BenchError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The "raw TCP" baselines: a plain blocking POSIX socket pair on loopback with TCP_NODELAY,
 /// one thread per end, no event loop, no framing code.
-enum RawTCP {
+public enum RawTCP {
     /// A connected loopback pair: (client end, accepted server end).
-    static func socketPair() throws -> (Int32, Int32) {
+    public static func socketPair() throws -> (Int32, Int32) {
         #if canImport(Glibc)
         let stream = Int32(SOCK_STREAM.rawValue)
         #else
@@ -60,7 +62,7 @@ enum RawTCP {
         return (client, server)
     }
 
-    static func writeAll(_ fd: Int32, _ base: UnsafeRawPointer, _ count: Int) -> Bool {
+    public static func writeAll(_ fd: Int32, _ base: UnsafeRawPointer, _ count: Int) -> Bool {
         var done = 0
         while done < count {
             let n = send(fd, base + done, count - done, 0)
@@ -71,7 +73,7 @@ enum RawTCP {
         return true
     }
 
-    static func readExactly(_ fd: Int32, _ base: UnsafeMutableRawPointer, _ count: Int) -> Bool {
+    public static func readExactly(_ fd: Int32, _ base: UnsafeMutableRawPointer, _ count: Int) -> Bool {
         var done = 0
         while done < count {
             let n = recv(fd, base + done, count - done, 0)
@@ -83,7 +85,7 @@ enum RawTCP {
     }
 
     /// Sequential ping-pong of `size`-byte messages; returns the measured round trips in nanoseconds.
-    static func pingPong(size: Int, warmup: Int, count: Int) async throws -> [UInt64] {
+    public static func pingPong(size: Int, warmup: Int, count: Int) async throws -> [UInt64] {
         let (client, server) = try socketPair()
         defer { close(client); close(server) }
         let total = warmup + count
@@ -113,7 +115,7 @@ enum RawTCP {
 
     /// Streams `stream` one way in `chunk`-byte blocking sends; the reader counts bytes.
     /// Returns nanoseconds from the first send until the reader has every byte.
-    static func oneWay(stream: [UInt8], chunk: Int = 64 * 1024) async throws -> UInt64 {
+    public static func oneWay(stream: [UInt8], chunk: Int = 64 * 1024) async throws -> UInt64 {
         let (client, server) = try socketPair()
         defer { close(client); close(server) }
         let started = DispatchSemaphore(value: 0)
@@ -148,12 +150,26 @@ enum RawTCP {
 }
 
 /// Runs blocking `body` on its own thread (never on the concurrency pool) and awaits its result.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
             do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
         }
         thread.stackSize = 1 << 20
         thread.start()
+    }
+}
+
+extension RawTCP {
+    /// `count` DATA frames of `payload` bytes, exactly as the session puts them on the wire.
+    public static func framedStream(count: Int, payload: Int) -> [UInt8] {
+        var frame: [UInt8] = [WireFormat.magic.0, WireFormat.magic.1, WireFormat.protocolVersion, MessageType.data.rawValue, 0, 0]
+        let length = UInt32(payload)
+        frame += [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+        frame += [UInt8](repeating: 0xCD, count: payload)
+        var stream: [UInt8] = []
+        stream.reserveCapacity(count * frame.count)
+        for _ in 0..<count { stream += frame }
+        return stream
     }
 }

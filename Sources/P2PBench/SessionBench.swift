@@ -6,14 +6,14 @@ import P2P
 
 /// Two sessions on loopback, each on its own one-thread event loop group (as the raw baseline has
 /// one thread per end), connected directly without discovery.
-struct SessionPair {
-    let a: Session
-    let b: Session
-    let groups: [MultiThreadedEventLoopGroup]
+public struct SessionPair {
+    public let a: Session
+    public let b: Session
+    public let groups: [MultiThreadedEventLoopGroup]
 
     /// `oneLoop` puts both sessions on one event loop thread: no cross-thread wake-ups, so a round
     /// trip then costs exactly the CPU work of both ends (a diagnostic, not the headline figure).
-    static func make(sessionID: String, transport: TransportSecurity, oneLoop: Bool = false) async throws -> SessionPair {
+    public static func make(sessionID: String, transport: TransportSecurity, oneLoop: Bool = false) async throws -> SessionPair {
         var configuration = SessionConfiguration()
         configuration.transportSecurity = transport
         configuration.bindHost = "127.0.0.1"
@@ -29,7 +29,7 @@ struct SessionPair {
         return SessionPair(a: a, b: b, groups: groups)
     }
 
-    func close() async {
+    public func close() async {
         await a.close()
         await b.close()
         for group in groups { try? await group.shutdownGracefully() }
@@ -38,24 +38,25 @@ struct SessionPair {
 
 /// One ping-pong run's samples; the handler that records them runs on an event loop, the caller reads them after.
 private struct PingPongRun {
-    var samples: [UInt64]
-    var index = 0
-    var start: UInt64 = 0
-    let warmup: Int
-    let total: Int
-    var done: CheckedContinuation<Void, Never>?
+    public var samples: [UInt64]
+    public var index = 0
+    public var start: UInt64 = 0
+    public let warmup: Int
+    public let total: Int
+    public var done: CheckedContinuation<Void, Never>?
 
-    init(warmup: Int, count: Int) {
+    public init(warmup: Int, count: Int) {
         self.warmup = warmup
         total = warmup + count
         samples = [UInt64](repeating: 0, count: count)
     }
 }
 
-enum SessionBench {
+/// The session's round trip and one-way throughput over a ``SessionPair``, measured from its handlers.
+public enum SessionBench {
     /// Ping-pong driven from the receive handlers: A's handler times the echo and sends the next ping
     /// right away, B's handler echoes. Nothing but the session sits between the sockets.
-    static func pingPongInHandlers(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async -> [UInt64] {
+    public static func pingPongInHandlers(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async -> [UInt64] {
         let run = NIOLockedValueBox(PingPongRun(warmup: warmup, count: count))
         let a = pair.a, b = pair.b
         // Each measurement subscribes its own handlers and cancels them when done: handlers add up.
@@ -89,7 +90,7 @@ enum SessionBench {
 
     /// Ping-pong driven from an application thread: `send` from outside the event loop, then block
     /// until A's handler signals the echo. Adds the two cross-thread hand-offs a real caller pays.
-    static func pingPongFromThread(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async throws -> [UInt64] {
+    public static func pingPongFromThread(_ pair: SessionPair, size: Int, warmup: Int, count: Int) async throws -> [UInt64] {
         let a = pair.a, b = pair.b
         let echoed = DispatchSemaphore(value: 0)
         let echo = b.onData { data, peer, _ in try? b.send(data, to: [peer.id]) }
@@ -109,14 +110,15 @@ enum SessionBench {
         }
     }
 
-    struct OneWayResult {
-        var nanoseconds: UInt64
-        var peakRSSGrowth: Int?
+    /// One one-way round: how long until the receiver counted every message, and the memory it took.
+    public struct OneWayResult {
+        public var nanoseconds: UInt64
+        public var peakRSSGrowth: Int?
     }
 
     /// A sends `count` DATA messages of `size` bytes to B from an application thread; timed until
     /// B's handler has counted all of them. `window` > 0 keeps at most that many in flight.
-    static func oneWay(_ pair: SessionPair, size: Int, count: Int, window: Int) async throws -> OneWayResult {
+    public static func oneWay(_ pair: SessionPair, size: Int, count: Int, window: Int) async throws -> OneWayResult {
         let a = pair.a, b = pair.b
         let received = NIOLockedValueBox(0)
         let finished = NIOLockedValueBox<UInt64>(0)
@@ -152,14 +154,14 @@ enum SessionBench {
 }
 
 /// Resident memory from /proc (Linux only; nil elsewhere).
-enum Memory {
-    static func residentBytes() -> Int? { statusField("VmRSS:") }
-    static func peakResidentBytes() -> Int? { statusField("VmHWM:") }
+public enum Memory {
+    public static func residentBytes() -> Int? { statusField("VmRSS:") }
+    public static func peakResidentBytes() -> Int? { statusField("VmHWM:") }
     /// The anonymous part of the resident set: heap and buffers, without mapped code and libraries.
-    static func anonymousBytes() -> Int? { statusField("RssAnon:") }
+    public static func anonymousBytes() -> Int? { statusField("RssAnon:") }
 
     /// Resets VmHWM to the current RSS (Linux ≥ 4.0), so the next peak is this phase's.
-    static func resetPeak() {
+    public static func resetPeak() {
         #if os(Linux)
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
         #endif

@@ -7,11 +7,11 @@ import P2P
 /// Sending and counting: every peer sends to every other, every receiver counts each message by ID.
 extension MeshBench {
     /// The message ID: run tag, phase, sender index, sequence number.
-    func messageID(phase: UInt8, sender: Int, sequence: Int) -> UInt64 {
+    public func messageID(phase: UInt8, sender: Int, sequence: Int) -> UInt64 {
         UInt64(runTag) << 48 | UInt64(phase) << 40 | UInt64(sender) << 32 | UInt64(sequence)
     }
 
-    func deliver(phase: UInt8, senders: [Int], perSender: Int) async -> DeliveryResult {
+    public func deliver(phase: UInt8, senders: [Int], perSender: Int) async -> DeliveryResult {
         let others = options.peers - 1
         let expected = senders.count * perSender * others
         let total = NIOLockedValueBox(TotalDeliveries(expected: expected))
@@ -79,28 +79,28 @@ extension MeshBench {
 }
 
 /// Deliveries counted by every receiver together, and when the last expected one arrived.
-struct TotalDeliveries: Sendable {
-    var expected: Int
-    var count = 0
-    var finishedAt: UInt64?
+public struct TotalDeliveries: Sendable {
+    public var expected: Int
+    public var count = 0
+    public var finishedAt: UInt64?
 }
 
 /// One receiver's count of each message of the current phase, by sender and sequence number.
 /// Written from the receiving session's event loops, read after the phase.
-final class DeliveryTally: Sendable {
+public final class DeliveryTally: Sendable {
     private struct Tally {
-        var runTag: UInt16 = 0
-        var phase: UInt8 = 0
-        var perSender = 0
+        public var runTag: UInt16 = 0
+        public var phase: UInt8 = 0
+        public var perSender = 0
         /// counts[sender * perSender + sequence]; a byte is enough to tell 0, 1 and "more than once".
-        var counts: [UInt8] = []
-        var strays = 0
-        var misattributed = 0
-        var total: NIOLockedValueBox<TotalDeliveries>?
+        public var counts: [UInt8] = []
+        public var strays = 0
+        public var misattributed = 0
+        public var total: NIOLockedValueBox<TotalDeliveries>?
     }
     private let tally = NIOLockedValueBox(Tally())
 
-    func reset(runTag: UInt16, phase: UInt8, peers: Int, perSender: Int, total: NIOLockedValueBox<TotalDeliveries>) {
+    public func reset(runTag: UInt16, phase: UInt8, peers: Int, perSender: Int, total: NIOLockedValueBox<TotalDeliveries>) {
         tally.withLockedValue { tally in
             tally = Tally(runTag: runTag, phase: phase, perSender: perSender,
                           counts: [UInt8](repeating: 0, count: peers * perSender), total: total)
@@ -108,7 +108,7 @@ final class DeliveryTally: Sendable {
     }
 
     /// Counts one received message; `from` is the index of the peer whose link it came on.
-    func count(_ id: UInt64, from link: Int?) {
+    public func count(_ id: UInt64, from link: Int?) {
         let tag = UInt16(id >> 48), phase = UInt8(id >> 40 & 0xFF), sender = Int(id >> 32 & 0xFF), sequence = Int(id & 0xFFFF_FFFF)
         let total: NIOLockedValueBox<TotalDeliveries>? = tally.withLockedValue { tally in
             guard tag == tally.runTag, phase == tally.phase, sequence < tally.perSender,
@@ -127,7 +127,7 @@ final class DeliveryTally: Sendable {
         }
     }
 
-    func summary(receiver: Int, senders: Set<Int>) -> (deliveries: Int, missing: Int, duplicates: Int, strays: Int, misattributed: Int) {
+    public func summary(receiver: Int, senders: Set<Int>) -> (deliveries: Int, missing: Int, duplicates: Int, strays: Int, misattributed: Int) {
         tally.withLockedValue { tally in
             var deliveries = 0, missing = 0, duplicates = 0
             let perSender = tally.perSender

@@ -1,12 +1,12 @@
 import Foundation
 
 /// Percentiles of nanosecond samples, in microseconds.
-struct LatencySummary {
-    var p50: Double
-    var p99: Double
-    var mean: Double
+public struct LatencySummary {
+    public var p50: Double
+    public var p99: Double
+    public var mean: Double
 
-    init(_ samples: [UInt64]) {
+    public init(_ samples: [UInt64]) {
         let sorted = samples.sorted()
         func at(_ q: Double) -> Double {
             guard !sorted.isEmpty else { return .nan }
@@ -17,23 +17,24 @@ struct LatencySummary {
         mean = sorted.isEmpty ? .nan : Double(sorted.reduce(0, +)) / Double(sorted.count) / 1000
     }
 
-    var json: [String: Any] { ["p50Us": round2(p50), "p99Us": round2(p99), "meanUs": round2(mean)] }
+    public var json: [String: Any] { ["p50Us": round2(p50), "p99Us": round2(p99), "meanUs": round2(mean)] }
 }
 
-struct Throughput {
-    var messagesPerSecond: Double
-    var megabytesPerSecond: Double
+/// Messages and bytes per second of one measured run.
+public struct Throughput {
+    public var messagesPerSecond: Double
+    public var megabytesPerSecond: Double
 
-    init(messages: Int, bytes: Int, nanoseconds: UInt64) {
+    public init(messages: Int, bytes: Int, nanoseconds: UInt64) {
         let seconds = Double(max(nanoseconds, 1)) / 1e9
         messagesPerSecond = Double(messages) / seconds
         megabytesPerSecond = Double(bytes) / seconds / 1e6
     }
 
-    var json: [String: Any] { ["msgsPerSec": Int(messagesPerSecond.rounded()), "mbPerSec": round2(megabytesPerSecond)] }
+    public var json: [String: Any] { ["msgsPerSec": Int(messagesPerSecond.rounded()), "mbPerSec": round2(megabytesPerSecond)] }
 
     /// The round with the median message rate.
-    static func median(_ rounds: [Throughput]) -> Throughput {
+    public static func median(_ rounds: [Throughput]) -> Throughput {
         let sorted = rounds.sorted { $0.messagesPerSecond < $1.messagesPerSecond }
         return sorted[sorted.count / 2]
     }
@@ -41,7 +42,7 @@ struct Throughput {
 
 /// CPU time (user + system) of the whole process, in nanoseconds: what a phase cost regardless of
 /// how long other processes kept it waiting.
-func processCPUTime() -> UInt64 {
+public func processCPUTime() -> UInt64 {
     var usage = rusage()
     #if canImport(Glibc)
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
@@ -53,35 +54,39 @@ func processCPUTime() -> UInt64 {
 }
 
 /// Runs `body` and also returns the process CPU time it took.
-func cpuTimed<T>(_ body: () async throws -> T) async rethrows -> (T, UInt64) {
+public func cpuTimed<T>(_ body: () async throws -> T) async rethrows -> (T, UInt64) {
     let before = processCPUTime()
     let result = try await body()
     return (result, processCPUTime() - before)
 }
 
 /// CPU time spent over a number of round trips or messages.
-struct CPUTally {
+public struct CPUTally {
+    /// An empty one.
+    public init() {}
+
     private var nanoseconds: UInt64 = 0
     private var items = 0
-    mutating func add(_ cpu: UInt64, count: Int) {
+    public mutating func add(_ cpu: UInt64, count: Int) {
         nanoseconds += cpu
         items += count
     }
-    var microsPerItem: Double { items == 0 ? .nan : Double(nanoseconds) / Double(items) / 1000 }
+    public var microsPerItem: Double { items == 0 ? .nan : Double(nanoseconds) / Double(items) / 1000 }
 }
 
-func round2(_ value: Double) -> Double { value.isFinite ? (value * 100).rounded() / 100 : 0 }
+public func round2(_ value: Double) -> Double { value.isFinite ? (value * 100).rounded() / 100 : 0 }
 
-func median(_ values: [Double]) -> Double {
+public func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return .nan }
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
-enum Machine {
-    static var cpuCount: Int { ProcessInfo.processInfo.activeProcessorCount }
+/// What the figures were measured on: cores, CPU model, load, build configuration.
+public enum Machine {
+    public static var cpuCount: Int { ProcessInfo.processInfo.activeProcessorCount }
 
-    static var cpuModel: String {
+    public static var cpuModel: String {
         #if os(Linux)
         if let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
@@ -93,13 +98,13 @@ enum Machine {
     }
 
     /// The 1-minute load average: how busy the machine was (other processes skew the figures).
-    static var loadAverage: Double? {
+    public static var loadAverage: Double? {
         var loads = [Double](repeating: 0, count: 3)
         guard getloadavg(&loads, 3) >= 1 else { return nil }
         return round2(loads[0])
     }
 
-    static var buildConfiguration: String {
+    public static var buildConfiguration: String {
         #if DEBUG
         "debug"
         #else
@@ -109,11 +114,14 @@ enum Machine {
 }
 
 /// Fixed-width table rows.
-struct Table {
-    private var rows: [[String]] = []
-    mutating func add(_ cells: String...) { rows.append(cells) }
+public struct Table {
+    /// An empty one.
+    public init() {}
 
-    func render() -> String {
+    private var rows: [[String]] = []
+    public mutating func add(_ cells: String...) { rows.append(cells) }
+
+    public func render() -> String {
         let widths = (0..<(rows.map(\.count).max() ?? 0)).map { column in
             rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0
         }
@@ -127,13 +135,13 @@ struct Table {
 }
 
 extension Double {
-    func formatted(_ digits: Int) -> String { String(format: "%.\(digits)f", self) }
+    public func formatted(_ digits: Int) -> String { String(format: "%.\(digits)f", self) }
 
     /// `digits` significant digits: 0.0043, 1.2, 35.
-    func significant(_ digits: Int) -> String { String(format: "%.\(digits)g", self) }
+    public func significant(_ digits: Int) -> String { String(format: "%.\(digits)g", self) }
 
     /// 1234567 → "1,234,567".
-    var grouped: String {
+    public var grouped: String {
         let digits = String(Int(rounded()))
         var out = ""
         for (i, c) in digits.reversed().enumerated() {

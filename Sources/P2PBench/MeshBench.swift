@@ -8,87 +8,93 @@ import P2P
 /// through the mDNS daemon and dials every peer of the mesh it discovers (both sides dial, so the
 /// sessions' simultaneous-connect tie-break is exercised on every pair), then chat `TextMessage`s
 /// go out and every receiver counts them by message ID, so a lost or doubled message shows.
-final class MeshBench: Sendable {
-    struct Options: Sendable {
-        var peers = 32
+public final class MeshBench: Sendable {
+    /// The mesh to form and the messages to send.
+    public struct Options: Sendable {
+        /// The defaults: 32 peers over TLS, found through DNS-SD.
+        public init() {}
+
+        public var peers = 32
         /// Messages of the burst, all from peer 0 to every other peer.
-        var burst = 10_000
+        public var burst = 10_000
         /// Messages each peer sends to all others in the round where everyone sends.
-        var perPeer = 300
-        var textBytes = 32
-        var transport = TransportSecurity.tls
+        public var perPeer = 300
+        public var textBytes = 32
+        public var transport = TransportSecurity.tls
         /// Find peers through DNS-SD (the real path) or dial the known ports (no daemon needed).
-        var discovery = MeshDiscovery.mdns
+        public var discovery = MeshDiscovery.mdns
         /// Sends wait while the receiver is behind (`Session.sendWhenWritable`) instead of queueing without bound.
-        var paced = true
+        public var paced = true
         /// Sessions become available one after another this far apart, as peers joining a network do;
         /// all at once, 32 browsers' lookups overrun the system bus (see `ServiceBrowser`).
-        var joinIntervalMilliseconds = 250
+        public var joinIntervalMilliseconds = 250
         /// Peer 0 sends the first burst message twice: a check that the count catches a duplicate.
-        var injectDuplicate = false
-        var formationTimeout: Double = 60
-        var deliveryTimeout: Double = 120
+        public var injectDuplicate = false
+        public var formationTimeout: Double = 60
+        public var deliveryTimeout: Double = 120
     }
 
     /// The outcome of one phase of sends: how many arrived, and every deviation from exactly once.
-    struct DeliveryResult: Sendable {
-        var sent: Int
-        var expectedDeliveries: Int
-        var deliveries: Int
+    public struct DeliveryResult: Sendable {
+        public var sent: Int
+        public var expectedDeliveries: Int
+        public var deliveries: Int
         /// (sender, receiver, message) triples that never arrived.
-        var missing: Int
+        public var missing: Int
         /// Extra copies: a message counted twice at one receiver adds 1.
-        var duplicates: Int
+        public var duplicates: Int
         /// Messages whose ID belongs to no message of this phase (another run, a corrupted ID).
-        var strays: Int
+        public var strays: Int
         /// Messages that arrived from a peer other than the one whose ID they carry.
-        var misattributed: Int
+        public var misattributed: Int
         /// From the first send until the last expected delivery (or the timeout).
-        var nanoseconds: UInt64
+        public var nanoseconds: UInt64
         /// How long the senders' `send` loops took (they return before the bytes are delivered).
-        var sendNanoseconds: UInt64
-        var peakRSSGrowth: Int?
-        var sendErrors: [String]
-        var exactlyOnce: Bool { missing == 0 && duplicates == 0 && strays == 0 && misattributed == 0 && sendErrors.isEmpty }
-        var deliveriesPerSecond: Double { Double(deliveries) / (Double(max(nanoseconds, 1)) / 1e9) }
+        public var sendNanoseconds: UInt64
+        public var peakRSSGrowth: Int?
+        public var sendErrors: [String]
+        public var exactlyOnce: Bool { missing == 0 && duplicates == 0 && strays == 0 && misattributed == 0 && sendErrors.isEmpty }
+        public var deliveriesPerSecond: Double { Double(deliveries) / (Double(max(nanoseconds, 1)) / 1e9) }
     }
 
-    struct Report: Sendable {
-        var peers: Int
-        var connections: Int
+    /// Everything one mesh run measured.
+    public struct Report: Sendable {
+        public var peers: Int
+        public var connections: Int
         /// From `setAvailable(true)` on every session until every session saw all others available.
-        var discoveredNanoseconds: UInt64
+        public var discoveredNanoseconds: UInt64
         /// From `setAvailable(true)` until every session is connected to all others.
-        var formedNanoseconds: UInt64
+        public var formedNanoseconds: UInt64
         /// Failed `connect` calls that were retried (refused duplicates, races with the peer's own dial).
-        var dialFailures: Int
+        public var dialFailures: Int
         /// Links that ended after the mesh formed, by reason (each end reports its own).
-        var disconnects: [String: Int]
-        var memory: MemorySnapshots
-        var burst: DeliveryResult
-        var everyone: DeliveryResult
+        public var disconnects: [String: Int]
+        public var memory: MemorySnapshots
+        public var burst: DeliveryResult
+        public var everyone: DeliveryResult
     }
 
-    struct MemorySnapshots: Sendable {
-        var beforeSessions: MemoryUse
-        var sessionsStarted: MemoryUse
-        var meshFormed: MemoryUse
+    /// The process's memory at each step of the run.
+    public struct MemorySnapshots: Sendable {
+        public var beforeSessions: MemoryUse
+        public var sessionsStarted: MemoryUse
+        public var meshFormed: MemoryUse
     }
 
     /// Resident memory of this process: all of it, and the anonymous part (heap and buffers, without
     /// mapped code and libraries).
-    struct MemoryUse: Sendable {
-        var rss: Int
-        var anonymous: Int
-        static func now() -> MemoryUse { MemoryUse(rss: Memory.residentBytes() ?? 0, anonymous: Memory.anonymousBytes() ?? 0) }
+    public struct MemoryUse: Sendable {
+        public var rss: Int
+        public var anonymous: Int
+        public static func now() -> MemoryUse { MemoryUse(rss: Memory.residentBytes() ?? 0, anonymous: Memory.anonymousBytes() ?? 0) }
     }
 
-    let options: Options
+    public let options: Options
     /// Random per run: message IDs and the session ID carry it, so traffic of another run never counts.
-    let runTag = UInt16.random(in: 1 ... .max)
+    public let runTag = UInt16.random(in: 1 ... .max)
     private let group: MultiThreadedEventLoopGroup
-    let sessions: [Session]
-    let tallies: [DeliveryTally]
+    public let sessions: [Session]
+    public let tallies: [DeliveryTally]
     private let progress: @Sendable (String) -> Void
     private let dialFailures = NIOLockedValueBox(0)
     private let dialErrors = NIOLockedValueBox<[String: Int]>([:])
@@ -100,7 +106,7 @@ final class MeshBench: Sendable {
     /// DNS-SD errors reported by the sessions while the mesh formed.
     private let discoveryErrors = NIOLockedValueBox<[String]>([])
 
-    init(options: Options, progress: @escaping @Sendable (String) -> Void) {
+    public init(options: Options, progress: @escaping @Sendable (String) -> Void) {
         self.options = options
         self.progress = progress
         group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
@@ -122,9 +128,9 @@ final class MeshBench: Sendable {
         tallies = (0..<options.peers).map { _ in DeliveryTally() }
     }
 
-    var connections: Int { options.peers * (options.peers - 1) / 2 }
+    public var connections: Int { options.peers * (options.peers - 1) / 2 }
 
-    func run() async throws -> Report {
+    public func run() async throws -> Report {
         let before = MemoryUse.now()
         let index = Dictionary(uniqueKeysWithValues: sessions.enumerated().map { ($1.peerID, $0) })
         for (receiver, session) in sessions.enumerated() {
@@ -156,7 +162,7 @@ final class MeshBench: Sendable {
                       burst: burst, everyone: everyone)
     }
 
-    func close() async {
+    public func close() async {
         watchers.withLockedValue { $0 }.forEach { $0.cancel() }
         for session in sessions { await session.close() }
         try? await group.shutdownGracefully()
@@ -261,15 +267,17 @@ final class MeshBench: Sendable {
     }
 }
 
-enum MeshDiscovery: String, Sendable, CaseIterable {
+/// How the mesh's sessions find each other: through DNS-SD, or by dialling the known ports.
+public enum MeshDiscovery: String, Sendable, CaseIterable {
     case mdns, direct
 }
 
-enum MeshBenchError: Error, CustomStringConvertible {
+/// Why a mesh run could not be measured.
+public enum MeshBenchError: Error, CustomStringConvertible {
     case discovery(String)
     case formation(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .discovery(let reason): "discovery failed: \(reason)"
         case .formation(let reason): "the mesh did not form: \(reason)"

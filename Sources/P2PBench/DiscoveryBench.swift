@@ -2,25 +2,28 @@ import Foundation
 import NIOConcurrencyHelpers
 import P2P
 
-enum DiscoveryBench {
-    struct Run {
+/// How long a new peer takes to be found and connected through the mDNS daemon.
+public enum DiscoveryBench {
+    /// One measurement, in nanoseconds.
+    public struct Run {
         /// From B's `start()` + `setAvailable(true)` to A's `.available` event for B.
-        var found: UInt64
+        public var found: UInt64
         /// Duration of A's `connect(to: B.peerID)` until connected.
-        var connect: UInt64
+        public var connect: UInt64
         /// From B's start to its own `.advertising` event (mDNS probing done, name registered).
-        var registered: UInt64?
+        public var registered: UInt64?
         /// From a fresh browser's `start()` + `setAvailable(true)` to finding B, already advertised.
-        var foundByNewBrowser: UInt64?
+        public var foundByNewBrowser: UInt64?
     }
 
-    enum Outcome {
+    /// The runs, or why discovery could not be measured (no daemon).
+    public enum Outcome {
         case measured([Run])
         case skipped(String)
     }
 
     /// A (already browsing) waits for a fresh B of a random session ID, then connects to it by peer ID.
-    static func measure(runs: Int, transport: TransportSecurity, timeout: Double = 5) async -> Outcome {
+    public static func measure(runs: Int, transport: TransportSecurity, timeout: Double = 5) async -> Outcome {
         var results: [Run] = []
         for _ in 0..<runs {
             // A random session ID per run, so stale services of earlier runs never match.
