@@ -11,26 +11,33 @@ import Testing
     let bob = PeerInfo(id: PeerID(bytes: Array(repeating: 2, count: 16)), displayName: "bob", sessionID: "room")
 
     func model(scripted: Bool = false, verbose: Bool = false) -> ChatModel {
-        let room = ChatRoom(name: "room", localPeer: me, dialsRoomPeers: !scripted, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
-        return ChatModel(room: room, scripted: scripted, verbose: verbose)
+        ChatModel(scripted: scripted, verbose: verbose)
+    }
+
+    func room() -> ChatRoom {
+        var room = ChatRoom(name: "room", localPeer: me, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        _ = room.handle(.inputEnded)
+        return room
     }
 
     @Test func pipedInputIsDoneWhenItEndedAndConnectedPeersAcknowledgedOrTenSecondsPassed() {
         var chat = model()
-        #expect(!chat.isDone(awaitingAcknowledgement: false), "the input has not ended")
+        let open = ChatRoom(name: "room", localPeer: me, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        #expect(!chat.isDone(room: open, awaitingAcknowledgement: false), "the input has not ended")
         #expect(chat.handle(.inputEnded) == [.waitForAcknowledgements])
-        #expect(chat.isDone(awaitingAcknowledgement: false))
-        #expect(!chat.isDone(awaitingAcknowledgement: true), "a connected peer has not acknowledged a line yet")
+        #expect(chat.isDone(room: room(), awaitingAcknowledgement: false))
+        #expect(!chat.isDone(room: room(), awaitingAcknowledgement: true), "a connected peer has not acknowledged a line yet")
         #expect(chat.handle(.acknowledgementsOverdue) == [])
-        #expect(chat.isDone(awaitingAcknowledgement: true), "no longer waited for: the line stays in the outbox")
+        #expect(chat.isDone(room: room(), awaitingAcknowledgement: true), "no longer waited for: the line stays in the outbox")
     }
 
     @Test func aLineHeldForWhoeverJoinsKeepsAPipedChatOpen() {
         var chat = model()
-        _ = chat.room.handle(.linesHeld([UnaddressedLine(sequence: 1, room: "room", typedAt: Date(), text: "anyone?")]))
+        var room = room()
+        _ = room.handle(.linesHeld([UnaddressedLine(sequence: 1, room: "room", typedAt: Date(), text: "anyone?")]))
         _ = chat.handle(.inputEnded)
         _ = chat.handle(.acknowledgementsOverdue)
-        #expect(!chat.isDone(awaitingAcknowledgement: false))
+        #expect(!chat.isDone(room: room, awaitingAcknowledgement: false))
     }
 
     @Test func ctrlCEndsTheChatWithZero() {
@@ -48,68 +55,39 @@ import Testing
         #expect(room.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: nil)).count == 1, "a room goes on")
     }
 
-    @Test func aMemberThatCouldNotBeRedialledIsReportedOnlyWhenItSaidNoOrWithVerbose() {
+    @Test func aMemberThatCouldNotBeRedialledIsReportedOnlyWithVerboseAndItsRefusalByTheRunner() {
         var chat = model()
         #expect(chat.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).isEmpty)
-        let refused = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: bob.id))
-        #expect(refused.contains { if case .refusedBy(_, .declined, let text) = $0 { text.hasPrefix("bob declined the connection") } else { false } })
+        // The peer said no: the runner reports it once (`ChatRoomRunner.Event.refusedBy`), not the model at every try.
+        #expect(chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: bob.id)).isEmpty)
+        #expect(chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("pinned"), unasked: bob.id)).isEmpty)
         var verbose = model(verbose: true)
         #expect(verbose.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: bob.id)).count == 1)
     }
 
-    @Test func aPeerThatRefusedOurKeyIsNamedOnceWithWhatToDoAndWhatBecomesOfTheLines() {
-        var chat = model()
-        chat.localName = "carol"
-        _ = chat.room.handle(.linesHeld([UnaddressedLine(sequence: 1, room: "room", typedAt: Date(), text: "anyone?")]))
-        let first = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("the name \"carol\" is pinned to another key"), unasked: bob.id))
-        let shown = first.compactMap { if case .refusedBy(_, let refusal, let text) = $0 { (refusal, text) } else { nil } }
-        #expect(shown.count == 1)
-        #expect(shown.first?.0 == .keyChanged)
-        let text = shown.first?.1 ?? ""
+    /// The line a room shows for `ChatRoomRunner.Event.refusedBy`: why, what to do, and what becomes of the lines.
+    @Test func aPeerThatRefusedOurKeyIsNamedWithWhatToDoAndWhatBecomesOfTheLines() {
+        let text = RefusalNotice(refusal: .keyChanged).message(by: "bob", localName: "carol", heldLines: 1, waiting: 0)
         #expect(text.hasPrefix("bob refused this key"))
         #expect(text.contains("p2p trust remove carol"))
+        #expect(text.contains("not dialled again in this run"))
         #expect(text.contains("1 line typed while nobody was here will not reach bob"))
-        #expect(chat.room.noRedial.contains(bob.id), "a refusal is an answer: not dialled again")
-        let again = chat.handle(.dialFailed(target: "bob", SessionError.refusedAsUntrusted("again"), unasked: bob.id))
-        #expect(!again.contains { if case .refusedBy = $0 { true } else { false } }, "once per peer, not per try")
-    }
-
-    /// Bob has the higher ID, so alice's room dials him: her refusal of his key reaches him as the end of
-    /// a link she opened, before it connected. Told once, whichever way it came, and alice is not dialled.
-    @Test func aPeerThatDialledUsAndRefusedOurKeyIsNamedOnceAndNotDialled() {
-        var chat = model()
-        chat.localName = "carol"
-        let untrusted = SessionError.refusedAsUntrusted("the name \"carol\" is pinned to another key on this peer")
-        let first = chat.handle(.unconnectedPeerGone(bob, reason: untrusted))
-        #expect(first.count == 1)
-        guard case .refusedBy(let peer, .keyChanged, let text)? = first.first else { Issue.record("not told: \(first)"); return }
-        #expect(peer.id == bob.id && text.hasPrefix("bob refused this key") && text.contains("p2p trust remove carol"))
-        #expect(chat.room.noRedial.contains(bob.id))
-        #expect(chat.handle(.unconnectedPeerGone(bob, reason: untrusted)).isEmpty, "a second try of hers is not told again")
-        #expect(chat.handle(.dialFailed(target: "bob", untrusted, unasked: bob.id)).allSatisfy { if case .refusedBy = $0 { false } else { true } })
-        #expect(chat.room.handle(.peerAvailable(bob, now: .now)).isEmpty, "a peer that refused us is not dialled again in this run")
-        // Not the peer asked for (ERROR 17): told too, with its own reason.
-        var other = model()
-        let notAsked = other.handle(.unconnectedPeerGone(bob, reason: .refusedAsUnexpected("expected peer 0303…")))
-        guard case .refusedBy(_, .notThePeerAsked, let why)? = notAsked.first else { Issue.record("not told: \(notAsked)"); return }
-        #expect(why.contains("looking for another peer"))
-        // Anything else ending a link that never connected is not a refusal; a decline on it is our own "no".
-        var quiet = model()
-        #expect(quiet.handle(.unconnectedPeerGone(bob, reason: .connectionLost)).isEmpty)
-        #expect(quiet.handle(.unconnectedPeerGone(bob, reason: .denied(by: "you"))).isEmpty)
-        #expect(quiet.handle(.unconnectedPeerGone(bob, reason: nil)).isEmpty)
-        #expect(!quiet.room.noRedial.contains(bob.id))
-        // A scripted chat (--to, --connect) hears of the refusal from its dial, which ends it.
-        var scripted = model(scripted: true)
-        #expect(scripted.handle(.unconnectedPeerGone(bob, reason: untrusted)).isEmpty)
+        #expect(!text.contains("outbox"), "no line waits for bob")
+        #expect(RefusalNotice(refusal: .keyChanged).message(by: "bob", localName: "", heldLines: 0, waiting: 0).contains("p2p trust remove YOUR-NAME"))
+        let declined = RefusalNotice(refusal: .declined).message(by: "bob", localName: "carol", heldLines: 0, waiting: 2)
+        #expect(declined.hasPrefix("bob declined the connection"))
+        #expect(declined.contains("2 lines for bob will not be delivered now (they stay in the outbox)"))
+        let notAsked = RefusalNotice(refusal: .notThePeerAsked).message(by: "bob", localName: "carol", heldLines: 0, waiting: 0)
+        #expect(notAsked.contains("looking for another peer") && notAsked.contains("nothing is wrong with your key"))
+        #expect(!RefusalNotice(refusal: .keyChanged).message(by: "bob", localName: "\u{1B}[2Jcarol", heldLines: 0, waiting: 0).contains("\u{1B}"),
+                "our own name reaches the terminal sanitized")
     }
 
     @Test func theWaitForANamedPeerEndsWithThreeOnlyWhenNobodyJoined() {
         var alone = model(scripted: true)
-        #expect(alone.handle(.waitExpired) == [.reportNotFound, .exit(ExitStatus.peerNotFound)])
+        #expect(alone.handle(.waitExpired(found: false)) == [.reportNotFound, .exit(ExitStatus.peerNotFound)])
         var joined = model(scripted: true)
-        _ = joined.room.handle(.peerConnected(bob))
-        #expect(joined.handle(.waitExpired) == [])
+        #expect(joined.handle(.waitExpired(found: true)) == [])
     }
 }
 

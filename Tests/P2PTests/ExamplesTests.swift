@@ -62,6 +62,25 @@ import Testing
         try await bot.waitForLine("alice left; final score")
     }
 
+    /// ChatRoomLog (a `ChatRoomRunner`) says who joined and left, and prints each line with its sender.
+    @Test func chatRoomLogPrintsWhoJoinedAndEveryLineWithItsSender() async throws {
+        let room = "room-\(UInt32.random(in: 0 ... UInt32.max))"
+        let log = try ExampleRun("ChatRoomLog", [room, "log-test"])
+        defer { log.stop() }
+        let port = try await log.port(after: "ChatRoomLog in room \"\(room)\" as log-test on port ")
+
+        let carol = try await makeSession("carol", sessionID: room)
+        let chat = Conversation(session: carol, history: try ChatHistory(path: ChatTests.temporaryPath()))
+        let events = ConversationRecorder(chat)
+        let logPeer = try await carol.connect(to: Endpoint(host: "127.0.0.1", port: port))
+        try await log.waitForLine("carol joined")
+        try await chat.send("hello room", to: [logPeer])
+        try await events.waitForDelivered(1)
+        try await log.waitForLine("carol> hello room")
+        await carol.close()
+        try await log.waitForLine("carol left")
+    }
+
     /// FileDrop with --everyone takes a pinned-on-first-use sender's file into its folder; run again
     /// (pinned keys only) it takes that sender's next file and refuses a new key.
     @Test func fileDropTakesFilesFromPinnedKeysOnly() async throws {

@@ -24,58 +24,33 @@ func choose(on board: Board, as mark: Mark) -> Int? {
 }
 
 let name = CommandLine.arguments.dropFirst().first ?? "bot"
-let identity: Identity
 do {
-    identity = try Identity.loadOrCreate()
+    let session = Session(sessionID: "game", displayName: name, mode: .server, identity: try Identity.loadOrCreate())
+    let games = GameSession(session: session)
+    // Anyone may invite the bot, one opponent at a time (the rules `p2p game --yes` follows); whoever
+    // connects is the opponent.
+    games.takeInvitations(GameInvitations(acceptsEveryone: true, canAsk: false)) { peer, _ in say("declined \(peer.displayName): already playing") }
+    let events = games.events()
+    try await session.start()
+    try session.setAvailable(true)
+    say("TicTacToeBot waiting in the game session as \(session.displayName) on port \(session.localPort ?? 0)")
+
+    for await event in events {
+        switch event {
+        case .game(.roundStarted(let round, let mark), let opponent):
+            say("round \(round) against \(opponent.displayName): I am \(mark)")
+        case .game(.roundOver(let round, let result, _, let score), _):
+            say("round \(round): \(result); score \(score.wins)–\(score.losses), \(score.draws) drawn")
+        case .opponentGone(let peer, let onPurpose, let score):
+            say("\(peer.displayName) \(onPurpose ? "left" : "was lost"); final score \(score.wins)–\(score.losses), \(score.draws) drawn")
+        default:
+            break
+        }
+        // Plays when it is this side's turn (a round began, or the opponent moved).
+        let now = games.snapshot
+        if now.game.state == .myTurn, let mark = now.game.myMark, let square = choose(on: now.game.board, as: mark) { try? games.play(square) }
+    }
 } catch {
     FileHandle.standardError.write(Data("TicTacToeBot: \(error)\n".utf8))
     exit(1)
-}
-
-let session = Session(sessionID: "game", displayName: name, mode: .server, identity: identity)
-let games = GameSession(session: session)
-// Anyone may invite the bot, one opponent at a time: the rules `p2p game --yes` follows.
-let invitations = GameInvitations(acceptsEveryone: true, canAsk: false)
-session.setConnectionRequestHandler { request in
-    let decision = invitations.decide(request.peer.id, in: .init(playing: games.snapshot.opponent != nil))
-    if decision != .accept { say("declined \(request.peer.displayName): already playing") }
-    return decision == .accept
-}
-
-/// Plays when it is this side's turn.
-func playIfMyTurn() {
-    let now = games.snapshot
-    guard now.game.state == .myTurn, let mark = now.game.myMark, let square = choose(on: now.game.board, as: mark) else { return }
-    try? games.play(square)
-}
-
-let peerEvents = session.events()
-Task {
-    for await event in peerEvents {
-        // Whoever connects is the opponent: the game starts on both sides as soon as the link is up.
-        if case .peerChanged(let peer, .connected, _) = event {
-            say("\(peer.displayName) (\(peer.id.short)) connected: new game")
-            games.start(against: peer)
-        }
-    }
-}
-
-try await session.start()
-try session.setAvailable(true)
-say("TicTacToeBot waiting in the game session as \(session.displayName) on port \(session.localPort ?? 0)")
-
-for await event in games.events() {
-    switch event {
-    case .game(.roundStarted(let round, let mark), let opponent):
-        say("round \(round) against \(opponent.displayName): I am \(mark)")
-        playIfMyTurn()
-    case .game(.moved(by: .peer, _, _), _):
-        playIfMyTurn()
-    case .game(.roundOver(let round, let result, _, let score), _):
-        say("round \(round): \(result); score \(score.wins)–\(score.losses), \(score.draws) drawn")
-    case .opponentGone(let peer, let onPurpose, let score):
-        say("\(peer.displayName) \(onPurpose ? "left" : "was lost"); final score \(score.wins)–\(score.losses), \(score.draws) drawn")
-    default:
-        break
-    }
 }

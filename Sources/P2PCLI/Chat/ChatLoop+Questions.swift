@@ -22,7 +22,7 @@ extension ChatLoop {
         let name = PeerTarget.name(asker.question.peer)
         switch asker.question {
         case .connection(let request):
-            switch model.room.policy.decide(request.peer.id, trust: request.trust) {
+            switch runner.decide(request) {
             case .accept:
                 asker.answer.resume(returning: true)
             case .deny:
@@ -34,7 +34,7 @@ extension ChatLoop {
                 _ = questions.queue.ask("\(name) wants to chat — \(trust). Accept?", asker: asker)
             }
         case .offer(let offer):
-            guard model.room.policy.canAsk else {
+            guard room.policy.canAsk else {
                 asker.answer.resume(returning: false)
                 view.error("denied", "declined \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)) from \(name); use --yes to accept")
                 return
@@ -65,7 +65,7 @@ extension ChatLoop {
         for prompt in questions.queue.answerShown(answer) {
             let yes = answer != .no
             Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow))
-            if yes, case .connection(let request) = prompt.asker.question { execute(model.room.handle(.peerAccepted(request.peer.id))) }
+            if yes, case .connection(let request) = prompt.asker.question { runner.accepted(request.peer.id) }
             prompt.asker.answer.resume(returning: yes)
         }
     }
@@ -108,7 +108,7 @@ extension ChatLoop {
     /// Tab: completes a peer's name or a path in the input line, or lists what fits.
     func complete() {
         // Only names that print as they are can be typed back (a hostile name never reaches the line).
-        let names = Set(model.room.members.values.map(\.displayName.raw)).filter { Terminal.sanitize($0) == $0 }
+        let names = Set(room.members.values.map(\.displayName.raw)).filter { Terminal.sanitize($0) == $0 }
         let completion = ChatCompletion.complete(editor.text, cursor: editor.cursor, names: Array(names), list: ChatCompletion.listDirectory)
         editor.replace(text: completion.text, cursor: completion.cursor)
         if !completion.listed.isEmpty { view.note(completion.listed.map { Terminal.sanitize($0) }.joined(separator: "  ")) }
@@ -121,7 +121,7 @@ extension ChatLoop {
             let kept = editor.line.isEmpty ? "" : Terminal.paint(" (answer y or n; \"\(editor.line)\" is kept for after)", .dim)
             Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) [y/n]\(more)", .yellow) + kept + " "))
         } else {
-            let prompt = (model.room.connected.isEmpty ? Terminal.paint("(nobody here yet) ", .dim) : "") + "> "
+            let prompt = (room.connected.isEmpty ? Terminal.paint("(nobody here yet) ", .dim) : "") + "> "
             Output.setInputLine(InputLine(prompt: prompt, editor: editor))
         }
     }
@@ -140,7 +140,7 @@ extension ChatLoop {
         case .peers:
             listPeers()
         case .names:
-            view.note(ChatModel.names(own: session.displayName, connected: model.room.connected.values.map(\.displayName.raw)))
+            view.note(ChatModel.names(own: session.displayName, connected: room.connected.values.map(\.displayName.raw)))
         case .nothing:
             break
         case .mistake(let message):

@@ -94,7 +94,7 @@ extension ChatLoop {
             image = ImageInfo(contentsOf: url)
             guard image != nil else { return view.error(code, "\(path) is not a PNG, JPEG, GIF or WebP image") }
         }
-        guard !model.room.connected.isEmpty else {
+        guard !room.connected.isEmpty else {
             view.note("Nobody is connected: the \(code) was not sent.")
             return
         }
@@ -104,7 +104,7 @@ extension ChatLoop {
         let transfers = self.transfers!
         let file = url.standardizedFileURL
         // An older p2p gets nothing, and the person reads why, naming it and its version.
-        let (takers, refusals) = Self.recipients(of: file.lastPathComponent, among: Array(model.room.connected.values))
+        let (takers, refusals) = Self.recipients(of: file.lastPathComponent, among: Array(room.connected.values))
         for refusal in refusals { view.error(code, refusal) }
         guard !takers.isEmpty else { return }
         let names = takers.map { PeerTarget.name($0) }

@@ -5,19 +5,20 @@ import P2P
 
 /// The chat's one loop: session events, keys (or piped lines), connection requests and image offers
 /// are handled in arrival order, so no state is shared between threads. Questions to the person are
-/// states of this loop (`PromptQueue`), never reads blocked on the side. Who is in the room, whom to
-/// dial and what was typed while nobody was here is the library's `ChatRoom`; this loop feeds it what
-/// happens and carries out what it returns (ChatLoop+Room.swift).
+/// states of this loop (`PromptQueue`), never reads blocked on the side. The room itself (who is in it,
+/// whom to dial, what was typed while nobody was here, sending and holding lines) runs in the library's
+/// `ChatRoomRunner`: this loop feeds it what happens and shows what it reports (ChatLoop+Room.swift).
 final class ChatLoop {
     /// What the driver's loop takes besides keys or lines, Ctrl-C and questions.
     enum Event: Sendable {
         case session(SessionEvent)
         case transfer(TransferEvent)
         case conversation(ConversationEvent)
-        /// `unasked`: a dial nobody asked for by name (a member coming back, a peer of the room), which
-        /// reports nothing unless --verbose: a stale DNS-SD record is not the user's error.
-        case connectFailed(String, any Error, unasked: PeerID?)
-        /// The person answered whether to dial a new key of the room (`ChatRoom.Effect.askToDial`).
+        /// A dial of `--connect` or `--to` that failed, or was refused before it began.
+        case connectFailed(String, any Error)
+        /// What the room runner reports (dials, held, queued and delivered lines, refusals, questions).
+        case room(ChatRoomRunner.Event)
+        /// The person answered whether to dial a new key of the room (`ChatRoomRunner.Event.dialQuestion`).
         case roomDialAnswered(PeerInfo, yes: Bool)
         /// A dial that is still waiting a moment after it began: the other side is being asked.
         case dialSlow(PeerInfo)
@@ -35,9 +36,15 @@ final class ChatLoop {
     let driver = CommandDriver<Event>(backlog: Backlog())
     var feed: CommandFeed<Event> { driver.feed }
 
-    /// Membership, dialling and held lines (its `room`), and how the chat ends.
+    /// How the chat ends: failed dials, the end of piped input, the wait for a `--to` peer.
     var model: ChatModel
+    /// Who may connect and whom the room dials unasked; handed to the runner.
+    let policy: ConnectionPolicy
     var conversation: Conversation!
+    /// The room: membership, dialling, trust, held and sent lines.
+    var runner: ChatRoomRunner!
+    /// The room as it stands now.
+    var room: ChatRoom { runner.room }
     var questions = PeerQuestions()
     var transfers: FileTransfers!
     /// Declines every byte stream offered (a chat takes none), as `p2p receive` does; kept alive here.
@@ -59,10 +66,8 @@ final class ChatLoop {
         self.view = view
         self.options = options
         interactive = Terminal.stdinIsTTY && !options.json
-        let policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
-        // A chat with one peer (by name or address) does not dial the peers of its session by itself.
-        let room = ChatRoom(name: session.sessionID, localPeer: session.peerID, dialsRoomPeers: options.to == nil && options.connect == nil, policy: policy)
-        model = ChatModel(room: room, scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose, localName: session.displayName)
+        policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
+        model = ChatModel(scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose)
     }
 
     func run() async -> ExitCode {
@@ -78,11 +83,13 @@ final class ChatLoop {
             view.error("history", error.description)
             return ExitStatus.failure
         }
+        // A chat with one peer (by name or address) does not dial the peers of its session by itself.
+        runner = ChatRoomRunner(session: session, conversation: conversation, policy: policy, dialsRoomPeers: options.to == nil && options.connect == nil,
+                                context: requestContext) { feed.send(.room($0)) }
         driver.pump(conversation.events()) { .conversation($0) }
         showRecentLines()
-        showOutbox()
-        let held = (try? conversation.history.unaddressed(in: session.sessionID)) ?? []
-        execute(model.room.handle(.linesHeld(held)))
+        let (held, outbox) = (try? runner.resume()) ?? ([], [])
+        showOutbox(outbox)
         if !held.isEmpty {
             view.note("\(held.count) line\(held.count == 1 ? "" : "s") typed while nobody was here wait\(held.count == 1 ? "s" : "") for whoever joins.")
         }
@@ -124,7 +131,7 @@ final class ChatLoop {
         if let endpoint = options.connect.flatMap(Endpoint.init) {
             let context = requestContext
             view.note("connecting to \(endpoint)…")
-            dial(endpoint.description) { try await $0.connect(to: endpoint, context: context) }
+            session.dialInBackground({ try await $0.connect(to: endpoint, context: context) }) { feed.send(.connectFailed(endpoint.description, $0)) }
         } else if let target = options.to {
             view.note("waiting for \(target) to appear…")
             driver.timers.after(.seconds(options.timeout), .waitForPeerExpired)
@@ -140,7 +147,7 @@ final class ChatLoop {
 
         let status = await driver.run { input in
             if let stop = handle(input) { return stop }
-            if model.isDone(awaitingAcknowledgement: awaitingAcknowledgement) { return .success }
+            if model.isDone(room: room, awaitingAcknowledgement: runner.awaitsAcknowledgement) { return .success }
             if interactive { render() }
             return nil
         }
@@ -163,6 +170,7 @@ final class ChatLoop {
                 if let stop = handle(key) { return stop }
             }
         case .endOfInput:
+            runner.inputEnded()
             return perform(model.handle(.inputEnded))
         case .question(let asked):
             queue(asked)
@@ -172,18 +180,21 @@ final class ChatLoop {
             transferred(event)
         case .event(.conversation(let event)):
             handle(event)
-        case .event(.connectFailed(let target, let error, let unasked)):
-            return perform(model.handle(.dialFailed(target: target, error, unasked: unasked)))
+        case .event(.connectFailed(let target, let error)):
+            return perform(model.handle(.dialFailed(target: target, error, unasked: nil)))
+        case .event(.room(let event)):
+            return show(event)
         case .event(.roomDialAnswered(let peer, let yes)):
-            execute(model.room.handle(.dialAnswered(peer, yes: yes, now: .now)))
+            runner.answer(dialTo: peer, yes: yes)
         case .event(.dialSlow(let peer)):
-            if model.room.dialing.contains(peer.id) && model.room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(judged(peer))) to accept…") }
+            if room.dialing.contains(peer.id) && room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(runner.judged(peer))) to accept…") }
         case .event(.waitForPeerExpired):
-            return perform(model.handle(.waitExpired))
+            let room = self.room
+            return perform(model.handle(.waitExpired(found: !room.connected.isEmpty || !room.dialing.isEmpty)))
         case .event(.reconnectTick):
+            // Links can die without a word (a cut cable): the runner dials members still advertised again.
             noteDiscoveryReach()
-            execute(model.room.handle(.tick(now: .now)))
-            redialMembers()
+            runner.tick()
         case .event(.acknowledgementsOverdue):
             _ = model.handle(.acknowledgementsOverdue)
         case .interrupt:
@@ -196,11 +207,9 @@ final class ChatLoop {
     func perform(_ effects: [ChatModel.Effect]) -> ExitCode? {
         for effect in effects {
             switch effect {
-            case .room(let effect): execute([effect])
             case .waitForAcknowledgements: driver.timers.after(.seconds(10), .acknowledgementsOverdue)
             case .note(let text): view.note(text)
             case .error(let code, let message): view.error(code, message)
-            case .refusedBy(let peer, let refusal, let message): view.refusedBy(peer, refusal, message: message)
             case .reportNotFound:
                 view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
                                                               counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
@@ -228,12 +237,12 @@ final class ChatLoop {
             await session.close()
             sessionClosed = true
         }, leftover: showLeftover)
-        let held = model.room.heldLines.count
+        let held = room.heldLines.count
         if held > 0 {
             view.note("\(held) line\(held == 1 ? "" : "s") typed while nobody was here \(held == 1 ? "is" : "are") kept: "
                 + "the next p2p chat in room \"\(session.sessionID)\" sends \(held == 1 ? "it" : "them") to whoever joins.")
         }
-        if outbox { showOutbox() }
+        if outbox { showOutbox((try? conversation.pending()) ?? []) }
         return status
     }
 
@@ -249,6 +258,10 @@ final class ChatLoop {
             handle(event)
         case .event(.transfer(let event)):
             transferred(event)
+        case .event(.room(.dialing)), .event(.room(.dialQuestion)), .event(.room(.dialFailed)):
+            break  // dials of a chat that is over
+        case .event(.room(let event)):
+            _ = show(event)
         case .line, .keys, .endOfInput, .question, .withdrawn, .interrupt, .event(.connectFailed), .event(.roomDialAnswered), .event(.dialSlow),
              .event(.waitForPeerExpired), .event(.reconnectTick), .event(.acknowledgementsOverdue):
             // Typing, dialling and timers of a chat that is over (a dial fails because the session closed).

@@ -62,7 +62,7 @@ public final class GameSession: Sendable {
         var rematch: OneShotTimer?
     }
 
-    private let session: Session
+    let session: Session
     private let rollDie: @Sendable () -> DieRoll
     private let rematchDelay: Duration?
     private let state = NIOLockedValueBox(State())
