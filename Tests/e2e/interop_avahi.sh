@@ -13,7 +13,10 @@ NAME=interop-$TAG
 
 # browse_line NAME: avahi-browse's resolved line for instance NAME (IPv4), if any.
 browse_line() { run timeout 5 avahi-browse -rpt _p2p._tcp 2>/dev/null | grep -F ";IPv4;$1;_p2p._tcp;local;" | grep '^=' | head -n 1; }
-has_browse_line() { [ -n "$(browse_line "$1")" ]; }
+# has_browse_line NAME: avahi-browse resolves NAME with its own TXT record. While avahi probes the name, a
+# peer holds the claim record `"txtvers=1"` alone (PROTOCOL.md, TXT record), replaced as soon as the name
+# is registered: a browser that resolves it in that moment resolves again, as p2p's own browser does.
+has_browse_line() { local line; line=$(browse_line "$1"); [ -n "$line" ] && [ "${line##*;}" != '"txtvers=1"' ]; }
 # peers_has COND...: one `p2p peers --json` run lists a service matching every COND.
 peers_has() {
   run env P2P_HOME="$(home peers)" "$P2P" peers --json --timeout 3 >"$E2E_TMP/peers.out" 2>"$E2E_TMP/peers.err"
