@@ -21,20 +21,9 @@ extension PeerLocator {
             throw .noDiscovery(error)
         }
         progress(.waiting(for: nil))
-        let (steps, stepper) = AsyncStream.makeStream(of: AllStep.self)
-        if given == nil {
-            for peer in session.availablePeers { stepper.yield(.event(.peerChanged(peer, .available, reason: nil))) }
-        }
-        let forward = Task {
-            for await event in events { stepper.yield(.event(event)) }
-            stepper.finish()
-        }
-        let deadline = Task { [timeout] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            stepper.yield(.deadline)
-        }
+        let (steps, stepper, feeders) = feed(events, replayingAvailable: given == nil, as: AllStep.event, deadline: .deadline)
         var quietTimer: Task<Void, Never>?
-        defer { forward.cancel(); deadline.cancel(); quietTimer?.cancel() }
+        defer { feeders.forEach { $0.cancel() }; quietTimer?.cancel() }
         var found: [PeerInfo] = []
         collecting: for await step in steps {
             switch step {

@@ -119,18 +119,7 @@ public struct PeerLocator: Sendable {
         var seen: [PeerInfo] = []
         // Peers already named as near misses for a name that fits nobody, said once each.
         var suggested = Set<PeerID>()
-        let (steps, stepper) = AsyncStream.makeStream(of: FindStep.self)
-        if given == nil {
-            for peer in session.availablePeers { stepper.yield(.event(.peerChanged(peer, .available, reason: nil))) }
-        }
-        let forward = Task {
-            for await event in events { stepper.yield(.event(event)) }
-            stepper.finish()
-        }
-        let deadline = Task { [timeout] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            stepper.yield(.deadline)
-        }
+        let (steps, stepper, feeders) = feed(events, replayingAvailable: given == nil, as: FindStep.event, deadline: .deadline)
         // Multicast DNS may never get through (guest Wi-Fi, AP isolation): a pinned peer that it does not
         // show within a second is dialled where it was last reached, while the browse goes on.
         let knownTimer = Task {
@@ -150,7 +139,7 @@ public struct PeerLocator: Sendable {
                 stepper.yield(.settled(generation: generation))
             }
         }
-        defer { forward.cancel(); deadline.cancel(); knownTimer.cancel(); settleTimer?.cancel() }
+        defer { feeders.forEach { $0.cancel() }; knownTimer.cancel(); settleTimer?.cancel() }
         search: for await step in steps {
             let match: PeerInfo
             switch step {
@@ -277,6 +266,27 @@ public struct PeerLocator: Sendable {
             }
         }
         return nil
+    }
+
+    /// What a search waits on, in one stream: the session's `events` (first the peers already available,
+    /// when the search subscribed itself and so missed their announcements) as `event`, then `deadline`
+    /// once the timeout has passed. The tasks that feed it are returned, for the search to cancel.
+    func feed<Step: Sendable>(_ events: AsyncStream<SessionEvent>, replayingAvailable: Bool,
+                              as event: @escaping @Sendable (SessionEvent) -> Step, deadline: Step)
+        -> (AsyncStream<Step>, AsyncStream<Step>.Continuation, [Task<Void, Never>]) {
+        let (steps, stepper) = AsyncStream.makeStream(of: Step.self)
+        if replayingAvailable {
+            for peer in session.availablePeers { stepper.yield(event(.peerChanged(peer, .available, reason: nil))) }
+        }
+        let forward = Task {
+            for await sessionEvent in events { stepper.yield(event(sessionEvent)) }
+            stepper.finish()
+        }
+        let timer = Task { [timeout] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            stepper.yield(deadline)
+        }
+        return (steps, stepper, [forward, timer])
     }
 
     /// Where a discovered peer is dialled, for a line about it: its announced addresses with its port
