@@ -38,15 +38,19 @@ final class PeerDiscovery: Sendable {
     private let onEvent: @Sendable (Event) -> Void
     /// Whether a peer announced as this name is connected already (its lookup waits behind the others').
     private let isConnected: @Sendable (_ name: String) -> Bool
+    /// Whether a peer will dial this session by itself: its address is looked up only once needed.
+    private let dialsUs: @Sendable (PeerID) -> Bool
     private let state = NIOLockedValueBox(State())
 
     init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:],
          isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
+         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false },
          onEvent: @escaping @Sendable (Event) -> Void) {
         self.ownID = ownID
         self.sessionID = sessionID
         self.discoveryInfo = discoveryInfo
         self.isConnected = isConnected
+        self.dialsUs = dialsUs
         self.onEvent = onEvent
     }
 
@@ -77,7 +81,7 @@ final class PeerDiscovery: Sendable {
         }
         var browser: ServiceBrowser?
         if browse {
-            let started = ServiceBrowser(slots: .shared, isConnected: isConnected) { [weak self] event in self?.handle(event) }
+            let started = ServiceBrowser(slots: .shared, isConnected: isConnected, dialsUs: dialsUs) { [weak self] event in self?.handle(event) }
             do {
                 try started.start()
             } catch {
@@ -117,6 +121,11 @@ final class PeerDiscovery: Sendable {
     /// Asks DNS-SD for a peer's address again (its port may have changed without a browse event).
     func resolveAgain(name: String) {
         state.withLockedValue { $0.browser }?.resolveAgain(name: name)
+    }
+
+    /// Looks up the addresses of `peer`, reported without them because it was expected to dial us.
+    func wantAddresses(of peer: PeerID) {
+        state.withLockedValue { $0.browser }?.wantAddresses(of: peer)
     }
 
     func handle(_ event: ServiceAdvertiser.Event) {

@@ -64,12 +64,18 @@ public final class ServiceBrowser: Sendable {
         var lookupFailures: [InstanceKey: Int] = [:]
         /// Which lookups ask for AAAA, per interface (skipped where it is never answered).
         var silentAAAA = SilentAAAA()
+        /// Which resolved instances wait for a reason to look their addresses up (a peer that dials us).
+        var demand = AddressDemand<InstanceKey, PeerID>()
         var outbox: [Event] = []
     }
 
     let queue = DispatchQueue(label: "p2p.dnssd.browser")
     private let onEvent: @Sendable (Event) -> Void
     private let state: NIOLockedValueBox<State>
+    /// Whether a peer announced as this name is connected already.
+    let isConnected: @Sendable (_ name: String) -> Bool
+    /// Whether this peer will dial us by itself: then its address is looked up only once needed (`AddressDemand`).
+    let dialsUs: @Sendable (PeerID) -> Bool
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
     let staleGrace: DispatchTimeInterval
@@ -104,12 +110,19 @@ public final class ServiceBrowser: Sendable {
     /// A browser whose lookups take their process-wide slots from `slots` (tests: a small pool of their own).
     /// An instance whose name `isConnected` says is connected already is looked up after every other
     /// waiting one: its peer reached us, so its address is needed by no one yet (it is still looked up, so
-    /// a connected impostor using another peer's name only delays that peer's lookup).
+    /// a connected impostor using another peer's name only delays that peer's lookup). A peer for which
+    /// `dialsUs` holds is reported without addresses until they are wanted (`wantAddresses(of:)`), or it
+    /// did not connect within `inboundGrace`.
     init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5), slots: LookupSlots,
+         inboundGrace: Duration = .seconds(20),
          isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
+         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false },
          onEvent: @escaping @Sendable (Event) -> Void) {
         let schedule = LookupSchedule<InstanceKey>(places: Self.maxConcurrentLookups, slots: slots) { isConnected($0.name) }
-        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff), schedule: schedule))
+        state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff), schedule: schedule,
+                                        demand: AddressDemand(inboundGrace: inboundGrace)))
+        self.isConnected = isConnected
+        self.dialsUs = dialsUs
         self.staleGrace = DispatchTimeInterval(staleGrace)
         self.onEvent = onEvent
     }
@@ -175,6 +188,7 @@ public final class ServiceBrowser: Sendable {
             state.browse?.cancel()
             state.browse = nil
             dropAllLookups(&state)
+            state.demand.forgetAll()
         }
     }
 
@@ -194,6 +208,7 @@ public final class ServiceBrowser: Sendable {
             } else {
                 state.instanceTypes[key] = nil
                 state.lookupFailures[key] = nil
+                state.demand.forget(key)
                 dropLookup(key, &state)
                 state.interfacesByName[name]?.remove(interfaceIndex)
                 if state.interfacesByName[name]?.isEmpty == true {
@@ -206,14 +221,14 @@ public final class ServiceBrowser: Sendable {
 
     /// Looks `key` up (again): at once when a place and a slot are free, else when its turn comes. A
     /// lookup of it under way is dropped.
-    private func startResolve(_ key: InstanceKey, _ state: inout State) {
+    func startResolve(_ key: InstanceKey, _ state: inout State) {
         guard !state.stopped else { return }
         state.lookups.removeValue(forKey: key)?.cancel()
         launch(state.schedule.request(key), &state)
     }
 
     /// Starts a resolve for each of `keys`, whose slots the schedule took.
-    private func launch(_ keys: [InstanceKey], _ state: inout State) {
+    func launch(_ keys: [InstanceKey], _ state: inout State) {
         for key in keys { launchResolve(key, &state) }
     }
 
@@ -233,7 +248,7 @@ public final class ServiceBrowser: Sendable {
 
     /// Ends the lookup of `key` in whatever phase (its requests cancelled, its slot given back by the
     /// schedule) and starts the lookups that can run now.
-    private func dropLookup(_ key: InstanceKey, _ state: inout State) {
+    func dropLookup(_ key: InstanceKey, _ state: inout State) {
         state.lookups.removeValue(forKey: key)?.cancel()
         launch(state.schedule.end(key), &state)
     }
@@ -290,13 +305,18 @@ public final class ServiceBrowser: Sendable {
             guard isSuccess(code) else {
                 return lookupFailed(context, DiscoveryError(operation: "resolve", code: code), &state)
             }
-            // A peer that has just won its name still shows the shared claim record for a moment (its
-            // own replaces it within milliseconds): resolve again shortly, silently.
-            if ServiceAnnouncement.isClaim(txt) { return lookupFailed(context, nil, &state) }
+            // A peer that has just won its name still shows the shared claim record for a moment: the
+            // resolve stays open for its own record (`awaitOwnRecord`).
+            if ServiceAnnouncement.isClaim(txt) { return awaitOwnRecord(context, &state) }
+            let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
+            // A peer that will dial us needs no address yet (`AddressDemand`).
+            let peer = txt["id"].flatMap(PeerID.init(hex:))
+            if case .wait(let deadline) = state.demand.resolved(context.key, peer: peer, dialsUs: peer.map(dialsUs) ?? false, now: .now) {
+                return reportWithoutAddresses(context, resolved, graceEnds: deadline, &state)
+            }
             // The address queries take over the resolve's slot (a failure below gives it back).
             state.lookups[context.key]?.cancel()
             state.addresses[context.key] = []
-            let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
             let addressContext = LookupContext(browser: self, key: context.key, type: context.type, domain: context.domain, resolved: resolved)
             var queries: [UInt16: DNSServiceOperation] = [:]
             do throws(DiscoveryError) {

@@ -17,14 +17,23 @@ final class DiscoveryCoordinator: Sendable {
     private let sessionID: String
     /// What does the finding (tests drive its `handle` as DNS-SD would).
     let discovery: PeerDiscovery
+    /// Dials waiting for the addresses of a peer announced without them.
+    let addressWaiters: AddressWaiters
 
-    /// `isConnected`: whether a peer announced as this name is connected already (its address can wait).
+    /// `isConnected`: whether a peer announced as this name is connected already (its address can wait);
+    /// `dialsUs`: whether a peer will dial us by itself (its address is looked up only once needed).
     init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:],
-         isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, onEvent: @escaping @Sendable (Event) -> Void) {
+         isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
+         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false }, onEvent: @escaping @Sendable (Event) -> Void) {
         self.sessionID = sessionID
-        discovery = PeerDiscovery(ownID: ownID, sessionID: sessionID, discoveryInfo: discoveryInfo, isConnected: isConnected) { event in
+        let waiters = AddressWaiters()
+        addressWaiters = waiters
+        discovery = PeerDiscovery(ownID: ownID, sessionID: sessionID, discoveryInfo: discoveryInfo, isConnected: isConnected,
+                                  dialsUs: dialsUs) { event in
             switch event {
-            case .found(let service): onEvent(.found(Self.peer(service, sessionID: sessionID)))
+            case .found(let service):
+                onEvent(.found(Self.peer(service, sessionID: sessionID)))
+                if !service.addresses.isEmpty, let id = service.peerID { waiters.arrived(id) }
             case .lost(let service): onEvent(.lost(Self.peer(service, sessionID: sessionID)))
             case .advertising(let name): onEvent(.advertising(name: name))
             case .failed(let error): onEvent(.failed(error))
@@ -59,6 +68,17 @@ final class DiscoveryCoordinator: Sendable {
     /// `stop()` for a task (`Session.close()`): the dns_sd queues are waited for without holding a
     /// thread of the cooperative pool.
     func stop() async { await discovery.stop() }
+
+    /// Has a discovered peer's addresses looked up when it was announced without them (it was expected to
+    /// dial us), and waits for them up to `timeout`. Returns at once for a peer with addresses, or one
+    /// DNS-SD has not found.
+    func lookUpAddresses(of peer: PeerID, timeout: Duration) async {
+        guard let found = discovery.discovered(peer), found.addresses.isEmpty else { return }
+        let discovery = discovery
+        await addressWaiters.wait(for: peer, timeout: timeout,
+                                  isReady: { discovery.discovered(peer)?.addresses.isEmpty == false },
+                                  ask: { discovery.wantAddresses(of: peer) })
+    }
 
     /// Asks DNS-SD for a peer's address again (its port may have changed without a browse event).
     func resolveAgain(_ peer: PeerInfo) { discovery.resolveAgain(name: peer.displayName.raw) }

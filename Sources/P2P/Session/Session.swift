@@ -47,6 +47,8 @@ public final class Session: Sendable {
     private let sockets: SessionSockets
     /// Internal rather than private for `Session+Peers`.
     let directory: PeerDirectory
+    /// The peers that will dial this session by themselves (`expectDials(from:)`).
+    private let expectedDialers: NIOLockedValueBox<(@Sendable (PeerID) -> Bool)?>
 
     /// A session that speaks the messages of `catalog` (`MessageCatalog.standard`: every feature's).
     public init(
@@ -72,9 +74,13 @@ public final class Session: Sendable {
         router = MessageRouter(catalog: catalog)
         // The coordinator reports to the session, which exists only once every part does.
         let owner = WeakSession()
-        // A peer that dialled in needs no address from DNS-SD to be reached: its lookup waits.
+        // A peer that dialled in needs no address from DNS-SD to be reached: its lookup waits. One that
+        // will dial in (`expectDials(from:)`) needs none until something dials it.
+        let expectedDialers = NIOLockedValueBox<(@Sendable (PeerID) -> Bool)?>(nil)
+        self.expectedDialers = expectedDialers
         discovery = DiscoveryCoordinator(ownID: identity.peerID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo,
-                                         isConnected: { name in owner.session?.connections.connectedPeers.contains { $0.displayName.raw == name } ?? false }) {
+                                         isConnected: { name in owner.session?.connections.connectedPeers.contains { $0.displayName.raw == name } ?? false },
+                                         dialsUs: { peer in expectedDialers.withLockedValue { $0 }?(peer) ?? false }) {
             owner.session?.discoveryObserver.handle($0)
         }
         connections = Connections(configuration: configuration, ownID: identity.peerID, sessionID: sessionID, name: name,
@@ -171,6 +177,16 @@ public final class Session: Sendable {
         reporter.hub.finish()
     }
 
+    /// Tells discovery which peers will dial this session by themselves: in a room, of each pair of peers
+    /// the lower ID dials (``ChatRoom/dials(_:_:)``). Such a peer is reported `available` with its
+    /// announcement but without addresses, and DNS-SD looks its addresses up only once something needs
+    /// them: ``connect(to:context:timeout:)`` (which waits for them), or no link from it within 20 s.
+    /// Each such peer saves an address query (a D-Bus connection and an mDNS query every host's daemon
+    /// reads). nil, the default: every peer's addresses are looked up. Set it before `setAvailable(true)`.
+    public func expectDials(from peers: (@Sendable (PeerID) -> Bool)?) {
+        expectedDialers.withLockedValue { $0 = peers }
+    }
+
     /// Whether discovery has shown this session's own announcement: the mDNS daemon answers. When no peer
     /// shows up either, the network between the machines is the suspect, not this one.
     public var discoverySeesItself: Bool { discovery.seesItself }
@@ -190,10 +206,14 @@ public final class Session: Sendable {
     public func connect(to peer: PeerID, context: Data? = nil, timeout: TimeAmount = .seconds(10)) async throws(SessionError) -> PeerInfo {
         if let connected = connections.connectedPeer(peer) { return connected }
         if let joined = try await connections.joinLink(to: peer, timeout: timeout, group: group) { return joined }
+        // A peer announced without addresses (it was expected to dial us): look them up first.
+        let asked = ContinuousClock.now
+        if directory.dialable(peer) == nil { await discovery.lookUpAddresses(of: peer, timeout: .nanoseconds(timeout.nanoseconds)) }
         guard let (found, endpoints) = directory.dialable(peer) else { throw .unknownPeer(peer.short) }
+        let remaining = max(.seconds(1), timeout - TimeAmount(asked.duration(to: .now)))
         do {
             // Every address DNS-SD found, on every link, in dial order, raced.
-            return try await connect(to: endpoints, peerName: found.displayName.raw, expecting: peer, context: context, timeout: timeout)
+            return try await connect(to: endpoints, peerName: found.displayName.raw, expecting: peer, context: context, timeout: remaining)
         } catch .connectFailed(let name, let attempts) {
             // Its address may be stale (restarted on a new port under the same name: no browse event, only
             // a new SRV record). Ask DNS-SD again, so a retry finds the current port.

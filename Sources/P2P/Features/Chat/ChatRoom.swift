@@ -160,6 +160,10 @@ public struct ChatRoom: Sendable {
         dialLimiter = DialLimiter(limits: dialLimits)
     }
 
+    /// Whether, in a room, `peer` dials `other` by itself when it sees it announced: of each pair of
+    /// peers one side dials, the lower ID (the other side waits for the link, and needs no address).
+    public static func dials(_ peer: PeerID, _ other: PeerID) -> Bool { peer < other }
+
     /// Takes in what happened; returns what to do about it, in order.
     public mutating func handle(_ event: Event) -> [Effect] {
         switch event {
@@ -176,7 +180,7 @@ public struct ChatRoom: Sendable {
             return []
         case .peerAvailable(let peer, let now):
             lastNow = now
-            if members[peer.id] != nil || heldPeers[peer.id] != nil || (dialsRoomPeers && localPeer < peer.id) {
+            if members[peer.id] != nil || heldPeers[peer.id] != nil || (dialsRoomPeers && Self.dials(localPeer, peer.id)) {
                 // One side of each pair dials (the lower ID), so the other side's person is asked about a
                 // new key instead of both dials meeting and accepting each other unasked.
                 return dialUnasked(peer, now: now)

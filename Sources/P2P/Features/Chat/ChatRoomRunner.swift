@@ -79,6 +79,11 @@ public final class ChatRoomRunner: Sendable {
         state = NIOLockedValueBox(ChatRoom(name: session.sessionID, localPeer: session.peerID, dialsRoomPeers: dialsRoomPeers,
                                            policy: policy, dialLimits: dialLimits))
         hub = EventHub(limit: session.configuration.eventBufferLimit) { .eventsDropped(count: $0) }
+        // The peers of lower ID dial this side: their addresses are looked up only if this side dials them.
+        if dialsRoomPeers {
+            let local = session.peerID
+            session.expectDials(from: { ChatRoom.dials($0, local) })
+        }
     }
 
     /// The room as it stands: members, who is connected, dialled, held back, and the held lines.

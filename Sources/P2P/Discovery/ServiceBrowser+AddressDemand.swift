@@ -1,0 +1,46 @@
+import Dispatch
+
+// Resolves that need no address query (yet), and resolves that wait for the peer's own TXT record.
+
+extension ServiceBrowser {
+    /// Looks up the addresses of `peer` on every interface it was reported without them, and always
+    /// from now on while it is announced: something (a dial) needs them. An instance being resolved
+    /// meanwhile gets them with that resolve.
+    func wantAddresses(of peer: PeerID) {
+        queue.async { [self] in
+            update { state in
+                guard !state.stopped else { return }
+                for key in state.demand.want(peer) { startResolve(key, &state) }
+            }
+        }
+    }
+
+    /// The resolve of a peer that will dial us: reported with its TXT record and no addresses, its slot
+    /// given back; its addresses are looked up when wanted, or when `graceEnds` finds it not connected.
+    func reportWithoutAddresses(_ context: LookupContext, _ resolved: LookupContext.Resolved,
+                                graceEnds deadline: ContinuousClock.Instant, _ state: inout State) {
+        let key = context.key
+        state.lookupFailures[key] = nil
+        state.outbox.append(.found(DiscoveredService(
+            name: key.name, txt: resolved.txt, host: resolved.host, port: resolved.port,
+            addresses: [], interfaceIndex: key.interfaceIndex)))
+        dropLookup(key, &state)
+        let delay = DispatchTimeInterval(max(.zero, ContinuousClock.now.duration(to: deadline)))
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self else { return }
+            update { state in
+                guard !state.stopped, state.demand.deadlinePassed(key, now: .now, connected: self.isConnected(key.name)) else { return }
+                startResolve(key, &state)
+            }
+        }
+    }
+
+    /// The resolve answered with the shared claim record: the peer's own record replaces it within about
+    /// a second (once the daemon's cache drops the claim), and avahi's resolver reports the instance
+    /// again then. Resolving anew would only read the same cache again (86–193 such retries in a room of
+    /// 32 hosts, each a new D-Bus connection). So the resolve stays open, leaving its place to the next
+    /// lookup but keeping its slot; `lookupTimeout` still ends it if the record never comes.
+    func awaitOwnRecord(_ context: LookupContext, _ state: inout State) {
+        launch(state.schedule.settle(context.key), &state)
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+@testable import P2P
+
+/// Which resolved instances get an address query at once and which wait for a reason (`AddressDemand`):
+/// no sockets, a clock passed in.
+struct AddressDemandTests {
+    typealias Demand = AddressDemand<String, Int>
+    let start = ContinuousClock.now
+
+    @Test func aPeerThatDialsUsWaitsAndEveryOtherIsLookedUpAtOnce() {
+        var demand = Demand(inboundGrace: .seconds(20))
+        #expect(demand.resolved("low", peer: 1, dialsUs: true, now: start) == .wait(until: start + .seconds(20)))
+        #expect(demand.resolved("high", peer: 9, dialsUs: false, now: start) == .lookUp)
+        // No valid ID: nobody knows who it is, so nobody knows it will dial.
+        #expect(demand.resolved("anonymous", peer: nil, dialsUs: true, now: start) == .lookUp)
+        #expect(demand.waitingKeys == ["low"])
+    }
+
+    @Test func aDialWantsTheAddressOfEveryInstanceOfThePeerAndEveryLaterResolveToo() {
+        var demand = Demand()
+        _ = demand.resolved("low on eth0", peer: 1, dialsUs: true, now: start)
+        _ = demand.resolved("low on wlan0", peer: 1, dialsUs: true, now: start)
+        _ = demand.resolved("other", peer: 2, dialsUs: true, now: start)
+        #expect(Set(demand.want(1)) == ["low on eth0", "low on wlan0"])
+        #expect(demand.waitingKeys == ["other"])
+        #expect(demand.want(1).isEmpty)  // asked already: nothing waits
+        // Resolved again (its lookup, or a restart): looked up now.
+        #expect(demand.resolved("low on eth0", peer: 1, dialsUs: true, now: start) == .lookUp)
+        // A peer nobody announces cannot be wanted (a dial to an unknown ID adds nothing).
+        #expect(demand.want(77).isEmpty && !demand.wanted.contains(77))
+    }
+
+    @Test func afterItsGraceAPeerThatDidNotConnectIsLookedUpOnce() {
+        var demand = Demand(inboundGrace: .seconds(20))
+        _ = demand.resolved("low", peer: 1, dialsUs: true, now: start)
+        let early = demand.deadlinePassed("low", now: start + .seconds(19), connected: false)  // early timer
+        #expect(!early)
+        let due = demand.deadlinePassed("low", now: start + .seconds(20), connected: false)
+        #expect(due)
+        let again = demand.deadlinePassed("low", now: start + .seconds(40), connected: false)  // once
+        #expect(!again)
+        #expect(demand.resolved("low", peer: 1, dialsUs: true, now: start + .seconds(41)) == .lookUp)
+    }
+
+    @Test func aPeerThatConnectedKeepsWaitingUntilADialWantsIt() {
+        var demand = Demand(inboundGrace: .seconds(20))
+        _ = demand.resolved("low", peer: 1, dialsUs: true, now: start)
+        let early = demand.deadlinePassed("low", now: start + .seconds(20), connected: true)
+        #expect(!early)
+        #expect(demand.waitingKeys == ["low"])
+        // Its link dropped and the room dials it back: the address is wanted now.
+        #expect(demand.want(1) == ["low"])
+    }
+
+    @Test func aTimerOfAnEarlierResolveFindsNothingToDo() {
+        var demand = Demand(inboundGrace: .seconds(20))
+        _ = demand.resolved("low", peer: 1, dialsUs: true, now: start)
+        _ = demand.resolved("low", peer: 1, dialsUs: true, now: start + .seconds(10))  // announced again
+        let early = demand.deadlinePassed("low", now: start + .seconds(20), connected: false)
+        #expect(!early)
+        let due = demand.deadlinePassed("low", now: start + .seconds(30), connected: false)
+        #expect(due)
+    }
+
+    @Test func aThousandForgedAnnouncementsCostNoAddressQueryAndLeaveNothingBehind() {
+        var demand = Demand(inboundGrace: .seconds(20))
+        let keys = (0 ..< 1000).map { "forged \($0)" }
+        for (index, key) in keys.enumerated() {
+            #expect(demand.resolved(key, peer: index, dialsUs: true, now: start) != .lookUp)
+        }
+        // None dials: each is looked up once after its grace, as every announcement was before.
+        var lookedUp = 0
+        for key in keys where demand.deadlinePassed(key, now: start + .seconds(20), connected: false) { lookedUp += 1 }
+        #expect(lookedUp == 1000)
+        #expect(demand.wanted.count == 1000)
+        // Gone from the network: nothing of them is kept.
+        for key in keys { demand.forget(key) }
+        #expect(demand.wanted.isEmpty && demand.waitingKeys.isEmpty)
+    }
+
+    @Test func aWantedPeerStaysWantedWhileAnotherInstanceAnnouncesIt() {
+        var demand = Demand()
+        _ = demand.resolved("eth0", peer: 1, dialsUs: true, now: start)
+        _ = demand.resolved("wlan0", peer: 1, dialsUs: true, now: start)
+        _ = demand.want(1)
+        demand.forget("eth0")
+        #expect(demand.wanted == [1])
+        demand.forget("wlan0")
+        #expect(demand.wanted.isEmpty)
+        // An instance that now announces another peer no longer keeps the first one wanted.
+        _ = demand.resolved("eth0", peer: 1, dialsUs: true, now: start)
+        _ = demand.want(1)
+        #expect(demand.resolved("eth0", peer: 2, dialsUs: true, now: start) != .lookUp)
+        #expect(demand.wanted.isEmpty)
+    }
+}
+
+/// Dials waiting for a peer's addresses: each resumed exactly once, by the answer, its time or its cancellation.
+struct AddressWaitersTests {
+    let peer = Identity.ephemeral().peerID
+
+    @Test func anAnswerResumesEveryWaiterForThatPeerAndAsksOnceEach() async {
+        let waiters = AddressWaiters()
+        let asked = NIOLockedValueBoxWrapper(0)
+        async let first: Void = waiters.wait(for: peer, timeout: .seconds(600), isReady: { false }, ask: { asked.mutate { $0 += 1 } })
+        async let second: Void = waiters.wait(for: peer, timeout: .seconds(600), isReady: { false }, ask: { asked.mutate { $0 += 1 } })
+        _ = try? await asked.wait(for: "both asked", seconds: 60) { $0 == 2 }
+        waiters.arrived(peer)
+        _ = await (first, second)
+        #expect(waiters.count == 0)
+    }
+
+    @Test func anAnswerThatCameFirstIsNotWaitedFor() async {
+        let waiters = AddressWaiters()
+        let asked = NIOLockedValueBoxWrapper(false)
+        await waiters.wait(for: peer, timeout: .seconds(600), isReady: { true }, ask: { asked.mutate { $0 = true } })
+        #expect(!asked.value && waiters.count == 0)
+    }
+
+    @Test func aWaiterWhoseTimeIsUpGoesOnWithoutAnAnswer() async {
+        let waiters = AddressWaiters()
+        await waiters.wait(for: peer, timeout: .zero, isReady: { false }, ask: {})
+        #expect(waiters.count == 0)
+        waiters.arrived(peer)  // too late: nobody to resume, nothing breaks
+    }
+
+    @Test func aCancelledWaiterGoesOn() async {
+        let waiters = AddressWaiters()
+        let asked = NIOLockedValueBoxWrapper(false)
+        let peer = self.peer
+        let task = Task { await waiters.wait(for: peer, timeout: .seconds(600), isReady: { false }, ask: { asked.mutate { $0 = true } }) }
+        _ = try? await asked.wait(for: "asked", seconds: 60) { $0 }
+        task.cancel()
+        await task.value
+        #expect(waiters.count == 0)
+    }
+}
+
+/// Real avahi on loopback through the dns_sd API: a peer expected to dial us is announced without an
+/// address, and a dial to it has its address looked up first.
+@Suite(.serialized, .enabled(if: mdnsAvailable, "no mDNS daemon (run scripts/setup.sh)"), .timeLimit(.minutes(1)))
+struct AddressOnDemandTests {
+    private func peerSession(_ name: String, sessionID: String) async throws -> Session {
+        var configuration = SessionConfiguration()
+        configuration.acceptsConnectionsByDefault = true
+        let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration)
+        try await session.start()
+        return session
+    }
+
+    @Test func aPeerExpectedToDialIsFoundWithoutAddressAndADialToItLooksItUp() async throws {
+        let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
+        let alice = try await peerSession("alice-\(sessionID)", sessionID: sessionID)
+        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let bobID = bob.peerID
+        alice.expectDials(from: { $0 == bobID })
+        let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)
+        try alice.setAvailable(true)
+        try bob.setAvailable(true)
+
+        // Bob looks Alice's address up as always; Alice knows Bob by his announcement alone.
+        _ = try await bobEvents.waitFor(alice.peerID, .available, seconds: 10)
+        #expect(bob.availablePeers.first { $0.id == alice.peerID }?.addresses.isEmpty == false)
+        _ = try await aliceEvents.waitFor(bob.peerID, .available, seconds: 10)
+        let announced = try #require(alice.availablePeers.first { $0.id == bobID })
+        #expect(announced.displayName.raw == "bob-\(sessionID)" && announced.port == bob.localPort)
+        #expect(announced.addresses.isEmpty)
+
+        // Bob did not dial after all: Alice dials him, and her session looks his address up to do it.
+        try await alice.connect(to: bobID, timeout: .seconds(20))
+        _ = try await bobEvents.waitFor(alice.peerID, .connected)
+        #expect(alice.availablePeers.first { $0.id == bobID }?.addresses.isEmpty == false)
+        #expect(alice.discovery.addressWaiters.count == 0)
+
+        await alice.close()
+        await bob.close()
+    }
+}
