@@ -28,6 +28,13 @@ let package = Package(
             pkgConfig: "avahi-compat-libdns_sd",
             providers: [.apt(["libavahi-compat-libdnssd-dev"])]
         ),
+        // <avahi-client/…>: on Linux, service resolves with their address through one connection to avahi-daemon
+        // per process (`AvahiResolver`), instead of the compat layer's connection per request.
+        .systemLibrary(
+            name: "CAvahiClient",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
         // <qrencode.h>: the QR codes `p2p share` draws in the terminal (the CLI only; the library does not
         // link it).
         .systemLibrary(
@@ -39,6 +46,7 @@ let package = Package(
             name: "P2P",
             dependencies: [
                 "CDNSSD",
+                .target(name: "CAvahiClient", condition: .when(platforms: [.linux])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

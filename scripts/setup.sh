@@ -5,7 +5,7 @@ set -euo pipefail
 ME=setup.sh
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/_common.sh"
-PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux curl openssl
+PKGS=(avahi-daemon avahi-utils libavahi-compat-libdnssd-dev libavahi-client-dev libsqlite3-dev sqlite3 dbus iproute2 nftables socat netcat-openbsd tcpdump python3 tmux curl openssl
       libqrencode-dev chromium chromium-driver zbar-tools)
 # Only for Benchmarks/run.sh (--bench): the baselines it compares with.
 BENCH_PKGS=(iperf3 time python3-venv)

@@ -149,6 +149,27 @@ struct AddressOnDemandTests {
         return session
     }
 
+    /// Through dns_sd (macOS, or Linux without libavahi-client): the resolve alone, then the address
+    /// query once `wantAddresses(of:)` asks for it.
+    @Test func throughDNSSDAPeerThatDialsUsIsResolvedWithoutAnAddressQueryUntilWanted() async throws {
+        let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
+        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        try bob.setAvailable(true)
+        let (stream, found) = AsyncStream<DiscoveredService>.makeStream()
+        let browser = ServiceBrowser(slots: LookupSlots(limit: 4), dialsUs: { $0 == bob.peerID }, resolvesThroughDNSSD: true) { event in
+            if case .found(let service) = event, service.sessionID == sessionID { found.yield(service) }
+        }
+        try browser.start()
+        var reports = stream.makeAsyncIterator()
+        let first = try #require(await reports.next())
+        #expect(first.peerID == bob.peerID && first.port == UInt16(bob.localPort!) && first.addresses.isEmpty)
+        browser.wantAddresses(of: bob.peerID)
+        let second = try #require(await reports.next())
+        #expect(second.peerID == bob.peerID && !second.addresses.isEmpty)
+        browser.stop()
+        await bob.close()
+    }
+
     @Test func aPeerExpectedToDialIsFoundWithoutAddressAndADialToItLooksItUp() async throws {
         let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
         let alice = try await peerSession("alice-\(sessionID)", sessionID: sessionID)
@@ -159,13 +180,14 @@ struct AddressOnDemandTests {
         try alice.setAvailable(true)
         try bob.setAvailable(true)
 
-        // Bob looks Alice's address up as always; Alice knows Bob by his announcement alone.
+        // Bob looks Alice's address up as always; Alice knows Bob by his announcement (through dns_sd
+        // without an address; on Linux the one resolve through libavahi-client brings it anyway).
         _ = try await bobEvents.waitFor(alice.peerID, .available, seconds: 10)
         #expect(bob.availablePeers.first { $0.id == alice.peerID }?.addresses.isEmpty == false)
         _ = try await aliceEvents.waitFor(bob.peerID, .available, seconds: 10)
         let announced = try #require(alice.availablePeers.first { $0.id == bobID })
         #expect(announced.displayName.raw == "bob-\(sessionID)" && announced.port == bob.localPort)
-        #expect(announced.addresses.isEmpty)
+        #expect(announced.addresses.isEmpty == !ServiceBrowser.resolvesWithAddress)
 
         // Bob did not dial after all: Alice dials him, and her session looks his address up to do it.
         try await alice.connect(to: bobID, timeout: .seconds(20))

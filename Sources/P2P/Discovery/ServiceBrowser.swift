@@ -76,6 +76,10 @@ public final class ServiceBrowser: Sendable {
     let isConnected: @Sendable (_ name: String) -> Bool
     /// Whether this peer will dial us by itself: then its address is looked up only once needed (`AddressDemand`).
     let dialsUs: @Sendable (PeerID) -> Bool
+    #if canImport(CAvahiClient)
+    /// Resolves with the address in one request, on Linux (nil: dns_sd, as on macOS).
+    let nativeResolver: AvahiResolver?
+    #endif
     /// After browsing is back, how long an instance known before the outage has to show up again before
     /// it is reported lost (avahi replays its cache at once; a live peer answers the first query).
     let staleGrace: DispatchTimeInterval
@@ -96,7 +100,16 @@ public final class ServiceBrowser: Sendable {
         let context: LookupContext
         /// The requests still open: a resolve's one, or the address queries by record type.
         var operations: [UInt16: DNSServiceOperation]
-        func cancel() { operations.values.forEach { $0.cancel() } }
+        #if canImport(CAvahiClient)
+        /// A resolve through the process's libavahi-client connection (`AvahiResolver`), instead of dns_sd.
+        var native: AvahiResolver.Resolve?
+        #endif
+        func cancel() {
+            operations.values.forEach { $0.cancel() }
+            #if canImport(CAvahiClient)
+            native?.cancel()
+            #endif
+        }
     }
 
     /// A browser that reports to `onEvent`. `backoff` paces the attempts to browse again after the daemon
@@ -116,13 +129,16 @@ public final class ServiceBrowser: Sendable {
     init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5), slots: LookupSlots,
          inboundGrace: Duration = .seconds(20),
          isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
-         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false },
+         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false }, resolvesThroughDNSSD: Bool = false,
          onEvent: @escaping @Sendable (Event) -> Void) {
         let schedule = LookupSchedule<InstanceKey>(places: Self.maxConcurrentLookups, slots: slots) { isConnected($0.name) }
         state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff), schedule: schedule,
                                         demand: AddressDemand(inboundGrace: inboundGrace)))
         self.isConnected = isConnected
         self.dialsUs = dialsUs
+        #if canImport(CAvahiClient)
+        nativeResolver = resolvesThroughDNSSD ? nil : AvahiResolver.shared
+        #endif
         self.staleGrace = DispatchTimeInterval(staleGrace)
         self.onEvent = onEvent
     }
@@ -235,6 +251,9 @@ public final class ServiceBrowser: Sendable {
     private func launchResolve(_ key: InstanceKey, _ state: inout State) {
         guard !state.stopped, let found = state.instanceTypes[key] else { return dropLookup(key, &state) }
         let context = LookupContext(browser: self, key: key, type: found.type, domain: found.domain)
+        #if canImport(CAvahiClient)
+        if launchNativeResolve(context, &state) { return }
+        #endif
         do {
             let operation = try DNSServiceOperation("resolve", queue: queue, context: context) { ref, pointer in
                 DNSServiceResolve(ref, 0, key.interfaceIndex, key.name, found.type, found.domain, resolveReply, pointer)
@@ -261,7 +280,7 @@ public final class ServiceBrowser: Sendable {
     }
 
     /// Gives a lookup up after `lookupTimeout` unless it finished (or was replaced) by then.
-    private func expireLookup(_ context: LookupContext) {
+    func expireLookup(_ context: LookupContext) {
         queue.asyncAfter(deadline: .now() + Self.lookupTimeout) { [weak self] in
             self?.update { state in
                 guard state.lookups[context.key]?.context === context else { return }
@@ -282,7 +301,7 @@ public final class ServiceBrowser: Sendable {
     /// A lookup failed (`nil`: got no answer in time): retried after a growing delay (at most 3 s) for
     /// as long as the instance is browsed, since it is there to be found; an error is reported once,
     /// after `failuresBeforeReport` failures in a row (silence is not an error worth reporting).
-    private func lookupFailed(_ context: LookupContext, _ error: DiscoveryError?, _ state: inout State) {
+    func lookupFailed(_ context: LookupContext, _ error: DiscoveryError?, _ state: inout State) {
         let key = context.key
         dropLookup(key, &state)
         guard !state.stopped, state.interfacesByName[key.name]?.contains(key.interfaceIndex) == true else { return }
