@@ -170,6 +170,27 @@ struct AddressOnDemandTests {
         await bob.close()
     }
 
+    /// Through libavahi-client (Linux): one resolve per address family, and the IPv4 answer reported
+    /// even though the AAAA resolve is never answered (the loopback daemon runs with use-ipv6=no). A
+    /// peer that has just registered is found by its own record, not the claim record.
+    @Test(.enabled(if: ServiceBrowser.resolvesWithAddress, "resolves through dns_sd here"))
+    func throughLibavahiClientAFreshPeerIsFoundWithItsIPv4Address() async throws {
+        let sessionID = "native-\(UInt32.random(in: 0 ... .max))"
+        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let (stream, found) = AsyncStream<DiscoveredService>.makeStream()
+        let browser = ServiceBrowser(slots: LookupSlots(limit: 4)) { event in
+            if case .found(let service) = event, service.sessionID == sessionID { found.yield(service) }
+        }
+        try browser.start()
+        try bob.setAvailable(true)
+        var reports = stream.makeAsyncIterator()
+        let first = try #require(await reports.next())
+        #expect(first.peerID == bob.peerID && first.port == UInt16(bob.localPort!))
+        #expect(first.addresses.contains { !$0.isIPv6 })
+        browser.stop()
+        await bob.close()
+    }
+
     @Test func aPeerExpectedToDialIsFoundWithoutAddressAndADialToItLooksItUp() async throws {
         let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
         let alice = try await peerSession("alice-\(sessionID)", sessionID: sessionID)

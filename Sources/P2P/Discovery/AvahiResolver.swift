@@ -12,7 +12,7 @@ import NIOConcurrencyHelpers
 /// thread, a new D-Bus connection and a new avahi client, and drops the address its resolver found, so a
 /// peer cost a resolve and an A query, each with that set-up. In a room of 32 hosts on 2 cores that was
 /// most of the time the mesh took (BENCHMARKS.md). Here the client is made once; a resolve is one request
-/// on it, and its answer carries the address (IPv4 asked for where the interface has no IPv6).
+/// on it, and its answer carries the address of the family asked for (one resolve per family).
 ///
 /// Registering and browsing stay on dns_sd (and everything stays on dns_sd on macOS). When the client
 /// cannot be made, or the daemon went away, `resolve` returns nil and the browser resolves through dns_sd
@@ -67,16 +67,17 @@ final class AvahiResolver: @unchecked Sendable {
         self.poll = poll
     }
 
-    /// Starts resolving `name` on `interface`; nil when there is no working client (use dns_sd then).
-    /// `ipv4Only`: ask for the IPv4 address only (the interface has no IPv6).
-    func resolve(name: String, type: String, domain: String, interface: UInt32, ipv4Only: Bool,
+    /// Starts resolving `name` on `interface` with an address of `family` (`ipv6`: AAAA, else A); nil when
+    /// there is no working client (use dns_sd then). One resolve gives one address: a caller wanting both
+    /// families (Happy Eyeballs) starts one per family.
+    func resolve(name: String, type: String, domain: String, interface: UInt32, ipv6: Bool,
                  onAnswer: @escaping @Sendable (Answer) -> Void) -> Resolve? {
         locked { () -> Resolve? in
             guard let client = connectedClient() else { return nil }
             let context = Unmanaged.passRetained(ResolveContext(onAnswer))
             let resolver = avahi_service_resolver_new(
                 client, interface == 0 ? AvahiIfIndex(AVAHI_IF_UNSPEC) : AvahiIfIndex(interface), AvahiProtocol(AVAHI_PROTO_UNSPEC), name, type, domain,
-                ipv4Only ? AvahiProtocol(AVAHI_PROTO_INET) : AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiLookupFlags(0),
+                ipv6 ? AvahiProtocol(AVAHI_PROTO_INET6) : AvahiProtocol(AVAHI_PROTO_INET), AvahiLookupFlags(0),
                 resolveCallback, context.toOpaque())
             guard let resolver else {
                 context.release()

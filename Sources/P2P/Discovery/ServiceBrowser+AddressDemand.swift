@@ -39,8 +39,19 @@ extension ServiceBrowser {
     /// a second (once the daemon's cache drops the claim), and avahi's resolver reports the instance
     /// again then. Resolving anew would only read the same cache again (86–193 such retries in a room of
     /// 32 hosts, each a new D-Bus connection). So the resolve stays open, leaving its place to the next
-    /// lookup but keeping its slot; `lookupTimeout` still ends it if the record never comes.
+    /// lookup but keeping its slot. dns_sd's resolve (avahi's compatibility layer) does not report the
+    /// instance again, and `lookupTimeout` (5 s) was too late for `p2p doctor`'s own announcement (3 s):
+    /// so after `claimRecheck` without the own record the instance is resolved once more.
     func awaitOwnRecord(_ context: LookupContext, _ state: inout State) {
         launch(state.schedule.settle(context.key), &state)
+        queue.asyncAfter(deadline: .now() + Self.claimRecheck) { [weak self] in
+            self?.update { state in
+                guard state.lookups[context.key]?.context === context else { return }
+                self?.lookupFailed(context, nil, &state)
+            }
+        }
     }
+
+    /// How long a resolve answered with the claim record waits for the peer's own record before resolving again.
+    static let claimRecheck: DispatchTimeInterval = .milliseconds(700)
 }

@@ -11,36 +11,52 @@ extension ServiceBrowser {
 }
 
 #if canImport(CAvahiClient)
+import Dispatch
+
 // Resolves through the process's one libavahi-client connection (`AvahiResolver`), on Linux: host, port,
 // TXT record and address in one answer, where dns_sd needs a resolve and then an address query.
 
 extension ServiceBrowser {
-    /// Starts the resolve of `context` through `AvahiResolver`; false when there is no working client
-    /// (the caller resolves through dns_sd).
+    /// Starts the resolves of `context` through `AvahiResolver`, one per address family (an avahi resolve
+    /// answers with one address; Happy Eyeballs needs both); false when there is no working client (the
+    /// caller resolves through dns_sd).
     func launchNativeResolve(_ context: LookupContext, _ state: inout State) -> Bool {
         guard let nativeResolver else { return false }
         let key = context.key
         // AAAA only where IPv6 can be used and is answered (`SilentAAAA`), as for dns_sd's queries.
         let asksIPv6 = IPAddress.interfaceHasIPv6(key.interfaceIndex)
             && state.silentAAAA.asks(on: key.interfaceIndex, retry: state.lookupFailures[key] != nil)
-        guard let resolve = nativeResolver.resolve(
-            name: key.name, type: context.type, domain: context.domain, interface: key.interfaceIndex, ipv4Only: !asksIPv6,
-            onAnswer: { [weak self] answer in
-                guard let self else { return }
-                queue.async { self.handleNativeResolve(context, answer, askedIPv6: asksIPv6) }
+        var resolves: [Bool: AvahiResolver.Resolve] = [:]
+        for ipv6 in asksIPv6 ? [false, true] : [false] {
+            guard let resolve = nativeResolver.resolve(
+                name: key.name, type: context.type, domain: context.domain, interface: key.interfaceIndex, ipv6: ipv6,
+                onAnswer: { [weak self] answer in
+                    guard let self else { return }
+                    queue.async { self.handleNativeResolve(context, answer, ipv6: ipv6) }
+                }
+            ) else {
+                resolves.values.forEach { $0.cancel() }
+                return false
             }
-        ) else { return false }
-        state.lookups[key] = Lookup(context: context, operations: [:], native: resolve)
+            resolves[ipv6] = resolve
+        }
+        state.addresses[key] = []
+        state.lookups[key] = Lookup(context: context, operations: [:], natives: resolves)
         expireLookup(context)
         return true
     }
 
-    func handleNativeResolve(_ context: LookupContext, _ answer: AvahiResolver.Answer, askedIPv6: Bool) {
+    func handleNativeResolve(_ context: LookupContext, _ answer: AvahiResolver.Answer, ipv6: Bool) {
         update { state in
             let key = context.key
             guard !state.stopped, state.lookups[key]?.context === context else { return }
             switch answer {
             case .failed(let code):
+                state.lookups[key]?.natives.removeValue(forKey: ipv6)?.cancel()
+                // One family failing after the other answered leaves a usable peer.
+                if state.addresses[key]?.isEmpty == false { return finishNativeLookup(context, &state) }
+                // The other family may still answer.
+                if state.lookups[key]?.natives.isEmpty == false { return }
                 lookupFailed(context, DiscoveryError(operation: "resolve", code: code), &state)
             case .found(let host, let port, let txt, let bytes):
                 // The claim record: avahi's resolver reports the instance again with the peer's own one.
@@ -48,15 +64,42 @@ extension ServiceBrowser {
                 guard let address = IPAddress(bytes: bytes, scopeID: key.interfaceIndex) else {
                     return lookupFailed(context, nil, &state)
                 }
+                // A resolve is closed at its first answer (the address queries of the dns_sd path are too).
+                state.lookups[key]?.natives.removeValue(forKey: ipv6)?.cancel()
+                var known = state.addresses[key] ?? []
+                let first = known.isEmpty
+                if !known.contains(address) { known.append(address) }
+                state.addresses[key] = known
                 state.lookupFailures[key] = nil
-                state.addresses[key] = [address]
-                state.silentAAAA.finished(on: key.interfaceIndex, askedAndUnanswered: askedIPv6 && !address.isIPv6, gotIPv6: address.isIPv6)
                 // The address came with the resolve: no query to save, so `AddressDemand` is not asked.
+                // The first answer is enough to connect: report it now, and the other family's when it comes.
                 state.outbox.append(.found(DiscoveredService(
-                    name: key.name, txt: txt, host: host, port: port, addresses: [address], interfaceIndex: key.interfaceIndex)))
-                dropLookup(key, &state)
+                    name: key.name, txt: txt, host: host, port: port, addresses: known, interfaceIndex: key.interfaceIndex)))
+                if state.lookups[key]?.natives.isEmpty != false {
+                    finishNativeLookup(context, &state)
+                } else if first {
+                    // The other family's answer waits beside the next lookups, not in their way.
+                    launch(state.schedule.settle(key), &state)
+                    queue.asyncAfter(deadline: .now() + Self.nativeAddressSettle) { [weak self] in
+                        self?.update { self?.finishNativeLookup(context, &$0) }
+                    }
+                }
             }
         }
+    }
+
+    /// After the first family's resolve answered, how long the other has. Longer than dns_sd's
+    /// `addressSettle`: a resolve also gathers SRV and TXT again, and in the lab (network.sh) the IPv4 one
+    /// did not answer within 250 ms of the IPv6 one.
+    static let nativeAddressSettle: DispatchTimeInterval = .seconds(1)
+
+    /// Ends the resolves of `context` (both families answered, or the other had its time) and frees
+    /// their slot; an AAAA resolve still open counts as unanswered (`SilentAAAA`).
+    func finishNativeLookup(_ context: LookupContext, _ state: inout State) {
+        guard let lookup = state.lookups[context.key], lookup.context === context else { return }
+        state.silentAAAA.finished(on: context.key.interfaceIndex, askedAndUnanswered: lookup.natives[true] != nil,
+                                  gotIPv6: state.addresses[context.key]?.contains(where: \.isIPv6) == true)
+        dropLookup(context.key, &state)
     }
 }
 #endif

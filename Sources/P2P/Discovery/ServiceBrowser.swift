@@ -106,13 +106,14 @@ public final class ServiceBrowser: Sendable {
         /// The requests still open: a resolve's one, or the address queries by record type.
         var operations: [UInt16: DNSServiceOperation]
         #if canImport(CAvahiClient)
-        /// A resolve through the process's libavahi-client connection (`AvahiResolver`), instead of dns_sd.
-        var native: AvahiResolver.Resolve?
+        /// Resolves through the process's libavahi-client connection (`AvahiResolver`), instead of dns_sd:
+        /// one per address family still open (key: whether it asks for IPv6).
+        var natives: [Bool: AvahiResolver.Resolve] = [:]
         #endif
         func cancel() {
             operations.values.forEach { $0.cancel() }
             #if canImport(CAvahiClient)
-            native?.cancel()
+            natives.values.forEach { $0.cancel() }
             #endif
         }
     }

@@ -207,10 +207,14 @@ public final class Session: Sendable {
         if let connected = connections.connectedPeer(peer) { return connected }
         if let joined = try await connections.joinLink(to: peer, timeout: timeout, group: group) { return joined }
         // A peer announced without addresses (it was expected to dial us): look them up first.
-        let asked = ContinuousClock.now
-        if directory.dialable(peer) == nil { await discovery.lookUpAddresses(of: peer, timeout: .nanoseconds(timeout.nanoseconds)) }
+        // Only a wait for them shortens the connect timeout (the user's "within 10 s" stays exact otherwise).
+        var remaining = timeout
+        if directory.dialable(peer) == nil {
+            let asked = ContinuousClock.now
+            await discovery.lookUpAddresses(of: peer, timeout: .nanoseconds(timeout.nanoseconds))
+            remaining = max(.seconds(1), timeout - TimeAmount(asked.duration(to: .now)))
+        }
         guard let (found, endpoints) = directory.dialable(peer) else { throw .unknownPeer(peer.short) }
-        let remaining = max(.seconds(1), timeout - TimeAmount(asked.duration(to: .now)))
         do {
             // Every address DNS-SD found, on every link, in dial order, raced.
             return try await connect(to: endpoints, peerName: found.displayName.raw, expecting: peer, context: context, timeout: remaining)
