@@ -75,8 +75,12 @@ final class AvahiResolver: @unchecked Sendable {
         locked { () -> Resolve? in
             guard let client = connectedClient() else { return nil }
             let context = Unmanaged.passRetained(ResolveContext(onAnswer))
+            // The transport, too, is IPv4 for the A resolve: avahi's resolver keeps to the transport its SRV
+            // answer came over, and a daemon sends A records over IPv4 only (publish-a-on-ipv6=no, the
+            // default), so with the SRV heard over IPv6 first the A record never came (network.sh).
+            let transport = ipv6 ? AvahiProtocol(AVAHI_PROTO_UNSPEC) : AvahiProtocol(AVAHI_PROTO_INET)
             let resolver = avahi_service_resolver_new(
-                client, interface == 0 ? AvahiIfIndex(AVAHI_IF_UNSPEC) : AvahiIfIndex(interface), AvahiProtocol(AVAHI_PROTO_UNSPEC), name, type, domain,
+                client, interface == 0 ? AvahiIfIndex(AVAHI_IF_UNSPEC) : AvahiIfIndex(interface), transport, name, type, domain,
                 ipv6 ? AvahiProtocol(AVAHI_PROTO_INET6) : AvahiProtocol(AVAHI_PROTO_INET), AvahiLookupFlags(0),
                 resolveCallback, context.toOpaque())
             guard let resolver else {

@@ -80,18 +80,13 @@ extension ServiceBrowser {
                 } else if first {
                     // The other family's answer waits beside the next lookups, not in their way.
                     launch(state.schedule.settle(key), &state)
-                    queue.asyncAfter(deadline: .now() + Self.nativeAddressSettle) { [weak self] in
+                    queue.asyncAfter(deadline: .now() + Self.addressSettle) { [weak self] in
                         self?.update { self?.finishNativeLookup(context, &$0) }
                     }
                 }
             }
         }
     }
-
-    /// After the first family's resolve answered, how long the other has. Longer than dns_sd's
-    /// `addressSettle`: a resolve also gathers SRV and TXT again, and in the lab (network.sh) the IPv4 one
-    /// did not answer within 250 ms of the IPv6 one.
-    static let nativeAddressSettle: DispatchTimeInterval = .seconds(1)
 
     /// Ends the resolves of `context` (both families answered, or the other had its time) and frees
     /// their slot; an AAAA resolve still open counts as unanswered (`SilentAAAA`).
