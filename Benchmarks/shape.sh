@@ -30,6 +30,8 @@
 #   --messages N, --round-trips N   passed to `p2p bench session` (its defaults: 200000, 20000)
 #   --wait-quiet S   first wait up to S seconds for the 1-minute load average to fall below 1
 #   --keep           keep the work folder (logs, JSON) even when every run passed
+# e.g.   swift build -c release --product p2p --scratch-path .build-release
+#        Benchmarks/shape.sh --before /tmp/bench/p2p-66be94d-release --after .build-release/release/p2p --wait-quiet 600
 # env:   BENCH_TMPFS (default /dev/shm): where the files and the work folder go
 # needs: python3, /usr/bin/time (package time), cmp, sha256sum, ss
 # Exit status 0 when every run passed (whatever the ratios); 1 if a run failed or timed out (the work
@@ -39,7 +41,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/Benchmarks/lib.sh"
 TMPFS=${BENCH_TMPFS:-/dev/shm}
 BEFORE= AFTER= RUNS=5 SIZE_MIB=1024 TIMEOUT=180 ROWS=transfer,stream,chat KEEP=0 WAIT_QUIET=0 BENCH_ARGS=()
-usage() { sed -n '2,35p' "$0"; }
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --before) BEFORE=$2; shift 2 ;;
