@@ -310,9 +310,18 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             guard state.phase == .accepted else { return nil }
             switch body {
-            case .data(_, let bytes):
-                state.chunks.append(bytes)
+            case .data(_, var bytes):
                 state.bufferedBytes += bytes.readableBytes
+                // A small DATA joins the inbox's block before it while that has room, as in the inbox:
+                // waiting for the reader, a flood of 1-byte DATA holds their bytes, not a block each.
+                if bytes.readableBytes < ChannelInbox.copyBelow, var last = state.chunks.popLast() {
+                    let joins = last.capacity == ChannelInbox.blockSize && last.writableBytes >= bytes.readableBytes
+                    if joins { last.writeBuffer(&bytes) }
+                    state.chunks.append(last)
+                    if !joins { state.chunks.append(bytes) }
+                } else {
+                    state.chunks.append(bytes)
+                }
             case .end(let length, let sha256):
                 state.end = (length, sha256)
             default:
