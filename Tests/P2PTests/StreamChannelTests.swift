@@ -67,7 +67,7 @@ struct StreamChannelTests {
             try? await pair.alice.sendWhenWritable(ChannelMessage(.stream, channelID: 3, .data(offset: UInt64(index * ChannelMessage.maxChunk), bytes: chunk)),
                                                    to: [pair.bob.peerID])
         }
-        try await replies.waitForCount(2)
+        try await replies.waitForCount(2, seconds: 30)
         let beyond = chunks * ChannelMessage.maxChunk
         #expect(replies.messages[1].0.body == .cancel(reason: "DATA beyond the window: \(beyond) bytes beyond the last ACK, over the window of 8388608"))
         // The reader gets what it was given before, then the error, never an end.
@@ -107,9 +107,9 @@ struct StreamChannelTests {
             try pair.alice.send(ChannelMessage(.stream, channelID: 5, .data(offset: UInt64(offset), bytes: ByteBuffer(bytes: [UInt8(offset % 251)]))), to: bob)
         }
         try pair.alice.send(ChannelMessage(.stream, channelID: 5, .cancel(reason: "the sender cancelled")), to: bob)
-        try await waitUntil("bob to hold the thousand bytes") { streams.value.first?.bufferedBytes == 1_000 }
+        try await waitUntil("bob to hold the thousand bytes", seconds: 30) { streams.value.first?.bufferedBytes == 1_000 }
         gate.open()
-        try await outcome.wait(for: "the reader's error", until: { $0 != nil })
+        try await outcome.wait(for: "the reader's error", seconds: 30, until: { $0 != nil })
         #expect(chunks.value.reduce(0, +) == 1_000, "every byte before the CANCEL reached the reader first")
         #expect(chunks.value.count == 1, "held in one block, not in \(chunks.value.count) pieces")
         #expect(outcome.value == .cancelledByPeer("the sender cancelled"))
@@ -135,7 +135,7 @@ struct StreamChannelTests {
         let streams = ByteStreams(session: alice)
         let stream = try await streams.open(to: bob.peerID, name: "x")
         try await stream.write(contentsOf: [1, 2, 3])
-        _ = try await events.waitFor(bob.peerID, .disconnected)
+        _ = try await events.waitFor(bob.peerID, .disconnected, seconds: 30)
         await #expect(throws: StreamError.protocolViolation("ACK of 9 bytes, 3 were sent")) { try await stream.finish() }
         #expect(heard.messages.contains { $0.0.body == .cancel(reason: "ACK of 9 bytes, 3 were sent") }, "\(heard.messages.map(\.0.body))")
         await alice.close(); await bob.close()

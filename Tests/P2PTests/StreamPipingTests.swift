@@ -26,7 +26,7 @@ struct StreamPipingTests {
     }
 
     private func ending(_ events: NIOLockedValueBoxWrapper<[StreamOutputReceiver.Event]>) async throws -> (Outcome, UInt64) {
-        let seen = try await events.wait(for: "the stream's end", until: { $0.contains { if case .ended = $0 { true } else { false } } })
+        let seen = try await events.wait(for: "the stream's end", seconds: 30, until: { $0.contains { if case .ended = $0 { true } else { false } } })
         for case .ended(_, let outcome, let bytes, _) in seen { return (outcome, bytes) }
         throw StreamError.closed
     }
@@ -88,7 +88,7 @@ struct StreamPipingTests {
             return false
         }
         let first = Task { try await pair.aliceStreams.open(to: pair.bob.peerID, name: "first") }
-        try await asked.wait(for: "bob to be asked about the first", until: { $0 == ["first"] })
+        try await asked.wait(for: "bob to be asked about the first", seconds: 30, until: { $0 == ["first"] })
         await #expect(throws: StreamError.denied(PeerText(StreamOutputReceiver.busyReason))) {
             _ = try await pair.aliceStreams.open(to: pair.bob.peerID, name: "second")
         }
