@@ -76,7 +76,7 @@ extension ReceiveLoop {
             if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, let reason):
             if let sender = model.ledger.senderLeft(peer.id) { summarize(peer.id, sender) }
-            standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }
+            offers.senderLeft(peer.id)
             guard !options.json else { break }
             if case .refusedAsUntrusted(let why) = reason {
                 // A sender that has this name pinned to another key refused us: say so, not that it left.

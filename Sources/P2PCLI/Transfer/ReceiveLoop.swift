@@ -32,9 +32,10 @@ final class ReceiveLoop {
     var lastDrawn: [PeerID: ContinuousClock.Instant] = [:]
     var questions = PeerQuestions()
     var policy: ConnectionPolicy
-    /// Answers that stand for later offers: a folder's (key: sender and folder), or "a" for a sender's
-    /// loose files (key: sender). Forgotten when the sender leaves.
-    var standing: [String: Bool] = [:]
+    /// What is accepted unasked (`--yes`, `--from`, `--text`, `--allow-hidden`, `--allow-executable`).
+    let rules: ReceiveRules
+    /// Which offers are asked about, and the answers that stand for later ones.
+    var offers: OfferQuestions
     /// "* NAME left" lines held until the sender's transfers have told their end.
     var leftLines: [PeerID: String] = [:]
     /// Whether the progress line is on the screen (lines printed under it take it off first).
@@ -60,6 +61,9 @@ final class ReceiveLoop {
         view = TransferView(json: options.json, perFile: options.network.verbose)
         model = ReceiveModel(once: options.once, textOnly: options.text)
         policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
+        rules = ReceiveRules(acceptsEveryone: options.yes, from: options.from, allowsHidden: options.allowHidden,
+                             allowsExecutable: options.allowExecutable, textsOnly: options.text)
+        offers = OfferQuestions(canAsk: interactive)
         // --text: standard output is the text's alone, for a pipe.
         if options.text && !options.json { Output.keepStdoutForData() }
     }
@@ -67,27 +71,25 @@ final class ReceiveLoop {
     /// Runs until Ctrl-C (or, with `--once`, until the first sender left); throws the exit status.
     func run(listen: () async throws -> Void) async throws {
         let feed = self.feed
-        let trusted = Self.trusted(everyone: options.yes, from: options.from)
+        let (rules, named, json) = (rules, named, options.json)
         session.setConnectionRequestHandler { request in
-            if trusted(request.peer) { return true }
-            return await Self.ask(.connection(request), through: feed)
+            if rules.trusts(request.peer) { return true }
+            return await feed.ask(.connection(request))
         }
-        let (allowsHidden, allowsExecutable, named) = (options.allowHidden, options.allowExecutable, named)
-        let (textsOnly, json) = (options.text, options.json)
         transfers.setOfferHandler(answers: { offer in
-            if textsOnly && !TextTransfer.isText(offer.info) {
+            switch rules.unasked(offer.info) {
+            case .declinedAsNotText:
                 if !json {
                     Output.error(Terminal.paint("p2p: declined \(Terminal.sanitize(offer.info.name)) from \(Terminal.sanitize(offer.info.peer.displayName)): "
                                                 + "this receive --text takes texts only", .yellow))
                 }
                 return .declined
+            case .accepted(let answer):
+                return answer
+            case .ask:
+                let yes = await feed.ask(.offer(offer))
+                return rules.answer(yes, namedRisks: named.withLockedValue { $0.remove(Self.key(offer.info)) != nil })
             }
-            // Accepted unasked: hidden paths and execute bits only as the flags say.
-            if trusted(offer.info.peer) { return OfferAnswer(accepted: true, allowsHidden: allowsHidden, allowsExecutable: allowsExecutable) }
-            let yes = await Self.ask(.offer(offer), through: feed)
-            // A yes to a question that named them allows them; a standing answer ("a", a folder) did not.
-            let shown = named.withLockedValue { $0.remove(Self.key(offer.info)) != nil }
-            return OfferAnswer(accepted: yes, allowsHidden: allowsHidden || shown, allowsExecutable: allowsExecutable || shown)
         })
         driver.pump(transfers.events()) { .transfer($0) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
@@ -124,18 +126,6 @@ final class ReceiveLoop {
         for line in leftLines.values { Output.line(line) }
         if let failure { throw failure }
         if let exit { throw exit }
-    }
-
-    /// `--yes`, or `--from` naming the peer (`PeerTarget.fits`: its pinned name for a pinned key, never a
-    /// name pinned to another key; or its ID or fingerprint, in full or by a prefix of at least 80 bits).
-    static func trusted(everyone: Bool, from: String?) -> @Sendable (PeerInfo) -> Bool {
-        { peer in
-            everyone || from.map { PeerTarget.fits(from: $0, peer) } ?? false
-        }
-    }
-
-    static func ask(_ question: PeerQuestion, through feed: CommandFeed<Event>) async -> Bool {
-        await feed.ask(question)
     }
 
     /// One input of the driver's loop: shown, handed to the model, its effects carried out; an exit
