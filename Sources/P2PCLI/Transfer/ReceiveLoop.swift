@@ -27,7 +27,7 @@ final class ReceiveLoop {
     let driver = CommandDriver<Event>()
     var feed: CommandFeed<Event> { driver.feed }
     /// The run's decisions, and what the transfers came to (`ledger`).
-    var model: ReceiveModel
+    var model: ReceiveRun
     /// When each sender's progress line was drawn last (it is redrawn at most every 100 ms).
     var lastDrawn: [PeerID: ContinuousClock.Instant] = [:]
     var questions = PeerQuestions()
@@ -59,7 +59,7 @@ final class ReceiveLoop {
         self.directory = directory
         interactive = Terminal.stdinIsTTY && !options.json
         view = TransferView(json: options.json, perFile: options.network.verbose)
-        model = ReceiveModel(once: options.once, textOnly: options.text)
+        model = ReceiveRun(once: options.once, textOnly: options.text)
         policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
         rules = ReceiveRules(acceptsEveryone: options.yes, from: options.from, allowsHidden: options.allowHidden,
                              allowsExecutable: options.allowExecutable, textsOnly: options.text)
@@ -121,17 +121,31 @@ final class ReceiveLoop {
             }
         }
         // Ctrl-C while waiting for a vanished sender: those files did not arrive.
-        let (summaries, exit) = model.close()
+        let (summaries, outcome) = model.close()
         for (peer, sender) in summaries { summarize(peer, sender) }
         for line in leftLines.values { Output.line(line) }
         if let failure { throw failure }
-        if let exit { throw exit }
+        if let exit = Self.exit(outcome) { throw exit }
+    }
+
+    /// The last word of a run whose transfer was cancelled (here or by a sender): the summaries above say
+    /// what arrived and what was kept.
+    static let cancelledLine = "cancelled; what arrived stays, and the same send run again by its sender sends the rest"
+
+    /// The exit status of how the run came out (README: 0, 6 nothing accepted, 7 cancelled, 8 failed); nil: 0.
+    static func exit(_ outcome: ReceiveLedger.Outcome) -> (any Error)? {
+        switch outcome {
+        case .cancelled: CLIError(cancelledLine, code: ExitStatus.cancelled)
+        case .failed: ExitStatus.transferFailed
+        case .denied: ExitStatus.denied
+        case .received: nil
+        }
     }
 
     /// One input of the driver's loop: shown, handed to the model, its effects carried out; an exit
     /// status (always success: the exit's own status comes from `model.close()`) once the run is over.
     private func handle(_ input: DriverInput<Event>) async -> ExitCode? {
-        var decided: ReceiveModel.Event?
+        var decided: ReceiveRun.Event?
         switch input {
         case .event(.transfer(let event)):
             show(event)
