@@ -74,4 +74,14 @@ import Testing
         #expect(questions.decide(offer("d.txt")) == .ask(.file, key: sender))
         #expect(OfferQuestions.isLooseKey(sender) && !OfferQuestions.isLooseKey(sender + "many/"))
     }
+
+    @Test func aDirectoryThatCannotTakeFilesSaysWhy() throws {
+        let folder = TestFiles.temporaryDirectory.appendingPathComponent("p2p-dir-\(UUID().uuidString)")
+        #expect(WritableDirectory.problem(at: folder.path)?.contains("it does not exist") == true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        #expect(WritableDirectory.problem(at: folder.path) == nil)
+        let file = folder.appendingPathComponent("f")
+        try Data().write(to: file)
+        #expect(WritableDirectory.problem(at: file.path)?.hasSuffix("it is a file, not a directory") == true)
+    }
 }
