@@ -39,15 +39,17 @@ struct SendRunTests {
         await pair.close()
     }
 
+    /// Declined, so that nothing is written at Bob's for it: an accepted text lands in a `p2p-text-*`
+    /// folder of the shared temporary directory, which `TextPrivacyTests` watches while it runs.
     @Test func aTextIsOfferedAsOneText() async throws {
         let offered = NIOLockedValueBox<[TransferInfo]>([])
-        let (pair, send, _, bobFiles) = try await pair { offer in offered.withLockedValue { $0.append(offer.info) }; return true }
-        let url = try TextTransfer.stage(Data("see you at 5".utf8))
-        defer { TextTransfer.discard(url) }
+        let (pair, send, _, bobFiles) = try await pair { offer in offered.withLockedValue { $0.append(offer.info) }; return false }
+        let url = try TransferTests.temporaryDirectory().appendingPathComponent("text.txt")
+        try Data("see you at 5".utf8).write(to: url)
         let outcomes = await send.send(.text(url, characters: 12), to: [try bob(of: pair)])
-        #expect(outcomes.first?.verdict == .delivered)
-        #expect(try outcomes[0].result.get().first?.size == 12)
-        #expect(offered.withLockedValue { $0.map(TextTransfer.isText) } == [true])
+        #expect(outcomes.map(\.verdict) == [.denied])
+        #expect(offered.withLockedValue { $0.map(TextTransfer.isText) } == [true], "offered as a text, not as a file")
+        #expect(offered.withLockedValue { $0.map(\.size) } == [12])
         withExtendedLifetime(bobFiles) {}
         await pair.close()
     }
