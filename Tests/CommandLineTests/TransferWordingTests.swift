@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import P2P
 import Testing
@@ -99,6 +100,16 @@ import Testing
     }
 
     /// `receive --text` waits for a text, which goes to standard output: no folder is written.
+    @Test func eachOutcomeHasTheExitStatusTheREADMESays() {
+        let cancelled = ReceiveLoop.exit(.cancelled) as? CLIError
+        #expect(cancelled?.code == ExitStatus.cancelled && cancelled?.description == ReceiveLoop.cancelledLine)
+        #expect(ReceiveLoop.exit(.failed) as? ExitCode == ExitStatus.transferFailed)
+        #expect(ReceiveLoop.exit(.denied) as? ExitCode == ExitStatus.denied)
+        #expect(ReceiveLoop.exit(.received) == nil)
+        #expect(TransferSession.exitCode(.delivered) == .success && TransferSession.exitCode(.denied) == ExitStatus.denied)
+        #expect(TransferSession.exitCode(.cancelled) == ExitStatus.cancelled && TransferSession.exitCode(.failed) == ExitStatus.transferFailed)
+    }
+
     @Test func receiveTextDoesNotSayItWaitsForFilesIntoAFolder() {
         let text = ReceiveCommand.waiting(as: "bob", fingerprint: "ab12", port: 24242, text: true, into: "/in")
         #expect(text == "Waiting for a text as bob (ab12), port 24242; it goes to standard output")

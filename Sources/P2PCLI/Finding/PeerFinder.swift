@@ -37,7 +37,8 @@ struct PeerFinder {
         }
     }
 
-    private func locator(all: Bool) throws(ReachError) -> PeerLocator {
+    /// The library's search for this command's options, saying each step as `show` does.
+    func locator(all: Bool) throws(ReachError) -> PeerLocator {
         let target: PeerLocator.Target
         if let connect {
             guard let endpoint = Endpoint(connect) else { throw .badEndpoint(Endpoint.connectUsage(connect)) }

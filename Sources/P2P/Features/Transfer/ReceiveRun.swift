@@ -1,13 +1,12 @@
-import ArgumentParser
-import P2P
-
-/// What `p2p receive` decides, apart from showing things: what the transfers came to (the library's
-/// `ReceiveLedger`), when the run is over (`--once`, `--text`, a second Ctrl-C), what Ctrl-C does while
-/// transfers run, and the exit status. The command (`ReceiveLoop`) shows each event, records it in
-/// `ledger`, and hands the model what it cannot know itself (whether anyone is still connected).
-struct ReceiveModel: CommandModel {
-    enum Event: Sendable {
-        /// A transfer event was recorded in `ledger`; `nobodyConnected`: no sender is connected any more.
+/// What a receiver of files (`p2p receive`) decides about its run, apart from showing things: what the
+/// transfers came to (``ReceiveLedger``), when the run is over (once the first sender left, once a text
+/// arrived, a second Ctrl-C), what Ctrl-C does while transfers run, and how the run ended. Fed facts
+/// one at a time (the app records each transfer event in ``ledger`` first and says whether anyone is
+/// still connected), it returns what to do. Pure: no clock, no I/O.
+public struct ReceiveRun: Sendable {
+    /// A fact the app hands the run.
+    public enum Event: Sendable {
+        /// A transfer event was recorded in ``ReceiveRun/ledger``; `nobodyConnected`: no sender is connected any more.
         case transferShown(TransferEvent, nobodyConnected: Bool)
         /// A sender's connection ended (and was recorded).
         case senderLeft(nobodyConnected: Bool)
@@ -17,21 +16,28 @@ struct ReceiveModel: CommandModel {
         case cancellationsOverdue
     }
 
-    enum Effect: Sendable, Equatable {
+    /// What the app is to do.
+    public enum Effect: Sendable, Equatable {
         /// Cancel every transfer on both sides, and give the CANCEL frames a moment to go out.
         case cancelTransfers
-        /// Send `.cancellationsOverdue` after a second: the cancelled transfers report their end meanwhile.
+        /// Send ``Event/cancellationsOverdue`` after a second: the cancelled transfers report their end meanwhile.
         case waitForCancellations
         /// The run is over.
         case finish
     }
 
-    /// `--once`: the run ends when the first sender left; `--text`: when the first text arrived.
-    let once: Bool, textOnly: Bool
+    /// The run ends when the first sender left (`--once`); when the first text arrived (`--text`).
+    public let once: Bool, textOnly: Bool
     /// What the transfers came to, per sender and in all.
-    var ledger = ReceiveLedger()
+    public var ledger = ReceiveLedger()
 
-    mutating func handle(_ event: Event) -> [Effect] {
+    /// A run that ends after the first sender (`once`) or the first text (`textOnly`), or at Ctrl-C.
+    public init(once: Bool, textOnly: Bool) {
+        (self.once, self.textOnly) = (once, textOnly)
+    }
+
+    /// The effects of `event`.
+    public mutating func handle(_ event: Event) -> [Effect] {
         switch event {
         case .transferShown(let transfer, let nobodyConnected):
             if textOnly && ledger.textArrived { return [.finish] }
@@ -52,18 +58,8 @@ struct ReceiveModel: CommandModel {
         }
     }
 
-    /// The last word of a run whose transfer was cancelled (here or by a sender): the summaries above say
-    /// what arrived and what was kept.
-    static let cancelledLine = "cancelled; what arrived stays, and the same send run again by its sender sends the rest"
-
-    /// The run ended: every sender's summary not given yet, and the exit status (nil: 0).
-    mutating func close() -> (summaries: [(PeerID, ReceiveLedger.Sender)], exit: (any Error)?) {
-        let (summaries, outcome) = ledger.close()
-        switch outcome {
-        case .cancelled: return (summaries, CLIError(Self.cancelledLine, code: ExitStatus.cancelled))
-        case .failed: return (summaries, ExitStatus.transferFailed)
-        case .denied: return (summaries, ExitStatus.denied)
-        case .received: return (summaries, nil)
-        }
+    /// The run ended: every sender's summary not given yet, and how the run came out.
+    public mutating func close() -> (summaries: [(PeerID, ReceiveLedger.Sender)], outcome: ReceiveLedger.Outcome) {
+        ledger.close()
     }
 }

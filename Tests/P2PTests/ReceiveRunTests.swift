@@ -1,12 +1,10 @@
-import ArgumentParser
 import Foundation
 @testable import P2P
 import Testing
-@testable import P2PCLI
 
-/// When `p2p receive` ends and with what status, fed transfer events without a terminal or sockets:
+/// When `p2p receive` ends and how it came out (``ReceiveRun``), fed transfer events without a terminal or sockets:
 /// Ctrl-C idle or with transfers running, `--once`, cancellations that do not report back.
-@Suite struct ReceiveModelTests {
+@Suite struct ReceiveRunTests {
     let alice = PeerInfo(id: PeerID(bytes: Array(repeating: 1, count: 16)), displayName: "alice", sessionID: "files")
 
     func file(_ id: UInt64) -> TransferInfo {
@@ -16,28 +14,27 @@ import Testing
     func delivery() -> Delivery { Delivery(name: "a.txt", size: 10, sha256: "", resumedFrom: 0, url: URL(fileURLWithPath: "/in/a.txt")) }
 
     /// Records the event in the ledger (as the loop's `show` does), then hands it to the model.
-    func shown(_ event: TransferEvent, in model: inout ReceiveModel, nobodyConnected: Bool = false) -> [ReceiveModel.Effect] {
+    func shown(_ event: TransferEvent, in model: inout ReceiveRun, nobodyConnected: Bool = false) -> [ReceiveRun.Effect] {
         _ = model.ledger.record(event)
         return model.handle(.transferShown(event, nobodyConnected: nobodyConnected))
     }
 
     @Test func ctrlCWhileIdleEndsAtOnceWithZero() {
-        var model = ReceiveModel(once: false, textOnly: false)
+        var model = ReceiveRun(once: false, textOnly: false)
         #expect(model.handle(.interrupted) == [.finish])
-        #expect(model.close().exit == nil)
+        #expect(model.close().outcome == .received)
     }
 
     @Test func ctrlCCancelsRunningTransfersWaitsForTheirEndAndExitsSeven() {
-        var model = ReceiveModel(once: false, textOnly: false)
+        var model = ReceiveRun(once: false, textOnly: false)
         #expect(shown(.started(file(1), offset: 0), in: &model) == [])
         #expect(model.handle(.interrupted) == [.cancelTransfers, .waitForCancellations])
         #expect(shown(.failed(file(1), .cancelled), in: &model) == [.finish], "the last transfer reported its end")
-        let exit = model.close().exit as? CLIError
-        #expect(exit?.code == ExitStatus.cancelled && exit?.description == ReceiveModel.cancelledLine)
+        #expect(model.close().outcome == .cancelled)
     }
 
     @Test func aSecondCtrlCOrASilentTransferDoesNotKeepTheReceiverWaiting() {
-        var model = ReceiveModel(once: false, textOnly: false)
+        var model = ReceiveRun(once: false, textOnly: false)
         _ = shown(.started(file(1), offset: 0), in: &model)
         _ = model.handle(.interrupted)
         #expect(model.handle(.interrupted) == [.finish])
@@ -45,28 +42,28 @@ import Testing
     }
 
     @Test func onceEndsWhenTheFirstSenderLeftAfterItsTransfers() {
-        var once = ReceiveModel(once: true, textOnly: false)
+        var once = ReceiveRun(once: true, textOnly: false)
         _ = shown(.started(file(1), offset: 0), in: &once)
         #expect(shown(.finished(file(1), delivery()), in: &once) == [], "the sender is still connected")
         #expect(once.handle(.senderLeft(nobodyConnected: true)) == [.finish])
-        #expect(once.close().exit == nil)
-        var always = ReceiveModel(once: false, textOnly: false)
+        #expect(once.close().outcome == .received)
+        var always = ReceiveRun(once: false, textOnly: false)
         _ = shown(.started(file(1), offset: 0), in: &always)
         _ = shown(.finished(file(1), delivery()), in: &always)
         #expect(always.handle(.senderLeft(nobodyConnected: true)) == [], "without --once the receiver stays up")
     }
 
     @Test func onceEndsOnTheLastTransfersEndWhenTheSenderLeftFirst() {
-        var model = ReceiveModel(once: true, textOnly: false)
+        var model = ReceiveRun(once: true, textOnly: false)
         _ = shown(.started(file(1), offset: 0), in: &model)
         #expect(model.handle(.senderLeft(nobodyConnected: true)) == [], "its transfer has not reported its end")
         #expect(shown(.finished(file(1), delivery()), in: &model, nobodyConnected: true) == [.finish])
     }
 
     @Test func aFailedTransferExitsEightAndOnlyDeniedOffersSix() {
-        var failed = ReceiveModel(once: false, textOnly: false)
+        var failed = ReceiveRun(once: false, textOnly: false)
         _ = shown(.started(file(1), offset: 0), in: &failed)
         _ = shown(.failed(file(1), .peerDisconnected), in: &failed)
-        #expect(failed.close().exit as? ExitCode == ExitStatus.transferFailed)
+        #expect(failed.close().outcome == .failed)
     }
 }
