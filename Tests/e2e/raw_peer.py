@@ -97,6 +97,11 @@ Records scenarios (Protocol/RECORDS.md §4). They add "records": [{...}] to the 
   older-records   valid handshake, then a snapshot OFFER as p2p before record channels sent it: a RECORDS frame
                   (type 0x40: kind 1, transfer ID, flags, size, records, entities)
                   -> DENY in that layout, naming the version: [{"type" (RECORDS), "reply" (DENY), "reason"}]
+  older-records-listen  the acceptor's side (HOST PORT: where to listen) of p2p before record channels (give
+                  --caps 181: channels and comparesHeldFiles, without recordChannels): takes one connection,
+                  HELLO, WELCOME, then records every frame until BYE, ERROR or the close ("received": a
+                  CHANNEL or RECORDS there means something was sent to it). Once it listens, it says
+                  "listening on HOST:PORT" on stderr
 """
 import hashlib
 import json
@@ -132,6 +137,7 @@ RECORDS = 0x40
 R_OFFER, R_ACCEPT, R_DENY, R_CHUNK, R_ACK, R_END, R_RESULT = range(1, 8)
 # A records channel's own step (purpose 4, Protocol/RECORDS.md §4)
 R_OUTCOME = 32
+NAMES[RECORDS] = "RECORDS"
 
 
 def frame(ftype, payload=b"", version=1, flags=0, length=None):
@@ -298,6 +304,30 @@ class Conn:
             if der:
                 self.server_cert_id = spki_peer_id(der).hex()
 
+    @classmethod
+    def accepting(cls, host, port, timeout, cert, key):
+        """The acceptor's side: listens on HOST:PORT, takes one connection and speaks TLS 1.3 as its server
+        with our certificate (the client's is not asked for: who it is, is its HELLO's business)."""
+        listener = socket.create_server((host, port))
+        listener.settimeout(timeout)
+        print("listening on %s:%d" % (host, port), file=sys.stderr, flush=True)  # what a script waits for
+        try:
+            raw, _ = listener.accept()
+        finally:
+            listener.close()
+        c = cls.__new__(cls)
+        c.buf, c.timeout, c.received, c.bytes_received, c.error, c.closed = b"", timeout, [], 0, None, False
+        c.tls, c.tls_error, c.server_cert_id, c.server_hello = True, None, None, None
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        ctx.load_cert_chain(cert, key)
+        try:
+            c.sock = ctx.wrap_socket(raw, server_side=True)
+            c.tls_version = c.sock.version()
+        except (ssl.SSLError, OSError) as e:
+            c.sock, c.tls_version, c.tls_error, c.closed = raw, None, "handshake: %s" % e, True
+        return c
+
     def send(self, data):
         self.sock.sendall(data)
 
@@ -431,7 +461,10 @@ def main():
         deadline = start + timeout
         client_cert = None if scenario == "nocert" else (cert, key)
         tls_max = ssl.TLSVersion.TLSv1_2 if scenario == "tls12" else None
-        c = Conn(host, port, timeout, tls, client_cert, tls_max)
+        if scenario == "older-records-listen":
+            c = Conn.accepting(host, port, timeout, cert, key)
+        else:
+            c = Conn(host, port, timeout, tls, client_cert, tls_max)
         if c.tls_error:  # the TLS handshake failed: nothing more to do
             return report(c, scenario, start, our_id, "TLS handshake failed")
         return run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts)
@@ -576,6 +609,24 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
                 break
         if not c.closed:
             c.send(frame(BYE))
+    elif scenario == "older-records-listen":
+        # The acceptor's handshake: HELLO, the initiator's HELLO, WELCOME; then every frame is recorded
+        # until the initiator leaves (BYE, ERROR or the close).
+        c.send(hello())
+        if c.wait_for(HELLO, deadline) != HELLO:
+            raise SystemExit(report(c, scenario, start, our_id, "handshake failed: got %s" % (c.received,)))
+        c.send(frame(WELCOME))
+        while True:
+            ftype, payload = c.read_frame(deadline)
+            if ftype in (None, BYE, ERROR):
+                break
+            if ftype == PING:
+                c.send(frame(PONG, payload))
+        if not c.closed:
+            try:
+                c.send(frame(BYE))
+            except OSError:
+                pass
     elif scenario == "older-records":
         handshake()
         tid = random.getrandbits(63) + 1

@@ -203,6 +203,27 @@ check "the DENY names both versions and which side to update" \
 check "the receiver still runs" is_running older
 stop_proc older 2>/dev/null || true
 
+# And the other way: `p2p records send` to an older p2p (its HELLO lacks capability bit 9) sends nothing
+# and says why, naming the peer, its address and its version.
+port=$(free_port)
+start_bg oldbob "$LAB" exec B "$PYTHON" "$E2E_DIR/raw_peer.py" "$ADDR_B" "$port" older-records-listen --caps 181 --peer-name oldbob --session records --timeout 30
+if wait_for "$E2E_TMP/oldbob.err" "listening on" 15; then
+  send to-older --file "$DATA/conflicts.json" --connect "$ADDR_B:$port"
+  check "records send to an older p2p exits 1 (got $SEND_RC)" [ "$SEND_RC" = 1 ]
+  if line=$(nth_json to-older 1 event=error code=send "message~oldbob ($ADDR_B:$port) runs an older p2p (wire version 1 with RECORDS frames, without record channels, capability bit 9); update p2p there"); then
+    pass "the sender reads who, where and which version: $line"
+  else
+    fail "no error naming the older peer, its address and version" to-older
+  fi
+  wait_exit oldbob 20 >/dev/null || true
+  out=$(cat "$E2E_TMP/oldbob.out")
+  log "oldbob: $out"
+  check "the older p2p got no CHANNEL or RECORDS frame, only the goodbye ($(field "$out" received))" \
+    "$PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1])["received"]; sys.exit(not ("HELLO" in r and "CHANNEL" not in r and "RECORDS" not in r))' "$out"
+else
+  fail "the older p2p (raw_peer.py) did not listen" oldbob
+fi
+
 # ---------------------------------------------------------------- delta
 # The README's own example of a change.
 in_A records import "$EXAMPLES/tasks-change.json" --store "$STORES/A-tasks.sqlite" --json >"$E2E_TMP/change.out" 2>&1
