@@ -71,13 +71,19 @@ struct RecordChannelTests {
         let events: EventRecorder
         let handled = NIOLockedValueBoxWrapper<[String]>([])
 
-        init(maxBytes: Int = 256 << 20) async throws {
+        /// `deciding`: bob's person never answers the offer (it stays undecided).
+        init(maxBytes: Int = 256 << 20, deciding: Bool = false) async throws {
             mallory = try await makeSession("mallory", sessionID: "records", inMemory: true)
             bob = try await RecordPeer("bob")
             events = EventRecorder(bob.session)
             var options = RecordReceiveOptions()
             options.maxSnapshotBytes = maxBytes
-            bob.records.onSnapshot(options: options) { [handled] received, _ in
+            let never: @Sendable (RecordOffer, PeerInfo) async -> Bool = { _, _ in
+                await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }  // a person who never answers
+                return true
+            }
+            let always: @Sendable (RecordOffer, PeerInfo) async -> Bool = { _, _ in true }
+            bob.records.onSnapshot(options: options, accept: deciding ? never : always) { [handled] received, _ in
                 handled.mutate { $0.append((try? received.get()).map { _ in "snapshot" } ?? "\(received)") }
                 return RecordTransferResult(MergeOutcome())
             }
@@ -125,6 +131,24 @@ struct RecordChannelTests {
         await h.close()
     }
 
+    /// Steps are handled in order on the connection: the OPEN is undecided when the DATA comes.
+    @Test func dataBeforeAcceptIsCancelled() async throws {
+        let h = try await Hostile(deciding: true)
+        try h.send(.open(.records(delta: false, size: 3, records: 1, entities: ["Task"])))
+        try h.send(.data(offset: 0, bytes: ByteBuffer(bytes: [1, 2, 3])))
+        #expect(try await h.cancelled() == "DATA before ACCEPT")
+        #expect(h.handled.value.isEmpty)
+        await h.close()
+    }
+
+    @Test func aSecondOpenOfTheSameChannelIsCancelled() async throws {
+        let h = try await Hostile(deciding: true)
+        try h.send(.open(.records(delta: false, size: 3, records: 1, entities: ["Task"])))
+        try h.send(.open(.records(delta: false, size: 3, records: 1, entities: ["Task"])))
+        #expect(try await h.cancelled() == "a second OPEN of records channel 7")
+        await h.close()
+    }
+
     @Test func dataOutOfOrderIsCancelled() async throws {
         let h = try await Hostile()
         try await h.open(size: 100)
@@ -153,6 +177,7 @@ struct RecordChannelTests {
         try h.send(.end(length: 3, sha256: [UInt8](repeating: 0, count: 32)))
         try await h.handled.wait(for: "the handler to hear of it") { $0.count == 1 }
         #expect(h.handled.value[0].contains("SHA-256 of the received bytes does not match"))
+        try await h.replies.wait(for: "RESULT") { $0.contains { if case .result = $0.0.body { true } else { false } } }
         let results = h.replies.messages.compactMap { if case .result(let verified, _) = $0.0.body { verified } else { nil } }
         #expect(results == [false])
         #expect(!h.replies.messages.contains { if case .outcome = $0.0.body { true } else { false } })
