@@ -104,40 +104,26 @@ struct RecordsSendCommand: AsyncParsableCommand {
             return error.exitCode(denial: ExitStatus.connectionFailed)
         }
         view.peerChanged(peer, .connected, reason: nil)
-        var snapshot: RecordSnapshot
-        var mark: RecordStore.SentMark?
-        if let fileSnapshot {
-            snapshot = fileSnapshot
-        } else {
-            do {
-                let (made, sent) = try store!.snapshot(entities: entity.isEmpty ? nil : entity, since: sinceLast ? peer.id : nil, origin: session.peerID)
-                snapshot = made
-                mark = sent
-            } catch {
-                view.error("store", error.description)
-                return ExitStatus.failure
-            }
-        }
-        snapshot.origin = session.peerID
-        if !json { view.note("Sending \(snapshot.records.count) record\(snapshot.records.count == 1 ? "" : "s")\(snapshot.isDelta ? " (changed since the last exchange)" : "") to \(Terminal.sanitize(peer.displayName))…") }
-        let result: RecordTransferResult
+        if !json { view.note("Sending records to \(Terminal.sanitize(peer.displayName))\(sinceLast ? " (changed since the last exchange)" : "")…") }
         phase.withLockedValue { $0 = .sending(to: peer.displayName.description) }
+        let exchange = RecordExchange(session: session)
+        let sent: RecordSendReport
         do {
-            result = try await RecordExchange(session: session).send(snapshot, to: peer.id)
+            if let fileSnapshot {
+                sent = try await exchange.send(records: fileSnapshot, to: peer.id)
+            } else {
+                sent = try await exchange.send(from: store!, entities: entity.isEmpty ? nil : entity, sinceLast: sinceLast, to: peer.id)
+            }
         } catch {
             if Interruption.isQuitting { return ExitStatus.interrupted }
-            view.error("send", error.description)
+            view.error(error.isStoreFailure ? "store" : "send", error.description)
             return ExitStatus.failure
         }
-        if result.status == .merged, let mark, let store {
-            do {
-                try store.markSent(mark, to: peer.id)
-            } catch {
-                view.error("store", "the peer merged the snapshot but this store could not remember it: \(error)")
-            }
+        if let failure = sent.markFailure {
+            view.error("store", "the peer merged the snapshot but this store could not remember it: \(failure)")
         }
-        report(result, records: snapshot.records.count, delta: snapshot.isDelta, peer: peer)
-        return ExitStatus.records(result.status)
+        report(sent.result, records: sent.records, delta: sent.isDelta, peer: peer)
+        return ExitStatus.records(sent.result.status)
     }
 
     private func report(_ result: RecordTransferResult, records: Int, delta: Bool, peer: PeerInfo) {
@@ -177,5 +163,12 @@ struct RecordsSendCommand: AsyncParsableCommand {
             Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot; nothing was merged:", .red))
             for problem in result.problems { Output.error("  \(Terminal.sanitize(problem.description))") }
         }
+    }
+}
+
+private extension RecordsError {
+    /// The store could not make the snapshot (the send itself fails only with `.transfer`).
+    var isStoreFailure: Bool {
+        if case .transfer = self { false } else { true }
     }
 }
