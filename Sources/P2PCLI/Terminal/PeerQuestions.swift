@@ -24,7 +24,7 @@ struct Asked<Question: Sendable>: Sendable {
 /// A peer's question (the library's `PeerQuestion`: to connect, to take a file…) on its way to a command's loop.
 typealias AskedQuestion = Asked<PeerQuestion>
 
-/// The peer questions a loop holds (chat, receive, records receive).
+/// The peer questions a command's loop holds.
 typealias PeerQuestions = PendingQuestions<PeerQuestion>
 
 /// The questions a command's loop holds: asked one at a time (`PromptQueue`), withdrawn by token, also
@@ -59,7 +59,7 @@ struct PendingQuestions<Question: Sendable> {
     }
 }
 
-/// For a loop whose questions are all plain yes or no (`records receive`, `receive --stdout`): the
+/// For a loop whose questions are all plain yes or no: the
 /// question is the input line, "y" or "n" answers it and leaves it on the screen with its answer, and a
 /// question whose asker went away is taken off with a note.
 extension PendingQuestions {
