@@ -78,13 +78,13 @@ enum PeerTarget {
     static func notFound(_ query: String?, role: String, seen: [PeerInfo], within seconds: Double, seesItself: Bool? = nil,
                          counterpart: String = "p2p receive") -> ReachError {
         let what = query.map { "no \(role) called \(Terminal.sanitize($0))" } ?? "no \(role)"
-        var seenOnce = Set<PeerID>()
-        let distinct = seen.filter { seenOnce.insert($0.id).inserted }
+        // Who was seen once each, and the nearest name to the query: the library's report.
+        let report = PeerNotFound(query: query, seen: seen, waited: .zero, seesItself: seesItself)
         let others: String
-        if !distinct.isEmpty {
-            others = "seen: " + distinct.map(label).joined(separator: ", ")
-                + (query.flatMap { PeerMatcher($0).suggestion(among: distinct) }.map { "; did you mean --to \(fromName($0))?" } ?? "")
-        } else if seesItself == false {
+        if !report.seen.isEmpty {
+            others = "seen: " + report.seen.map(label).joined(separator: ", ")
+                + (report.nearest.map { "; did you mean --to \(fromName($0))?" } ?? "")
+        } else if report.likelyCauses == [.daemonNotWorking] {
             others = "no peers were seen at all, and the mDNS daemon did not show even this machine's own announcement: "
                 + "is avahi-daemon running and allowed on this network interface (`p2p doctor`)? Or use --connect HOST:PORT"
         } else {
