@@ -80,6 +80,7 @@ public struct DiscoveryCheckup: Sendable {
     /// The trust store's pins: a named peer that does not answer is checked where it was last reached.
     public var pins: [KnownPeer]
 
+    /// A checkup of discovery, and of `peer` when one is given, listening `timeout` for announcements.
     public init(peer: Subject? = nil, timeout: Duration = .seconds(3), pins: [KnownPeer] = []) {
         self.peer = peer
         self.timeout = timeout
@@ -166,6 +167,7 @@ public struct LocalInterface: Sendable, Hashable {
     public var name: String
     public var addresses: [IPAddress]
 
+    /// The interface `name` with `addresses`.
     public init(name: String, addresses: [IPAddress]) {
         self.name = name
         self.addresses = addresses

@@ -21,6 +21,7 @@ public struct PeerListing: Sendable {
     /// How many peers were listed.
     public private(set) var listedCount = 0
 
+    /// A listing of the peers of `sessionID` (nil: of every session).
     public init(sessionID: String?) { self.sessionID = sessionID }
 
     /// What a (re)solved announcement changes: nil when nothing (another session's, or nothing new).

@@ -59,6 +59,7 @@ public struct PairingHost: Sendable, Equatable {
         self.maxAttempts = maxAttempts
     }
 
+    /// What to do about `event`; nothing once the pairing is over.
     public mutating func handle(_ event: Event) -> [Effect] {
         guard outcome == nil else { return [] }
         switch event {
