@@ -4,7 +4,7 @@ import P2P
 /// `--to NAME-OR-ID` or, with neither, the only peer of the session that shows up: this type only reads
 /// the options and says each step of the search (`ConnectProgress`) and its failure (`ReachError`) in
 /// the command's words.
-struct PeerFinder {
+struct PeerFinder: Sendable {
     let session: Session
     let to: String?
     let connect: String?
@@ -24,6 +24,20 @@ struct PeerFinder {
             return try await locator.find(events: events)
         } catch {
             throw reachError(error)
+        }
+    }
+
+    /// The search on a command's driver: it runs in a task of its own and its result comes into the
+    /// command's one loop as `wrap(result)`, so Ctrl-C (`.interrupt`) and the rest keep arriving while it
+    /// waits; cancel the task to stop it.
+    func start<Event: Sendable>(events: AsyncStream<SessionEvent>, on feed: CommandFeed<Event>,
+                                _ wrap: @escaping @Sendable (Result<PeerInfo, ReachError>) -> Event) -> Task<Void, Never> {
+        Task {
+            do throws(ReachError) {
+                feed.send(wrap(.success(try await find(events: events))))
+            } catch {
+                feed.send(wrap(.failure(error)))
+            }
         }
     }
 

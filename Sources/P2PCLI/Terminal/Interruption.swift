@@ -2,10 +2,10 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// What Ctrl-C (SIGINT, or SIGTERM) does in a command that finds a peer and then does one thing with it
-/// (`send`, `records send`, `pair`). One signal handler for the process, whose action the command
+/// without a driver loop of its own. One signal handler for the process, whose action the command
 /// changes as it moves on: before anything is under way, Ctrl-C cleans up (says goodbye to peers), prints
 /// one line saying what was and was not done, and exits 130 (128 + SIGINT, as shells report it); once a
-/// transfer runs, the command may take Ctrl-C over and end its own way (`send` cancels on both sides: 7).
+/// transfer runs, the command may take Ctrl-C over and end its own way (a transfer cancelled on both sides: 7).
 enum Interruption {
     private enum Action {
         /// Clean up, print the line (if any), exit 130.
