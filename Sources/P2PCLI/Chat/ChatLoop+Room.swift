@@ -121,21 +121,18 @@ extension ChatLoop {
     }
 
     func sendPrivately(_ text: String, to name: String) {
-        let peer: PeerInfo
         let room = self.room
-        switch PeerMatcher(name).match(in: Array(room.members.values)) {
-        case .one(let one):
-            peer = one
-        case .none:
-            let away = room.members.values.filter { room.connected[$0.id] == nil }
-            return view.error("command", PrivateLineTarget.nobodyCalled(name, connected: Array(room.connected.values), away: away))
+        switch room.privateTarget(name) {
+        case .one(let peer):
+            let line = ChatLine(kind: .privateLine, body: text).text
+            if interactive { view.ownLine(line, to: peer, held: room.connected[peer.id] == nil) }
+            runner.say(line, to: peer)
+        case .nobody(let connected, let away):
+            view.error("command", PrivateLineTarget.nobodyCalled(name, connected: connected, away: away))
         case .ambiguous(let candidates):
-            return view.error("command", "\(Terminal.sanitize(name)) could be \(candidates.map(PeerTarget.label).joined(separator: " or ")): "
-                              + "say which by the start of a fingerprint; nothing was sent")
+            view.error("command", "\(Terminal.sanitize(name)) could be \(candidates.map(PeerTarget.label).joined(separator: " or ")): "
+                       + "say which by the start of a fingerprint; nothing was sent")
         }
-        let line = ChatLine(kind: .privateLine, body: text).text
-        if interactive { view.ownLine(line, to: peer, held: room.connected[peer.id] == nil) }
-        runner.say(line, to: peer)
     }
 
     /// `/peers`: who is here, who is away, who could be: name, fingerprint and state.
@@ -172,15 +169,7 @@ extension ChatLoop {
     /// one ended: with `--to`, only those with that peer (none when the history does not know it).
     func showRecentLines() {
         guard !options.json else { return }
-        let history = conversation.history
-        var peer: PeerID?
-        if let target = options.to {
-            let known = ((try? history.peers()) ?? []).map { PeerInfo(id: $0.id, displayName: $0.name.raw, sessionID: session.sessionID) }
-            guard case .one(let one) = PeerMatcher(target).match(in: known) else { return }
-            peer = one.id
-        }
-        guard let entries = try? history.entries(with: peer, limit: 30), let files = try? history.images(with: peer, limit: 8) else { return }
-        let items = HistoryItem.merge(lines: ChatRoom.replayed(entries), images: files, limit: 8)
+        let items = conversation.history.recent(with: options.to, room: session.sessionID)
         guard !items.isEmpty else { return }
         for item in items { view.recent(item) }
         view.note("— earlier lines above; p2p history shows them all —")
@@ -188,10 +177,6 @@ extension ChatLoop {
 
     /// Lines in the outbox, per peer (at start-up the runner made their peers members, dialled when seen).
     func showOutbox(_ pending: [ChatEntry]) {
-        var counts: [PeerID: (name: PeerText, count: Int)] = [:]
-        for entry in pending { counts[entry.peer, default: (entry.peerName, 0)].count += 1 }
-        for (peer, waiting) in counts.sorted(by: { $0.value.name.raw < $1.value.name.raw }) {
-            view.outbox(count: waiting.count, for: peer, named: waiting.name.description)
-        }
+        for waiting in OutboxCount.of(pending) { view.outbox(count: waiting.count, for: waiting.peer, named: waiting.name.description) }
     }
 }

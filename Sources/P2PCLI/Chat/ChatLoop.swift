@@ -50,12 +50,8 @@ final class ChatLoop {
     /// Declines every byte stream offered (a chat takes none), as `p2p receive` does; kept alive here.
     var streams: ByteStreams!
     var editor = LineEditor()
-    /// Images and files being received (started, not ended).
-    var receivingImages: Set<UInt64> = []
-    /// Images and files being sent: the file and what it is, oldest first per peer and name, for the
-    /// history once the peer confirms it (a transfer's events carry only the name). Taken by the send's
-    /// `.finished` or `.failed`; a send refused before its transfer began (the peer left just then) leaves its entry.
-    var sendingImages: [FileSend: [SendingFile]] = [:]
+    /// The images and files sent and received: which sends are out, what each transfer event means.
+    var files = ChatFileLedger()
     /// The session is closed: the conversation's history queue reports to nobody any more.
     var sessionClosed = false
     /// Whether the daemon's reach (loopback only or not) was judged, from our own announcement.
