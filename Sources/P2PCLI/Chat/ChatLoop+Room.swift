@@ -26,22 +26,15 @@ extension ChatLoop {
     }
 
     /// `--to NAME` dials the peer of that name (the runner took the announcement already: a member is
-    /// dialled by the room).
+    /// dialled by the room); a short prefix of a key not pinned, or a name pinned to another key, ends the chat.
     private func peerAvailable(_ peer: PeerInfo) {
-        guard let target = options.to, room.members[peer.id] == nil else { return }
-        let room = self.room
-        if room.connected.isEmpty, session.peer(matching: target)?.id == peer.id {
-            // A short prefix picks a pinned key only: dialling a stranger's ground key would pin it.
-            if let refusal = PeerTarget.shortPrefixRefusal(target, runner.judged(peer), pinned: PeerTarget.pins(of: session)),
-               !options.network.insecure {
-                return feed.send(.connectFailed(target, refusal))
-            }
-            runner.dial(peer)
-        } else if room.connected.isEmpty, room.dialing.isEmpty,
-                  let conflict = PeerMatcher(target).nameConflict(in: session.knownPeers, pinned: PeerTarget.pins(of: session)),
-                  session.peers(matching: target).isEmpty {
-            // The name is pinned to another key: the warning now (exit 4), instead of waiting for ever.
-            feed.send(.connectFailed(target, conflict.refusal))
+        guard let target, let query = options.to else { return }
+        switch target.decide(announced: runner.judged(peer), room: room, known: session.knownPeers) {
+        case .dial: runner.dial(peer)
+        case .refuse(.shortPrefixOfUnpinnedKey(_, let judged)): feed.send(.connectFailed(query, PeerTarget.shortPrefixRefusal(query, judged)))
+        case .refuse(.pinnedToAnotherKey(let conflict)): feed.send(.connectFailed(query, conflict.refusal))
+        case .refuse(let other): feed.send(.connectFailed(query, other))
+        case .wait: break
         }
     }
 

@@ -37,7 +37,9 @@ final class ChatLoop {
     var feed: CommandFeed<Event> { driver.feed }
 
     /// How the chat ends: failed dials, the end of piped input, the wait for a `--to` peer.
-    var model: ChatModel
+    var model: ChatEnding
+    /// `--to NAME`: the one peer this chat is with, found as `connect(to:)` finds it (by the pins of now).
+    var target: ChatTarget? { options.to.map { ChatTarget(PeerLookup($0, in: session)) } }
     /// Who may connect and whom the room dials unasked; handed to the runner.
     let policy: ConnectionPolicy
     var conversation: Conversation!
@@ -63,7 +65,7 @@ final class ChatLoop {
         self.options = options
         interactive = Terminal.stdinIsTTY && !options.json
         policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
-        model = ChatModel(scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose)
+        model = ChatEnding(scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose)
     }
 
     func run() async -> ExitCode {
@@ -200,16 +202,20 @@ final class ChatLoop {
     }
 
     /// Carries out what the model decided; returns the exit status when it ends the chat.
-    func perform(_ effects: [ChatModel.Effect]) -> ExitCode? {
+    func perform(_ effects: [ChatEnding.Effect]) -> ExitCode? {
         for effect in effects {
             switch effect {
             case .waitForAcknowledgements: driver.timers.after(.seconds(10), .acknowledgementsOverdue)
             case .note(let text): view.note(text)
-            case .error(let code, let message): view.error(code, message)
+            case .reportDialFailure(let failure):
+                let reach = (failure.error as? SessionError).map { PeerTarget.connectFailure($0, to: failure.target) } ?? (failure.error as? ReachError)
+                view.error(reach?.jsonCode ?? "connect", reach?.description ?? failure.description)
             case .reportNotFound:
                 view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
                                                               counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
-            case .exit(let status): return status
+            case .exit(.success): return .success
+            case .exit(.connectionFailed): return ExitStatus.connectionFailed
+            case .exit(.peerNotFound): return ExitStatus.peerNotFound
             }
         }
         return nil
