@@ -53,15 +53,8 @@ extension ChatLoop {
         for refusal in refusals { view.error(asImage ? "image" : "file", refusal) }
         guard !takers.isEmpty else { return }
         view.note("offering \(Terminal.sanitize(offer.name)) (\(TransferView.bytes(offer.size))) to \(takers.map { PeerTarget.name($0) }.joined(separator: ", "))…")
-        let transfers = self.transfers!
-        for peer in takers.map(\.id) {
-            files.offered(offer, to: peer)
-            Task { _ = try? await transfers.sendResource(at: offer.file, to: peer, mediaType: offer.mediaType) }
-        }
+        attachments.send(offer, to: takers.map(\.id), noting: &files)
     }
-
-    /// Why a chat declines every byte stream offered.
-    static let streamOfferReason = "this peer is in a chat (p2p chat), which takes no byte streams; a stream needs `p2p receive --stdout` there"
 
     /// Keeps an image or file in the history without waiting for the disk: on the conversation's queue,
     /// whose failures come back as conversation events. Once the session is closed (an image shown after

@@ -48,9 +48,8 @@ final class ChatLoop {
     /// The room as it stands now.
     var room: ChatRoom { runner.room }
     var questions = PeerQuestions()
-    var transfers: FileTransfers!
-    /// Declines every byte stream offered (a chat takes none), as `p2p receive` does; kept alive here.
-    var streams: ByteStreams!
+    /// The chat's file transfers, and the stream handler that declines every byte stream.
+    var attachments: ChatAttachments!
     var editor = LineEditor()
     /// The images and files sent and received: which sends are out, what each transfer event means.
     var files = ChatFileLedger()
@@ -91,23 +90,11 @@ final class ChatLoop {
         if !held.isEmpty {
             view.note("\(held.count) line\(held.count == 1 ? "" : "s") typed while nobody was here wait\(held.count == 1 ? "s" : "") for whoever joins.")
         }
-        var transferOptions = FileTransfers.Configuration()
-        // A chat shows what it receives as images: one that is not the image it was offered as is
-        // refused before it is kept, and the sender is told (it would otherwise read as delivered).
-        transferOptions.checksImageSignatures = true
-        transfers = FileTransfers(session: session, directory: options.downloadsDirectory, configuration: transferOptions)
-        let acceptsImages = options.yes
-        transfers.setOfferHandler { offer in
-            // Chat takes one file at a time (/image, /file); an image is refused unless its signature
-            // is the type it was offered as. Folders and several items go through `p2p send` / `p2p receive`.
-            guard !offer.info.isTree, offer.info.fileCount == 1 else { return false }
-            if acceptsImages { return true }
-            return await Self.ask(.offer(offer), through: feed)
+        // One file at a time, images checked, streams declined: the library's rules for a chat.
+        attachments = ChatAttachments(session: session, downloads: options.downloadsDirectory, acceptsEvery: options.yes) { offer in
+            await Self.ask(.offer(offer), through: feed)
         }
-        driver.pump(transfers.events()) { .transfer($0) }
-        // A stream's sender hears DENY, bytes nobody accepted get CANCEL, an older p2p's STREAM its DENY.
-        streams = ByteStreams(session: session)
-        streams.declineEvery(reason: Self.streamOfferReason)
+        driver.pump(attachments.transfers.events()) { .transfer($0) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.readInterrupts()
 
