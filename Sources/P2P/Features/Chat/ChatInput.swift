@@ -1,7 +1,7 @@
 import Foundation
 
-/// What a line typed in `p2p chat` asks for. Pure: the chat loop acts on it.
-enum ChatInput: Equatable {
+/// What a line typed in a chat asks for (`p2p chat`'s commands). Pure: the app acts on it.
+public enum ChatInput: Sendable, Equatable {
     /// A line for every member. `//text` gives `/text`: a line may start with a slash.
     case text(String)
     /// `/msg NAME text`: a line for one member only.
@@ -21,7 +21,7 @@ enum ChatInput: Equatable {
     case mistake(String)
 
     /// `/help`: one command per line, as irssi and weechat list them.
-    static let commands = [
+    public static let commands = [
         "Commands (a line without one goes to everyone in the room):",
         "  /msg NAME text   a line to one person only (marked [private])",
         "  /me text         an action: * you waves",
@@ -35,7 +35,7 @@ enum ChatInput: Equatable {
         "Keys: Up/Down earlier lines; Ctrl-A/E, Alt-B/F, Ctrl-W/U/K edit; Ctrl-L redraws; Tab completes names and paths.",
     ]
 
-    static func parse(_ line: String) -> ChatInput {
+    public static func parse(_ line: String) -> ChatInput {
         if line.hasPrefix("//") { return .text(String(line.dropFirst())) }
         guard line.hasPrefix("/") else { return line.isEmpty ? .nothing : .text(line) }
         let command = line.prefix { !$0.isWhitespace }

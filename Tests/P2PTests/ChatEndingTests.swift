@@ -1,17 +1,15 @@
-import ArgumentParser
 import Foundation
-@testable import P2P
 import Testing
-@testable import P2PCLI
+@testable import P2P
 
-/// How `p2p chat` ends, fed events without a terminal or sockets: piped input and the wait for
+/// How a chat (`p2p chat`) ends, fed events without a terminal or sockets: piped input and the wait for
 /// acknowledgements after it, a failed dial, the wait for a `--to` peer, Ctrl-C.
-@Suite struct ChatModelTests {
+@Suite struct ChatEndingTests {
     let me = PeerID(bytes: Array(repeating: 1, count: 16))
     let bob = PeerInfo(id: PeerID(bytes: Array(repeating: 2, count: 16)), displayName: "bob", sessionID: "room")
 
-    func model(scripted: Bool = false, verbose: Bool = false) -> ChatModel {
-        ChatModel(scripted: scripted, verbose: verbose)
+    func model(scripted: Bool = false, verbose: Bool = false) -> ChatEnding {
+        ChatEnding(scripted: scripted, verbose: verbose)
     }
 
     func room() -> ChatRoom {
@@ -48,9 +46,7 @@ import Testing
     @Test func aFailedDialOfTheNamedPeerEndsAScriptedChatWithFour() {
         var chat = model(scripted: true)
         let effects = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: nil))
-        guard case .error(let code, let message)? = effects.first else { Issue.record("no error shown: \(effects)"); return }
-        #expect(code == "denied" && message.contains("bob"))
-        #expect(effects.last == .exit(ExitStatus.connectionFailed))
+        #expect(effects == [.reportDialFailure(.init(target: "bob", error: SessionError.denied(by: "bob"))), .exit(.connectionFailed)])
         var room = model(scripted: false)
         #expect(room.handle(.dialFailed(target: "bob", SessionError.timedOut(seconds: 5), unasked: nil)).count == 1, "a room goes on")
     }
@@ -85,34 +81,8 @@ import Testing
 
     @Test func theWaitForANamedPeerEndsWithThreeOnlyWhenNobodyJoined() {
         var alone = model(scripted: true)
-        #expect(alone.handle(.waitExpired(found: false)) == [.reportNotFound, .exit(ExitStatus.peerNotFound)])
+        #expect(alone.handle(.waitExpired(found: false)) == [.reportNotFound, .exit(.peerNotFound)])
         var joined = model(scripted: true)
         #expect(joined.handle(.waitExpired(found: true)) == [])
-    }
-}
-
-/// What irssi and weechat users expect of the chat's commands: /who with a count, /help as a list.
-@Suite struct ChatCommandsTests {
-    @Test func whoAndNamesListWhoIsHereWithACountThisSideIncluded() {
-        #expect(ChatInput.parse("/who") == .names)
-        #expect(ChatInput.parse("/names") == .names)
-        #expect(ChatInput.parse("/peers") == .peers)
-        #expect(ChatModel.names(own: "bob", connected: ["carol", "alice"]) == "3 here: alice, bob, carol")
-        #expect(ChatModel.names(own: "bob", connected: []) == "1 here: bob")
-        #expect(ChatModel.names(own: "bob", connected: ["\u{1B}[2Jevil"]).contains("\\u{1B}") || !ChatModel.names(own: "bob", connected: ["\u{1B}[2Jevil"]).contains("\u{1B}"),
-                "a peer's name reaches the terminal only through the sanitizer")
-    }
-
-    @Test func theBellRingsByDefaultAndNoBellKeepsQuietWhileBellIsStillAccepted() throws {
-        #expect(try ChatCommand.parse([]).bell)
-        #expect(try ChatCommand.parse(["--bell"]).bell)
-        #expect(try !ChatCommand.parse(["--no-bell"]).bell)
-    }
-
-    @Test func helpIsAListWithOneCommandPerLine() {
-        let help = ChatInput.commands
-        for command in ["/msg", "/me", "/image", "/file", "/who", "/peers", "/help", "/quit", "//text"] {
-            #expect(help.filter { $0.hasPrefix("  " + command) || $0.hasPrefix("  /who, /names") && command == "/who" }.count == 1, "\(command) on a line of its own")
-        }
     }
 }

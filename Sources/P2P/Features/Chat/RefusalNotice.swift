@@ -1,17 +1,17 @@
-import P2P
-
 /// The one line that tells the person that a peer refused this side, why, and what to do about it
 /// (`ChatRoomRunner.Event.refusedBy`: once per peer, whichever side dialled).
-struct RefusalNotice: Equatable {
-    let refusal: PeerRefusal
+public struct RefusalNotice: Sendable, Equatable {
+    public let refusal: PeerRefusal
+
+    public init(refusal: PeerRefusal) { self.refusal = refusal }
 
     /// "alice refused this key (…): ask alice to run …", and what becomes of the lines waiting for it.
-    /// `name` is sanitized already (`PeerTarget.name`).
-    func message(by name: String, localName: String, heldLines: Int, waiting: Int) -> String {
+    /// `name` is sanitized already (as the app shows peers).
+    public func message(by name: String, localName: String, heldLines: Int, waiting: Int) -> String {
         var text = switch refusal {
         case .keyChanged:
             "\(name) refused this key (your name is pinned to another key there): ask \(name) to run "
-                + "`p2p trust remove \(localName.isEmpty ? "YOUR-NAME" : Terminal.sanitize(localName))` if you really have a new key, or pair again with `p2p pair`; "
+                + "`p2p trust remove \(localName.isEmpty ? "YOUR-NAME" : PeerText.sanitized(localName))` if you really have a new key, or pair again with `p2p pair`; "
                 + "not dialled again in this run"
         case .declined:
             "\(name) declined the connection: not dialled again in this run (restart the chat to ask again)"
