@@ -16,13 +16,13 @@ extension GameLoop {
         case .character(let c) where c.isNumber:
             if let number = c.wholeNumberValue, peers.indices.contains(number - 1) {
                 selection = number - 1
-                return await perform(lobby.handle(.pick(number - 1)))
+                return await perform(await runner.handle(.pick(number - 1)))
             }
         case .up, .down:
             guard !peers.isEmpty else { break }
             selection = (selection + (key == .up ? peers.count - 1 : 1)) % peers.count
         case .enter:
-            return await perform(lobby.handle(.pick(selection)))
+            return await perform(await runner.handle(.pick(selection)))
         default:
             break
         }
@@ -30,15 +30,15 @@ extension GameLoop {
     }
 
     private func handleInGame(_ key: Key) async -> ExitCode? {
-        if lobby.asksRematch, let yes = Self.rematchAnswer(key) { return await perform(lobby.handle(.rematchAnswered(yes))) }
+        if lobby.asksRematch, let yes = Self.rematchAnswer(key) { return await perform(await runner.handle(.rematchAnswered(yes))) }
         switch key {
-        case .character("q"), .character("Q"), .endOfInput: return await perform(lobby.handle(.leave))
-        case .character(let c) where c.isNumber: if let square = c.wholeNumberValue { return await perform(play(square)) }
+        case .character("q"), .character("Q"), .endOfInput: return await perform(await runner.handle(.leave))
+        case .character(let c) where c.isNumber: if let square = c.wholeNumberValue { return await perform(await runner.play(square)) }
         case .up: cursor = cursor > 3 ? cursor - 3 : cursor + 6
         case .down: cursor = cursor < 7 ? cursor + 3 : cursor - 6
         case .left: cursor = (cursor - 1) % 3 == 0 ? cursor + 2 : cursor - 1
         case .right: cursor = cursor % 3 == 0 ? cursor - 2 : cursor + 1
-        case .enter: return await perform(play(cursor))
+        case .enter: return await perform(await runner.play(cursor))
         default: break
         }
         return nil

@@ -5,7 +5,8 @@ import P2P
 /// `p2p game`'s one loop: session events, the game's updates, keys or stdin lines, invitations and timers
 /// are handled in arrival order. The decisions are the library's: the game is `GameSession`, and whom to
 /// invite, whose invitation to take, typed moves, another round and the end of the run are `GameLobby`'s.
-/// This loop feeds the lobby, carries out what it returns, and draws (GameLoop+Screen.swift).
+/// This loop feeds `GameLobbyRunner` (which carries out the lobby's decisions) and draws what it reports
+/// (GameLoop+Screen.swift).
 final class GameLoop {
     /// What the driver's loop takes besides keys or lines, Ctrl-C and invitations (questions).
     enum Event: Sendable {
@@ -25,7 +26,9 @@ final class GameLoop {
     let interactive: Bool
     /// Input, Ctrl-C, timers, the session's and the game's events, and the drain at exit.
     let driver = CommandDriver<Event>()
-    var lobby: GameLobby
+    let runner: GameLobbyRunner
+    /// The lobby as it stands, for the screen.
+    var lobby: GameLobby { runner.lobby }
     /// An invitation waiting for y or n (one at a time: others are declined while it waits).
     var questions = PeerQuestions()
     var selection = 0
@@ -39,7 +42,10 @@ final class GameLoop {
         view = GameView(json: options.json, interactive: interactive, verbose: options.network.verbose)
         let target: GameLobby.Target = if let name = options.to { .named(name, pins: PeerTarget.pins(of: session)) }
             else if options.connect != nil { .address } else { interactive ? .picked : .firstFound }
-        lobby = GameLobby(target: target, interactive: interactive, acceptsInvitations: options.yes)
+        let feed = driver.feed
+        runner = GameLobbyRunner(session: session, games: games,
+                                 lobby: GameLobby(target: target, interactive: interactive, acceptsInvitations: options.yes),
+                                 dialFailed: { feed.send(.connectFailed($0, $1)) })
     }
 
     func run() async -> ExitCode {
@@ -67,8 +73,8 @@ final class GameLoop {
             if options.connect == nil { return await finish(ExitStatus.noDaemon) }
         }
         if let endpoint = options.connect.flatMap(Endpoint.init) {
-            _ = lobby.handle(.dialingAddress(endpoint.description))
-            dial(endpoint.description) { try await $0.connect(to: endpoint) }
+            view.progress(ConnectProgress.connecting(to: endpoint.description))
+            runner.dial(endpoint)
         } else if let target = options.to {
             view.progress(ConnectProgress.waiting(for: "opponent", named: target))
             driver.timers.after(.seconds(options.timeout), .waitForPeerExpired)
@@ -77,7 +83,7 @@ final class GameLoop {
         let status = await driver.run { input in
             for input in Self.split(input) {  // Keys are taken one at a time, each as an input of its own.
                 if let stop = await handle(input) { return stop }
-                if let stop = await perform(lobby.handle(.idle)) { return stop }
+                if let stop = await perform(await runner.handle(.idle)) { return stop }
                 draw()
             }
             return nil
@@ -100,7 +106,7 @@ final class GameLoop {
         questions.refuseAll()
         // After the screen is gone, so that it stays on the terminal: at a terminal every opponent of this
         // run (the screen that showed them is gone), from a pipe the game still on (the others were printed).
-        if let opponent = lobby.opponent { lobby.keep(games.snapshot.score, against: opponent) }
+        runner.keepScoreOfGameOn()
         if !view.json, interactive {
             for (_, name, score) in lobby.finalScores { Output.line(GameView.finalScore(score, opponent: name.description)) }
         } else if !view.json, let opponent = lobby.opponent {
@@ -125,20 +131,20 @@ final class GameLoop {
         case .event(.game(let update)):
             if case .sendFailed(let error) = update.event { view.error("send", error.description) }
             if case .eventsDropped(let count) = update.event { view.error("events", "missed \(count) game events (the game fell behind)") }
-            return await perform(lobby.handle(.update(update)))
-        case .line(let line): return await perform(lobby.handle(.line(line)))
+            return await perform(await runner.handle(.update(update)))
+        case .line(let line): return await perform(await runner.handle(.line(line)))
         case .keys(let keys):
             for key in keys {
                 if let stop = await handle(key) { return stop }
             }
-        case .endOfInput: return await perform(lobby.handle(.inputEnded))
+        case .endOfInput: return await perform(await runner.handle(.inputEnded))
         case .question(let asked):
             guard questions.admit(asked), case .connection(let request) = asked.question else { return nil }
-            for effect in lobby.handle(.invited(request.peer, questionShown: questions.queue.shown != nil)) {
-                switch effect {
-                case .answer(let accept): asked.answer.resume(returning: accept)
-                case .ask(let peer): _ = questions.queue.ask("\(Self.label(peer)) invites you to play. Accept? [y/n]", asker: asked)
-                default: _ = await perform([effect])
+            for step in await runner.handle(.invited(request.peer, questionShown: questions.queue.shown != nil)) {
+                switch step {
+                case .lobby(.answer(let accept)): asked.answer.resume(returning: accept)
+                case .lobby(.ask(let peer)): _ = questions.queue.ask("\(Self.label(peer)) invites you to play. Accept? [y/n]", asker: asked)
+                default: _ = await perform([step])
                 }
             }
         case .withdrawn(let token):
@@ -149,26 +155,26 @@ final class GameLoop {
             let failure: ReachError = if let error = error as? SessionError { PeerTarget.connectFailure(error, to: target) }
                 else { .failed("cannot connect to \(target): \(error)") }
             view.error(failure.jsonCode, failure.description)
-            return await perform(lobby.handle(.dialFailed))
-        case .event(.waitForPeerExpired): return await perform(lobby.handle(.waitExpired))
-        case .interrupt: return await perform(lobby.handle(.interrupted))
+            return await perform(await runner.handle(.dialFailed))
+        case .event(.waitForPeerExpired): return await perform(await runner.handle(.waitExpired))
+        case .interrupt: return await perform(await runner.handle(.interrupted))
         }
         return nil
     }
 
     static func label(_ peer: PeerInfo) -> String { "\(Terminal.sanitize(peer.displayName)) (\(peer.id.short))" }
 
-    /// Carries out what the lobby decided; returns the exit status when it ends the program.
-    func perform(_ effects: [GameLobby.Effect]) async -> ExitCode? {
-        for effect in effects {
+    /// Shows what the runner carried out and what is left to show; returns the exit status when it ends the program.
+    func perform(_ steps: [GameLobbyRunner.Step]) async -> ExitCode? {
+        for step in steps {
+            guard case .lobby(let effect) = step else {
+                if case .moveRefused(let square, let error, let myMark) = step { refused(square, error, myMark: myMark) }
+                continue
+            }
             switch effect {
-            case .dial(let peer):
-                dial(peer.displayName.description) { try await $0.connect(to: peer.id, timeout: .seconds(30)) }
-            case .startGame(let peer):
-                cursor = 5
-                games.start(against: peer)  // with the score kept against this peer, if it played here before
-                _ = lobby.handle(.snapshot(games.snapshot))
-            case .disconnect(let peer): await session.disconnect(peer)
+            case .dial(let peer): view.progress(ConnectProgress.connecting(to: peer.displayName.description))
+            case .startGame: cursor = 5
+            case .disconnect, .play, .nextRound, .leave: break  // Carried out by the runner.
             case .answer, .ask: break  // Invitations are answered where they arrive.
             case .declinedBusy(let peer): view.note("Declined an invitation from \(Self.label(peer)): already playing.")
             case .declinedUnasked(let peer):
@@ -180,14 +186,7 @@ final class GameLoop {
                 if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
             case .waitingForReturn(let peer): view.note("Waiting for \(Terminal.sanitize(peer.displayName)) to come back (Ctrl-C quits)…")
             case .opponentBack(let peer): view.note("\(Terminal.sanitize(peer.displayName)) is back; new game, score kept.")
-            case .play(let square): if let stop = await perform(play(square)) { return stop }
             case .notASquare(let line): view.error("move", "\"\(Terminal.sanitize(line))\" is not a square; type a number 1–9")
-            case .nextRound:
-                games.nextRound()
-                _ = lobby.handle(.snapshot(games.snapshot))  // nothing to report until the opponent answers
-            case .leave:
-                if let stop = await perform(lobby.handle(.left(score: games.snapshot.score))) { return stop }
-                await games.leave()
             case .youLeft(let peer, let score):
                 view.note("You left the game with \(Terminal.sanitize(peer.displayName)).")
                 if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
@@ -213,24 +212,14 @@ final class GameLoop {
         }
     }
 
-    private func dial(_ target: String, _ connect: @escaping @Sendable (Session) async throws -> PeerInfo) {
-        view.progress(ConnectProgress.connecting(to: target))
-        let feed = driver.feed
-        session.dialInBackground(connect) { feed.send(.connectFailed(target, $0)) }
-    }
-
-    /// Plays this player's move on `square`; an illegal one is only reported.
-    func play(_ square: Int) -> [GameLobby.Effect] {
-        do {
-            try games.play(square)
-            return lobby.handle(.moveSent)
-        } catch .outOfTurn(let mark) where games.snapshot.game.myMark == mark {
+    /// A move the game refused is only reported.
+    private func refused(_ square: Int, _ error: MoveError, myMark: Mark?) {
+        if case .outOfTurn(let mark) = error, myMark == mark {
             let opponent = lobby.opponent?.displayName.description ?? "your opponent"
             view.error("move", "cannot play \(square): \(GameView.notYourTurn(opponent: opponent, mark: mark))")
-        } catch {
+        } else {
             view.error("move", "cannot play \(square): \(error)")
         }
-        return lobby.handle(.moveRefused)
     }
 
     private func handle(_ event: SessionEvent, leftover: Bool) async -> ExitCode? {
@@ -239,11 +228,11 @@ final class GameLoop {
             view.peerChanged(peer, state, reason: reason)
             guard !leftover else { return nil }
             switch state {
-            case .available: return await perform(lobby.handle(.peerAvailable(peer, among: session.knownPeers)))
-            case .unavailable: return await perform(lobby.handle(.peerUnavailable(peer.id)))
-            case .connected: return await perform(lobby.handle(.peerConnected(peer)))
-            case .disconnected: return await perform(lobby.handle(.peerDisconnected(peer.id)))
-            case .connecting: return await perform(lobby.handle(.peerConnecting(peer)))
+            case .available: return await perform(await runner.handle(.peerAvailable(peer, among: session.knownPeers)))
+            case .unavailable: return await perform(await runner.handle(.peerUnavailable(peer.id)))
+            case .connected: return await perform(await runner.handle(.peerConnected(peer)))
+            case .disconnected: return await perform(await runner.handle(.peerDisconnected(peer.id)))
+            case .connecting: return await perform(await runner.handle(.peerConnecting(peer)))
             }
         case .advertising(let name): view.advertising(as: name, requested: options.network.displayName)
         case .refused(let peer, let reason): view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
