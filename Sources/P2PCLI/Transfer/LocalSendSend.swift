@@ -81,8 +81,23 @@ struct LocalSendSend {
                     FileHandle.standardError.write(Data("\r\u{1B}[K↑ \(Terminal.sanitize(item.name)) \(TransferView.bytes(done))/\(TransferView.bytes(item.size))".utf8))
                 }
             }
-            // From here Ctrl-C cancels the upload, and the device is told (LocalSend's cancel): exit 7.
-            Interruption.handle { upload.cancel() }
+            // From here Ctrl-C (the driver's `.interrupt`) cancels the upload, and the device is told
+            // (LocalSend's cancel): exit 7. The loop ends when the upload does, either way.
+            let driver = CommandDriver<Void>()
+            let feed = driver.feed
+            Task { _ = await upload.result; feed.send(()) }
+            driver.readInterrupts()
+            _ = await driver.run { input in
+                switch input {
+                case .interrupt:
+                    upload.cancel()
+                    return nil
+                case .event:
+                    return .success
+                case .keys, .line, .endOfInput, .question, .withdrawn:
+                    return nil
+                }
+            }
             let deliveries = try await upload.value
             if !json && Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             let bytes = deliveries.reduce(UInt64(0)) { $0 + $1.size }

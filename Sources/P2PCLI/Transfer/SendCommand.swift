@@ -130,8 +130,74 @@ struct SendCommand: AsyncParsableCommand {
         let answerWait = Duration.milliseconds(Int64(answerTimeout * 1000))
         // The receiver may ask twice (a new key, then the offer): --answer-timeout bounds each wait.
         let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true, answerWait: answerWait)
-        // Until the first byte is offered, Ctrl-C says goodbye and leaves: nothing was sent.
-        Interruption.quit(saying: { "interrupted; nothing was sent" }, after: { await session.close() })
+        // The send runs on a task of its own; the driver's loop takes its end and Ctrl-C (`.interrupt`).
+        let driver = CommandDriver<SendEvent>()
+        let feed = driver.feed
+        driver.readInterrupts()
+        let work = Task {
+            do {
+                try await transfer(payload, over: session, answerWait: answerWait) { feed.send(.sending(cancel: $0)) }
+                feed.send(.ended(.success(())))
+            } catch {
+                feed.send(.ended(.failure(error)))
+            }
+        }
+        var cancel: (@Sendable () -> Void)?
+        var presses = 0
+        var quitting = false
+        var ended: Result<Void, any Error>?
+        let status = await driver.run { input in
+            switch input {
+            case .event(.sending(let cancelSends)):
+                cancel = cancelSends
+            case .event(.ended(let outcome)):
+                // After Ctrl-C's goodbyes the send ends because the session closed under it: not news.
+                guard !quitting else { return nil }
+                ended = outcome
+                return .success
+            case .event(.closed):
+                // Until the first byte was offered, Ctrl-C says goodbye and leaves: nothing was sent.
+                Output.error("p2p: interrupted; nothing was sent")
+                return ExitStatus.interrupted
+            case .interrupt:
+                // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
+                if quitting { return ExitStatus.interrupted }
+                if let cancel {
+                    // Ctrl-C cancels the transfers on both sides and the command ends as cancelled (7). A tree whose
+                    // every byte is sent still waits for the receiver's verdict (it may all have arrived): a
+                    // second Ctrl-C leaves without it.
+                    presses += 1
+                    guard presses > 1 else { cancel(); return nil }
+                    Output.error("p2p: interrupted again; leaving without the receiver's word on what arrived")
+                    return ExitStatus.cancelled
+                }
+                quitting = true
+                Task { await session.close(); feed.send(.closed) }
+            case .keys, .line, .endOfInput, .question, .withdrawn:
+                break
+            }
+            return nil
+        }
+        guard let ended else {
+            work.cancel()
+            throw status ?? ExitStatus.interrupted
+        }
+        try ended.get()
+    }
+
+    /// What the send's work tells the driver's loop.
+    private enum SendEvent: Sendable {
+        /// The first byte is offered: from now on Ctrl-C cancels the transfers (`cancel`) on both sides.
+        case sending(cancel: @Sendable () -> Void)
+        /// The send ended: its lines are printed; the error (if any) is the command's.
+        case ended(Result<Void, any Error>)
+        /// Ctrl-C's goodbyes are said.
+        case closed
+    }
+
+    /// The send itself, on the work task; `sending` hands over how to cancel it once the first byte is offered.
+    private func transfer(_ payload: SendRun.Payload, over session: Session, answerWait: Duration,
+                          sending cancelled: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) async throws {
         var configuration = FileTransfers.Configuration()
         configuration.answerTimeout = answerWait
         let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory, configuration: configuration)
@@ -139,7 +205,7 @@ struct SendCommand: AsyncParsableCommand {
         let pump = EventPump(transfers.events()) { view.handle($0) }
         let outcome: Result<[SendRun.Outcome], any Error>
         do {
-            outcome = .success(try await send(payload, with: SendRun(transfers: transfers)))
+            outcome = .success(try await send(payload, with: SendRun(transfers: transfers), sending: cancelled))
         } catch {
             outcome = .failure(error)
         }
@@ -188,7 +254,8 @@ struct SendCommand: AsyncParsableCommand {
 
     /// Finds the receivers (the library's `PeerLocator`, saying each step as `PeerFinder` words it) and
     /// sends to each at once; the caller closes the session.
-    private func send(_ payload: SendRun.Payload, with sending: SendRun) async throws -> [SendRun.Outcome] {
+    private func send(_ payload: SendRun.Payload, with sending: SendRun,
+                      sending cancelled: @Sendable (@escaping @Sendable () -> Void) -> Void) async throws -> [SendRun.Outcome] {
         let session = sending.transfers.session
         let progress = ConnectProgress(json: json, transient: Terminal.stderrIsTTY)
         let finders = (to.isEmpty ? [nil] : to.map { Optional($0) }).map {
@@ -217,17 +284,8 @@ struct SendCommand: AsyncParsableCommand {
                 }
             }
         }
-        // From here Ctrl-C cancels the transfers on both sides and the command ends as cancelled (7). A tree
-        // whose every byte is sent still waits for the receiver's verdict (it may all have arrived): a second
-        // Ctrl-C leaves without it.
-        let presses = NIOLockedValueBox(0)
-        Interruption.handle {
-            if presses.withLockedValue({ $0 += 1; return $0 }) > 1 {
-                Output.error("p2p: interrupted again; leaving without the receiver's word on what arrived")
-                Foundation.exit(ExitStatus.cancelled.rawValue)
-            }
-            task.cancel()
-        }
+        // From here Ctrl-C (the driver's loop) cancels the transfers on both sides.
+        cancelled { task.cancel() }
         return await task.value
     }
 }

@@ -28,16 +28,63 @@ struct StreamSend {
 
     private static func usage(_ message: String) -> CLIError { CLIError(message, code: ExitStatus.usage) }
 
+    /// What the stream send's work tells the driver's loop.
+    enum Event: Sendable {
+        /// The stream is offered: from now on Ctrl-C cancels it (`cancel`) on both sides.
+        case streaming(cancel: @Sendable () -> Void)
+        /// The work ended (found nobody, or the stream ended either way).
+        case ended(Result<(PeerInfo, ByteStreamSummary, Double), CLIError>)
+        /// The goodbyes of a Ctrl-C before the stream are said.
+        case closed
+    }
+
     func run() async throws {
         let session = try command.network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
-        // Until the stream is open, Ctrl-C says goodbye and leaves: nothing was sent.
-        Interruption.quit(saying: { "interrupted; nothing was sent" }, after: { await session.close() })
         let streams = ByteStreams(session: session)
-        let outcome: Result<(PeerInfo, ByteStreamSummary, Double), CLIError>
-        do {
-            outcome = .success(try await send(over: session, with: streams))
-        } catch let error as CLIError {
-            outcome = .failure(error)
+        let driver = CommandDriver<Event>()
+        let feed = driver.feed
+        driver.readInterrupts()
+        let work = Task {
+            let outcome: Result<(PeerInfo, ByteStreamSummary, Double), CLIError>
+            do {
+                outcome = .success(try await send(over: session, with: streams) { feed.send(.streaming(cancel: $0)) })
+            } catch let error as CLIError {
+                outcome = .failure(error)
+            } catch {
+                outcome = .failure(CLIError("\(error)", code: ExitStatus.failure))
+            }
+            feed.send(.ended(outcome))
+        }
+        var cancel: (@Sendable () -> Void)?
+        var quitting = false
+        var ended: Result<(PeerInfo, ByteStreamSummary, Double), CLIError>?
+        _ = await driver.run { input in
+            switch input {
+            case .event(.streaming(let cancelStream)):
+                cancel = cancelStream
+            case .event(.ended(let outcome)):
+                guard !quitting else { return nil }
+                ended = outcome
+                return .success
+            case .event(.closed):
+                // Until the stream was offered, Ctrl-C says goodbye and leaves: nothing was sent.
+                Output.error("p2p: interrupted; nothing was sent")
+                return ExitStatus.interrupted
+            case .interrupt:
+                // Once the stream is offered, Ctrl-C cancels it on both sides and the send ends as cancelled (7).
+                if let cancel { cancel(); return nil }
+                // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
+                if quitting { return ExitStatus.interrupted }
+                quitting = true
+                Task { await session.close(); feed.send(.closed) }
+            case .keys, .line, .endOfInput, .question, .withdrawn:
+                break
+            }
+            return nil
+        }
+        guard let outcome = ended else {
+            work.cancel()
+            throw ExitStatus.interrupted
         }
         await session.close()
         let (peer, summary, seconds) = try outcome.get()
@@ -52,7 +99,9 @@ struct StreamSend {
     }
 
     /// Finds the receiver and sends standard input to it; the caller closes the session.
-    private func send(over session: Session, with streams: ByteStreams) async throws -> (PeerInfo, ByteStreamSummary, Double) {
+    /// `streaming` hands over how to cancel the stream once it is offered.
+    private func send(over session: Session, with streams: ByteStreams,
+                      streaming: @Sendable (@escaping @Sendable () -> Void) -> Void) async throws -> (PeerInfo, ByteStreamSummary, Double) {
         let events = session.events()
         do { try await session.start() } catch { throw CLIError(error.description, code: ExitStatus.failure) }
         let finder = PeerFinder(session: session, to: command.to.first, connect: command.connect, timeout: command.timeout, role: "receiver",
@@ -76,7 +125,7 @@ struct StreamSend {
             began.withLockedValue { $0 = .now }
             if json { Output.json(["event": "stream-started", "direction": "sending", "name": name, "peer": peer.displayName]) }
         }
-        // A task of its own so that Ctrl-C can cancel it (the stream with it, on both sides: exit 7).
+        // A task of its own so that Ctrl-C (the driver's loop) can cancel it (the stream with it, on both sides: exit 7).
         let sending = Task { () async -> Result<ByteStreamSummary, StreamError> in
             defer { progress.clear() }
             do throws(StreamError) {
@@ -85,7 +134,7 @@ struct StreamSend {
                 return .failure(error)
             }
         }
-        Interruption.handle { sending.cancel() }
+        streaming { sending.cancel() }
         let result = await sending.value
         let seconds = opened.withLockedValue { $0 } == nil ? 0 : StreamProgress.seconds(since: began.withLockedValue { $0 })
         guard case .failure(let error) = result else { return (peer, try result.get(), seconds) }
