@@ -2,6 +2,7 @@
 /// the end of piped input and the wait for acknowledgements after it, the wait for a `--to` peer,
 /// Ctrl-C, and how the chat ends. The app hands it what happened and carries out what it returns.
 public struct ChatEnding: Sendable {
+    /// What happened that may end the chat.
     public enum Event: Sendable {
         /// Piped input ended.
         case inputEnded
@@ -38,9 +39,11 @@ public struct ChatEnding: Sendable {
         }
     }
 
+    /// What the app carries out.
     public enum Effect: Sendable, Equatable {
         /// Send ``Event/acknowledgementsOverdue`` after 10 s.
         case waitForAcknowledgements
+        /// Show a note (a line about the chat itself, not a peer's text).
         case note(String)
         /// Tell the person that a dial they asked for failed.
         case reportDialFailure(DialFailure)
