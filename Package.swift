@@ -62,11 +62,13 @@ let package = Package(
             ],
             linkerSettings: [.linkedLibrary("dns_sd", .when(platforms: [.linux]))]
         ),
-        // What `p2p bench` measures (session vs raw TCP, the chat mesh, discovery): measurement, no printing.
+        // What `p2p bench` measures (session vs raw TCP, the chat mesh, discovery, cryptography, records):
+        // the measurements and their reports (a table or a JSON object); the commands only parse and print.
         .target(
             name: "P2PBench",
             dependencies: [
                 "P2P",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -81,7 +83,6 @@ let package = Package(
                 "P2PBench",
                 "CQRencode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

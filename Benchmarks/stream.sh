@@ -17,6 +17,7 @@
 # Exit status 0 whatever the ratio; 1 if a run failed or a tool is missing.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/Benchmarks/lib.sh"
 P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
 [[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
 TMPFS=${BENCH_TMPFS:-/dev/shm}
@@ -49,23 +50,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-say() { echo "bench: $*" >&2; }
-now() { echo "$EPOCHREALTIME"; }
-elapsed() { python3 -c 'import sys; print("%.3f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "$2"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-listening() { ss -ltnH "sport = :$1" | grep -q .; }
-wait_until() { local end=$((SECONDS + $1)); shift; until "$@"; do [ "$SECONDS" -lt "$end" ] || return 1; sleep 0.05; done; }
-cpu_of() { awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ {t += $2} END {printf "%.2f", t}' "$@"; }
 bad() { say "FAILED: $*"; echo "$*" >>"$W/failures"; }
-load() { cut -d' ' -f1 /proc/loadavg; }
-
-make_file() {
-  if command -v openssl >/dev/null; then
-    openssl enc -aes-128-ctr -pass pass:"$TAG" -nosalt -pbkdf2 </dev/zero 2>/dev/null | head -c $(($2 << 20)) >"$1"
-  else
-    head -c $(($2 << 20)) /dev/urandom >"$1"
-  fi
-}
 
 # run_X SRC OUT -> seconds on stdout, CPU seconds in $W/cpu.
 run_p2p() {
@@ -110,9 +95,6 @@ verify() { # verify METHOD OUT
   rm -f "$2"
 }
 
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-rate() { python3 -c 'import sys; print("%.0f" % (float(sys.argv[1]) / float(sys.argv[2]) / 1048576))' "$1" "$2"; }
-ratio() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
 
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r)"
 echo "p2p: $P2P ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null))   tmpfs: $TMPFS   runs: $RUNS"

@@ -40,6 +40,7 @@
 # Exit status 0 whether or not the targets are met; 1 if a transfer failed or a tool is missing.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/Benchmarks/lib.sh"
 P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
 [[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
 TMPFS=${BENCH_TMPFS:-/dev/shm}
@@ -80,20 +81,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-say() { echo "bench: $*" >&2; }
-now() { echo "$EPOCHREALTIME"; }
-elapsed() { python3 -c 'import sys; print("%.3f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "$2"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-listening() { ss -ltnH "sport = :$1" | grep -q .; }
-wait_until() { local end=$((SECONDS + $1)); shift; until "$@"; do [ "$SECONDS" -lt "$end" ] || return 1; sleep 0.05; done; }
 maxrss() { sed -n 's/^\s*Maximum resident set size (kbytes): //p' "$1"; }
-# cpu_of FILE...: user + system seconds from /usr/bin/time -v reports, summed.
-cpu_of() { awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ {t += $2} END {printf "%.2f", t}' "$@"; }
 # ticks PID: user + system CPU of a running process, in clock ticks.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 HZ=$(getconf CLK_TCK)
-# child_of PID: the (first) child of PID, i.e. p2p under /usr/bin/time.
-child_of() { local c=; for _ in $(seq 100); do read -r c _ <"/proc/$1/task/$1/children" 2>/dev/null; [ -n "$c" ] && break; sleep 0.01; done; echo "$c"; }
 # sample_anon PID FILE: the largest RssAnon (KiB: heap and buffers, without the mapped binary and
 # libraries) seen every 20 ms while PID lives, into FILE.
 sample_anon() {
@@ -106,15 +97,6 @@ sample_anon() {
 }
 # Failures are recorded in a file: the run_* functions run in command substitutions (subshells).
 bad() { say "FAILED: $*"; echo "$*" >>"$W/failures"; }
-
-# make_file PATH MIB: random bytes (openssl is much faster than /dev/urandom when present).
-make_file() {
-  if command -v openssl >/dev/null; then
-    openssl enc -aes-128-ctr -pass pass:"$TAG" -nosalt -pbkdf2 </dev/zero 2>/dev/null | head -c $(($2 << 20)) >"$1"
-  else
-    head -c $(($2 << 20)) /dev/urandom >"$1"
-  fi
-}
 
 # ---------------------------------------------------------------- the three methods
 # Each: run_X SRC OUTFILE -> seconds on stdout; checks the copy against $SRC_SHA.
@@ -345,10 +327,6 @@ run_multi() {
   elapsed "$t0" "$t1"
 }
 
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-rate() { python3 -c 'import sys; print("%.0f" % (float(sys.argv[1]) / float(sys.argv[2]) / 1048576))' "$1" "$2"; }
-# ratio A B: A / B, or "n/a" when B is 0 (a tiny smoke run can take 0.00 CPU-s).
-ratio() { python3 -c 'import sys; b = float(sys.argv[2]); print("%.2f" % (float(sys.argv[1]) / b) if b else "n/a")' "$1" "$2"; }
 
 # ---------------------------------------------------------------- 1. throughput
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, kernel $(uname -r)"

@@ -28,12 +28,12 @@ enum FuzzTargets {
         message("text-ack", TextAck.self, canonical: true),
         message("pair", PairingMessage.self, canonical: true),
         message("game", GameMessage.self, canonical: true),
-        // Not canonical: OFFER's entity list drops empty names ("a,,b" is ["a", "b"]) and RESULT's
-        // JSON detail is re-encoded canonically, so only decode(encode(m)) == m holds.
-        message("records", RecordsMessage.self, canonical: false),
+        // Record snapshots travel on channels (purpose 4): "channel" and "channel-receiver" reach them.
         message("channel", ChannelMessage.self, canonical: true),
-        // An older p2p's TRANSFER (0x50) and STREAM (0x51), read only far enough to refuse an offer:
-        // the unread rest is dropped, so only decode(encode(m)) == m holds. "stream" is the frame decoder's target.
+        // An older p2p's RECORDS (0x40), TRANSFER (0x50) and STREAM (0x51), read only far enough to refuse
+        // an offer: the unread rest is dropped, so only decode(encode(m)) == m holds. "stream" is the frame
+        // decoder's target.
+        message("records", LegacyRecordsStep.self, canonical: false),
         message("transfer", LegacyTransferStep.self, canonical: false),
         message("stream-message", LegacyStreamStep.self, canonical: false),
         FuzzTarget(name: "snapshot", run: fuzzSnapshot),

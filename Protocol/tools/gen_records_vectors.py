@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerates Protocol/vectors/records.json: snapshot encodings (RECORDS.md §3) and RECORDS frame
-payloads (§4), written from the spec by an implementation independent of the Swift one.
+"""Regenerates Protocol/vectors/records.json: snapshot encodings (RECORDS.md §3), the steps of a records
+channel (CHANNEL payloads of purpose 4, §4) and an older p2p's RECORDS (0x40) payloads as far as they are read,
+written from the spec by an implementation independent of the Swift one.
 The Swift tests (RecordsVectorTests) decode every vector and re-encode the valid ones byte for byte."""
 import hashlib, json, os, struct, uuid
 
@@ -179,50 +180,82 @@ snap_invalid("origin index out of range", head + peer_table + varint(1) + varint
 snap_invalid("record count beyond the bytes left", head + peer_table + varint(1) + varint(0) + varint(1000000) + vstr("x"), "count")
 snap_invalid("varint longer than 64 bits", head + b"\xff" * 10 + b"\x01", "varint")
 
-# ---- RECORDS (0x40) frame payloads
+# ---- Records channels: CHANNEL (0x52) payloads of purpose 4 (records), without the frame header
 def msg_valid(name, payload, expect):
     vectors["messages"].append({"name": name, "hex": payload.hex(), "expect": expect})
 
 def msg_invalid(name, payload):
     vectors["messages"].append({"name": name, "hex": payload.hex(), "expect": {"error": "malformedPayload"}})
 
-T = 0x0123456789ABCDEF
-def head_(kind): return bytes([kind]) + struct.pack(">Q", T)
-def str16(s): b = s.encode(); return struct.pack(">H", len(b)) + b
+RECORDS = 4
+C = 0x0123456789ABCDEF
+def step(kind, rest=b"", purpose=RECORDS, cid=C): return struct.pack(">BBQ", kind, purpose, cid) + rest
+def str16(s): b = s.encode() if isinstance(s, str) else s; return struct.pack(">H", len(b)) + b
+def e(kind, **fields): return {"kind": kind, "channel": str(C), **fields}
 
-msg_valid("offer", head_(1) + b"\x01" + struct.pack(">QI", len(tasks_bytes), 3) + str16("Task,Location"),
-          {"kind": "offer", "transfer": str(T), "delta": True, "size": len(tasks_bytes), "records": 3, "entities": ["Task", "Location"]})
-msg_valid("offer, no entities", head_(1) + b"\x00" + struct.pack(">QI", 0, 0) + str16(""),
-          {"kind": "offer", "transfer": str(T), "delta": False, "size": 0, "records": 0, "entities": []})
-msg_valid("accept", head_(2) + struct.pack(">I", 1 << 20), {"kind": "accept", "transfer": str(T), "window": 1 << 20})
-msg_valid("deny", head_(3) + str16("declined"), {"kind": "deny", "transfer": str(T), "reason": "declined"})
-msg_valid("chunk", head_(4) + struct.pack(">Q", 65519) + b"P2RS", {"kind": "chunk", "transfer": str(T), "offset": 65519, "bytes": "50325253"})
-msg_valid("ack", head_(5) + struct.pack(">Q", 131038), {"kind": "ack", "transfer": str(T), "received": 131038})
+msg_valid("open", step(1, b"\x01" + struct.pack(">QI", len(tasks_bytes), 3) + str16("Task,Location")),
+          e("open", delta=True, size=len(tasks_bytes), records=3, entities=["Task", "Location"]))
+msg_valid("open, no entities", step(1, b"\x00" + struct.pack(">QI", 0, 0) + str16("")),
+          e("open", delta=False, size=0, records=0, entities=[]))
+# A records ACCEPT is a stream's: offset 0, no prefix hash (a snapshot never resumes).
+msg_valid("accept", step(2, struct.pack(">Q", 0)), e("accept", offset=0))
+msg_valid("deny", step(3, str16("declined")), e("deny", reason="declined"))
+msg_valid("data", step(5, struct.pack(">Q", 61440) + b"P2RS"), e("data", offset=61440, bytes="50325253"))
+msg_valid("ack", step(6, struct.pack(">Q", 122880)), e("ack", total=122880))
 digest = hashlib.sha256(tasks_bytes).digest()
-msg_valid("end", head_(6) + digest, {"kind": "end", "transfer": str(T), "sha256": digest.hex()})
-msg_valid("result merged, no detail", head_(7) + b"\x00" + struct.pack(">IIII", 3, 0, 0, 0),
-          {"kind": "result", "transfer": str(T), "status": "merged", "inserted": 3, "updated": 0, "unchanged": 0, "conflicts": 0})
+msg_valid("end", step(7, struct.pack(">Q", len(tasks_bytes)) + digest), e("end", length=len(tasks_bytes), sha256=digest.hex()))
+msg_valid("result verified", step(8, b"\x01" + digest), e("result", verified=True, sha256=digest.hex()))
+msg_valid("cancel", step(9, str16("the sender cancelled")), e("cancel", reason="the sender cancelled"))
+msg_valid("outcome merged, no detail", step(32, b"\x00" + struct.pack(">IIII", 3, 0, 0, 0)),
+          e("outcome", status="merged", inserted=3, updated=0, unchanged=0, conflicts=0))
 detail = json.dumps({"conflicted": [{"entity": "Task", "id": "milk", "kept": "theirs"}], "migrations": ["added attribute Location.address"]},
                     sort_keys=True, separators=(",", ":")).encode()
-msg_valid("result merged with a conflict and a migration", head_(7) + b"\x00" + struct.pack(">IIII", 0, 1, 2, 1) + detail,
-          {"kind": "result", "transfer": str(T), "status": "merged", "inserted": 0, "updated": 1, "unchanged": 2, "conflicts": 1,
-           "conflicted": [{"entity": "Task", "id": "milk", "kept": "theirs"}], "migrations": ["added attribute Location.address"]})
+msg_valid("outcome merged with a conflict and a migration", step(32, b"\x00" + struct.pack(">IIII", 0, 1, 2, 1) + detail),
+          e("outcome", status="merged", inserted=0, updated=1, unchanged=2, conflicts=1,
+            conflicted=[{"entity": "Task", "id": "milk", "kept": "theirs"}], migrations=["added attribute Location.address"]))
 detail = json.dumps({"message": "1 invalid record value; nothing was merged", "errors": [
     {"entity": "Task", "record": "t9", "attribute": "priority", "rule": "max", "value": "7", "message": "7 is above the maximum 3"}]},
     sort_keys=True, separators=(",", ":")).encode()
-msg_valid("result rejected with its report", head_(7) + b"\x01" + struct.pack(">IIII", 0, 0, 0, 0) + detail,
-          {"kind": "result", "transfer": str(T), "status": "rejected", "inserted": 0, "updated": 0, "unchanged": 0, "conflicts": 0,
-           "message": "1 invalid record value; nothing was merged",
-           "errors": [{"entity": "Task", "record": "t9", "attribute": "priority", "rule": "max", "value": "7", "message": "7 is above the maximum 3"}]})
-msg_invalid("unknown kind 8", head_(8))
-msg_invalid("truncated transfer ID", b"\x02\x00\x01")
-msg_invalid("empty chunk", head_(4) + struct.pack(">Q", 0))
-msg_invalid("end with a short digest", head_(6) + digest[:31])
-msg_invalid("accept with trailing byte", head_(2) + struct.pack(">I", 1) + b"\x00")
-msg_invalid("result with unknown status 3", head_(7) + b"\x03" + struct.pack(">IIII", 0, 0, 0, 0))
-msg_invalid("result detail that is not a JSON object", head_(7) + b"\x00" + struct.pack(">IIII", 0, 0, 0, 0) + b"[1]")
+msg_valid("outcome rejected with its report", step(32, b"\x01" + struct.pack(">IIII", 0, 0, 0, 0) + detail),
+          e("outcome", status="rejected", inserted=0, updated=0, unchanged=0, conflicts=0,
+            message="1 invalid record value; nothing was merged",
+            errors=[{"entity": "Task", "record": "t9", "attribute": "priority", "rule": "max", "value": "7", "message": "7 is above the maximum 3"}]))
+msg_invalid("outcome with unknown status 3", step(32, b"\x03" + struct.pack(">IIII", 0, 0, 0, 0)))
+msg_invalid("outcome detail that is not a JSON object", step(32, b"\x00" + struct.pack(">IIII", 0, 0, 0, 0) + b"[1]"))
+msg_invalid("outcome detail that is not JSON", step(32, b"\x00" + struct.pack(">IIII", 0, 0, 0, 0) + b"{oops"))
+msg_invalid("outcome with truncated counts", step(32, b"\x00" + struct.pack(">III", 0, 0, 0)))
+msg_invalid("outcome on a file's channel", step(32, b"\x00" + struct.pack(">IIII", 0, 0, 0, 0), purpose=1))
+msg_invalid("a tree's step on a records channel", step(22))
+msg_invalid("open with unknown flags 2", step(1, b"\x02" + struct.pack(">QI", 0, 0) + str16("")))
+msg_invalid("open without the entity list", step(1, b"\x00" + struct.pack(">QI", 10, 1)))
+msg_invalid("open with an entity list over 1024 bytes", step(1, b"\x00" + struct.pack(">QI", 10, 1) + str16("E" * 1025)))
+msg_invalid("open with an entity list that is not UTF-8", step(1, b"\x00" + struct.pack(">QI", 10, 1) + str16(b"\xff")))
+msg_invalid("accept with a prefix hash (a records ACCEPT has none)", step(2, struct.pack(">Q", 0) + digest))
+msg_invalid("empty data", step(5, struct.pack(">Q", 0)))
+msg_invalid("end with a short digest", step(7, struct.pack(">Q", 5) + digest[:31]))
+msg_invalid("unknown kind 33", step(33))
+
+# ---- An older p2p's RECORDS (0x40) frames: read as far as the refusal needs (kind, transfer ID; a DENY's reason)
+REFUSAL = ("the receiver runs a newer p2p (wire version 1 with record channels, capability bit 9) and takes no RECORDS offers "
+           "from an older p2p (wire version 1 with RECORDS frames, without record channels); update p2p on the sending side")
+T = 0x0123456789ABCDEF
+def old(kind, rest=b""): return bytes([kind]) + struct.pack(">Q", T) + rest
+def legacy_valid(name, payload, expect):
+    vectors["legacy"].append({"name": name, "hex": payload.hex(), "expect": expect})
+def legacy_invalid(name, payload):
+    vectors["legacy"].append({"name": name, "hex": payload.hex(), "expect": {"error": "malformedPayload"}})
+vectors["legacy"] = []
+legacy_valid("older OFFER", old(1, b"\x01" + struct.pack(">QI", len(tasks_bytes), 3) + str16("Task,Location")),
+             {"kind": "1", "transfer": str(T)})
+legacy_valid("older OFFER: nothing after the transfer ID is read", old(1, b"\xff"), {"kind": "1", "transfer": str(T)})
+legacy_valid("older CHUNK: kind and transfer ID only", old(4, struct.pack(">Q", 0) + b"P2RS"), {"kind": "4", "transfer": str(T)})
+legacy_valid("the DENY an older sender's OFFER gets (a RECORDS frame)", old(3, str16(REFUSAL)), {"kind": "3", "transfer": str(T), "reason": REFUSAL})
+legacy_invalid("older RECORDS of unknown kind 0", old(0))
+legacy_invalid("older RECORDS of unknown kind 8", old(8))
+legacy_invalid("older RECORDS without a transfer ID", b"\x01\x00\x01")
+legacy_invalid("older DENY with a reason over 1024 bytes", old(3, str16("r" * 1025)))
 
 with open(OUT, "w", encoding="utf-8") as f:
     json.dump(vectors, f, indent=1, ensure_ascii=False)
     f.write("\n")
-print("wrote %d snapshot and %d message vectors to %s" % (len(vectors["snapshots"]), len(vectors["messages"]), OUT))
+print("wrote %d snapshot, %d message and %d legacy vectors to %s" % (len(vectors["snapshots"]), len(vectors["messages"]), len(vectors["legacy"]), OUT))

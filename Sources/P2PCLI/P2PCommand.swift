@@ -32,14 +32,10 @@ struct P2PCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-            // Ctrl-C's cleanup may have ended the command early: the interruption exits, with its own line.
-            await Interruption.waitIfQuitting()
         } catch let error as CLIError {
-            await Interruption.waitIfQuitting()
             Output.error(Terminal.paint("p2p: \(error.description)", .red))
             exit(withError: error.code)
         } catch {
-            await Interruption.waitIfQuitting()
             exit(withError: error)
         }
     }

@@ -3,8 +3,9 @@ import P2P
 import Testing
 @testable import P2PCLI
 
-/// Every line about a peer names it by its trust verdict (issue 21, identity): a name is never taken at
-/// face value for a key pinned under another name, and a plaintext peer is never "pinned".
+/// What the command line adds to the library's names for peers (`PeerInfo.shownName`, tested in
+/// PeerShownNameTests): the chat's trust notes never say "pinned" for a plaintext peer, and `--from`
+/// suggests and fits the pinned name.
 @Suite struct PeerNamingTests {
     let aliceKey = PeerID(hex: "0123456789abcdef0123456789abcdef")!
     let bobKey = PeerID(hex: "fedcba9876543210fedcba9876543210")!
@@ -15,28 +16,6 @@ import Testing
         var peer = PeerInfo(id: id, displayName: name, sessionID: "chat")
         peer.trust = trust
         return peer
-    }
-
-    @Test func eachVerdictHasItsName() {
-        #expect(PeerTarget.name(peer(aliceKey, calling: "alice", .known(alicePin))) == "alice")
-        #expect(PeerTarget.name(peer(aliceKey, calling: "carol", .renamed(alicePin))) == "carol (pinned as \"alice\")")
-        #expect(PeerTarget.name(peer(aliceKey, calling: "bob", .conflictingName(pinnedAs: alicePin, nameOwner: bobPin)))
-                == "alice (calls itself \"bob\", pinned to another key)")
-        #expect(PeerTarget.name(peer(aliceKey, calling: "bob", .conflict(pinned: bobPin))) == "bob (not the pinned bob: another key)")
-        #expect(PeerTarget.name(peer(aliceKey, calling: "bob", .unauthenticated)) == "bob (unauthenticated: --insecure)")
-        #expect(PeerTarget.name(peer(aliceKey, calling: "dave", .unknown)) == "dave")
-    }
-
-    @Test func peerTextInEveryPartIsSanitized() {
-        let hostile = "ev\u{1B}]0;pwned\u{07}il"
-        var pin = alicePin
-        pin.name = hostile
-        for name in [PeerTarget.name(peer(aliceKey, calling: hostile, .renamed(pin))),
-                     PeerTarget.name(peer(aliceKey, calling: hostile, .conflictingName(pinnedAs: pin, nameOwner: bobPin))),
-                     PeerTarget.name(peer(aliceKey, calling: hostile, .unauthenticated)),
-                     PeerTarget.fromName(peer(aliceKey, calling: "x", .renamed(pin)))] {
-            #expect(!name.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(name.debugDescription)")
-        }
     }
 
     @Test func theTrustNoteNeverSaysPinnedForAPlaintextPeer() {

@@ -93,7 +93,7 @@ import Testing
         #expect(effects.contains { if case .progress(alice.id, force: false) = $0 { true } else { false } })
         _ = ledger.record(.progress(tree, bytes: 1000))
         let sender = ledger.senders[alice.id]!
-        let line = ReceiveLoop.progressLine(sender, at: sender.began + .seconds(1))
+        let line = sender.progressLine(at: sender.began + .seconds(1))
         #expect(line == "↓ many/ from alice: 1/4 files, 1000 B of 3.9 KiB, 25%, 1000 B/s, 3 s left")
     }
 

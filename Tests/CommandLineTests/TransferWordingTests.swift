@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import P2P
 import Testing
@@ -99,6 +100,16 @@ import Testing
     }
 
     /// `receive --text` waits for a text, which goes to standard output: no folder is written.
+    @Test func eachOutcomeHasTheExitStatusTheREADMESays() {
+        let cancelled = ReceiveLoop.exit(.cancelled) as? CLIError
+        #expect(cancelled?.code == ExitStatus.cancelled && cancelled?.description == ReceiveLoop.cancelledLine)
+        #expect(ReceiveLoop.exit(.failed) as? ExitCode == ExitStatus.transferFailed)
+        #expect(ReceiveLoop.exit(.denied) as? ExitCode == ExitStatus.denied)
+        #expect(ReceiveLoop.exit(.received) == nil)
+        #expect(TransferSession.exitCode(.delivered) == .success && TransferSession.exitCode(.denied) == ExitStatus.denied)
+        #expect(TransferSession.exitCode(.cancelled) == ExitStatus.cancelled && TransferSession.exitCode(.failed) == ExitStatus.transferFailed)
+    }
+
     @Test func receiveTextDoesNotSayItWaitsForFilesIntoAFolder() {
         let text = ReceiveCommand.waiting(as: "bob", fingerprint: "ab12", port: 24242, text: true, into: "/in")
         #expect(text == "Waiting for a text as bob (ab12), port 24242; it goes to standard output")
@@ -113,35 +124,5 @@ import Testing
         #expect(!help.contains("accept everything in it?"), "no folder question")
         #expect(help.contains("Examples:"))
         #expect(help.contains("1 error (such as a --dir"))
-    }
-}
-
-/// `/file` and `/image` in `p2p chat` to a room with an older p2p in it (issue 36): that peer gets
-/// nothing, and the person reads which peer, at which address, and which version it runs.
-@Suite struct ChatFileRecipientsTests {
-    static func peer(_ name: String, byte: UInt8, channels: Bool) -> PeerInfo {
-        var info = PeerInfo(id: PeerID(bytes: Array(repeating: byte, count: 16)), displayName: name, sessionID: "chat", host: "192.0.2.7", port: 24242)
-        info.capabilities = channels ? [.text, .channels, .comparesHeldFiles] : [.text, .transferTrees, .byteStreams]
-        return info
-    }
-
-    @Test func anOlderPeerIsNamedWithItsVersionAndGetsNothing() {
-        let bob = Self.peer("bob", byte: 2, channels: true)
-        let old = Self.peer("oldchat", byte: 3, channels: false)
-        let (takers, refusals) = ChatLoop.recipients(of: "small.txt", among: [old, bob])
-        #expect(takers.map(\.id) == [bob.id], "only the peer with channel transfers is offered the file")
-        #expect(refusals == ["small.txt was not sent to oldchat (192.0.2.7:24242): it runs an older p2p (wire version 1 without channel transfers), "
-                             + "which cannot take files or images in chat; update p2p there"])
-    }
-
-    @Test func aRoomOfOlderPeersOnlyGetsRefusals() {
-        let (takers, refusals) = ChatLoop.recipients(of: "cat.png", among: [Self.peer("b", byte: 4, channels: false), Self.peer("a", byte: 5, channels: false)])
-        #expect(takers.isEmpty)
-        #expect(refusals.count == 2 && refusals[0].contains("not sent to a (") && refusals[1].contains("not sent to b ("), "\(refusals)")
-    }
-
-    @Test func aNameFromThePeerIsSanitizedInTheLine() {
-        let (_, refusals) = ChatLoop.recipients(of: "x\u{1b}[2J.txt", among: [Self.peer("evil\u{1b}]0;", byte: 6, channels: false)])
-        #expect(refusals.count == 1 && !refusals[0].unicodeScalars.contains { $0.value == 0x1b }, "\(refusals)")
     }
 }

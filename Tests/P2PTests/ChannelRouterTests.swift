@@ -111,7 +111,7 @@ struct ChannelRouterTests {
     /// What the router is handed is decoded first, once: a tree's kind with another purpose, or a purpose
     /// that does not exist, is a malformed payload (the connection ends) and reaches no handler.
     @Test func aWrongPurposeNeverReachesAHandler() {
-        for (kind, purpose) in [(22, 1), (22, 3), (9, 4), (1, 0)] as [(UInt8, UInt8)] {
+        for (kind, purpose) in [(22, 1), (22, 3), (22, 4), (32, 1), (9, 5), (1, 0)] as [(UInt8, UInt8)] {
             var payload = ByteBuffer(bytes: [kind, purpose])
             payload.writeInteger(UInt64(1))
             if kind == 9 { payload.writeInteger(UInt16(0)) }

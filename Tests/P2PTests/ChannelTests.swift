@@ -230,7 +230,7 @@ extension Session {
     }
 
     static func describe(_ message: ChannelMessage) -> [String: JSONValue] {
-        let purposes: [ChannelMessage.Purpose: String] = [.file: "file", .tree: "tree", .stream: "stream"]
+        let purposes: [ChannelMessage.Purpose: String] = [.file: "file", .tree: "tree", .stream: "stream", .records: "records"]
         var d: [String: JSONValue] = ["id": .string(String(message.channelID)), "purpose": .string(purposes[message.purpose]!)]
         func hex(_ b: [UInt8]) -> JSONValue { .string(b.hex) }
         func set(_ kind: String, _ fields: [String: JSONValue] = [:]) {
@@ -242,6 +242,8 @@ extension Session {
         case .open(.file(let path, let size, let mediaType)): set("open", ["size": s(size), "path": s(path), "mediaType": s(mediaType)])
         case .open(.tree(let entries, let total)): set("open", ["entries": s(entries), "total": s(total)])
         case .open(.stream(let name, let mediaType)): set("open", ["name": s(name), "mediaType": s(mediaType)])
+        case .open(.records(let delta, let size, let records, let entities)):
+            set("open", ["delta": .bool(delta), "size": s(size), "records": s(records), "entities": s(entities.joined(separator: ","))])
         case .accept(let offset, let hash): set("accept", ["offset": s(offset), "hash": hex(hash)])
         case .deny(let reason): set("deny", ["reason": s(reason)])
         case .start(let offset): set("start", ["offset": s(offset)])
@@ -266,6 +268,9 @@ extension Session {
             set("treeResult", ["verified": s(verified), "alreadyThere": s(alreadyThere), "failed": .string(failed.map { "\($0.index) \($0.reason)" }.joined(separator: ";"))])
         case .compare(let files): set("compare", ["list": .string(files.map { "\($0.index) \($0.sha256.hex)" }.joined(separator: ";"))])
         case .compared(let files): set("compared", ["list": .string(files.map { "\($0.index) \($0.same ? "same" : "differs")" }.joined(separator: ";"))])
+        case .outcome(let o):
+            set("outcome", ["status": s(o.status), "inserted": s(o.inserted), "updated": s(o.updated), "unchanged": s(o.unchanged),
+                            "conflicts": s(o.conflicts), "detail": hex(o.detail)])
         }
         return d
     }
@@ -289,6 +294,8 @@ extension Session {
             (.file, .accept(offset: 7, prefixHash: Array(repeating: 1, count: 32))), (.tree, .accept(offset: 3, prefixHash: [])),
             (.stream, .data(offset: 9, bytes: ByteBuffer(bytes: [1]))), (.file, .ack(.max)),
             (.stream, .end(length: 0, sha256: Array(repeating: 2, count: 32))), (.tree, .treeEnd),
+            (.records, .open(.records(delta: true, size: 9, records: 2, entities: ["Task", "Location"]))), (.records, .accept(offset: 0, prefixHash: [])),
+            (.records, .outcome(SnapshotOutcome(status: 1, inserted: 1, updated: 2, unchanged: 3, conflicts: 4, detail: Array(#"{"message":"x"}"#.utf8)))),
         ]
         for (purpose, body) in bodies {
             let message = ChannelMessage(purpose, channelID: .max, body)

@@ -115,6 +115,30 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["photo.bin", "second.bin"])
     }
 
+    #if os(Linux)
+    /// Without an mDNS daemon an example is an app that says so (what happened, what to try) and exits
+    /// non-zero: no crash from a top-level `try`. EchoPeer, reachable by address all the same, says so and
+    /// goes on listening. The dns_sd client reaches avahi over the system bus: a bus address that leads
+    /// nowhere is a machine without the daemon.
+    @Test func withoutAnMDNSDaemonEachExampleSaysSoInsteadOfCrashing() async throws {
+        let noDaemon = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/p2p-no-system-bus"]
+        let drop = try TransferTests.temporaryDirectory().appendingPathComponent("drop").path
+        for (example, arguments) in [("ChatRoomLog", ["room-x", "log-x"]), ("TicTacToeBot", ["bot-x"]), ("FileDrop", [drop, "drop-x"])] {
+            let run = try ExampleRun(example, arguments, environment: noDaemon)
+            defer { run.stop() }
+            try await run.waitForLine("\(example): no mDNS daemon is running")
+            #expect(run.printed.contains("Start it with"), "\(example) does not say what to try: \(run.printed)")
+            let (reason, status) = try await run.ended()
+            #expect(reason == .exit && status == 1, "\(example) ended by \(reason) with \(status): \(run.printed)")
+        }
+        let echo = try ExampleRun("EchoPeer", ["echo-x"], environment: noDaemon)
+        defer { echo.stop() }
+        _ = try await echo.port(after: "EchoPeer listening on port ")
+        #expect(echo.printed.contains("EchoPeer: no mDNS daemon is running"), "EchoPeer did not say it is not advertised: \(echo.printed)")
+        #expect(echo.isRunning)
+    }
+    #endif
+
     private static func session(_ name: String, identity: Identity) async throws -> Session {
         var configuration = SessionConfiguration()
         configuration.bindHost = "127.0.0.1"
@@ -140,7 +164,7 @@ private final class ExampleRun: Sendable {
     private let process: Process
     private let output = NIOLockedValueBox<String>("")
 
-    init(_ example: String, _ arguments: [String], home: URL? = nil) throws {
+    init(_ example: String, _ arguments: [String], home: URL? = nil, environment extra: [String: String] = [:]) throws {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let binary = directory.appendingPathComponent(example)
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
@@ -152,6 +176,7 @@ private final class ExampleRun: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["P2P_HOME"] = try (home ?? TransferTests.temporaryDirectory()).appendingPathComponent("home").path
         environment["AVAHI_COMPAT_NOWARN"] = "1"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -186,6 +211,18 @@ private final class ExampleRun: Sendable {
         let rest = text[text.range(of: prefix)!.upperBound...]
         let port = try #require(Int(rest.prefix(while: \.isNumber)), "no port after \"\(prefix)\" in: \(text)", sourceLocation: sourceLocation)
         return port
+    }
+
+    /// Everything the example printed so far, stdout and stderr.
+    var printed: String { output.withLockedValue { $0 } }
+    var isRunning: Bool { process.isRunning }
+
+    /// Waits until the example exited: how it ended (exit or uncaught signal, such as a crash's trap) and
+    /// its status. The deadline can only fail a test.
+    func ended(sourceLocation: SourceLocation = #_sourceLocation) async throws -> (Process.TerminationReason, Int32) {
+        let process = self.process
+        try await waitUntil("\(process.executableURL!.lastPathComponent) exiting", seconds: 60, sourceLocation: sourceLocation) { !process.isRunning }
+        return (process.terminationReason, process.terminationStatus)
     }
 
     func stop() {

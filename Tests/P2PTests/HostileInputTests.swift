@@ -43,7 +43,8 @@ struct UnhandledTypeTests {
         (.game, [7, 0, 0, 0, 1]),  // kind 7 does not exist
         (.game, [2, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 31)),  // COMMIT one byte short
         (.records, [8, 0, 0, 0, 0, 0, 0, 0, 1]),  // kind 8 does not exist
-        (.records, [7, 0, 0, 0, 0, 0, 0, 0, 1, 0] + [UInt8](repeating: 0, count: 16) + Array("{[".utf8)),  // RESULT detail not JSON
+        (.records, [3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 9]),  // an older RECORDS DENY cut short in its reason
+        (.channel, [32, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0] + [UInt8](repeating: 0, count: 16) + Array("{[".utf8)),  // a records OUTCOME whose detail is not JSON
         (.channel, [1, 2, 0, 0, 0, 0, 0, 0, 0, 1]),  // a tree's OPEN without its entries and total
         (.channel, [5, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]),  // an empty DATA
         (.transfer, [20, 0, 0, 0, 0, 0, 0, 0, 1]),  // an older TRANSFER: kind 20 does not exist

@@ -305,10 +305,21 @@ struct StreamTests {
         try pair.received.streams[0].accept()
         try await replies.waitForCount(1)
         let chunk = ByteBuffer(bytes: [UInt8](repeating: 7, count: ChannelMessage.maxChunk))
-        // Nobody reads: more than 8 MiB without an ACK breaks the rule.
-        for index in 0...(Int(ChannelMessage.maxWindow) / ChannelMessage.maxChunk) {
+        // Nobody reads: more than 8 MiB without an ACK breaks the rule, with the reason every channel gives.
+        let chunks = Int(ChannelMessage.maxWindow) / ChannelMessage.maxChunk + 1
+        for index in 0 ..< chunks {
             let offset = UInt64(index * ChannelMessage.maxChunk)
             try? await pair.alice.sendWhenWritable(ChannelMessage(.stream, channelID: 3, .data(offset: offset, bytes: chunk)), to: [pair.bob.peerID])
+        }
+        try await replies.waitForCount(2, seconds: 30)
+        let reason = "DATA beyond the window: \(chunks * ChannelMessage.maxChunk) bytes beyond the last ACK, over the window of 8388608"
+        #expect(replies.messages[1].0.body == .cancel(reason: reason))
+        // The reader gets what it was given before, then the error, never an end.
+        do {
+            for try await _ in pair.received.streams[0] {}
+            Issue.record("a stream over the window read to an end")
+        } catch {
+            #expect(error == .protocolViolation(reason))
         }
         _ = try await events.waitFor(pair.alice.peerID, .disconnected)
         await pair.close()

@@ -4,15 +4,17 @@
 # $E2E_TMP/NAME.out / NAME.err and stdin fed from a FIFO that this shell keeps open, so the test
 # decides when EOF happens (close_stdin NAME). Every PID is recorded; on exit the trap stops them
 # all by PID (only if they are still our children), runs the cleanup hooks (e.g. lab down) and
-# removes the temp dir (kept when E2E_KEEP=1).
+# removes the temp dir if the test passed; a failed test's stays for reading, without its payloads
+# (kept_folders.sh says what stays and for how long).
 #
-# Env: P2P_BIN (default .build/debug/p2p, relative to the repo root), E2E_KEEP=1 keeps temp files.
+# Env: P2P_BIN (default .build/debug/p2p, relative to the repo root), E2E_KEEP=1 keeps temp files whole.
 
 set -uo pipefail
 # A write to the stdin FIFO of a process that died must fail, not kill the test.
 trap '' PIPE
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$E2E_DIR/kept_folders.sh"
 REPO_ROOT=$(cd "$E2E_DIR/../.." && pwd)
 P2P=${P2P_BIN:-.build/debug/p2p}
 [[ "$P2P" = /* ]] || P2P=$REPO_ROOT/$P2P
@@ -153,7 +155,11 @@ _cleanup() {
   for name in "${!PROC_FD[@]}"; do close_stdin "$name"; done
   for ((i = ${#PROC_ORDER[@]} - 1; i >= 0; i--)); do stop_proc "${PROC_ORDER[$i]}"; done
   for hook in "${CLEANUP_HOOKS[@]}"; do eval "$hook" || true; done
-  if [ "${E2E_KEEP:-0}" = 1 ]; then echo "kept $E2E_TMP"; else rm -rf "$E2E_TMP"; fi
+  if [ "${E2E_KEEP:-0}" = 1 ]; then echo "kept $E2E_TMP"
+  elif [ "$rc" != 0 ]; then
+    e2e_trim_payloads "$E2E_TMP"
+    echo "kept $E2E_TMP for reading (the test failed; files over 1 MiB other than logs removed)"
+  else rm -rf "$E2E_TMP"; fi
   exit "$rc"
 }
 trap _cleanup EXIT

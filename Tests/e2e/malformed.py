@@ -72,7 +72,7 @@ def stream(kind, body=b"", sid=9):
 
 
 def channel(kind, purpose, body=b"", cid=9):
-    """A CHANNEL frame: kind u8, purpose u8 (1 file, 2 tree, 3 stream), channel ID u64, then the kind's fields."""
+    """A CHANNEL frame: kind u8, purpose u8 (1 file, 2 tree, 3 stream, 4 records), channel ID u64, then the kind's fields."""
     return frame(CHANNEL, struct.pack(">BBQ", kind, purpose, cid) + body)
 
 
@@ -135,12 +135,14 @@ INPUTS = {
     "game-move-trailing": lambda h: game(4, bytes([1, 5]) + bytes(8) + b"\x00"),
     "game-refuse-long-reason": lambda h: game(5, bytes([1]) + struct.pack(">H", 1025) + b"r" * 1025),
     "records-kind-8": lambda h: records(8),
-    "records-offer-truncated": lambda h: records(1, b"\x00" + struct.pack(">Q", 100)),
-    "records-chunk-empty": lambda h: records(4, struct.pack(">Q", 0)),
-    "records-result-status-3": lambda h: records(7, b"\x03" + bytes(16)),
-    "records-result-not-json": lambda h: records(7, b"\x00" + bytes(16) + b"{["),
+    "records-no-transfer-id": lambda h: frame(RECORDS, b"\x01" + bytes(4)),
+    "records-deny-long-reason": lambda h: records(3, short_string("r" * 1025)),
+    "channel-records-outcome-status-3": lambda h: channel(32, 4, b"\x03" + bytes(16)),
+    "channel-records-outcome-not-json": lambda h: channel(32, 4, b"\x00" + bytes(16) + b"{["),
+    "channel-records-open-flags-2": lambda h: channel(1, 4, b"\x02" + struct.pack(">QI", 10, 1) + short_string("Task")),
+    "channel-records-outcome-of-a-file": lambda h: channel(32, 1, b"\x00" + bytes(16)),
     "channel-kind-26": lambda h: channel(26, 2, struct.pack(">IQ", 1, 0)),
-    "channel-purpose-4": lambda h: channel(6, 4, struct.pack(">Q", 0)),
+    "channel-purpose-5": lambda h: channel(6, 5, struct.pack(">Q", 0)),
     "channel-tree-step-of-a-file": lambda h: channel(22, 1),
     "channel-tree-open-no-entries": lambda h: channel(1, 2, struct.pack(">IQ", 0, 0)),
     "channel-accept-truncated": lambda h: channel(2, 1, struct.pack(">Q", 0) + bytes(31)),
@@ -158,6 +160,7 @@ INPUTS = {
     "channel-file-data-nobody-accepted": lambda h: channel(5, 1, struct.pack(">Q", 0) + b"unasked"),
     "channel-tree-file-nobody-accepted": lambda h: channel(18, 2, struct.pack(">IQ", 0, 0)),
     "channel-stream-data-nobody-accepted": lambda h: channel(5, 3, struct.pack(">Q", 0) + b"unasked"),
+    "channel-records-data-nobody-accepted": lambda h: channel(5, 4, struct.pack(">Q", 0) + b"unasked"),
 }
 # Cases that close our side after sending (the peer sees EOF inside a frame).
 CLOSE_AFTER = {"truncated-frame-close", "truncated-header-close"}

@@ -90,10 +90,18 @@ File transfer scenarios (CHANNEL frames, type 0x52, of purpose file or tree; see
                   before the CANCEL; --partial hold: the same without the CANCEL, then holds as pingflood. Our HELLO announces --caps (hex, default 181: text, channels,
                   comparesHeldFiles)
 
-Records scenario (RECORDS frames, type 0x40; see Protocol/RECORDS.md). Adds "records": [{"reply" (ACCEPT,
-DENY or null), "status" (RESULT status: 0 merged, 1 rejected, 2 failed, or null), "message"}].
-  records-corrupt valid handshake, then a snapshot OFFER, on ACCEPT one CHUNK and an END whose SHA-256 is
-                  not the chunk's                                             -> RESULT status 2 (failed)
+Records scenarios (Protocol/RECORDS.md §4). They add "records": [{...}] to the report.
+  records-corrupt valid handshake, then a records channel (CHANNEL purpose 4):
+                  OPEN, on ACCEPT one DATA and an END whose SHA-256 is not the data's
+                  -> RESULT verified 0, and no OUTCOME: [{"reply" (ACCEPT, DENY, CANCEL), "verified", "reason", "outcome"}]
+  older-records   valid handshake, then a snapshot OFFER as p2p before record channels sent it: a RECORDS frame
+                  (type 0x40: kind 1, transfer ID, flags, size, records, entities)
+                  -> DENY in that layout, naming the version: [{"type" (RECORDS), "reply" (DENY), "reason"}]
+  older-records-listen  the acceptor's side (HOST PORT: where to listen) of p2p before record channels (give
+                  --caps 181: channels and comparesHeldFiles, without recordChannels): takes one connection,
+                  HELLO, WELCOME, then records every frame until BYE, ERROR or the close ("received": a
+                  CHANNEL or RECORDS there means something was sent to it). Once it listens, it says
+                  "listening on HOST:PORT" on stderr
 """
 import hashlib
 import json
@@ -113,7 +121,7 @@ NAMES = {HELLO: "HELLO", WELCOME: "WELCOME", ERROR: "ERROR", PING: "PING", PONG:
          TRANSFER: "TRANSFER", STREAM: "STREAM", CHANNEL: "CHANNEL"}
 # CHANNEL purposes and kinds (a file's OPEN is its OFFER, DATA its CHUNK, END its DONE; a tree's OPEN and
 # ACCEPT are TREE_OFFER and TREE_ACCEPT here)
-P_FILE, P_TREE, P_STREAM = 1, 2, 3
+P_FILE, P_TREE, P_STREAM, P_RECORDS = 1, 2, 3, 4
 OFFER, ACCEPT, DENY, START, CHUNK, ACK, DONE, RESULT, CANCEL = range(1, 10)
 TREE_OFFER, TREE_ACCEPT = OFFER, ACCEPT
 ENTRIES, HELD, T_FILE, FILE_DONE, T_SKIP, SMALL, TREE_END, TREE_RESULT = range(16, 24)
@@ -127,6 +135,9 @@ MAX_CHUNK = 60 * 1024
 RECORDS = 0x40
 # RECORDS kinds
 R_OFFER, R_ACCEPT, R_DENY, R_CHUNK, R_ACK, R_END, R_RESULT = range(1, 8)
+# A records channel's own step (purpose 4, Protocol/RECORDS.md §4)
+R_OUTCOME = 32
+NAMES[RECORDS] = "RECORDS"
 
 
 def frame(ftype, payload=b"", version=1, flags=0, length=None):
@@ -293,6 +304,30 @@ class Conn:
             if der:
                 self.server_cert_id = spki_peer_id(der).hex()
 
+    @classmethod
+    def accepting(cls, host, port, timeout, cert, key):
+        """The acceptor's side: listens on HOST:PORT, takes one connection and speaks TLS 1.3 as its server
+        with our certificate (the client's is not asked for: who it is, is its HELLO's business)."""
+        listener = socket.create_server((host, port))
+        listener.settimeout(timeout)
+        print("listening on %s:%d" % (host, port), file=sys.stderr, flush=True)  # what a script waits for
+        try:
+            raw, _ = listener.accept()
+        finally:
+            listener.close()
+        c = cls.__new__(cls)
+        c.buf, c.timeout, c.received, c.bytes_received, c.error, c.closed = b"", timeout, [], 0, None, False
+        c.tls, c.tls_error, c.server_cert_id, c.server_hello = True, None, None, None
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        ctx.load_cert_chain(cert, key)
+        try:
+            c.sock = ctx.wrap_socket(raw, server_side=True)
+            c.tls_version = c.sock.version()
+        except (ssl.SSLError, OSError) as e:
+            c.sock, c.tls_version, c.tls_error, c.closed = raw, None, "handshake: %s" % e, True
+        return c
+
     def send(self, data):
         self.sock.sendall(data)
 
@@ -426,7 +461,10 @@ def main():
         deadline = start + timeout
         client_cert = None if scenario == "nocert" else (cert, key)
         tls_max = ssl.TLSVersion.TLSv1_2 if scenario == "tls12" else None
-        c = Conn(host, port, timeout, tls, client_cert, tls_max)
+        if scenario == "older-records-listen":
+            c = Conn.accepting(host, port, timeout, cert, key)
+        else:
+            c = Conn(host, port, timeout, tls, client_cert, tls_max)
         if c.tls_error:  # the TLS handshake failed: nothing more to do
             return report(c, scenario, start, our_id, "TLS handshake failed")
         return run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts)
@@ -542,32 +580,70 @@ def run(c, scenario, session, our_id, datagram_key, claim, start, deadline, opts
         handshake()
         tid = random.getrandbits(63) + 1
         data = b"these bytes will not match the END digest"
-        record = {"reply": None, "status": None, "message": None}
+        record = {"reply": None, "verified": None, "reason": None, "outcome": None}
         c.records = [record]
-        c.send(frame(RECORDS, struct.pack(">BQBQI", R_OFFER, tid, 0, len(data), 1) + short_string("Task")))
+        c.send(transfer(OFFER, tid, b"\x00" + struct.pack(">QI", len(data), 1) + short_string("Task"), purpose=P_RECORDS))
         while True:
             ftype, payload = c.read_frame(deadline)
             if ftype is None or ftype == ERROR:
                 break
             if ftype == PING:
                 c.send(frame(PONG, payload))
-            if ftype != RECORDS or struct.unpack(">Q", payload[1:9])[0] != tid:
+            if ftype != CHANNEL or payload[1] != P_RECORDS or struct.unpack(">Q", payload[2:10])[0] != tid:
                 continue
-            kind = payload[0]
-            if kind == R_ACCEPT:
+            kind, body = payload[0], payload[10:]
+            if kind == ACCEPT:
                 record["reply"] = "ACCEPT"
-                c.send(frame(RECORDS, struct.pack(">BQQ", R_CHUNK, tid, 0) + data))
-                c.send(frame(RECORDS, struct.pack(">BQ", R_END, tid) + hashlib.sha256(b"something else").digest()))
-            elif kind == R_DENY:
-                record["reply"] = "DENY"
+                c.send(transfer(CHUNK, tid, struct.pack(">Q", 0) + data, purpose=P_RECORDS))
+                c.send(transfer(DONE, tid, struct.pack(">Q", len(data)) + hashlib.sha256(b"something else").digest(), purpose=P_RECORDS))
+            elif kind in (DENY, CANCEL):
+                record["reply"] = KINDS[kind]
+                record["reason"] = body[2:2 + struct.unpack(">H", body[:2])[0]].decode("utf-8", "replace")
                 break
-            elif kind == R_RESULT:
-                record["status"] = payload[9]
-                detail = payload[9 + 1 + 16:]
-                try:
-                    record["message"] = json.loads(detail.decode("utf-8")).get("message") if detail else None
-                except ValueError:
-                    record["message"] = detail.hex()
+            elif kind == RESULT:
+                record["verified"] = body[0] == 1
+                # An OUTCOME follows only a verified RESULT: wait briefly for one that must not come.
+                ftype, payload = c.read_frame(min(deadline, time.monotonic() + 2))
+                if ftype == CHANNEL and payload[0] == R_OUTCOME:
+                    record["outcome"] = payload[10]
+                break
+        if not c.closed:
+            c.send(frame(BYE))
+    elif scenario == "older-records-listen":
+        # The acceptor's handshake: HELLO, the initiator's HELLO, WELCOME; then every frame is recorded
+        # until the initiator leaves (BYE, ERROR or the close).
+        c.send(hello())
+        if c.wait_for(HELLO, deadline) != HELLO:
+            raise SystemExit(report(c, scenario, start, our_id, "handshake failed: got %s" % (c.received,)))
+        c.send(frame(WELCOME))
+        while True:
+            ftype, payload = c.read_frame(deadline)
+            if ftype in (None, BYE, ERROR):
+                break
+            if ftype == PING:
+                c.send(frame(PONG, payload))
+        if not c.closed:
+            try:
+                c.send(frame(BYE))
+            except OSError:
+                pass
+    elif scenario == "older-records":
+        handshake()
+        tid = random.getrandbits(63) + 1
+        record = {"type": None, "reply": None, "reason": None}
+        c.records = [record]
+        c.send(frame(RECORDS, struct.pack(">BQBQI", R_OFFER, tid, 0, 100, 1) + short_string("Task")))
+        while True:
+            ftype, payload = c.read_frame(deadline)
+            if ftype is None or ftype == ERROR:
+                break
+            if ftype == PING:
+                c.send(frame(PONG, payload))
+            if ftype in (RECORDS, CHANNEL) and struct.unpack(">Q", payload[1:9])[0] == tid:
+                record["type"] = "RECORDS" if ftype == RECORDS else "CHANNEL"
+                record["reply"] = {R_ACCEPT: "ACCEPT", R_DENY: "DENY", R_RESULT: "RESULT"}.get(payload[0], str(payload[0]))
+                if payload[0] == R_DENY:
+                    record["reason"] = payload[11:11 + struct.unpack(">H", payload[9:11])[0]].decode("utf-8", "replace")
                 break
         if not c.closed:
             c.send(frame(BYE))

@@ -175,17 +175,54 @@ check "fail-on-conflict: rejected naming milk and report ($ev)" "$PYTHON" -c 'im
 check "fail-on-conflict: the store copy is unchanged" [ "$(checksum "$STORES/B-policy-fail-on-conflict.sqlite")" = "$before" ]
 
 # ---------------------------------------------------------------- a snapshot that failed (not rejected)
-# A raw peer sends bytes whose END digest does not match: RESULT status 2 (failed). `--once` exits with
-# the failure code 8, not 9 (rejected: something the sender could fix).
+# A raw peer sends a records channel (CHANNEL purpose 4) whose END digest does not match: RESULT
+# verified 0 and no OUTCOME; `--once` exits with the failure code 8, not 9 (rejected: something the
+# sender could fix).
 port=$(free_port)
 cp "$STORES/B-tasks.sqlite" "$STORES/B-corrupt.sqlite"
 receiver corrupt "$port" "$STORES/B-corrupt.sqlite" --once
 report=$(run "$LAB" exec A "$PYTHON" "$E2E_DIR/raw_peer.py" "$ADDR_B" "$port" records-corrupt --session records)
 echo "$report" >"$E2E_TMP/raw-records.json"
-check "a corrupt snapshot is answered with RESULT status 2, failed ($(field "$report" records))" \
-  "$PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1])["records"]; sys.exit(not (r and r[0]["status"] == 2))' "$report"
+check "a corrupt snapshot is answered with RESULT not verified, and no OUTCOME ($(field "$report" records))" \
+  "$PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1])["records"]; sys.exit(not (r and r[0]["reply"] == "ACCEPT" and r[0]["verified"] is False and r[0]["outcome"] is None))' "$report"
 if wait_exit corrupt 15; then check "receiver --once exits 8 (failed) for a corrupt snapshot, not 9 (got $EXIT_RC)" [ "$EXIT_RC" = 8 ]
 else fail "the receiver did not exit after the corrupt snapshot" corrupt; fi
+check "B's person reads why: the SHA-256 did not match" grep -q "SHA-256 of the received bytes does not match" "$E2E_TMP/corrupt.out" "$E2E_TMP/corrupt.err"
+
+# ---------------------------------------------------------------- an older p2p (RECORDS frames, before record channels)
+# Its OFFER (RECORDS 0x40) is denied in its own layout, naming both versions; the receiver goes on.
+port=$(free_port)
+cp "$STORES/B-tasks.sqlite" "$STORES/B-older.sqlite"
+receiver older "$port" "$STORES/B-older.sqlite"
+report=$(run "$LAB" exec A "$PYTHON" "$E2E_DIR/raw_peer.py" "$ADDR_B" "$port" older-records --session records --peer-name oldalice)
+echo "$report" >"$E2E_TMP/raw-older.json"
+check "an older p2p's RECORDS OFFER gets a DENY in a RECORDS frame ($(field "$report" records))" \
+  "$PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1])["records"]; sys.exit(not (r and r[0]["type"] == "RECORDS" and r[0]["reply"] == "DENY"))' "$report"
+check "the DENY names both versions and which side to update" \
+  "$PYTHON" -c 'import json,sys; m=json.loads(sys.argv[1])["records"][0]["reason"] or ""; sys.exit(not ("wire version 1 with record channels, capability bit 9" in m and "wire version 1 with RECORDS frames" in m and "update p2p on the sending side" in m))' "$report"
+check "the receiver still runs" is_running older
+stop_proc older 2>/dev/null || true
+
+# And the other way: `p2p records send` to an older p2p (its HELLO lacks capability bit 9) sends nothing
+# and says why, naming the peer, its address and its version.
+port=$(free_port)
+start_bg oldbob "$LAB" exec B "$PYTHON" "$E2E_DIR/raw_peer.py" "$ADDR_B" "$port" older-records-listen --caps 181 --peer-name oldbob --session records --timeout 30
+if wait_for "$E2E_TMP/oldbob.err" "listening on" 15; then
+  send to-older --file "$DATA/conflicts.json" --connect "$ADDR_B:$port"
+  check "records send to an older p2p exits 1 (got $SEND_RC)" [ "$SEND_RC" = 1 ]
+  if line=$(nth_json to-older 1 event=error code=send "message~oldbob ($ADDR_B:$port) runs an older p2p (wire version 1 with RECORDS frames, without record channels, capability bit 9); update p2p there"); then
+    pass "the sender reads who, where and which version: $line"
+  else
+    fail "no error naming the older peer, its address and version" to-older
+  fi
+  wait_exit oldbob 20 >/dev/null || true
+  out=$(cat "$E2E_TMP/oldbob.out")
+  log "oldbob: $out"
+  check "the older p2p got no CHANNEL or RECORDS frame, only the goodbye ($(field "$out" received))" \
+    "$PYTHON" -c 'import json,sys; r=json.loads(sys.argv[1])["received"]; sys.exit(not ("HELLO" in r and "CHANNEL" not in r and "RECORDS" not in r))' "$out"
+else
+  fail "the older p2p (raw_peer.py) did not listen" oldbob
+fi
 
 # ---------------------------------------------------------------- delta
 # The README's own example of a change.

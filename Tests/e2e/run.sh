@@ -3,8 +3,15 @@
 # usage: Tests/e2e/run.sh [TEST...]   (names without .sh; default: all of them)
 # Needs root (lab namespaces, tcpdump), the packages scripts/setup.sh installs, and a built binary (.build/debug/p2p, or P2P_BIN).
 # Each test starts (and stops) what it needs: the lab, or the loopback avahi-daemon if none runs.
+# Folders: each test works in /tmp/p2p-e2e-NAME.XXXXXX, removed when it passes; a failed test's stays
+# for reading (its logs, *.out *.err *.log, the last 256 KiB of each; files over 1 MiB otherwise
+# removed; E2E_KEEP=1 keeps every folder whole). Before the tests this script bounds what stays: folders
+# not changed for E2E_KEEP_HOURS (default 24) hours go, and of those older than an hour only the newest
+# E2E_KEEP_LAST (default 10) stay (Tests/e2e/kept_folders.sh).
 set -uo pipefail
 DIR=$(cd "$(dirname "$0")" && pwd)
+. "$DIR/kept_folders.sh"
+e2e_prune_kept
 TESTS=("$@")
 [ ${#TESTS[@]} -gt 0 ] || TESTS=(two_namespaces_chat network lanes terminal chat_terminal chat_refused room_stranger names name_collision transfer_terminal transfer_cancel transfer_progress chat_outbox interop_avahi scripts_safety quick_start bad_input malformed hostile hostile_files chat_older hostile_window security game small_truths records transfer tree stream faults mesh localsend browser examples)
 

@@ -4,7 +4,7 @@
 #    chat with --insecure on both sides does (so the check can fail);
 #  - a plaintext (--insecure) client is refused by a TLS peer, and a TLS client by an --insecure one;
 #  - `p2p pair` pins both keys with the right code, nothing with a wrong one, and never takes the code
-#    as an argument;
+#    as an argument; Ctrl-C while the code is shown or while the peer is looked for exits 130, pins nothing;
 #  - trust on first use pins a peer's key; another installation with the same name is refused with a
 #    warning, until `p2p trust remove NAME`.
 #  - a name is never taken at face value for a key pinned under another name (issue 21, identity): a
@@ -228,6 +228,29 @@ if wait_for "$(out_of showerc)" 'Pairing code: .*[0-9]{4}-[0-9]{4}' 20; then
 else
   fail "p2p pair (for --to) showed no code" showerc
 fi
+
+# ---- Ctrl-C at any step: exit 130, one line saying nothing was paired, nothing pinned
+PE=$(home pair-e)
+start_proc showere env P2P_HOME="$PE" "$P2P" pair --name "pe-$TAG" --session-id "$SID" --timeout 60
+if wait_for "$(out_of showere)" 'Pairing code: ' 20; then
+  kill -INT "$(pid_of showere)"
+  if wait_exit showere 10; then check "Ctrl-C while the code is shown: exit 130 (got $EXIT_RC)" [ "$EXIT_RC" = 130 ]
+  else fail "the showing side ignored Ctrl-C" showere; stop_proc showere; fi
+  check "Ctrl-C while the code is shown: it says nothing was paired" grep -q "p2p: interrupted; nothing was paired" "$E2E_TMP/showere.err"
+else
+  fail "p2p pair (to interrupt) showed no code" showere; stop_proc showere
+fi
+# The typing side, while it waits for a peer nobody runs (the search runs on the command's loop).
+start_proc typinge env P2P_PAIR_CODE=1234-5678 P2P_HOME="$PE" "$P2P" pair --name "pe-$TAG" --to "nobody-$TAG" --session-id "$SID" --timeout 60
+if wait_for "$E2E_TMP/typinge.err" "waiting for a peer named nobody-$TAG" 20; then
+  kill -INT "$(pid_of typinge)"
+  if wait_exit typinge 10; then check "Ctrl-C while looking for the peer: exit 130 (got $EXIT_RC)" [ "$EXIT_RC" = 130 ]
+  else fail "the typing side ignored Ctrl-C" typinge; stop_proc typinge; fi
+  check "Ctrl-C while looking for the peer: it says nothing was paired" grep -q "p2p: interrupted; nothing was paired" "$E2E_TMP/typinge.err"
+else
+  fail "p2p pair --to nobody did not say it waits for the peer" typinge; stop_proc typinge
+fi
+trusts "$PE"; check "after Ctrl-C: the trust list is empty" [ ! -s "$E2E_TMP/trust.out" ]
 
 # ================================================================ 3. pinning (trust on first use)
 log "pinning"

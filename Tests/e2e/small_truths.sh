@@ -67,6 +67,30 @@ run env P2P_HOME="$(home carol)" "$P2P" records send --json --name "carol-$$" --
 check "a new sender is still refused from a pipe (exit $rc4)" [ "$rc4" = 4 ]
 stop_proc pinned
 
+# ---------------------------------------------------------------- Ctrl-C while a sender looks for its receiver
+# send FILE, send - and records send find the receiver on the command's loop: Ctrl-C before anything was
+# offered exits 130 with one line saying nothing was sent (README, exit codes).
+echo "hello" >"$E2E_TMP/hello.txt"
+for kind in file stdin records; do
+  case $kind in
+    file) args=(send "$E2E_TMP/hello.txt") ;;
+    stdin) args=(send - --as hello.txt) ;;
+    records) args=(records send --file "$TASKS") ;;
+  esac
+  start_proc "ctrlc-$kind" env P2P_HOME="$(home "ctrlc-$kind")" "$P2P" "${args[@]}" --to "nobody-$$" --session-id "$SID-c"
+  if wait_until 15 grep -q "nobody-$$" "$E2E_TMP/ctrlc-$kind.err"; then
+    kill -INT "$(pid_of "ctrlc-$kind")"
+    if wait_exit "ctrlc-$kind" 10; then
+      check "Ctrl-C while ${args[*]:0:2} looks for its receiver: exit 130 (got $EXIT_RC)" [ "$EXIT_RC" = 130 ]
+    else
+      fail "${args[*]:0:2} ignored Ctrl-C while looking for its receiver" "ctrlc-$kind"; stop_proc "ctrlc-$kind"
+    fi
+    check "... and it says nothing was sent" grep -q "p2p: interrupted; nothing was sent" "$E2E_TMP/ctrlc-$kind.err"
+  else
+    fail "${args[*]:0:2} --to nobody did not say whom it waits for" "ctrlc-$kind"; stop_proc "ctrlc-$kind"
+  fi
+done
+
 # ---------------------------------------------------------------- what the --help texts say
 # history --pending: "in the outbox for a peer, and (without PEER) typed in a room while nobody was there".
 start_proc lonely env P2P_HOME="$(home lonely)" "$P2P" chat --room "$SID-lonely" --name "lonely-$$"

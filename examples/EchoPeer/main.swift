@@ -29,11 +29,18 @@ session.onMessage(TextMessage.self) { message, peer, _ in
 }
 
 let events = session.events()
-try await session.start()
+do {
+    try await session.start()
+} catch {
+    // An app says what went wrong and exits non-zero; a top-level `try` would crash instead.
+    FileHandle.standardError.write(Data("EchoPeer: \(error)\n".utf8))
+    exit(1)
+}
 do {
     try session.setAvailable(true)
 } catch {
-    say("EchoPeer: \(error)")
+    // Not advertised (no mDNS daemon, say), yet listening: `p2p chat --connect HOST:PORT` still reaches it.
+    FileHandle.standardError.write(Data("EchoPeer: \(error)\n".utf8))
 }
 say("EchoPeer listening on port \(session.localPort ?? 0) as \(session.displayName)")
 

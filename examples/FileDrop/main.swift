@@ -113,10 +113,11 @@ var ledger = ReceiveLedger()
     if let sender = ledger.senderLeft(peer), !sender.counts.isEmpty { say(summary(of: peer, sender)) }
 }
 
-try await session.start()
 do {
+    try await session.start()
     try session.setAvailable(true)
 } catch {
+    // An app says what went wrong and exits non-zero; a top-level `try` would crash instead.
     fail("\(error)")
 }
 say("FileDrop \(name) listening on port \(session.localPort ?? 0): files go into \(folder.path); letting in \(everyone ? "every key" : "pinned keys only")")

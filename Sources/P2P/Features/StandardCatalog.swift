@@ -10,15 +10,16 @@ extension MessageCatalog {
         .registering(TextAck.self)
         .registering(PairingMessage.self)
         .registering(GameMessage.self)
-        .registering(RecordsMessage.self)
         .registering(ChannelMessage.self)
         .announcing(.channels)
         .announcing(.comparesHeldFiles)
+        .announcing(.recordChannels)
         // An older p2p's offers are read far enough to be refused in their own layout, naming the version.
         .registering(LegacyTransferStep.self)
         .announcing(.transferTrees)
         .registering(LegacyStreamStep.self)
         .announcing(.byteStreams)
+        .registering(LegacyRecordsStep.self)
 }
 
 extension Session {

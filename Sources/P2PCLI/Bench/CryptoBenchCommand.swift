@@ -1,5 +1,4 @@
 import ArgumentParser
-import Crypto
 import Foundation
 import P2PBench
 
@@ -35,51 +34,18 @@ struct CryptoBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var piece = [UInt8](repeating: 0, count: 1 << 20)
-        for index in piece.indices { piece[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
-        let pieces = size
-        let aesKey = SymmetricKey(size: .bits128), chachaKey = SymmetricKey(size: .bits256)
-        let figures: [(name: String, key: String, perGiB: Double)] = try [
-            ("SHA-256", "sha256_cpu_s_per_gib", measure(pieces) {
-                var hasher = SHA256()
-                for _ in 0..<pieces { hasher.update(data: piece) }
-                _ = hasher.finalize()
-            }),
-            ("AES-128-GCM seal", "aes128gcm_cpu_s_per_gib", measure(pieces) {
-                for _ in 0..<pieces { _ = try AES.GCM.seal(piece, using: aesKey) }
-            }),
-            ("ChaCha20-Poly1305 seal", "chacha20poly1305_cpu_s_per_gib", measure(pieces) {
-                for _ in 0..<pieces { _ = try ChaChaPoly.seal(piece, using: chachaKey) }
-            }),
-        ]
+        let figures = try CryptoBench(mebibytes: size, runs: runs).measure()
         if json {
             var object = ["mib": "\(size)", "runs": "\(runs)"]
-            for figure in figures { object[figure.key] = String(format: "%.4f", figure.perGiB) }
+            for figure in figures { object[figure.key] = String(format: "%.4f", figure.cpuSecondsPerGiB) }
             let body = object.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
             print("{\(body)}")
         } else {
             print("One core, \(size) MiB in 1 MiB pieces, median of \(runs):")
             for figure in figures {
-                print("  \(figure.name): \(String(format: "%.3f", figure.perGiB)) CPU-s per GiB (\(String(format: "%.0f", 1024 / figure.perGiB)) MiB/s)")
+                let perGiB = figure.cpuSecondsPerGiB
+                print("  \(figure.name): \(String(format: "%.3f", perGiB)) CPU-s per GiB (\(String(format: "%.0f", 1024 / perGiB)) MiB/s)")
             }
         }
-    }
-
-    /// The median CPU time of `body` over --runs, scaled to seconds per GiB.
-    private func measure(_ pieces: Int, _ body: () throws -> Void) throws -> Double {
-        var seconds: [Double] = []
-        for _ in 0..<runs {
-            let start = threadCPUTime()
-            try body()
-            seconds.append(Double(threadCPUTime() - start) / 1e9)
-        }
-        return median(seconds) * 1024 / Double(pieces)
-    }
-
-    /// CPU time of this thread only, in nanoseconds: a figure for one core, whatever else the process runs.
-    private func threadCPUTime() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 }

@@ -69,17 +69,10 @@ struct MeshBenchCommand: AsyncParsableCommand {
         setenv("AVAHI_COMPAT_NOWARN", "1", 0)
         let loadBefore = Machine.loadAverage
         var options = MeshBench.Options()
-        options.peers = peers
-        options.burst = burst
-        options.perPeer = perPeer
-        options.textBytes = textBytes
-        options.transport = transport.security
-        options.discovery = discovery.value
-        options.paced = !unpaced
-        options.joinIntervalMilliseconds = joinInterval
-        options.injectDuplicate = injectDuplicate
-        options.formationTimeout = formationTimeout
-        options.deliveryTimeout = deliveryTimeout
+        (options.peers, options.burst, options.perPeer, options.textBytes) = (peers, burst, perPeer, textBytes)
+        (options.transport, options.discovery, options.paced) = (transport.security, discovery.value, !unpaced)
+        (options.joinIntervalMilliseconds, options.injectDuplicate) = (joinInterval, injectDuplicate)
+        (options.formationTimeout, options.deliveryTimeout) = (formationTimeout, deliveryTimeout)
         let isJSON = json
         let bench = MeshBench(options: options) { text in
             if !isJSON { Output.error(Terminal.paint(text, .dim)) }
@@ -97,80 +90,13 @@ struct MeshBenchCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         await bench.close()
-        let loadAfter = Machine.loadAverage
-
-        let memory = report.memory
-        let connections = report.connections
-        let perConnectionRSS = Double(memory.meshFormed.rss - memory.sessionsStarted.rss) / Double(connections)
-        let perConnectionAnon = Double(memory.meshFormed.anonymous - memory.sessionsStarted.anonymous) / Double(connections)
-        let perSessionAnon = Double(memory.sessionsStarted.anonymous - memory.beforeSessions.anonymous) / Double(peers)
-        let ok = report.burst.exactlyOnce && report.everyone.exactlyOnce && report.disconnects.isEmpty
-        let dialing = discovery == .mdns
-            ? "each advertises via DNS-SD and dials every peer it discovers (both ends dial; the tie-break keeps one link per pair)"
-            : "each dials every other's known port (no DNS-SD)"
-        let sending = unpaced ? "with Session.send (unbounded queueing)" : "with Session.sendWhenWritable (waits while a link has ~64 KiB queued)"
-        let load = "load average \(loadBefore.map { $0.formatted(2) } ?? "?") → \(loadAfter.map { $0.formatted(2) } ?? "?")"
-        var method = "\(peers) sessions in one process on loopback, \(transport.rawValue), \(Machine.cpuCount)-thread event loop group; \(dialing)"
-        method += "; chat TextMessages of \(textBytes) B text, counted by ID at every receiver; sends \(sending). "
-        method += "Memory per connection = growth of VmRSS / RssAnon from sessions started to mesh formed, divided by \(connections) connections "
-        method += "(both ends are in this process). Machine: nproc=\(Machine.cpuCount), \(Machine.cpuModel), \(load); build: \(Machine.buildConfiguration)."
-
-        if json {
-            func phase(_ result: MeshBench.DeliveryResult) -> [String: Any] {
-                [
-                    "messages": result.sent, "expectedDeliveries": result.expectedDeliveries, "deliveries": result.deliveries,
-                    "missing": result.missing, "duplicates": result.duplicates, "strays": result.strays, "misattributed": result.misattributed,
-                    "exactlyOnce": result.exactlyOnce, "seconds": round2(Double(result.nanoseconds) / 1e9) as Any,
-                    "sendSeconds": round2(Double(result.sendNanoseconds) / 1e9),
-                    "deliveriesPerSec": Int(result.deliveriesPerSecond.rounded()),
-                    "messagesPerSec": Int((Double(result.sent) / (Double(max(result.nanoseconds, 1)) / 1e9)).rounded()),
-                    "peakRSSGrowthBytes": result.peakRSSGrowth ?? NSNull(), "sendErrors": result.sendErrors,
-                ]
-            }
-            Output.json([
-                "peers": peers, "connections": connections, "exactlyOnce": ok, "discovery": discovery.rawValue, "transport": transport.rawValue,
-                "paced": !unpaced,
-                "formation": ["discoveredMs": round2(Double(report.discoveredNanoseconds) / 1e6),
-                              "connectedMs": round2(Double(report.formedNanoseconds) / 1e6), "dialFailures": report.dialFailures] as [String: Any],
-                "memory": [
-                    "rssBeforeSessions": memory.beforeSessions.rss, "rssSessionsStarted": memory.sessionsStarted.rss, "rssMeshFormed": memory.meshFormed.rss,
-                    "anonBeforeSessions": memory.beforeSessions.anonymous, "anonSessionsStarted": memory.sessionsStarted.anonymous,
-                    "anonMeshFormed": memory.meshFormed.anonymous,
-                    "rssPerConnection": Int(perConnectionRSS.rounded()), "anonPerConnection": Int(perConnectionAnon.rounded()),
-                    "anonPerSession": Int(perSessionAnon.rounded()),
-                ] as [String: Any],
-                "burst": phase(report.burst), "everyone": phase(report.everyone), "disconnectsAfterFormed": report.disconnects,
-                "method": method, "nproc": Machine.cpuCount, "cpu": Machine.cpuModel,
-                "loadAverage": [loadBefore ?? NSNull(), loadAfter ?? NSNull()] as [Any], "build": Machine.buildConfiguration,
-            ])
-        } else {
-            func kib(_ bytes: Double) -> String { (bytes / 1024).formatted(1) + " KiB" }
-            func mib(_ bytes: Int?) -> String { bytes.map { (Double($0) / 1_048_576).formatted(1) + " MiB" } ?? "-" }
-            var table = Table()
-            table.add("", "value", "")
-            table.add("peers / connections", "\(peers) / \(connections)", "")
-            table.add("all discovered (ms)", (Double(report.discoveredNanoseconds) / 1e6).formatted(0), "")
-            table.add("mesh formed (ms)", (Double(report.formedNanoseconds) / 1e6).formatted(0), "\(report.dialFailures) dials retried")
-            table.add("memory per connection, RSS", kib(perConnectionRSS), "both ends")
-            table.add("memory per connection, RssAnon", kib(perConnectionAnon), "both ends")
-            table.add("memory per started session, RssAnon", kib(perSessionAnon), "")
-            for (name, result) in [("burst", report.burst), ("everyone sends", report.everyone)] {
-                table.add("\(name): messages → deliveries", "\(result.sent) → \(result.deliveries)/\(result.expectedDeliveries)",
-                          result.exactlyOnce ? "exactly once" : "NOT exactly once")
-                table.add("  missing / duplicates / strays", "\(result.missing) / \(result.duplicates) / \(result.strays + result.misattributed)", "")
-                table.add("  time (s), deliveries/s", (Double(result.nanoseconds) / 1e9).formatted(2) + ", " + result.deliveriesPerSecond.grouped, "")
-                table.add("  peak RSS growth", mib(result.peakRSSGrowth), "")
-                for error in result.sendErrors { table.add("  send error", error, "") }
-            }
-            for (reason, count) in report.disconnects.sorted(by: { $0.key < $1.key }) { table.add("link ended after forming", "\(count)× \(reason)", "") }
-            Output.line(table.render())
-            Output.line("method: " + method)
-            Output.line(ok ? "exactly once: yes (every message reached all \(peers - 1) other peers once)" : "exactly once: NO")
-        }
-        if !ok { throw ExitCode(1) }
+        let summary = MeshBench.Summary(report: report, options: options, load: (loadBefore, Machine.loadAverage))
+        if json { Output.json(summary.json) } else { Output.line(summary.text) }
+        if !summary.exactlyOnce { throw ExitCode(1) }
     }
 }
 
+/// `--discovery`: how the mesh's peers find each other.
 enum MeshDiscoveryOption: String, ExpressibleByArgument, CaseIterable {
     case mdns, direct
     var value: MeshDiscovery { self == .mdns ? .mdns : .direct }

@@ -140,7 +140,7 @@ extension ChatLoop {
         case .peers:
             listPeers()
         case .names:
-            view.note(ChatModel.names(own: session.displayName, connected: room.connected.values.map(\.displayName.raw)))
+            view.note(ChatRoom.names(own: session.displayName, connected: room.connected.values.map(\.displayName.raw)))
         case .nothing:
             break
         case .mistake(let message):

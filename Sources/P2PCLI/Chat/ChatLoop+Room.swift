@@ -26,22 +26,15 @@ extension ChatLoop {
     }
 
     /// `--to NAME` dials the peer of that name (the runner took the announcement already: a member is
-    /// dialled by the room).
+    /// dialled by the room); a short prefix of a key not pinned, or a name pinned to another key, ends the chat.
     private func peerAvailable(_ peer: PeerInfo) {
-        guard let target = options.to, room.members[peer.id] == nil else { return }
-        let room = self.room
-        if room.connected.isEmpty, session.peer(matching: target)?.id == peer.id {
-            // A short prefix picks a pinned key only: dialling a stranger's ground key would pin it.
-            if let refusal = PeerTarget.shortPrefixRefusal(target, runner.judged(peer), pinned: PeerTarget.pins(of: session)),
-               !options.network.insecure {
-                return feed.send(.connectFailed(target, refusal))
-            }
-            runner.dial(peer)
-        } else if room.connected.isEmpty, room.dialing.isEmpty,
-                  let conflict = PeerMatcher(target).nameConflict(in: session.knownPeers, pinned: PeerTarget.pins(of: session)),
-                  session.peers(matching: target).isEmpty {
-            // The name is pinned to another key: the warning now (exit 4), instead of waiting for ever.
-            feed.send(.connectFailed(target, conflict.refusal))
+        guard let target, let query = options.to else { return }
+        switch target.decide(announced: runner.judged(peer), room: room, known: session.knownPeers) {
+        case .dial: runner.dial(peer)
+        case .refuse(.shortPrefixOfUnpinnedKey(_, let judged)): feed.send(.connectFailed(query, PeerTarget.shortPrefixRefusal(query, judged)))
+        case .refuse(.pinnedToAnotherKey(let conflict)): feed.send(.connectFailed(query, conflict.refusal))
+        case .refuse(let other): feed.send(.connectFailed(query, other))
+        case .wait: break
         }
     }
 
@@ -121,21 +114,18 @@ extension ChatLoop {
     }
 
     func sendPrivately(_ text: String, to name: String) {
-        let peer: PeerInfo
         let room = self.room
-        switch PeerMatcher(name).match(in: Array(room.members.values)) {
-        case .one(let one):
-            peer = one
-        case .none:
-            let away = room.members.values.filter { room.connected[$0.id] == nil }
-            return view.error("command", PrivateLineTarget.nobodyCalled(name, connected: Array(room.connected.values), away: away))
+        switch room.privateTarget(name) {
+        case .one(let peer):
+            let line = ChatLine(kind: .privateLine, body: text).text
+            if interactive { view.ownLine(line, to: peer, held: room.connected[peer.id] == nil) }
+            runner.say(line, to: peer)
+        case .nobody(let connected, let away):
+            view.error("command", PrivateLineTarget.nobodyCalled(name, connected: connected, away: away))
         case .ambiguous(let candidates):
-            return view.error("command", "\(Terminal.sanitize(name)) could be \(candidates.map(PeerTarget.label).joined(separator: " or ")): "
-                              + "say which by the start of a fingerprint; nothing was sent")
+            view.error("command", "\(Terminal.sanitize(name)) could be \(candidates.map(PeerTarget.label).joined(separator: " or ")): "
+                       + "say which by the start of a fingerprint; nothing was sent")
         }
-        let line = ChatLine(kind: .privateLine, body: text).text
-        if interactive { view.ownLine(line, to: peer, held: room.connected[peer.id] == nil) }
-        runner.say(line, to: peer)
     }
 
     /// `/peers`: who is here, who is away, who could be: name, fingerprint and state.
@@ -172,15 +162,7 @@ extension ChatLoop {
     /// one ended: with `--to`, only those with that peer (none when the history does not know it).
     func showRecentLines() {
         guard !options.json else { return }
-        let history = conversation.history
-        var peer: PeerID?
-        if let target = options.to {
-            let known = ((try? history.peers()) ?? []).map { PeerInfo(id: $0.id, displayName: $0.name.raw, sessionID: session.sessionID) }
-            guard case .one(let one) = PeerMatcher(target).match(in: known) else { return }
-            peer = one.id
-        }
-        guard let entries = try? history.entries(with: peer, limit: 30), let files = try? history.images(with: peer, limit: 8) else { return }
-        let items = HistoryItem.merge(lines: ChatRoom.replayed(entries), images: files, limit: 8)
+        let items = conversation.history.recent(with: options.to, room: session.sessionID)
         guard !items.isEmpty else { return }
         for item in items { view.recent(item) }
         view.note("— earlier lines above; p2p history shows them all —")
@@ -188,10 +170,6 @@ extension ChatLoop {
 
     /// Lines in the outbox, per peer (at start-up the runner made their peers members, dialled when seen).
     func showOutbox(_ pending: [ChatEntry]) {
-        var counts: [PeerID: (name: PeerText, count: Int)] = [:]
-        for entry in pending { counts[entry.peer, default: (entry.peerName, 0)].count += 1 }
-        for (peer, waiting) in counts.sorted(by: { $0.value.name.raw < $1.value.name.raw }) {
-            view.outbox(count: waiting.count, for: peer, named: waiting.name.description)
-        }
+        for waiting in OutboxCount.of(pending) { view.outbox(count: waiting.count, for: waiting.peer, named: waiting.name.description) }
     }
 }

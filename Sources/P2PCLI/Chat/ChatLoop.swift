@@ -37,7 +37,9 @@ final class ChatLoop {
     var feed: CommandFeed<Event> { driver.feed }
 
     /// How the chat ends: failed dials, the end of piped input, the wait for a `--to` peer.
-    var model: ChatModel
+    var model: ChatEnding
+    /// `--to NAME`: the one peer this chat is with, found as `connect(to:)` finds it (by the pins of now).
+    var target: ChatTarget? { options.to.map { ChatTarget(PeerLookup($0, in: session)) } }
     /// Who may connect and whom the room dials unasked; handed to the runner.
     let policy: ConnectionPolicy
     var conversation: Conversation!
@@ -46,16 +48,11 @@ final class ChatLoop {
     /// The room as it stands now.
     var room: ChatRoom { runner.room }
     var questions = PeerQuestions()
-    var transfers: FileTransfers!
-    /// Declines every byte stream offered (a chat takes none), as `p2p receive` does; kept alive here.
-    var streams: ByteStreams!
+    /// The chat's file transfers, and the stream handler that declines every byte stream.
+    var attachments: ChatAttachments!
     var editor = LineEditor()
-    /// Images and files being received (started, not ended).
-    var receivingImages: Set<UInt64> = []
-    /// Images and files being sent: the file and what it is, oldest first per peer and name, for the
-    /// history once the peer confirms it (a transfer's events carry only the name). Taken by the send's
-    /// `.finished` or `.failed`; a send refused before its transfer began (the peer left just then) leaves its entry.
-    var sendingImages: [FileSend: [SendingFile]] = [:]
+    /// The images and files sent and received: which sends are out, what each transfer event means.
+    var files = ChatFileLedger()
     /// The session is closed: the conversation's history queue reports to nobody any more.
     var sessionClosed = false
     /// Whether the daemon's reach (loopback only or not) was judged, from our own announcement.
@@ -67,7 +64,7 @@ final class ChatLoop {
         self.options = options
         interactive = Terminal.stdinIsTTY && !options.json
         policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json)
-        model = ChatModel(scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose)
+        model = ChatEnding(scripted: options.connect != nil || options.to != nil, verbose: options.network.verbose)
     }
 
     func run() async -> ExitCode {
@@ -93,23 +90,11 @@ final class ChatLoop {
         if !held.isEmpty {
             view.note("\(held.count) line\(held.count == 1 ? "" : "s") typed while nobody was here wait\(held.count == 1 ? "s" : "") for whoever joins.")
         }
-        var transferOptions = FileTransfers.Configuration()
-        // A chat shows what it receives as images: one that is not the image it was offered as is
-        // refused before it is kept, and the sender is told (it would otherwise read as delivered).
-        transferOptions.checksImageSignatures = true
-        transfers = FileTransfers(session: session, directory: options.downloadsDirectory, configuration: transferOptions)
-        let acceptsImages = options.yes
-        transfers.setOfferHandler { offer in
-            // Chat takes one file at a time (/image, /file); an image is refused unless its signature
-            // is the type it was offered as. Folders and several items go through `p2p send` / `p2p receive`.
-            guard !offer.info.isTree, offer.info.fileCount == 1 else { return false }
-            if acceptsImages { return true }
-            return await Self.ask(.offer(offer), through: feed)
+        // One file at a time, images checked, streams declined: the library's rules for a chat.
+        attachments = ChatAttachments(session: session, downloads: options.downloadsDirectory, acceptsEvery: options.yes) { offer in
+            await Self.ask(.offer(offer), through: feed)
         }
-        driver.pump(transfers.events()) { .transfer($0) }
-        // A stream's sender hears DENY, bytes nobody accepted get CANCEL, an older p2p's STREAM its DENY.
-        streams = ByteStreams(session: session)
-        streams.declineEvery(reason: Self.streamOfferReason)
+        driver.pump(attachments.transfers.events()) { .transfer($0) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.readInterrupts()
 
@@ -204,16 +189,20 @@ final class ChatLoop {
     }
 
     /// Carries out what the model decided; returns the exit status when it ends the chat.
-    func perform(_ effects: [ChatModel.Effect]) -> ExitCode? {
+    func perform(_ effects: [ChatEnding.Effect]) -> ExitCode? {
         for effect in effects {
             switch effect {
             case .waitForAcknowledgements: driver.timers.after(.seconds(10), .acknowledgementsOverdue)
             case .note(let text): view.note(text)
-            case .error(let code, let message): view.error(code, message)
+            case .reportDialFailure(let failure):
+                let reach = (failure.error as? SessionError).map { PeerTarget.connectFailure($0, to: failure.target) } ?? (failure.error as? ReachError)
+                view.error(reach?.jsonCode ?? "connect", reach?.description ?? failure.description)
             case .reportNotFound:
                 view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
                                                               counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
-            case .exit(let status): return status
+            case .exit(.success): return .success
+            case .exit(.connectionFailed): return ExitStatus.connectionFailed
+            case .exit(.peerNotFound): return ExitStatus.peerNotFound
             }
         }
         return nil

@@ -44,36 +44,24 @@ struct HistoryCommand: ParsableCommand {
         do {
             let history = try ChatHistory()
             let peerID = try peer.map { try Self.match($0, in: history) }
-            let items: [HistoryItem]
-            if pending {
-                // The outbox holds lines only.
-                let entries = try history.pending(for: peerID)
-                items = (limit.map { entries.suffix($0) } ?? entries[...]).map(HistoryItem.line)
-            } else {
-                items = HistoryItem.merge(lines: try history.entries(with: peerID, limit: limit),
-                                          images: try history.images(with: peerID, limit: limit), limit: limit)
-            }
-            for item in items { show(item) }
+            let listing = try history.listing(with: peerID, limit: limit, pending: pending)
+            for item in listing.items { show(item) }
             // Lines typed while nobody was in the room wait for whoever joins: in the outbox too.
-            let unaddressed = pending && peerID == nil ? try history.unaddressed() : []
-            for line in unaddressed { show(line) }
-            if items.isEmpty && unaddressed.isEmpty && !json { Output.error(pending ? "Nothing waits in the outbox." : "No chat history yet.") }
+            for line in listing.unaddressed { show(line) }
+            if listing.isEmpty && !json { Output.error(pending ? "Nothing waits in the outbox." : "No chat history yet.") }
         } catch let error as ChatHistoryError {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
     }
 
-    /// The one peer `nameOrID` names in the history.
+    /// The one peer `nameOrID` names in the history (`ChatHistory.peer(matching:)`), with the exit code of a miss.
     static func match(_ nameOrID: String, in history: ChatHistory) throws -> PeerID {
-        let lowered = nameOrID.lowercased()
-        let peers = try history.peers()
-        let matches = peers.filter { $0.name.raw == nameOrID || (lowered.count >= 4 && $0.id.hex.hasPrefix(lowered)) }
-        guard let first = matches.first else { throw CLIError("no chat with \"\(nameOrID)\" in the history", code: ExitStatus.peerNotFound) }
-        guard matches.allSatisfy({ $0.id == first.id }) else {
-            let names = matches.map { "\($0.name) (\($0.id.short))" }.joined(separator: ", ")
-            throw CLIError("\"\(nameOrID)\" matches several peers: \(names); use an ID prefix", code: ExitCode.validationFailure)
+        do {
+            return try history.peer(matching: nameOrID)
+        } catch let error as HistoryPeerError {
+            if case .noChat = error { throw CLIError(error.description, code: ExitStatus.peerNotFound) }
+            throw CLIError(error.description, code: ExitCode.validationFailure)
         }
-        return first.id
     }
 
     private func show(_ line: UnaddressedLine) {
@@ -125,20 +113,8 @@ struct HistoryCommand: ParsableCommand {
     }
 }
 
-/// One thing in the history as `p2p history` lists it: a text line or an image.
-enum HistoryItem: Equatable {
-    case line(ChatEntry)
-    case image(ChatImageEntry)
-
-    /// When it happened by this peer's clock: a received line when it was stored (its `sentAt` is the
-    /// sender's clock), a sent line when it was written, an image when it arrived or was confirmed.
-    var time: Date {
-        switch self {
-        case .line(let entry): entry.direction == .received ? entry.deliveredAt ?? entry.sentAt : entry.sentAt
-        case .image(let image): image.at
-        }
-    }
-
+/// How `p2p history` and the chat's replay show a line or a file.
+extension HistoryItem {
     /// A line as the history shows it: "* alice waves" for `/me`, "[private] text" for `/msg`.
     static func describe(_ line: ChatLine, by author: String) -> String {
         switch line.kind {
@@ -153,23 +129,5 @@ enum HistoryItem: Equatable {
         file.isImage
             ? "\(Terminal.paint("[image]", .dim)) \(Terminal.sanitize(file.name)) (\(file.width)×\(file.height)) \(Terminal.sanitize(file.path))"
             : "\(Terminal.paint("[file]", .dim)) \(Terminal.sanitize(file.name)) \(Terminal.sanitize(file.path))"
-    }
-
-    /// Lines and images, each oldest first, as one list in time order; each keeps its own order, and a
-    /// line goes before an image of the same time. With `limit`, only the newest `limit` items.
-    static func merge(lines: [ChatEntry], images: [ChatImageEntry], limit: Int? = nil) -> [HistoryItem] {
-        var merged: [HistoryItem] = []
-        merged.reserveCapacity(lines.count + images.count)
-        var nextLine = lines.startIndex, nextImage = images.startIndex
-        while nextLine < lines.endIndex || nextImage < images.endIndex {
-            if nextImage == images.endIndex || (nextLine < lines.endIndex && HistoryItem.line(lines[nextLine]).time <= images[nextImage].at) {
-                merged.append(.line(lines[nextLine]))
-                nextLine += 1
-            } else {
-                merged.append(.image(images[nextImage]))
-                nextImage += 1
-            }
-        }
-        return limit.map { Array(merged.suffix($0)) } ?? merged
     }
 }

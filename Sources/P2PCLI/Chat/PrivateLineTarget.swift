@@ -1,8 +1,7 @@
 import P2P
 
-/// What `/msg NAME` says when nobody in the room is called NAME: who is here, and apart from them who
-/// left (a line for them waits in the outbox), so nobody who left is shown as present.
-enum PrivateLineTarget {
+extension PrivateLineTarget {
+    /// What `/msg NAME` says when nobody in the room is called NAME: who is here, and who is away.
     static func nobodyCalled(_ name: String, connected: [PeerInfo], away: [PeerInfo]) -> String {
         var text = "nobody called \(Terminal.sanitize(name)) is in this chat"
         let here = connected.map(PeerTarget.label).sorted()

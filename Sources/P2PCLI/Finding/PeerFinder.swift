@@ -4,7 +4,7 @@ import P2P
 /// `--to NAME-OR-ID` or, with neither, the only peer of the session that shows up: this type only reads
 /// the options and says each step of the search (`ConnectProgress`) and its failure (`ReachError`) in
 /// the command's words.
-struct PeerFinder {
+struct PeerFinder: Sendable {
     let session: Session
     let to: String?
     let connect: String?
@@ -27,6 +27,20 @@ struct PeerFinder {
         }
     }
 
+    /// The search on a command's driver: it runs in a task of its own and its result comes into the
+    /// command's one loop as `wrap(result)`, so Ctrl-C (`.interrupt`) and the rest keep arriving while it
+    /// waits; cancel the task to stop it.
+    func start<Event: Sendable>(events: AsyncStream<SessionEvent>, on feed: CommandFeed<Event>,
+                                _ wrap: @escaping @Sendable (Result<PeerInfo, ReachError>) -> Event) -> Task<Void, Never> {
+        Task {
+            do throws(ReachError) {
+                feed.send(wrap(.success(try await find(events: events))))
+            } catch {
+                feed.send(wrap(.failure(error)))
+            }
+        }
+    }
+
     /// `--all`: every peer of the session that shows up, each connected (`PeerLocator.findAll`).
     func findAll(events: AsyncStream<SessionEvent>) async throws(ReachError) -> [PeerInfo] {
         let locator = try locator(all: true)
@@ -37,7 +51,8 @@ struct PeerFinder {
         }
     }
 
-    private func locator(all: Bool) throws(ReachError) -> PeerLocator {
+    /// The library's search for this command's options, saying each step as `show` does.
+    func locator(all: Bool) throws(ReachError) -> PeerLocator {
         let target: PeerLocator.Target
         if let connect {
             guard let endpoint = Endpoint(connect) else { throw .badEndpoint(Endpoint.connectUsage(connect)) }

@@ -5,28 +5,12 @@ import P2P
 /// How the command line names peers for `--to`: which one a query means, and the messages when none
 /// or several do. Pure, so the wording and the rules are unit-tested.
 enum PeerTarget {
-    /// A peer as people tell peers apart: its name (``name(_:)``) and its full fingerprint, `bob (v6om-2htw-…)`.
-    static func label(_ peer: PeerInfo) -> String {
-        "\(name(peer)) (\(peer.fingerprint))"
-    }
+    /// A peer as people tell peers apart: `bob (v6om-2htw-…)` (the library's `PeerInfo.shownLabel`).
+    static func label(_ peer: PeerInfo) -> String { peer.shownLabel }
 
-    /// A peer's name as every line about it shows it, sanitized, so that a name is never taken at face
-    /// value (`TrustVerdict`): a pinned key under a new name is `bob (pinned as "alice")`; a pinned key
-    /// using another pinned peer's name is `alice (calls itself "bob", pinned to another key)`; a new key
-    /// using a pinned name is `bob (not the pinned bob: another key)`; a peer over plaintext is
-    /// `bob (unauthenticated: --insecure)`.
-    static func name(_ peer: PeerInfo) -> String {
-        // A LocalSend device: its model and alias, and that nothing ties them to a key.
-        if peer.kind == .localSend { return Terminal.sanitize(LocalSendPeer.label(of: peer)) }
-        let name = Terminal.sanitize(peer.displayName)
-        switch peer.trust {
-        case .known, .unknown: return name
-        case .renamed(let pin): return "\(name) (pinned as \"\(Terminal.sanitize(pin.name))\")"
-        case .conflictingName(let pin, _): return "\(Terminal.sanitize(pin.name)) (calls itself \"\(name)\", pinned to another key)"
-        case .conflict: return "\(name) (not the pinned \(name): another key)"
-        case .unauthenticated: return "\(name) (unauthenticated: --insecure)"
-        }
-    }
+    /// A peer's name as every line about it shows it, sanitized and never at face value (the library's
+    /// `PeerInfo.shownName`: `bob (pinned as "alice")`, `bob (not the pinned bob: another key)`, …).
+    static func name(_ peer: PeerInfo) -> String { peer.shownName }
 
     /// The one peer `query` means among `candidates`; nil while nobody fits (keep looking); the rules
     /// are the library's (`PeerLookup`): several fits, a short prefix of a key that is not pinned, or a
@@ -68,12 +52,9 @@ enum PeerTarget {
         PeerMatcher(query).names(peer)
     }
 
-    /// What to pass to `--from` (or `--to`) to name this peer: its pinned name for a pinned key (the name
-    /// it calls itself would not do), else the name it uses; sanitized, and quoted for a shell when it
-    /// needs it (`"bob #2"`).
-    static func fromName(_ peer: PeerInfo) -> String {
-        shellWord(peer.trust.pinnedKey.map { Terminal.sanitize($0.name) } ?? Terminal.sanitize(peer.displayName))
-    }
+    /// What to pass to `--from` (or `--to`) to name this peer (`PeerInfo.nameToFindIt`), quoted for a
+    /// shell when it needs it (`"bob #2"`).
+    static func fromName(_ peer: PeerInfo) -> String { shellWord(peer.nameToFindIt) }
 
     /// `text` as one shell word: as it is when nothing in it means anything to a shell, else in double
     /// quotes, or in single quotes when it holds a character special inside double quotes.
@@ -97,13 +78,13 @@ enum PeerTarget {
     static func notFound(_ query: String?, role: String, seen: [PeerInfo], within seconds: Double, seesItself: Bool? = nil,
                          counterpart: String = "p2p receive") -> ReachError {
         let what = query.map { "no \(role) called \(Terminal.sanitize($0))" } ?? "no \(role)"
-        var seenOnce = Set<PeerID>()
-        let distinct = seen.filter { seenOnce.insert($0.id).inserted }
+        // Who was seen once each, and the nearest name to the query: the library's report.
+        let report = PeerNotFound(query: query, seen: seen, waited: .zero, seesItself: seesItself)
         let others: String
-        if !distinct.isEmpty {
-            others = "seen: " + distinct.map(label).joined(separator: ", ")
-                + (query.flatMap { PeerMatcher($0).suggestion(among: distinct) }.map { "; did you mean --to \(fromName($0))?" } ?? "")
-        } else if seesItself == false {
+        if !report.seen.isEmpty {
+            others = "seen: " + report.seen.map(label).joined(separator: ", ")
+                + (report.nearest.map { "; did you mean --to \(fromName($0))?" } ?? "")
+        } else if report.likelyCauses == [.daemonNotWorking] {
             others = "no peers were seen at all, and the mDNS daemon did not show even this machine's own announcement: "
                 + "is avahi-daemon running and allowed on this network interface (`p2p doctor`)? Or use --connect HOST:PORT"
         } else {

@@ -2,11 +2,11 @@ import ArgumentParser
 import Foundation
 import P2P
 
-/// The game's one loop: session events, the game's updates, keys or stdin lines, invitations and timers
-/// are handled in arrival order, so no state is shared between threads. One opponent at a time. The
-/// game itself (the protocol, early messages, scores, rematches, LEAVE) is the library's `GameSession`;
-/// this loop picks and dials the opponent (GameLoop+Opponents.swift), turns keys and lines into moves
-/// and shows what the game reports (GameLoop+Play.swift).
+/// `p2p game`'s one loop: session events, the game's updates, keys or stdin lines, invitations and timers
+/// are handled in arrival order. The decisions are the library's: the game is `GameSession`, and whom to
+/// invite, whose invitation to take, typed moves, another round and the end of the run are `GameLobby`'s.
+/// This loop feeds `GameLobbyRunner` (which carries out the lobby's decisions) and draws what it reports
+/// (GameLoop+Screen.swift).
 final class GameLoop {
     /// What the driver's loop takes besides keys or lines, Ctrl-C and invitations (questions).
     enum Event: Sendable {
@@ -16,8 +16,7 @@ final class GameLoop {
         case waitForPeerExpired
     }
 
-    /// A piped game's pause between a round's end and the next round, as in the original (a person at a
-    /// terminal is asked instead).
+    /// A piped game's pause between a round's end and the next round (a person is asked instead).
     static let rematchDelay: Duration = .seconds(3)
 
     let session: Session
@@ -27,53 +26,39 @@ final class GameLoop {
     let interactive: Bool
     /// Input, Ctrl-C, timers, the session's and the game's events, and the drain at exit.
     let driver = CommandDriver<Event>()
-    var feed: CommandFeed<Event> { driver.feed }
-
-    /// The opponent as far as this loop has shown: set when the game starts, cleared when its end is shown.
-    var opponent: PeerInfo?
-    /// The game as the last update shown left it (the library's may be a step ahead).
-    var shown: GameSession.Snapshot
-    /// This player's move went out and its update is not shown yet: the next held move waits for it.
-    var ownMoveUnshown = false
-    var dialing: PeerInfo?
-    /// The `--connect` address being dialled, until its peer is known or the dial fails.
-    var dialingAddress: String?
-    /// Every peer discovered so far, for the error when the `--to` peer is not among them.
-    var seen: [PeerInfo] = []
-    /// Discovered peers in the order they were numbered for the picker.
-    var pickList: [PeerInfo] = []
-    var selection = 0
+    let runner: GameLobbyRunner
+    /// The lobby as it stands, for the screen.
+    var lobby: GameLobby { runner.lobby }
     /// An invitation waiting for y or n (one at a time: others are declined while it waits).
     var questions = PeerQuestions()
+    var selection = 0
     var cursor = 5
-    /// Piped moves, an opponent leaving or coming back, and how the program ends.
-    var model: GameModel
 
     init(session: Session, options: GameCommand) {
         self.session = session
         self.options = options
         interactive = Terminal.stdinIsTTY && Terminal.stdoutIsTTY && !options.json
         games = GameSession(session: session, rematchDelay: interactive ? nil : Self.rematchDelay)
-        shown = games.snapshot
         view = GameView(json: options.json, interactive: interactive, verbose: options.network.verbose)
-        model = GameModel(interactive: interactive, scripted: options.to != nil || options.connect != nil, acceptsInvitations: options.yes)
+        let target: GameLobby.Target = if let name = options.to { .named(name, pins: PeerTarget.pins(of: session)) }
+            else if options.connect != nil { .address } else { interactive ? .picked : .firstFound }
+        let feed = driver.feed
+        runner = GameLobbyRunner(session: session, games: games,
+                                 lobby: GameLobby(target: target, interactive: interactive, acceptsInvitations: options.yes),
+                                 dialFailed: { feed.send(.connectFailed($0, $1)) })
     }
 
     func run() async -> ExitCode {
-        let feed = self.feed
-        session.setConnectionRequestHandler { request in
-            await feed.ask(.connection(request))
-        }
+        let feed = driver.feed
+        session.setConnectionRequestHandler { await feed.ask(.connection($0)) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.pump(games.updates()) { .game($0) }
         driver.readInterrupts()
-
         do {
             try await session.start()
         } catch {
             view.error("listen", error.description)
-            // Not started: nothing to leave or close, but no event left behind.
-            await driver.drain(closing: {})
+            await driver.drain(closing: {})  // Not started: nothing to leave or close, but no event left behind.
             return ExitStatus.failure
         }
         driver.readInput(interactive: interactive)
@@ -88,20 +73,17 @@ final class GameLoop {
             if options.connect == nil { return await finish(ExitStatus.noDaemon) }
         }
         if let endpoint = options.connect.flatMap(Endpoint.init) {
-            dialingAddress = endpoint.description
-            dial(endpoint.description, nil) { try await $0.connect(to: endpoint) }
+            view.progress(ConnectProgress.connecting(to: endpoint.description))
+            runner.dial(endpoint)
         } else if let target = options.to {
             view.progress(ConnectProgress.waiting(for: "opponent", named: target))
             driver.timers.after(.seconds(options.timeout), .waitForPeerExpired)
         }
         draw()
-
         let status = await driver.run { input in
-            // Keys are taken one at a time, each as an input of its own.
-            for input in Self.split(input) {
+            for input in Self.split(input) {  // Keys are taken one at a time, each as an input of its own.
                 if let stop = await handle(input) { return stop }
-                let needsMove = !ownMoveUnshown && (shown.game.state == .myTurn || shown.game.result != nil)
-                if let stop = await perform(model.handle(.idle(inGame: opponent != nil, needsMove: needsMove))) { return stop }
+                if let stop = await perform(await runner.handle(.idle)) { return stop }
                 draw()
             }
             return nil
@@ -124,10 +106,10 @@ final class GameLoop {
         questions.refuseAll()
         // After the screen is gone, so that it stays on the terminal: at a terminal every opponent of this
         // run (the screen that showed them is gone), from a pipe the game still on (the others were printed).
-        if let opponent { _ = model.handle(.gameEnded(opponent, score: games.snapshot.score)) }
+        runner.keepScoreOfGameOn()
         if !view.json, interactive {
-            for line in model.finalScoreLines { Output.line(line) }
-        } else if !view.json, let opponent {
+            for (_, name, score) in lobby.finalScores { Output.line(GameView.finalScore(score, opponent: name.description)) }
+        } else if !view.json, let opponent = lobby.opponent {
             Output.line(GameView.finalScore(games.snapshot.score, opponent: opponent.displayName.description))
         }
         // What the session reported before this point is shown, but not the goodbyes of its own leaving
@@ -135,129 +117,129 @@ final class GameLoop {
         await driver.drain(closing: {
             await games.leave()
             await session.close()
-        }, leftover: showLeftover)
+        }, leftover: { [self] input in
+            // Still queued when the game ended: session events are shown, nothing more is done.
+            if case .event(.session(let event)) = input { _ = await handle(event, leftover: true) }
+        })
         return status
-    }
-
-    /// An input still queued when the game ended: session events are shown, nothing more is done (a
-    /// question is answered no by the drain).
-    private func showLeftover(_ input: DriverInput<Event>) async {
-        switch input {
-        case .event(.session(.peerChanged(let peer, let state, let reason))):
-            view.peerChanged(peer, state, reason: reason)
-        case .event(.session(let event)):
-            _ = await handle(event)  // Apart from peer changes, session events are only shown.
-        case .event(.game), .event(.connectFailed), .event(.waitForPeerExpired), .line, .keys, .endOfInput, .question, .withdrawn, .interrupt:
-            // This player has left the game: moves and timers no longer apply, and a dial fails because
-            // the session closed.
-            break
-        }
     }
 
     /// One input; returns an exit status when it ends the program.
     private func handle(_ input: DriverInput<Event>) async -> ExitCode? {
         switch input {
-        case .event(.session(let event)):
-            return await handle(event)
+        case .event(.session(let event)): return await handle(event, leftover: false)
         case .event(.game(let update)):
-            return await show(update)
-        case .line(let line):
-            return await perform(model.handle(.line(line)))
+            if case .sendFailed(let error) = update.event { view.error("send", error.description) }
+            if case .eventsDropped(let count) = update.event { view.error("events", "missed \(count) game events (the game fell behind)") }
+            return await perform(await runner.handle(.update(update)))
+        case .line(let line): return await perform(await runner.handle(.line(line)))
         case .keys(let keys):
             for key in keys {
                 if let stop = await handle(key) { return stop }
             }
-        case .endOfInput:
-            return await perform(model.handle(.inputEnded))
+        case .endOfInput: return await perform(await runner.handle(.inputEnded))
         case .question(let asked):
-            ask(asked)
+            guard questions.admit(asked), case .connection(let request) = asked.question else { return nil }
+            for step in await runner.handle(.invited(request.peer, questionShown: questions.queue.shown != nil)) {
+                switch step {
+                case .lobby(.answer(let accept)): asked.answer.resume(returning: accept)
+                case .lobby(.ask(let peer)): _ = questions.queue.ask("\(Self.label(peer)) invites you to play. Accept? [y/n]", asker: asked)
+                default: _ = await perform([step])
+                }
+            }
         case .withdrawn(let token):
-            withdraw(token)
+            // An invitation whose inviter gave up leaves the screen, so the next "y" cannot go to it.
+            guard let (prompt, wasShown) = questions.withdraw(token), wasShown else { return nil }
+            view.note("\(Terminal.sanitize(prompt.asker.question.peer.displayName)) gave up waiting for an answer.")
         case .event(.connectFailed(let target, let error)):
-            dialing = nil
-            dialingAddress = nil
             let failure: ReachError = if let error = error as? SessionError { PeerTarget.connectFailure(error, to: target) }
                 else { .failed("cannot connect to \(target): \(error)") }
             view.error(failure.jsonCode, failure.description)
-            return await perform(model.handle(.dialFailed))
-        case .event(.waitForPeerExpired):
-            return await perform(model.handle(.waitExpired(found: opponent != nil || dialing != nil)))
-        case .interrupt:
-            return await perform(model.handle(.interrupted))
+            return await perform(await runner.handle(.dialFailed))
+        case .event(.waitForPeerExpired): return await perform(await runner.handle(.waitExpired))
+        case .interrupt: return await perform(await runner.handle(.interrupted))
         }
         return nil
     }
 
-    /// Carries out what the model decided; returns the exit status when it ends the program.
-    func perform(_ effects: [GameModel.Effect]) async -> ExitCode? {
-        for effect in effects {
+    static func label(_ peer: PeerInfo) -> String { "\(Terminal.sanitize(peer.displayName)) (\(peer.id.short))" }
+
+    /// Shows what the runner carried out and what is left to show; returns the exit status when it ends the program.
+    func perform(_ steps: [GameLobbyRunner.Step]) async -> ExitCode? {
+        for step in steps {
+            guard case .lobby(let effect) = step else {
+                if case .moveRefused(let square, let error, let myMark) = step { refused(square, error, myMark: myMark) }
+                continue
+            }
             switch effect {
-            case .playHeldMoves:
-                playHeldMoves()
-            case .nextRound:
-                games.nextRound()
-                shown = games.snapshot  // the round this player asked for, with nothing to report until the opponent answers
-            case .note(let text):
-                view.note(text)
-            case .reportNotFound:
-                let failure = PeerTarget.notFound(options.to, role: "opponent", seen: seen, within: options.timeout, counterpart: "p2p game")
-                view.error(failure.jsonCode, failure.description)
-            case .leaveOpponent:
-                await leaveOpponent()
-            case .error(let code, let message):
-                view.error(code, message)
-            case .answer, .askPerson:
-                break  // Invitations are answered where they arrive (`ask`).
-            case .exit(let status):
-                return status
+            case .dial(let peer): view.progress(ConnectProgress.connecting(to: peer.displayName.description))
+            case .startGame: cursor = 5
+            case .disconnect, .play, .nextRound, .leave: break  // Carried out by the runner.
+            case .answer, .ask: break  // Invitations are answered where they arrive.
+            case .declinedBusy(let peer): view.note("Declined an invitation from \(Self.label(peer)): already playing.")
+            case .declinedUnasked(let peer):
+                view.error("denied", "declined an invitation from \(Self.label(peer)); use --yes to accept invitations")
+            case .awaitingAnswer(let peer): view.progress(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
+            case .show(let event, let opponent): show(event, against: opponent)
+            case .opponentGone(let peer, let onPurpose, let score):
+                if !onPurpose { view.opponentLeft(peer, onPurpose: false) }
+                if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
+            case .waitingForReturn(let peer): view.note("Waiting for \(Terminal.sanitize(peer.displayName)) to come back (Ctrl-C quits)…")
+            case .opponentBack(let peer): view.note("\(Terminal.sanitize(peer.displayName)) is back; new game, score kept.")
+            case .notASquare(let line): view.error("move", "\"\(Terminal.sanitize(line))\" is not a square; type a number 1–9")
+            case .youLeft(let peer, let score):
+                view.note("You left the game with \(Terminal.sanitize(peer.displayName)).")
+                if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
+            case .end(let ending): return status(for: ending)
             }
         }
         return nil
     }
 
-    private func handle(_ event: SessionEvent) async -> ExitCode? {
+    private func status(for ending: GameLobby.Ending) -> ExitCode {
+        switch ending {
+        case .done: return .success
+        case .interrupted: return ExitStatus.interrupted
+        case .connectionFailed: return ExitStatus.connectionFailed
+        case .notFound:
+            let failure = PeerTarget.notFound(options.to, role: "opponent", seen: lobby.seen, within: options.timeout, counterpart: "p2p game")
+            view.error(failure.jsonCode, failure.description)
+            return ExitStatus.peerNotFound
+        case .unresolvable(let error):
+            let failure = ReachError(error)
+            view.error(failure.jsonCode, failure.description)
+            return failure.exitCode(denial: ExitStatus.connectionFailed)
+        }
+    }
+
+    /// A move the game refused is only reported.
+    private func refused(_ square: Int, _ error: MoveError, myMark: Mark?) {
+        if case .outOfTurn(let mark) = error, myMark == mark {
+            let opponent = lobby.opponent?.displayName.description ?? "your opponent"
+            view.error("move", "cannot play \(square): \(GameView.notYourTurn(opponent: opponent, mark: mark))")
+        } else {
+            view.error("move", "cannot play \(square): \(error)")
+        }
+    }
+
+    private func handle(_ event: SessionEvent, leftover: Bool) async -> ExitCode? {
         switch event {
         case .peerChanged(let peer, let state, let reason):
             view.peerChanged(peer, state, reason: reason)
+            guard !leftover else { return nil }
             switch state {
-            case .available:
-                if !pickList.contains(where: { $0.id == peer.id }) { pickList.append(peer) }
-                if !seen.contains(where: { $0.id == peer.id }) { seen.append(peer) }
-                do throws(ReachError) {
-                    try invite(peer)
-                } catch {
-                    view.error(error.jsonCode, error.description)
-                    return error.exitCode(denial: ExitStatus.connectionFailed)
-                }
-            case .unavailable:
-                pickList.removeAll { $0.id == peer.id }
-            case .connected:
-                if dialing?.id == peer.id { dialing = nil }
-                dialingAddress = nil
-                if opponent == nil {
-                    startGame(with: peer)
-                } else if opponent?.id != peer.id {
-                    await session.disconnect(peer.id)  // Busy: one opponent at a time.
-                }
-            case .disconnected:
-                // The opponent's departure comes from the game (`opponentGone`), after its last message.
-                if dialing?.id == peer.id { dialing = nil }
-            case .connecting:
-                // The handshake is done and the peer is deciding: say so to whoever is dialling it.
-                if opponent == nil, dialing?.id == peer.id || dialingAddress != nil {
-                    view.progress(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
-                }
+            case .available: return await perform(await runner.handle(.peerAvailable(peer, among: session.knownPeers)))
+            case .unavailable: return await perform(await runner.handle(.peerUnavailable(peer.id)))
+            case .connected: return await perform(await runner.handle(.peerConnected(peer)))
+            case .disconnected: return await perform(await runner.handle(.peerDisconnected(peer.id)))
+            case .connecting: return await perform(await runner.handle(.peerConnecting(peer)))
             }
-        case .advertising(let name):
-            view.advertising(as: name, requested: options.network.displayName)
-        case .refused(let peer, let reason):
-            view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
+        case .advertising(let name): view.advertising(as: name, requested: options.network.displayName)
+        case .refused(let peer, let reason): view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
         case .discoveryFailed(.daemonLost):
             if options.json { DiscoveryNotice.show(.daemonLost, json: true) } else { view.note(DiscoveryError.daemonLost.description) }
-        case .discoveryFailed(let error):
-            view.error("discovery", error.description)
-        case .eventsDropped(let count):
-            view.error("events", "missed \(count) session events (the game fell behind)")
+        case .discoveryFailed(let error): view.error("discovery", error.description)
+        case .eventsDropped(let count): view.error("events", "missed \(count) session events (the game fell behind)")
         }
         return nil
     }

@@ -34,7 +34,17 @@ struct PairCommand: AsyncParsableCommand {
     var timeout: Double = 120
 
     static let sessionID = "p2p-pair"
-    static let maxAttempts = 3
+
+    /// What the command's one loop takes besides the person's input and Ctrl-C.
+    private enum Event: Sendable {
+        case session(SessionEvent)
+        /// The time to pair (`--timeout`) is up.
+        case timeUp
+        /// The typing side's search for the peer showing the code ended.
+        case found(Result<PeerInfo, ReachError>)
+        /// A run of the code with this peer ended.
+        case ran(PeerInfo, Result<PeerInfo, PairingError>)
+    }
 
     func run() async throws {
         // The code is the consent here, so the pairing session pins nothing by itself and refuses nothing.
@@ -43,37 +53,43 @@ struct PairCommand: AsyncParsableCommand {
         let events = session.events()
         // Before any connection, so a share the peer sends at once is not missed.
         let pairing = Pairing(session: session)
-        // Pinning is the last step: until then Ctrl-C leaves nothing behind.
-        Interruption.quit(saying: { "interrupted; nothing was paired" }, after: { await session.close() })
+        // Pinning is the last step: until then Ctrl-C (through the loop) leaves nothing behind.
+        let driver = CommandDriver<Event>()
+        driver.readInterrupts()
         do {
             try await session.start()
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
-        do {
-            let outcome: PeerInfo
-            if to == nil && connect == nil {
-                outcome = try await show(session, pairing, events)
-            } else {
-                outcome = try await type(session, pairing, events)
-            }
-            do {
-                try store.pin(outcome.id, name: outcome.displayName.raw, method: .paired)
-            } catch {
-                throw CLIError(error.description, code: ExitStatus.failure)
-            }
-            Output.line("Paired with \(Terminal.sanitize(outcome.displayName)) — key \(outcome.fingerprint). It is now trusted by every p2p command.")
-        } catch {
+        let showing = to == nil && connect == nil
+        let outcome = showing ? await show(session, pairing, events, driver) : await type(session, pairing, events, driver)
+        await driver.drain(closing: {})
+        let peer: PeerInfo
+        switch outcome {
+        case .success(let paired): peer = paired
+        case .failure(let error):
+            // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
+            if error.code == ExitStatus.interrupted { Signals.onInterrupt { Foundation.exit(ExitStatus.interrupted.rawValue) } }
             // Closed before the error is printed and the process exits, so the peer hears the goodbye
             // (a close left to an unawaited task may never run).
             await session.close()
-            throw error
+            guard error.code == ExitStatus.interrupted else { throw error }
+            Output.error("p2p: \(error.description)")
+            throw ExitStatus.interrupted
         }
+        do {
+            try store.pin(peer.id, name: peer.displayName.raw, method: .paired)
+        } catch {
+            await session.close()
+            throw CLIError(error.description, code: ExitStatus.failure)
+        }
+        Output.line("Paired with \(Terminal.sanitize(peer.displayName)) — key \(peer.fingerprint). It is now trusted by every p2p command.")
         await session.close()
     }
 
-    /// Shows a code and waits for peers to try it.
-    private func show(_ session: Session, _ pairing: Pairing, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
+    /// Shows a code and lets connected peers try it, one run at a time, as the library's `PairingHost` decides.
+    private func show(_ session: Session, _ pairing: Pairing, _ events: AsyncStream<SessionEvent>,
+                      _ driver: CommandDriver<Event>) async -> Result<PeerInfo, CLIError> {
         session.setConnectionRequestHandler { _ in true }
         do {
             try session.setAvailable(true)
@@ -84,61 +100,117 @@ struct PairCommand: AsyncParsableCommand {
         Output.line("Pairing code: \(Terminal.paint(code.description, .bold))")
         Output.line(Self.instructions(name: session.displayName, fingerprint: session.peerID.fingerprint,
                                       addresses: DiscoveryNotice.localAddresses(), port: session.localPort ?? 0))
-        let driver = CommandDriver<ShowingEvent>()
         driver.pump(events) { .session($0) }
         driver.timers.after(.seconds(timeout), .timeUp)
-        var attempts = 0
-        var outcome: Result<PeerInfo, CLIError> = .failure(CLIError("nobody paired within \(PeerTarget.duration(timeout))", code: ExitStatus.peerNotFound))
-        // One attempt at a time: a peer that connects while another tries its code waits its turn.
+        let feed = driver.feed
+        var host = PairingHost()
+        var outcome: Result<PeerInfo, CLIError> = .failure(Self.interrupted)
         _ = await driver.run { input in
+            let event: PairingHost.Event
             switch input {
-            case .event(.session(.peerChanged(let peer, .connected, _))):
-                do {
-                    outcome = .success(try await pairing.pair(with: peer.id, code: code))
-                    return .success
-                } catch {
-                    attempts += 1
+            case .event(.session(.peerChanged(let peer, .connected, _))): event = .connected(peer)
+            case .event(.session(.peerChanged(let peer, .disconnected, _))): event = .disconnected(peer.id)
+            case .event(.ran(let peer, .success(let paired))): event = .succeeded(paired.id == peer.id ? paired : peer)
+            case .event(.ran(let peer, .failure(let error))): event = .failed(peer, error)
+            case .event(.timeUp): event = .timeUp
+            case .interrupt: return ExitStatus.interrupted
+            default: return nil
+            }
+            for effect in host.handle(event) {
+                switch effect {
+                case .tryCode(let peer):
+                    Self.runCode(code, with: peer, pairing, feed)
+                case .reportFailure(let peer, let error):
                     Output.error("p2p: \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(error)")
                     await session.disconnect(peer.id)
-                    guard attempts < Self.maxAttempts else {
-                        outcome = .failure(CLIError("\(attempts) failed attempts; run p2p pair again for a new code", code: ExitStatus.pairingFailed))
-                        return ExitStatus.pairingFailed
-                    }
+                case .finish(let end):
+                    outcome = Self.result(end, timeout: timeout)
+                    return Self.status(outcome)
                 }
-            case .event(.timeUp):
-                return ExitStatus.peerNotFound
-            default:
-                break
             }
             return nil
         }
-        await driver.drain(closing: {})
-        return try outcome.get()
+        return outcome
     }
 
-    /// What the showing side's loop takes: the session's events, and the end of the time to pair.
-    private enum ShowingEvent: Sendable {
-        case session(SessionEvent)
-        case timeUp
+    /// Reads the code, finds the peer that shows it, and runs the code with it: each step's result
+    /// comes into the loop, so Ctrl-C ends any of them.
+    private func type(_ session: Session, _ pairing: Pairing, _ events: AsyncStream<SessionEvent>,
+                      _ driver: CommandDriver<Event>) async -> Result<PeerInfo, CLIError> {
+        let feed = driver.feed
+        var finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair")
+        finder.anyKeyByShortPrefix = true  // the pairing code proves the key
+        var code: PairingCode?
+        var search: Task<Void, Never>?
+        defer { search?.cancel() }
+        var outcome: Result<PeerInfo, CLIError> = .failure(Self.interrupted)
+        /// Once the code is known: find the peer (a code that is not 8 digits ends it).
+        func codeRead(_ typed: String?) -> ExitCode? {
+            code = typed.flatMap(PairingCode.init(typed:))
+            guard code != nil else {
+                outcome = .failure(CLIError("a pairing code is 8 digits, like 1234-5678", code: ExitStatus.pairingFailed))
+                return ExitStatus.pairingFailed
+            }
+            search = finder.start(events: events, on: feed) { .found($0) }
+            return nil
+        }
+        // The code from P2P_PAIR_CODE, else a line of input; never from argv, where other users could read it.
+        if let fromEnvironment = ProcessInfo.processInfo.environment["P2P_PAIR_CODE"] {
+            if codeRead(fromEnvironment) != nil { return outcome }
+        } else {
+            if Terminal.stdinIsTTY { FileHandle.standardError.write(Data("Pairing code shown on the other machine: ".utf8)) }
+            driver.readLines()
+        }
+        _ = await driver.run { input in
+            switch input {
+            case .line(let typed) where code == nil: return codeRead(typed)
+            case .endOfInput where code == nil: return codeRead(nil)
+            case .event(.found(.success(let peer))):
+                if let code { Self.runCode(code, with: peer, pairing, feed) }
+            case .event(.found(.failure(let error))):
+                outcome = .failure(error.cliError(denial: ExitStatus.connectionFailed))
+                return Self.status(outcome)
+            case .event(.ran(_, .success(let peer))):
+                outcome = .success(peer)
+                return .success
+            case .event(.ran(_, .failure(let error))):
+                outcome = .failure(CLIError(error.description, code: ExitStatus.pairingFailed))
+                return ExitStatus.pairingFailed
+            case .interrupt: return ExitStatus.interrupted
+            default: break
+            }
+            return nil
+        }
+        return outcome
     }
 
-    /// Reads the code, connects to the peer that shows it, and pairs.
-    private func type(_ session: Session, _ pairing: Pairing, _ events: AsyncStream<SessionEvent>) async throws -> PeerInfo {
-        guard let code = readCode() else {
-            throw CLIError("a pairing code is 8 digits, like 1234-5678", code: ExitStatus.pairingFailed)
+    /// Runs the code with `peer` in a task of its own; its result comes into the loop (`.ran`).
+    private static func runCode(_ code: PairingCode, with peer: PeerInfo, _ pairing: Pairing, _ feed: CommandFeed<Event>) {
+        Task {
+            do throws(PairingError) {
+                feed.send(.ran(peer, .success(try await pairing.pair(with: peer.id, code: code))))
+            } catch {
+                feed.send(.ran(peer, .failure(error)))
+            }
         }
-        let peer: PeerInfo
-        do {
-            var finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair")
-            finder.anyKeyByShortPrefix = true  // the pairing code proves the key
-            peer = try await finder.find(events: events)
-        } catch {
-            throw error.cliError(denial: ExitStatus.connectionFailed)
+    }
+
+    private static func status(_ outcome: Result<PeerInfo, CLIError>) -> ExitCode {
+        switch outcome {
+        case .success: .success
+        case .failure(let error): error.code
         }
-        do {
-            return try await pairing.pair(with: peer.id, code: code)
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.pairingFailed)
+    }
+
+    /// Ctrl-C before the pairing was done: nothing is pinned.
+    private static let interrupted = CLIError("interrupted; nothing was paired", code: ExitStatus.interrupted)
+
+    /// How the showing side's pairing ended, as the command's result.
+    static func result(_ outcome: PairingHost.Outcome, timeout: Double) -> Result<PeerInfo, CLIError> {
+        switch outcome {
+        case .paired(let peer): .success(peer)
+        case .spent(let attempts): .failure(CLIError("\(attempts) failed attempts; run p2p pair again for a new code", code: ExitStatus.pairingFailed))
+        case .timeUp: .failure(CLIError("nobody paired within \(PeerTarget.duration(timeout))", code: ExitStatus.peerNotFound))
         }
     }
 
@@ -148,14 +220,5 @@ struct PairCommand: AsyncParsableCommand {
         let direct = (addresses.isEmpty ? ["ADDRESS-OF-THIS-MACHINE"] : addresses).map { "--connect \($0):\(port)" }
         return "On the other machine run: p2p pair --to \"\(Terminal.sanitize(name))\"   (or --to \(fingerprint.prefix(9)), "
             + "or without mDNS: \(direct.joined(separator: " or ")))"
-    }
-
-    /// The code from P2P_PAIR_CODE, else a prompt; never from argv, where other users could read it.
-    private func readCode() -> PairingCode? {
-        if let fromEnvironment = ProcessInfo.processInfo.environment["P2P_PAIR_CODE"] {
-            return PairingCode(typed: fromEnvironment)
-        }
-        if Terminal.stdinIsTTY { FileHandle.standardError.write(Data("Pairing code shown on the other machine: ".utf8)) }
-        return readLine().flatMap(PairingCode.init(typed:))
     }
 }

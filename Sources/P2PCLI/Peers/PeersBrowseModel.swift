@@ -1,9 +1,8 @@
 import ArgumentParser
 import P2P
 
-/// What `p2p peers` decides while it browses: which announcements to list (one entry per peer,
-/// whatever interfaces and addresses it was seen on; listed again only with addresses not listed yet),
-/// which losses to report, and when the browse is over (its time is up: the known peers are listed
+/// What `p2p peers` does while it browses: the library's `PeerListing` says which announcements to
+/// list and which losses to report; this model says when the browse is over (its time is up: the known peers are listed
 /// next) or cut short (Ctrl-C: 130, nothing more is listed).
 struct PeersBrowseModel: DrivenModel {
     enum Event: Sendable {
@@ -25,31 +24,25 @@ struct PeersBrowseModel: DrivenModel {
         case exit(ExitCode)
     }
 
-    /// `--session-id`: only peers of this session.
-    let sessionID: String?
+    /// What is listed: the library's rules (one entry per peer, again only with new addresses).
+    private(set) var listing: PeerListing
     /// The peers listed, by announced name.
-    private(set) var seen: [String: DiscoveredService] = [:]
+    var seen: [String: DiscoveredService] { listing.seen }
     /// How many peers were listed.
-    private(set) var found = 0
+    var found: Int { listing.listedCount }
 
-    init(sessionID: String?) { self.sessionID = sessionID }
+    init(sessionID: String?) { listing = PeerListing(sessionID: sessionID) }
 
     mutating func handle(_ input: DriverInput<Event>) -> [Effect] {
         switch input {
         case .event(.browse(.found(let service))):
-            guard sessionID == nil || service.sessionID == sessionID else { return [] }
-            guard var known = seen[service.name], known.port == service.port else {
-                seen[service.name] = service
-                found += 1
-                return [.list(service)]
+            switch listing.found(service) {
+            case .new(let service): return [.list(service)]
+            case .moreAddresses(let service, let added): return [.listAgain(service, added: added)]
+            case .lost, nil: return []
             }
-            let added = service.addresses.filter { !known.addresses.contains($0) }
-            guard !added.isEmpty else { return [] }
-            known.addresses = IPAddress.dialOrder(known.addresses + added)
-            seen[service.name] = known
-            return [.listAgain(known, added: added)]
         case .event(.browse(.lost(let name))):
-            return seen.removeValue(forKey: name) != nil ? [.lost(name: name)] : []
+            return listing.lost(name).map { _ in [.lost(name: name)] } ?? []
         case .event(.browse(.failed(let error))):
             return [.error(error)]
         case .event(.browse(.daemonLost)):

@@ -77,24 +77,16 @@ struct PeersListCommand: AsyncParsableCommand {
         browser.stop()
         await driver.drain(closing: {})
         if let status, status != .success { throw status }
-        let (found, seen) = (model.found, model.seen)
         // Pinned peers and added addresses belong to no session: listed only when browsing them all.
         let store = sessionID == nil ? try? TrustStore.standard() : nil
-        let known = knownNotSeen(seen: Set(seen.values.compactMap(\.peerID)), in: store)
+        let known = model.listing.knownNotSeen(pins: store?.all ?? [])
         known.forEach(print(known:))
         let added = store?.addedAddresses ?? []
         added.forEach(print(added:))
         let devices = localSend?.devices.all ?? []
         devices.forEach(print(device:))
         await localSend?.stop()
-        if !json && found == 0 && known.isEmpty && added.isEmpty && devices.isEmpty { Output.error("No peers found.") }
-    }
-
-    /// Pinned peers this browse did not show, with where they were last reached: `--to NAME` dials them
-    /// there when multicast DNS does not get through.
-    private func knownNotSeen(seen: Set<PeerID>, in store: TrustStore?) -> [KnownPeer] {
-        guard let store else { return [] }
-        return store.all.filter { !seen.contains($0.id) && !($0.lastAddresses ?? []).isEmpty }.sorted { $0.name < $1.name }
+        if !json && model.found == 0 && known.isEmpty && added.isEmpty && devices.isEmpty { Output.error("No peers found.") }
     }
 
     private func print(known peer: KnownPeer) {

@@ -70,6 +70,16 @@ struct RecordsView: Sendable {
         }
     }
 
+    /// `records-offered`: a peer offers a snapshot (before any record arrives).
+    func offered(_ offer: RecordOffer, from peer: PeerInfo, view: ChatView) {
+        if json {
+            Output.json(["event": "records-offered", "peer": peer.displayName, "id": peer.id.hex, "records": Int(offer.recordCount),
+                         "bytes": Int(offer.size), "delta": offer.isDelta, "entities": offer.entities])
+        } else {
+            view.note("\(Terminal.sanitize(peer.displayName)) sends \(offer.recordCount) record\(offer.recordCount == 1 ? "" : "s") (\(offer.size) bytes)…")
+        }
+    }
+
     static func counts(_ outcome: MergeOutcome) -> String {
         "\(outcome.inserted) inserted, \(outcome.updated) updated, \(outcome.unchanged) unchanged, \(outcome.conflicts.count) conflict\(outcome.conflicts.count == 1 ? "" : "s")"
     }

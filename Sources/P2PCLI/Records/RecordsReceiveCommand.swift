@@ -46,7 +46,6 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         let records = RecordsView(json: json)
         let driver = CommandDriver<RecordsReceiveModel.Event>()
         let feed = driver.feed
-        let merges = RunningWork()
         // As `p2p receive`: a pinned sender, or one accepted earlier in this run, is not asked again (each
         // `records send` is a connection of its own).
         let admission = NIOLockedValueBox(ConnectionPolicy(acceptsEveryone: yes, canAsk: Terminal.stdinIsTTY && !json))
@@ -66,37 +65,14 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         }
         var options = RecordReceiveOptions()
         options.maxSnapshotBytes = maxBytes
-        let json = self.json, policy = self.policy
-        exchange.onSnapshot(options: options, accept: { offer, peer in
-            if json {
-                Output.json(["event": "records-offered", "peer": peer.displayName, "id": peer.id.hex, "records": Int(offer.recordCount),
-                             "bytes": Int(offer.size), "delta": offer.isDelta, "entities": offer.entities])
-            } else {
-                view.note("\(Terminal.sanitize(peer.displayName)) sends \(offer.recordCount) record\(offer.recordCount == 1 ? "" : "s") (\(offer.size) bytes)…")
+        let receiver = RecordStoreReceiver(exchange, store: recordStore, policy: policy, options: options) { event in
+            switch event {
+            case .offered(let offer, let peer): records.offered(offer, from: peer, view: view)
+            case .merged(let outcome, let count, let delta, let peer):
+                records.merged(outcome, records: count, delta: delta, from: peer, source: peer.displayName.description)
+            case .rejected(let error, let peer): records.rejected(error, from: peer, source: peer.displayName.description)
             }
-            return true
-        }) { received, peer in
-            // Once the command is leaving, a snapshot is turned away whole: a merge it started could be
-            // cut short by the exit, and with it the event that says what the merge did.
-            guard merges.enter() else { return RecordTransferResult(error: .transfer("the receiver is shutting down")) }
-            defer { merges.leave() }
-            let result: RecordTransferResult
-            switch received {
-            case .failure(let error):
-                records.rejected(error, from: peer, source: peer.displayName.description)
-                result = RecordTransferResult(error: error)
-            case .success(let snapshot):
-                do throws(RecordsError) {
-                    let outcome = try recordStore.merge(snapshot, policy: policy, from: .peer)
-                    records.merged(outcome, records: snapshot.records.count, delta: snapshot.isDelta, from: peer, source: peer.displayName.description)
-                    result = RecordTransferResult(outcome)
-                } catch {
-                    records.rejected(error, from: peer, source: peer.displayName.description)
-                    result = RecordTransferResult(error: error)
-                }
-            }
-            feed.send(.finished(result.status))
-            return result
+            if let status = event.status { feed.send(.finished(status)) }
         }
         driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.readInterrupts()
@@ -138,7 +114,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         driver.leaveTerminal(erasingInputLine: !questions.queue.waiting.isEmpty)
         questions.refuseAll()
         // A merge under way finishes, and says what it did, before the exit.
-        await merges.finish()
+        await receiver.finish()
         // Let the answer to the last snapshot reach the sender before saying goodbye.
         try? await Task.sleep(for: .milliseconds(200))
         // What the session reported until now is shown, but not the goodbyes of its own closing (they
@@ -159,48 +135,6 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             DiscoveryNotice.show(error, json: json)
         default:
             break
-        }
-    }
-}
-
-/// Work that the exit must not cut short (a snapshot being merged, whose event says what it did):
-/// counted while it runs; once `finish()` is called, new work is refused and the running work waited for.
-private final class RunningWork: Sendable {
-    private struct State {
-        var running = 0
-        var finishing = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state = NIOLockedValueBox(State())
-
-    /// False once `finish()` was called: then the work must not start.
-    func enter() -> Bool {
-        state.withLockedValue { state in
-            guard !state.finishing else { return false }
-            state.running += 1
-            return true
-        }
-    }
-
-    func leave() {
-        let done: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
-            state.running -= 1
-            guard state.running == 0 else { return [] }
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in done { waiter.resume() }
-    }
-
-    /// Refuses new work and returns once the running work has ended.
-    func finish() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let idle = state.withLockedValue { state in
-                state.finishing = true
-                if state.running > 0 { state.waiters.append(waiter) }
-                return state.running == 0
-            }
-            if idle { waiter.resume() }
         }
     }
 }

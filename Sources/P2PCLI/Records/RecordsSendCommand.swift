@@ -68,13 +68,49 @@ struct RecordsSendCommand: AsyncParsableCommand {
             view.error("listen", error.description)
             throw ExitStatus.failure
         }
-        // Until the snapshot is on its way, Ctrl-C says goodbye and leaves; after that, the peer may still
-        // merge what it received.
+        // Ctrl-C says goodbye and leaves (130), with a line saying how far the send got: until the snapshot
+        // is on its way nothing was sent; after that, the peer may still merge what it received.
+        // The work runs on a task of its own; the driver's loop takes its end and Ctrl-C (`.interrupt`).
         let phase = NIOLockedValueBox(Phase.finding)
-        Interruption.quit(saying: { phase.withLockedValue { $0 }.interruptedLine }, after: { await session.close() })
-        let status = await send(session, view: view, store: recordStore, fileSnapshot: fileSnapshot, phase: phase)
+        let quitting = NIOLockedValueBox(false)
+        let driver = CommandDriver<Event>()
+        let feed = driver.feed
+        driver.readInterrupts()
+        let work = Task {
+            feed.send(.ended(await send(session, view: view, store: recordStore, fileSnapshot: fileSnapshot, phase: phase, quitting: quitting)))
+        }
+        let status = await driver.run { input in
+            switch input {
+            case .event(.ended(let status)):
+                // After Ctrl-C the work ends because the session closed under it: not news.
+                return quitting.withLockedValue { $0 } ? nil : status
+            case .event(.closed):
+                Output.error("p2p: \(phase.withLockedValue { $0 }.interruptedLine)")
+                return ExitStatus.interrupted
+            case .interrupt:
+                // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
+                if quitting.withLockedValue({ $0 }) { return ExitStatus.interrupted }
+                quitting.withLockedValue { $0 = true }
+                Task { await session.close(); feed.send(.closed) }
+                return nil
+            case .keys, .line, .endOfInput, .question, .withdrawn:
+                return nil
+            }
+        } ?? ExitStatus.failure
+        if quitting.withLockedValue({ $0 }) {
+            work.cancel()
+            throw ExitStatus.interrupted
+        }
         await session.close()
         if status != ExitCode.success { throw status }
+    }
+
+    /// What the driver's loop hears besides Ctrl-C.
+    private enum Event: Sendable {
+        /// The send ended with this exit status (its lines are printed).
+        case ended(ExitCode)
+        /// Ctrl-C's goodbyes are said.
+        case closed
     }
 
     /// How far the command got, for the line Ctrl-C prints.
@@ -91,7 +127,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
     }
 
     private func send(_ session: Session, view: ChatView, store: RecordStore?, fileSnapshot: RecordSnapshot?,
-                      phase: NIOLockedValueBox<Phase>) async -> ExitCode {
+                      phase: NIOLockedValueBox<Phase>, quitting: NIOLockedValueBox<Bool>) async -> ExitCode {
         let peer: PeerInfo
         do {
             let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer",
@@ -99,45 +135,31 @@ struct RecordsSendCommand: AsyncParsableCommand {
             peer = try await finder.find(events: session.events())
         } catch {
             // Ctrl-C closed the session under the search: that is not a failure to report.
-            if Interruption.isQuitting { return ExitStatus.interrupted }
+            if quitting.withLockedValue({ $0 }) { return ExitStatus.interrupted }
             view.error(error.jsonCode, error.description)
             return error.exitCode(denial: ExitStatus.connectionFailed)
         }
         view.peerChanged(peer, .connected, reason: nil)
-        var snapshot: RecordSnapshot
-        var mark: RecordStore.SentMark?
-        if let fileSnapshot {
-            snapshot = fileSnapshot
-        } else {
-            do {
-                let (made, sent) = try store!.snapshot(entities: entity.isEmpty ? nil : entity, since: sinceLast ? peer.id : nil, origin: session.peerID)
-                snapshot = made
-                mark = sent
-            } catch {
-                view.error("store", error.description)
-                return ExitStatus.failure
-            }
-        }
-        snapshot.origin = session.peerID
-        if !json { view.note("Sending \(snapshot.records.count) record\(snapshot.records.count == 1 ? "" : "s")\(snapshot.isDelta ? " (changed since the last exchange)" : "") to \(Terminal.sanitize(peer.displayName))…") }
-        let result: RecordTransferResult
+        if !json { view.note("Sending records to \(Terminal.sanitize(peer.displayName))\(sinceLast ? " (changed since the last exchange)" : "")…") }
         phase.withLockedValue { $0 = .sending(to: peer.displayName.description) }
+        let exchange = RecordExchange(session: session)
+        let sent: RecordSendReport
         do {
-            result = try await RecordExchange(session: session).send(snapshot, to: peer.id)
+            if let fileSnapshot {
+                sent = try await exchange.send(records: fileSnapshot, to: peer.id)
+            } else {
+                sent = try await exchange.send(from: store!, entities: entity.isEmpty ? nil : entity, sinceLast: sinceLast, to: peer.id)
+            }
         } catch {
-            if Interruption.isQuitting { return ExitStatus.interrupted }
-            view.error("send", error.description)
+            if quitting.withLockedValue({ $0 }) { return ExitStatus.interrupted }
+            view.error(error.isStoreFailure ? "store" : "send", error.description)
             return ExitStatus.failure
         }
-        if result.status == .merged, let mark, let store {
-            do {
-                try store.markSent(mark, to: peer.id)
-            } catch {
-                view.error("store", "the peer merged the snapshot but this store could not remember it: \(error)")
-            }
+        if let failure = sent.markFailure {
+            view.error("store", "the peer merged the snapshot but this store could not remember it: \(failure)")
         }
-        report(result, records: snapshot.records.count, delta: snapshot.isDelta, peer: peer)
-        return ExitStatus.records(result.status)
+        report(sent.result, records: sent.records, delta: sent.isDelta, peer: peer)
+        return ExitStatus.records(sent.result.status)
     }
 
     private func report(_ result: RecordTransferResult, records: Int, delta: Bool, peer: PeerInfo) {
@@ -177,5 +199,12 @@ struct RecordsSendCommand: AsyncParsableCommand {
             Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot; nothing was merged:", .red))
             for problem in result.problems { Output.error("  \(Terminal.sanitize(problem.description))") }
         }
+    }
+}
+
+private extension RecordsError {
+    /// The store could not make the snapshot (the send itself fails only with `.transfer`).
+    var isStoreFailure: Bool {
+        if case .transfer = self { false } else { true }
     }
 }

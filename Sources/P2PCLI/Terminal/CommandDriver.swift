@@ -1,7 +1,6 @@
 import ArgumentParser
 
-/// The one terminal driver of the commands that wait for things to happen (chat, game, receive,
-/// receive --stdout, records receive, pair, doctor, peers): the queue their inputs arrive on (`feed`),
+/// The one terminal driver of every command that waits for things to happen: the queue their inputs arrive on (`feed`),
 /// the person's input (keys on a raw terminal, or piped lines and their end), Ctrl-C, timers, the pumps
 /// that move the library's event streams in, the one loop (`run`), and the drain at exit. A command
 /// writes no loop of its own: it hands `run` what to do with each `DriverInput` (or a `DrivenModel` and

@@ -1,3 +1,5 @@
+import P2P
+
 /// Where everything a command reacts to goes in: one unbounded queue of `DriverInput` in arrival order.
 /// Sendable, so that library callbacks, the input thread, signals and timers can all put inputs in.
 struct CommandFeed<Event: Sendable>: Sendable {

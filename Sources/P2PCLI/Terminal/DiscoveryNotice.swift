@@ -1,7 +1,7 @@
 import NIOCore
 import P2P
 
-/// How `chat`, `receive`, `game` and `records receive` show a discovery problem: the daemon going away under a
+/// How a command that stays on the network shows a discovery problem: the daemon going away under a
 /// running command is an event of its own (`discovery-lost`; `advertising` follows when it is back),
 /// anything else an `error` with code `discovery`.
 enum DiscoveryNotice {

@@ -1,26 +1,5 @@
 import P2P
 
-/// What a peer asks the person at the terminal: to connect, or to take a file it offers; or what a
-/// chat room asks about a peer: whether to dial its key, which nobody on this side accepted yet; or
-/// whether to take a byte stream (`receive --stdout`).
-enum PeerQuestion: Sendable {
-    case connection(ConnectionRequest)
-    case offer(IncomingOffer)
-    /// A chat room would dial this peer of the room (`ChatRoom.Effect.askToDial`).
-    case roomDial(PeerInfo)
-    /// A peer offers a byte stream (only `receive --stdout` takes one).
-    case stream(ByteStreamInfo)
-
-    var peer: PeerInfo {
-        switch self {
-        case .connection(let request): request.peer
-        case .offer(let offer): offer.info.peer
-        case .roomDial(let peer): peer
-        case .stream(let info): info.peer
-        }
-    }
-}
-
 /// A question on its way to a command's loop, with whoever waits for the answer; `token` names it, so
 /// that it can be withdrawn. `Question` says what it is about (`PeerQuestion`, or a command's own).
 struct Asked<Question: Sendable>: Sendable {
@@ -42,10 +21,10 @@ struct Asked<Question: Sendable>: Sendable {
     }
 }
 
-/// A peer's question (to connect, or to take a file) on its way to a command's loop.
+/// A peer's question (the library's `PeerQuestion`: to connect, to take a file…) on its way to a command's loop.
 typealias AskedQuestion = Asked<PeerQuestion>
 
-/// The peer questions a loop holds (chat, receive, records receive).
+/// The peer questions a command's loop holds.
 typealias PeerQuestions = PendingQuestions<PeerQuestion>
 
 /// The questions a command's loop holds: asked one at a time (`PromptQueue`), withdrawn by token, also
@@ -80,7 +59,7 @@ struct PendingQuestions<Question: Sendable> {
     }
 }
 
-/// For a loop whose questions are all plain yes or no (`records receive`, `receive --stdout`): the
+/// For a loop whose questions are all plain yes or no: the
 /// question is the input line, "y" or "n" answers it and leaves it on the screen with its answer, and a
 /// question whose asker went away is taken off with a note.
 extension PendingQuestions {

@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p send --localsend PATH... --to NAME` (or `--text`): when NAME is a LocalSend device (its alias, or its
@@ -8,8 +7,6 @@ import P2P
 /// announced certificate, 8 failed, 3 several devices fit, or a p2p peer fits too.
 struct LocalSendSend {
     let command: SendCommand
-    /// How long to listen for the device before deciding it is not a LocalSend one.
-    static let lookout: Duration = .seconds(4)
 
     /// The start of a device's fingerprint that names it for `--to` (80 bits): what the lists show.
     static func shownFingerprint(_ entry: LocalSendDeviceList.Entry) -> String {
@@ -41,38 +38,26 @@ struct LocalSendSend {
         } catch {
             throw CLIError("LocalSend: \(error)", code: ExitStatus.failure)
         }
-        // p2p peers that --to fits too, heard meanwhile: a name that fits both kinds is ambiguous.
-        let session = command.network.sessionID ?? TransferSession.id
-        let p2pFits = NIOLockedValueBox<[String]>([])
-        let services = ServiceBrowser { event in
-            guard case .found(let service) = event, service.sessionID == session, let id = service.peerID else { return }
-            let peer = PeerInfo(id: id, displayName: service.name, sessionID: session)
-            guard PeerTarget.fits(from: query, peer) else { return }
-            p2pFits.withLockedValue { if !$0.contains(PeerTarget.label(peer)) { $0.append(PeerTarget.label(peer)) } }
-        }
-        try? services.start()
-        defer { services.stop() }
-        let wait = min(Self.lookout, .milliseconds(Int64(command.timeout * 1000)))
-        let began = ContinuousClock.now
-        let found = await browser.waitForDevices(named: query, timeout: wait)
         defer { Task { await browser.stop() } }
-        guard !found.isEmpty else { return false }
-        // Give DNS-SD a second to show a p2p peer of the same name before deciding.
-        if ContinuousClock.now - began < .seconds(1) { try? await Task.sleep(for: .seconds(1) - (ContinuousClock.now - began)) }
-        let alsoP2P = p2pFits.withLockedValue { $0 }
-        guard alsoP2P.isEmpty else {
-            let list = alsoP2P.map { "  \($0)  (p2p)" } + found.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \(Self.shownFingerprint($0))…" }
-            throw CLIError("\"\(Terminal.sanitize(query))\" fits a p2p peer and a LocalSend device; name one by its fingerprint "
-                           + "(\(LocalSendBrowser.identifyingFingerprintCharacters) characters at least):\n"
-                           + list.joined(separator: "\n"), code: ExitStatus.peerNotFound)
+        let lookout = min(LocalSendTarget.lookout, .milliseconds(Int64(command.timeout * 1000)))
+        let target: LocalSendDeviceList.Entry
+        let several = "; name one by its fingerprint (\(LocalSendBrowser.identifyingFingerprintCharacters) characters at least):\n"
+        switch await LocalSendTarget.find(query, with: browser, sessionID: command.network.sessionID ?? TransferSession.id, lookout: lookout) {
+        case .none: return false
+        case .device(let device): target = device
+        case .shortPrefix(let device):
+            if let refusal = Self.shortPrefixRefusal(query, device) { throw refusal }
+            target = device
+        case .alsoP2P(let peers, let devices):
+            var labels: [String] = []
+            for label in peers.map(PeerTarget.label) where !labels.contains(label) { labels.append(label) }
+            let list = labels.map { "  \($0)  (p2p)" } + devices.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \(Self.shownFingerprint($0))…" }
+            throw CLIError("\"\(Terminal.sanitize(query))\" fits a p2p peer and a LocalSend device" + several + list.joined(separator: "\n"),
+                           code: ExitStatus.peerNotFound)
+        case .several(let devices):
+            let list = devices.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \(Self.shownFingerprint($0))…  \($0.address)" }
+            throw CLIError("several LocalSend devices fit \"\(Terminal.sanitize(query))\"" + several + list.joined(separator: "\n"), code: ExitStatus.peerNotFound)
         }
-        guard found.count == 1, let target = found.first else {
-            let list = found.map { "  \(Terminal.sanitize(LocalSendPeer.label(of: $0.peer)))  \(Self.shownFingerprint($0))…  \($0.address)" }
-            throw CLIError("several LocalSend devices fit \"\(Terminal.sanitize(query))\"; name one by its fingerprint "
-                           + "(\(LocalSendBrowser.identifyingFingerprintCharacters) characters at least):\n"
-                           + list.joined(separator: "\n"), code: ExitStatus.peerNotFound)
-        }
-        if let refusal = Self.shortPrefixRefusal(query, target) { throw refusal }
         let label = Terminal.sanitize(LocalSendPeer.label(of: target.peer))
         var sender = browser.sender
         sender.answerTimeout = .milliseconds(Int64(command.answerTimeout * 1000))
@@ -96,8 +81,23 @@ struct LocalSendSend {
                     FileHandle.standardError.write(Data("\r\u{1B}[K↑ \(Terminal.sanitize(item.name)) \(TransferView.bytes(done))/\(TransferView.bytes(item.size))".utf8))
                 }
             }
-            // From here Ctrl-C cancels the upload, and the device is told (LocalSend's cancel): exit 7.
-            Interruption.handle { upload.cancel() }
+            // From here Ctrl-C (the driver's `.interrupt`) cancels the upload, and the device is told
+            // (LocalSend's cancel): exit 7. The loop ends when the upload does, either way.
+            let driver = CommandDriver<Void>()
+            let feed = driver.feed
+            Task { _ = await upload.result; feed.send(()) }
+            driver.readInterrupts()
+            _ = await driver.run { input in
+                switch input {
+                case .interrupt:
+                    upload.cancel()
+                    return nil
+                case .event:
+                    return .success
+                case .keys, .line, .endOfInput, .question, .withdrawn:
+                    return nil
+                }
+            }
             let deliveries = try await upload.value
             if !json && Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             let bytes = deliveries.reduce(UInt64(0)) { $0 + $1.size }

@@ -76,7 +76,7 @@ extension ReceiveLoop {
             if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, let reason):
             if let sender = model.ledger.senderLeft(peer.id) { summarize(peer.id, sender) }
-            standing = standing.filter { !$0.key.hasPrefix(peer.id.hex + "/") }
+            offers.senderLeft(peer.id)
             guard !options.json else { break }
             if case .refusedAsUntrusted(let why) = reason {
                 // A sender that has this name pinned to another key refused us: say so, not that it left.
@@ -114,23 +114,8 @@ extension ReceiveLoop {
         let now = ContinuousClock.now
         guard force || now - (lastDrawn[peer] ?? now - .seconds(1)) >= .milliseconds(100) else { return }
         lastDrawn[peer] = now
-        Output.status(Self.progressLine(batch, at: now))
+        Output.status(batch.progressLine(at: now))
         progressDrawn = true
-    }
-
-    /// What `drawProgress` draws for a sender: its transfer under way, or what it sent so far between two.
-    static func progressLine(_ batch: ReceiveLedger.Sender, at now: ContinuousClock.Instant) -> String {
-        let inFlight = (batch.current?.done ?? 0) - min(batch.current?.done ?? 0, batch.spared)
-        guard let current = batch.current else {
-            let rate = UInt64(TransferMeter.seconds(now - batch.began) > 0 ? Double(batch.counts.moved) / TransferMeter.seconds(now - batch.began) : 0)
-            return "↓ \(Terminal.sanitize(batch.name)): \(count(batch.counts.files, "file")), \(TransferView.bytes(batch.counts.bytes)), \(TransferView.bytes(rate))/s"
-        }
-        var meter = TransferMeter(.receiving, name: current.name.description, peer: batch.name, size: current.size,
-                                  files: batch.tree?.files ?? 1, began: batch.began)
-        meter.done = current.done
-        meter.filesDone = batch.tree?.done
-        meter.moved = batch.counts.moved + inFlight
-        return meter.line(at: now)
     }
 
     /// Takes the progress line off the screen, so that the next line starts at its beginning.
@@ -145,8 +130,7 @@ extension ReceiveLoop {
         lastDrawn[peer] = nil
         guard !options.json, !batch.counts.isEmpty else { return }
         clearProgress()
-        let elapsed = ContinuousClock.now - batch.began
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = TransferMeter.seconds(ContinuousClock.now - batch.began)
         let from = localSendLabels.withLockedValue { $0.removeValue(forKey: peer) } ?? batch.name
         Output.line(Self.summary(batch.counts, from: from, seconds: seconds, into: directory.path))
     }
@@ -195,13 +179,5 @@ extension ReceiveLoop {
     }
 
     /// "1 file", "2,000 files".
-    static func count(_ number: Int, _ noun: String) -> String {
-        "\(number.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))) \(noun)\(number == 1 ? "" : "s")"
-    }
-
-    static func rate(_ bytes: UInt64, since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return seconds > 0 ? Double(bytes) / seconds : 0
-    }
+    static func count(_ number: Int, _ noun: String) -> String { ByteCount.describeCount(number, noun) }
 }

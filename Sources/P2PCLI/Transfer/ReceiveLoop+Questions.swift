@@ -5,17 +5,12 @@ import P2P
 /// The questions of `p2p receive`: connection requests and offers, asked one at a time, and the answers
 /// that stand for later offers.
 extension ReceiveLoop {
-    /// The folder an offered path is in ("many/" for "many/a/b.txt"), nil for a loose file.
-    static func folder(of path: String) -> String? {
-        guard let slash = path.firstIndex(of: "/") else { return nil }
-        return String(path[...slash])
-    }
-
     func queue(_ asker: AskedQuestion) {
         clearProgress()
         guard questions.admit(asker) else { return }
         let peer = asker.question.peer
         let name = PeerTarget.name(peer)
+        let hint = "use --yes, or --from \(PeerTarget.fromName(peer))"
         switch asker.question {
         case .roomDial, .stream:
             asker.answer.resume(returning: false)  // only a chat room and receive --stdout ask these
@@ -24,56 +19,36 @@ extension ReceiveLoop {
             case .accept: asker.answer.resume(returning: true)
             case .deny:
                 asker.answer.resume(returning: false)
-                declined("a connection from \(name) (\(peer.fingerprint)); use --yes, or --from \(PeerTarget.fromName(peer))")
+                declined("a connection from \(name) (\(peer.fingerprint)); \(hint)")
             case .ask:
                 let trust = ChatView.trustNote(request.trust, fingerprint: peer.fingerprint)
                     .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
                 _ = questions.queue.ask("\(name) wants to send you files — \(trust). Accept?", asker: asker)
             }
-        case .offer(let offer) where TextTransfer.isText(offer.info):
-            guard interactive else {
-                asker.answer.resume(returning: false)
-                declined("a text from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
-                return
-            }
-            _ = questions.queue.ask("\(name) wants to send you a text (\(TransferView.bytes(offer.info.size))) — accept?", asker: asker)
-        case .offer(let offer) where offer.info.isTree:
-            let info = offer.info
-            if standing[peer.id.hex + "/"] == true { return asker.answer.resume(returning: true) }
-            guard interactive else {
-                asker.answer.resume(returning: false)
-                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
-                return
-            }
-            let what = Self.contents(name: info.name.raw, fileCount: info.fileCount, size: info.size, roots: offer.roots)
-            named.withLockedValue { _ = $0.insert(Self.key(info)) }
-            _ = questions.queue.ask("\(name) offers \(what)\(Self.risks(offer)) — accept?", asker: asker)
         case .offer(let offer):
             let info = offer.info
-            let folder = Self.folder(of: info.name.raw)
-            let key = peer.id.hex + "/" + (folder ?? "")
-            // "a" (all from this sender) covers its folders too.
-            if let answer = standing[key] ?? (standing[peer.id.hex + "/"] == true ? true : nil) {
-                asker.answer.resume(returning: answer)
-                return
-            }
-            guard interactive else {
+            let queue = questions.queue
+            switch offers.decide(info, waiting: { key in queue.waiting.contains { $0.key == key } }) {
+            case .answered(let yes):
+                asker.answer.resume(returning: yes)
+            case .declined:
                 asker.answer.resume(returning: false)
-                declined("\(Terminal.sanitize(info.name)) from \(name); use --yes, or --from \(PeerTarget.fromName(peer))")
-                return
-            }
-            if let folder {
-                // Later offers of the folder wait behind this question and take its answer.
-                if questions.queue.waiting.contains(where: { $0.key == key }) {
-                    _ = questions.queue.ask("", key: key, asker: asker)
-                    return
+                declined((TextTransfer.isText(info) ? "a text" : Terminal.sanitize(info.name)) + " from \(name); \(hint)")
+            case .joins(let key):
+                _ = questions.queue.ask("", key: key, asker: asker)
+            case .ask(let question, let key):
+                if question.namesRisks { named.withLockedValue { _ = $0.insert(Self.key(info)) } }
+                let text = switch question {
+                case .text: "\(name) wants to send you a text (\(TransferView.bytes(info.size))) — accept?"
+                case .tree:
+                    "\(name) offers \(Self.contents(name: info.name.raw, fileCount: info.fileCount, size: info.size, roots: offer.roots))\(Self.risks(offer)) — accept?"
+                case .folder(let folder):
+                    "\(name) offers the folder \(Terminal.sanitize(folder)) (first file \(Terminal.sanitize(info.name)), "
+                        + "\(TransferView.bytes(info.size))) — accept everything in it?"
+                case .file:
+                    "\(name) offers \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)), \(Terminal.sanitize(info.mediaType)))\(Self.risks(offer)) — accept? (a: all from \(name))"
                 }
-                _ = questions.queue.ask("\(name) offers the folder \(Terminal.sanitize(folder)) (first file \(Terminal.sanitize(info.name)), "
-                                + "\(TransferView.bytes(info.size))) — accept everything in it?", key: key, asker: asker)
-            } else {
-                named.withLockedValue { _ = $0.insert(Self.key(info)) }
-                _ = questions.queue.ask("\(name) offers \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size)), \(Terminal.sanitize(info.mediaType)))\(Self.risks(offer)) — accept? (a: all from \(name))",
-                                key: key, asker: asker)
+                _ = questions.queue.ask(text, key: key, asker: asker)
             }
         }
     }
@@ -112,12 +87,11 @@ extension ReceiveLoop {
 
     func answerShown(_ answer: PromptQueue<AskedQuestion>.Answer) {
         guard let shown = questions.queue.shown else { return }
-        let isFolder: Bool
-        if case .offer(let offer) = shown.asker.question { isFolder = Self.folder(of: offer.info.name.raw) != nil } else { isFolder = false }
-        // A folder's answer covers the whole folder; "a" covers the sender's loose files.
-        let all = answer == .all || isFolder
+        let offerName: String?
+        if case .offer(let offer) = shown.asker.question { offerName = offer.info.name.raw } else { offerName = nil }
         let yes = answer != .no
-        if let key = shown.key, all { standing[key] = yes }
+        // A folder's answer covers the whole folder; "a" covers the sender's loose files.
+        let all = offers.answered(yes, all: answer == .all, offerName: offerName, key: shown.key)
         for prompt in questions.queue.answerShown(all ? .all : answer) {
             if !prompt.question.isEmpty { Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow)) }
             if yes, case .connection(let request) = prompt.asker.question { policy.accepted(request.peer.id) }
@@ -142,11 +116,8 @@ extension ReceiveLoop {
             questionDrawn = false
             return
         }
-        let choices = shown.key.map(Self.isLooseKey) == true ? "[y/n/a]" : "[y/n]"
+        let choices = shown.key.map(OfferQuestions.isLooseKey) == true ? "[y/n/a]" : "[y/n]"
         Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) \(choices) ", .yellow)))
         questionDrawn = true
     }
-
-    /// Keys of loose files end right after the sender's ID ("<id>/"); a folder's go on ("<id>/many/").
-    static func isLooseKey(_ key: String) -> Bool { key.firstIndex(of: "/") == key.index(before: key.endIndex) }
 }

@@ -27,14 +27,15 @@ final class ReceiveLoop {
     let driver = CommandDriver<Event>()
     var feed: CommandFeed<Event> { driver.feed }
     /// The run's decisions, and what the transfers came to (`ledger`).
-    var model: ReceiveModel
+    var model: ReceiveRun
     /// When each sender's progress line was drawn last (it is redrawn at most every 100 ms).
     var lastDrawn: [PeerID: ContinuousClock.Instant] = [:]
     var questions = PeerQuestions()
     var policy: ConnectionPolicy
-    /// Answers that stand for later offers: a folder's (key: sender and folder), or "a" for a sender's
-    /// loose files (key: sender). Forgotten when the sender leaves.
-    var standing: [String: Bool] = [:]
+    /// What is accepted unasked (`--yes`, `--from`, `--text`, `--allow-hidden`, `--allow-executable`).
+    let rules: ReceiveRules
+    /// Which offers are asked about, and the answers that stand for later ones.
+    var offers: OfferQuestions
     /// "* NAME left" lines held until the sender's transfers have told their end.
     var leftLines: [PeerID: String] = [:]
     /// Whether the progress line is on the screen (lines printed under it take it off first).
@@ -58,8 +59,11 @@ final class ReceiveLoop {
         self.directory = directory
         interactive = Terminal.stdinIsTTY && !options.json
         view = TransferView(json: options.json, perFile: options.network.verbose)
-        model = ReceiveModel(once: options.once, textOnly: options.text)
+        model = ReceiveRun(once: options.once, textOnly: options.text)
         policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
+        rules = ReceiveRules(acceptsEveryone: options.yes, from: options.from, allowsHidden: options.allowHidden,
+                             allowsExecutable: options.allowExecutable, textsOnly: options.text)
+        offers = OfferQuestions(canAsk: interactive)
         // --text: standard output is the text's alone, for a pipe.
         if options.text && !options.json { Output.keepStdoutForData() }
     }
@@ -67,27 +71,25 @@ final class ReceiveLoop {
     /// Runs until Ctrl-C (or, with `--once`, until the first sender left); throws the exit status.
     func run(listen: () async throws -> Void) async throws {
         let feed = self.feed
-        let trusted = Self.trusted(everyone: options.yes, from: options.from)
+        let (rules, named, json) = (rules, named, options.json)
         session.setConnectionRequestHandler { request in
-            if trusted(request.peer) { return true }
-            return await Self.ask(.connection(request), through: feed)
+            if rules.trusts(request.peer) { return true }
+            return await feed.ask(.connection(request))
         }
-        let (allowsHidden, allowsExecutable, named) = (options.allowHidden, options.allowExecutable, named)
-        let (textsOnly, json) = (options.text, options.json)
         transfers.setOfferHandler(answers: { offer in
-            if textsOnly && !TextTransfer.isText(offer.info) {
+            switch rules.unasked(offer.info) {
+            case .declinedAsNotText:
                 if !json {
                     Output.error(Terminal.paint("p2p: declined \(Terminal.sanitize(offer.info.name)) from \(Terminal.sanitize(offer.info.peer.displayName)): "
                                                 + "this receive --text takes texts only", .yellow))
                 }
                 return .declined
+            case .accepted(let answer):
+                return answer
+            case .ask:
+                let yes = await feed.ask(.offer(offer))
+                return rules.answer(yes, namedRisks: named.withLockedValue { $0.remove(Self.key(offer.info)) != nil })
             }
-            // Accepted unasked: hidden paths and execute bits only as the flags say.
-            if trusted(offer.info.peer) { return OfferAnswer(accepted: true, allowsHidden: allowsHidden, allowsExecutable: allowsExecutable) }
-            let yes = await Self.ask(.offer(offer), through: feed)
-            // A yes to a question that named them allows them; a standing answer ("a", a folder) did not.
-            let shown = named.withLockedValue { $0.remove(Self.key(offer.info)) != nil }
-            return OfferAnswer(accepted: yes, allowsHidden: allowsHidden || shown, allowsExecutable: allowsExecutable || shown)
         })
         driver.pump(transfers.events()) { .transfer($0) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
@@ -119,29 +121,31 @@ final class ReceiveLoop {
             }
         }
         // Ctrl-C while waiting for a vanished sender: those files did not arrive.
-        let (summaries, exit) = model.close()
+        let (summaries, outcome) = model.close()
         for (peer, sender) in summaries { summarize(peer, sender) }
         for line in leftLines.values { Output.line(line) }
         if let failure { throw failure }
-        if let exit { throw exit }
+        if let exit = Self.exit(outcome) { throw exit }
     }
 
-    /// `--yes`, or `--from` naming the peer (`PeerTarget.fits`: its pinned name for a pinned key, never a
-    /// name pinned to another key; or its ID or fingerprint, in full or by a prefix of at least 80 bits).
-    static func trusted(everyone: Bool, from: String?) -> @Sendable (PeerInfo) -> Bool {
-        { peer in
-            everyone || from.map { PeerTarget.fits(from: $0, peer) } ?? false
+    /// The last word of a run whose transfer was cancelled (here or by a sender): the summaries above say
+    /// what arrived and what was kept.
+    static let cancelledLine = "cancelled; what arrived stays, and the same send run again by its sender sends the rest"
+
+    /// The exit status of how the run came out (README: 0, 6 nothing accepted, 7 cancelled, 8 failed); nil: 0.
+    static func exit(_ outcome: ReceiveLedger.Outcome) -> (any Error)? {
+        switch outcome {
+        case .cancelled: CLIError(cancelledLine, code: ExitStatus.cancelled)
+        case .failed: ExitStatus.transferFailed
+        case .denied: ExitStatus.denied
+        case .received: nil
         }
-    }
-
-    static func ask(_ question: PeerQuestion, through feed: CommandFeed<Event>) async -> Bool {
-        await feed.ask(question)
     }
 
     /// One input of the driver's loop: shown, handed to the model, its effects carried out; an exit
     /// status (always success: the exit's own status comes from `model.close()`) once the run is over.
     private func handle(_ input: DriverInput<Event>) async -> ExitCode? {
-        var decided: ReceiveModel.Event?
+        var decided: ReceiveRun.Event?
         switch input {
         case .event(.transfer(let event)):
             show(event)

@@ -103,19 +103,15 @@ struct SendCommand: AsyncParsableCommand {
             if try await LocalSendSend(command: self).run(text: text) { return }
         }
         if text != nil || clipboard { return try await sendText() }
-        let urls = paths.map { URL(fileURLWithPath: $0) }
         // A wrong path is a mistake in the command: said before any network work, as a usage error.
-        for (path, url) in zip(paths, urls) {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-                throw CLIError("\(Terminal.sanitize(path)): no such file or directory; nothing was sent", code: ExitStatus.usage)
-            }
-            guard FileManager.default.isReadableFile(atPath: url.path),
-                  !isDirectory.boolValue || FileManager.default.isExecutableFile(atPath: url.path) else {
-                throw CLIError("\(Terminal.sanitize(path)): permission denied (cannot read it); nothing was sent", code: ExitStatus.usage)
+        for path in paths {
+            switch SendRun.problem(with: path) {
+            case .missing: throw CLIError("\(Terminal.sanitize(path)): no such file or directory; nothing was sent", code: ExitStatus.usage)
+            case .unreadable: throw CLIError("\(Terminal.sanitize(path)): permission denied (cannot read it); nothing was sent", code: ExitStatus.usage)
+            case nil: break
             }
         }
-        try await send(.files(urls))
+        try await send(.files(paths.map { URL(fileURLWithPath: $0) }))
     }
 
     /// `--text` or `--clipboard`: the text checked before any network work, then offered as a text.
@@ -129,26 +125,87 @@ struct SendCommand: AsyncParsableCommand {
         try await send(.text(url, characters: String(decoding: bytes, as: UTF8.self).count))
     }
 
-    /// What one send carries: files and directories as one tree, or a text as one small file.
-    enum Payload: Sendable {
-        case files([URL])
-        case text(URL, characters: Int)
-    }
-
-    private func send(_ payload: Payload) async throws {
+    /// Runs the library's `SendRun` and says how it ended: a line per receiver, the exit status.
+    private func send(_ payload: SendRun.Payload) async throws {
         let answerWait = Duration.milliseconds(Int64(answerTimeout * 1000))
         // The receiver may ask twice (a new key, then the offer): --answer-timeout bounds each wait.
         let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true, answerWait: answerWait)
-        // Until the first byte is offered, Ctrl-C says goodbye and leaves: nothing was sent.
-        Interruption.quit(saying: { "interrupted; nothing was sent" }, after: { await session.close() })
+        // The send runs on a task of its own; the driver's loop takes its end and Ctrl-C (`.interrupt`).
+        let driver = CommandDriver<SendEvent>()
+        let feed = driver.feed
+        driver.readInterrupts()
+        let work = Task {
+            do {
+                try await transfer(payload, over: session, answerWait: answerWait) { feed.send(.sending(cancel: $0)) }
+                feed.send(.ended(.success(())))
+            } catch {
+                feed.send(.ended(.failure(error)))
+            }
+        }
+        var cancel: (@Sendable () -> Void)?
+        var presses = 0
+        var quitting = false
+        var ended: Result<Void, any Error>?
+        let status = await driver.run { input in
+            switch input {
+            case .event(.sending(let cancelSends)):
+                cancel = cancelSends
+            case .event(.ended(let outcome)):
+                // After Ctrl-C's goodbyes the send ends because the session closed under it: not news.
+                guard !quitting else { return nil }
+                ended = outcome
+                return .success
+            case .event(.closed):
+                // Until the first byte was offered, Ctrl-C says goodbye and leaves: nothing was sent.
+                Output.error("p2p: interrupted; nothing was sent")
+                return ExitStatus.interrupted
+            case .interrupt:
+                // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
+                if quitting { return ExitStatus.interrupted }
+                if let cancel {
+                    // Ctrl-C cancels the transfers on both sides and the command ends as cancelled (7). A tree whose
+                    // every byte is sent still waits for the receiver's verdict (it may all have arrived): a
+                    // second Ctrl-C leaves without it.
+                    presses += 1
+                    guard presses > 1 else { cancel(); return nil }
+                    Output.error("p2p: interrupted again; leaving without the receiver's word on what arrived")
+                    return ExitStatus.cancelled
+                }
+                quitting = true
+                Task { await session.close(); feed.send(.closed) }
+            case .keys, .line, .endOfInput, .question, .withdrawn:
+                break
+            }
+            return nil
+        }
+        guard let ended else {
+            work.cancel()
+            throw status ?? ExitStatus.interrupted
+        }
+        try ended.get()
+    }
+
+    /// What the send's work tells the driver's loop.
+    private enum SendEvent: Sendable {
+        /// The first byte is offered: from now on Ctrl-C cancels the transfers (`cancel`) on both sides.
+        case sending(cancel: @Sendable () -> Void)
+        /// The send ended: its lines are printed; the error (if any) is the command's.
+        case ended(Result<Void, any Error>)
+        /// Ctrl-C's goodbyes are said.
+        case closed
+    }
+
+    /// The send itself, on the work task; `sending` hands over how to cancel it once the first byte is offered.
+    private func transfer(_ payload: SendRun.Payload, over session: Session, answerWait: Duration,
+                          sending cancelled: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) async throws {
         var configuration = FileTransfers.Configuration()
         configuration.answerTimeout = answerWait
         let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory, configuration: configuration)
         let view = TransferView(json: json, perFile: network.verbose)
         let pump = EventPump(transfers.events()) { view.handle($0) }
-        let outcome: Result<[(PeerInfo, Result<[Delivery], TransferError>)], any Error>
+        let outcome: Result<[SendRun.Outcome], any Error>
         do {
-            outcome = .success(try await send(payload, over: session, with: transfers))
+            outcome = .success(try await send(payload, with: SendRun(transfers: transfers), sending: cancelled))
         } catch {
             outcome = .failure(error)
         }
@@ -156,20 +213,19 @@ struct SendCommand: AsyncParsableCommand {
         // Each transfer emitted its end before `send` returned or threw: print those events
         // (`tree-finished`, `transfer-failed`) before the summary or the error, and before the process exits.
         await pump.drain()
-        if case .failure(let interrupted as Interrupted) = outcome {
+        let outcomes = try outcome.get()
+        let again = SendWording.command(CommandLine.arguments)
+        if let peer = SendRun.interrupted(outcomes) {
             // Every event of the send is handled now, so the view knows whether the receiver said yes.
-            let name = Terminal.sanitize(interrupted.peer.displayName)
-            guard view.started(with: interrupted.peer.id) else {
+            let name = Terminal.sanitize(peer.displayName)
+            guard view.started(with: peer.id) else {
                 throw CLIError("interrupted before \(name) accepted; nothing was sent", code: ExitStatus.interrupted)
             }
-            throw CLIError(SendWording.interrupted(files: interrupted.done.count, bytes: interrupted.done.reduce(0) { $0 + $1.size }, to: name,
-                                                   meter: view.meter(for: interrupted.peer.id), command: SendWording.command(CommandLine.arguments)),
-                           code: ExitStatus.cancelled)
+            throw CLIError(SendWording.interrupted(files: 0, bytes: 0, to: name, meter: view.meter(for: peer.id), command: again), code: ExitStatus.cancelled)
         }
-        let results = try outcome.get()
-        var worst: CLIError?
-        for (peer, result) in results {
-            switch result {
+        for outcome in outcomes {
+            let peer = outcome.peer
+            switch outcome.result {
             case .success(let deliveries):
                 if case .text(_, let characters) = payload {
                     if json {
@@ -182,125 +238,54 @@ struct SendCommand: AsyncParsableCommand {
                     Output.line(SendWording.delivered(deliveries, to: peer.displayName.description, timing: view.timing(of: peer.id)))
                 }
             case .failure(let error):
-                var message = results.count > 1 ? "\(Terminal.sanitize(peer.displayName)): \(error)" : error.description
-                if case .cancelledByPeer(let reason) = error, reason.raw == FileTransfers.receiverCancelledReason {
+                var message = outcomes.count > 1 ? "\(Terminal.sanitize(peer.displayName)): \(error)" : error.description
+                if outcome.cancelledByReceiver {
                     // The receiver's Ctrl-C (or its quitting): what it kept, and the command that sends the rest.
-                    message = SendWording.cancelledByReceiver(peer.displayName.description, meter: view.meter(for: peer.id),
-                                                              command: SendWording.command(CommandLine.arguments))
+                    message = SendWording.cancelledByReceiver(peer.displayName.description, meter: view.meter(for: peer.id), command: again)
                 }
-                let failure = CLIError(message, code: TransferSession.exitCode(for: error))
-                if results.count > 1 { Output.error("p2p: \(failure.description)") }
-                if worst == nil || worst!.code.rawValue < failure.code.rawValue { worst = failure }
+                let failure = CLIError(message, code: TransferSession.exitCode(outcome.verdict))
+                guard outcomes.count > 1 else { throw failure }
+                Output.error("p2p: \(failure.description)")
             }
         }
-        if let worst {
-            guard results.count > 1 else { throw worst }
-            throw worst.code
-        }
+        let worst = SendRun.worst(outcomes)
+        if worst != .delivered { throw TransferSession.exitCode(worst) }
     }
 
-    /// Starts the session, finds the receivers and sends the paths to each at once, as one tree; the
-    /// caller closes the session. Returns each receiver's outcome.
-    private func send(_ payload: Payload, over session: Session, with transfers: FileTransfers) async throws -> [(PeerInfo, Result<[Delivery], TransferError>)] {
-        let targets: [String?] = to.isEmpty ? [nil] : to
-        // Subscribed before starting, so that no peer found early is missed.
-        let streams = targets.map { _ in session.events() }
-        do {
-            try await session.start()
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
+    /// Finds the receivers (the library's `PeerLocator`, saying each step as `PeerFinder` words it) and
+    /// sends to each at once; the caller closes the session.
+    private func send(_ payload: SendRun.Payload, with sending: SendRun,
+                      sending cancelled: @Sendable (@escaping @Sendable () -> Void) -> Void) async throws -> [SendRun.Outcome] {
+        let session = sending.transfers.session
+        let progress = ConnectProgress(json: json, transient: Terminal.stderrIsTTY)
+        let finders = (to.isEmpty ? [nil] : to.map { Optional($0) }).map {
+            PeerFinder(session: session, to: $0, connect: connect, timeout: timeout, role: "receiver", progress: progress)
         }
         let peers: [PeerInfo]
         do {
-            if all {
-                peers = try await PeerFinder(session: session, to: nil, connect: nil, timeout: timeout, role: "receiver",
-                                             progress: ConnectProgress(json: json, transient: Terminal.stderrIsTTY)).findAll(events: streams[0])
-            } else {
-                peers = try await Self.find(targets, streams: streams, session: session, connect: connect, timeout: timeout, json: json)
-            }
+            peers = try await SendRun.receivers(try finders.map { try $0.locator(all: all) }, all: all)
+        } catch let error as PeerFindError {
+            let reach = finders[0].reachError(error)
+            if json, case .keyRefused(let refusal) = reach { Output.json(refusal.json) }
+            throw reach.cliError(denial: ExitStatus.denied)
         } catch let error as ReachError {
-            if json, case .keyRefused(let refusal) = error { Output.json(refusal.json) }
             throw error.cliError(denial: ExitStatus.denied)
+        } catch {
+            throw CLIError("\(error)", code: ExitStatus.failure)
         }
-        let delivered = NIOLockedValueBox<[PeerID: [Delivery]]>([:])
-        let json = self.json
-        let progress = ConnectProgress(json: json)
+        let (json, resumed) = (self.json, ConnectProgress(json: json))
         // A task of its own so that Ctrl-C can cancel it (and the sends in it); it is awaited right here.
-        let sending = Task { () -> [(PeerInfo, Result<[Delivery], TransferError>)] in
-            await withTaskGroup(of: (PeerInfo, Result<[Delivery], TransferError>).self) { group in
-                for peer in peers {
-                    group.addTask {
-                        do throws(TransferError) {
-                            let urls: [URL]
-                            switch payload {
-                            case .files(let files): urls = files
-                            case .text(let url, _):
-                                let sent = try await transfers.sendResource(at: url, to: peer.id, mediaType: TextTransfer.mediaType)
-                                delivered.withLockedValue { $0[peer.id] = sent }
-                                return (peer, .success(sent))
-                            }
-                            // A connection lost mid-way (a link down, an address changed) is dialled again and the
-                            // send resumes where it was cut, for as long as the peer comes back within 30 s.
-                            let sent = try await transfers.send(urls, resumingFor: Self.resumePatience, to: peer.id) { attempt in
-                                if json {
-                                    Output.json(["event": "resuming", "peer": peer.displayName, "id": peer.id.hex, "attempt": attempt])
-                                } else {
-                                    progress.show("the connection to \(Terminal.sanitize(peer.displayName)) was lost; resumed over a new one (\(attempt))")
-                                }
-                            }
-                            delivered.withLockedValue { $0[peer.id] = sent.report.deliveries }
-                            return (peer, .success(sent.report.deliveries))
-                        } catch {
-                            return (peer, .failure(error))
-                        }
-                    }
-                }
-                var results: [(PeerInfo, Result<[Delivery], TransferError>)] = []
-                for await result in group { results.append(result) }
-                return results
-            }
-        }
-        // From here Ctrl-C cancels the transfers on both sides and the command ends as cancelled (7). A tree
-        // whose every byte is sent still waits for the receiver's verdict (it may all have arrived): a second
-        // Ctrl-C leaves without it.
-        let presses = NIOLockedValueBox(0)
-        Interruption.handle {
-            if presses.withLockedValue({ $0 += 1; return $0 }) > 1 {
-                Output.error("p2p: interrupted again; leaving without the receiver's word on what arrived")
-                Foundation.exit(ExitStatus.cancelled.rawValue)
-            }
-            sending.cancel()
-        }
-        let results = await sending.value
-        if peers.count == 1, case .failure(.cancelled) = results[0].1 {
-            throw Interrupted(peer: peers[0], done: delivered.withLockedValue { $0[peers[0].id] ?? [] })
-        }
-        return results
-    }
-
-    /// Each `--to` (or the one receiver there is, or `--connect`'s), found and connected at the same time.
-    private static func find(_ targets: [String?], streams: [AsyncStream<SessionEvent>], session: Session, connect: String?,
-                             timeout: Double, json: Bool) async throws -> [PeerInfo] {
-        try await withThrowingTaskGroup(of: PeerInfo.self) { group in
-            for (target, events) in zip(targets, streams) {
-                group.addTask {
-                    let finder = PeerFinder(session: session, to: target, connect: connect, timeout: timeout, role: "receiver",
-                                            progress: ConnectProgress(json: json, transient: Terminal.stderrIsTTY))
-                    return try await finder.find(events: events)
+        let task = Task {
+            await sending.send(payload, to: peers) { peer, attempt in
+                if json {
+                    Output.json(["event": "resuming", "peer": peer.displayName, "id": peer.id.hex, "attempt": attempt])
+                } else {
+                    resumed.show("the connection to \(Terminal.sanitize(peer.displayName)) was lost; resumed over a new one (\(attempt))")
                 }
             }
-            var peers: [PeerInfo] = []
-            for try await peer in group where !peers.contains(where: { $0.id == peer.id }) { peers.append(peer) }
-            return peers
         }
-    }
-
-    /// How long a send waits for a receiver whose connection was lost to be reachable again.
-    static let resumePatience: Duration = .seconds(30)
-
-    /// Ctrl-C ended the send to one receiver: what had arrived.
-    private struct Interrupted: Error {
-        let peer: PeerInfo
-        let done: [Delivery]
+        // From here Ctrl-C (the driver's loop) cancels the transfers on both sides.
+        cancelled { task.cancel() }
+        return await task.value
     }
 }

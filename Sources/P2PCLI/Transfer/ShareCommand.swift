@@ -63,14 +63,30 @@ struct ShareCommand: AsyncParsableCommand {
         }
         let view = ShareView(json: json)
         view.sharing(files: files, pin: sharePIN, port: listening, urls: Self.urls(port: listening), pinWasGiven: pin != nil)
-        Interruption.handle { Task { await server.stop() } }
-        for await event in server.events {
-            view.show(event)
-            if case .over = event {
+        // The driver's loop: the server's events are shown as they come; Ctrl-C stops the server, --once's
+        // `.over` finishes it (its last events are let through), and either ends the share with 0.
+        let driver = CommandDriver<ShareServer.Event>()
+        driver.pump(server.events) { $0 }
+        driver.readInterrupts()
+        _ = await driver.run { input in
+            switch input {
+            case .event(let event):
+                view.show(event)
+                guard case .over = event else { return nil }
                 await server.finish()
                 view.done(files: files)
+                return .success
+            case .interrupt:
+                await server.stop()
+                return .success
+            case .keys, .line, .endOfInput, .question, .withdrawn:
+                return nil
             }
         }
+        // What the server reported before it stopped is still shown; a second Ctrl-C changes nothing.
+        await driver.drain(closing: {}, leftover: { input in
+            if case .event(let event) = input { view.show(event) }
+        })
     }
 
     /// `http://ADDRESS:PORT/` for every IPv4 address of an interface that is up (loopback's when there is

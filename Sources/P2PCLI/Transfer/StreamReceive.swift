@@ -13,9 +13,7 @@ struct StreamReceive {
     /// What the driver's loop takes besides the person's input, Ctrl-C and questions.
     private enum Event: Sendable {
         case session(SessionEvent)
-        case began(ByteStreamInfo)
-        case ended(ByteStreamInfo, Result<ByteStreamSummary, CopyFailure>, bytes: UInt64, seconds: Double)
-        case declined(ByteStreamInfo, String)
+        case stream(StreamOutputReceiver.Event)
         /// The sender did not leave within a moment of the stream's end: close anyway.
         case lingered
     }
@@ -62,29 +60,16 @@ struct StreamReceive {
         }
         // A `p2p send` of files here hears why not, and where files are taken.
         streams.declineFilesAndTrees(reason: Self.fileOfferReason)
-        let current = NIOLockedValueBox<IncomingByteStream?>(nil)
-        let taken = NIOLockedValueBox(false)
-        streams.setStreamHandler { incoming in
-            let info = incoming.info
-            guard taken.withLockedValue({ taken in defer { taken = true }; return !taken }) else {
-                return incoming.deny(reason: "this receiver already takes a stream; it takes one at a time")
-            }
-            var accepted = trusted(info.peer)
-            if !accepted && interactive {
-                accepted = await feed.ask(.stream(info))
-            }
-            guard accepted, !Task.isCancelled else {
-                taken.withLockedValue { $0 = false }
-                incoming.deny(reason: "declined by the receiver")
-                feed.send(.declined(info, Task.isCancelled ? "withdrawn by the sender" : "declined"))
-                return
-            }
-            current.withLockedValue { $0 = incoming }
-            let began = ContinuousClock.now
-            feed.send(.began(info))
-            let outcome = await Self.copy(incoming, json: json)
-            feed.send(.ended(info, outcome, bytes: incoming.bytesRead, seconds: StreamSend.seconds(since: began)))
-        }
+        let meter = NIOLockedValueBox<StreamProgress?>(nil)
+        let receiver = StreamOutputReceiver(streams: streams, decide: { info in
+            if trusted(info.peer) { return true }
+            return interactive ? await feed.ask(.stream(info)) : false
+        }, progress: { info, bytes in
+            meter.withLockedValue { meter in
+                meter = meter ?? StreamProgress(arrow: "↓", name: info.name, peer: info.peer.displayName.description, json: json)
+                return meter!
+            }.update(bytes)
+        }, report: { feed.send(.stream($0)) })
         driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.readInterrupts()
 
@@ -99,14 +84,15 @@ struct StreamReceive {
                 show(event)
                 guard case .peerChanged(let peer, .disconnected, _) = event else { return nil }
                 decided = .disconnected(peer.id)
-            case .event(.declined(let info, let why)):
+            case .event(.stream(.declined(let info, let withdrawn))):
+                let why = withdrawn ? "withdrawn by the sender" : "declined"
                 if json {
                     Self.json(["event": "stream-declined", "name": info.name, "peer": info.peer.displayName, "reason": why])
                 } else {
                     Output.error(Terminal.paint("p2p: \(why) the stream \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName))", .yellow))
                 }
                 decided = nil
-            case .event(.began(let info)):
+            case .event(.stream(.began(let info))):
                 if json {
                     Self.json(["event": "stream-started", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
                                "media-type": info.mediaType])
@@ -114,13 +100,14 @@ struct StreamReceive {
                     Output.error(Terminal.paint("* receiving \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)) to standard output…", .dim))
                 }
                 decided = nil
-            case .event(.ended(let info, let outcome, let bytes, let seconds)):
-                let failure = report(info, outcome, bytes: bytes, seconds: seconds)
+            case .event(.stream(.ended(let info, let outcome, let bytes, let elapsed))):
+                meter.withLockedValue { $0 }?.clear()
+                let failure = report(info, outcome, bytes: bytes, seconds: StreamProgress.seconds(elapsed))
                 decided = .ended(sender: info.peer.id, failure: failure, senderConnected: session.connectedPeer(info.peer.id) != nil)
             case .event(.lingered):
                 decided = .lingered
             case .interrupt:
-                decided = .interrupted(streaming: current.withLockedValue { $0 } != nil)
+                decided = .interrupted(streaming: receiver.hasStream)
             case .question(let asked):
                 // The terminal is read from the first question on (until then, it is left as it was).
                 driver.readKeys()
@@ -138,7 +125,7 @@ struct StreamReceive {
             for effect in decided.map({ model.handle($0) }) ?? [] {
                 switch effect {
                 case .waitForSender: driver.timers.after(Self.lingerDelay, .lingered)
-                case .cancelStream: current.withLockedValue { $0 }?.cancel()
+                case .cancelStream: receiver.cancel()
                 case .finish(let failure):
                     exit = failure
                     return failure?.code ?? .success
@@ -224,5 +211,44 @@ struct StreamReceive {
     static func json(_ object: [String: Any]) {
         guard let text = JSONLine.encode(object) else { return }
         Output.error(text)
+    }
+
+    /// The last word on a stream: a summary, or the error and its exit status.
+    private func report(_ info: ByteStreamInfo, _ outcome: Result<ByteStreamSummary, StreamError>, bytes: UInt64, seconds: Double) -> CLIError? {
+        let name = Terminal.sanitize(info.name), peer = Terminal.sanitize(info.peer.displayName)
+        let error: StreamError
+        switch outcome {
+        case .success(let summary):
+            let rate = seconds > 0 ? Double(summary.length) / seconds : 0
+            if command.json {
+                Self.json(["event": "stream-received", "name": summary.name, "bytes": summary.length, "sha256": summary.sha256,
+                           "peer": info.peer.displayName, "bytes-per-second": Int(rate)])
+            } else {
+                Output.error("Received \(name) from \(peer): \(ByteCount.describe(summary.length)) (\(ByteCount.describe(UInt64(rate)))/s) "
+                             + "to standard output; SHA-256 verified \(summary.sha256)")
+            }
+            return nil
+        case .failure(let failure):
+            error = failure
+        }
+        let part = "standard output holds only part of it"
+        let failure = switch error {
+        case .outputUnwritable(let why):
+            CLIError("cannot write standard output: \(why); the stream \(name) from \(peer) was cancelled", code: ExitStatus.transferFailed)
+        case .cancelled: CLIError("interrupted; the stream \(name) from \(peer) was cancelled: \(part)", code: ExitStatus.cancelled)
+        case .cancelledByPeer where error.isCancelledByAPerson:
+            CLIError("\(peer) cancelled the stream \(name) after \(ByteCount.describe(bytes)): \(part)", code: ExitStatus.cancelled)
+        case .peerDisconnected:
+            CLIError("the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): the connection was lost before its end; \(part)",
+                     code: ExitStatus.transferFailed)
+        default:
+            CLIError("the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): \(Terminal.sanitize(error.description)); "
+                     + "standard output does not hold it as sent", code: ExitStatus.transferFailed)
+        }
+        if command.json {
+            Self.json(["event": "stream-failed", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
+                       "bytes": bytes, "reason": failure.description])
+        }
+        return failure
     }
 }

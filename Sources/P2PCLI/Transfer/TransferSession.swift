@@ -6,13 +6,13 @@ enum TransferSession {
     /// Senders and receivers meet in their own session, apart from chats and games.
     static let id = "files"
 
-    static func exitCode(for error: TransferError) -> ExitCode {
-        switch error {
-        case .denied, .notAnswered: ExitStatus.denied
+    /// The exit status of a send's verdict (README: 0, 6 denied, 7 cancelled, 8 failed).
+    static func exitCode(_ verdict: SendRun.Verdict) -> ExitCode {
+        switch verdict {
+        case .delivered: .success
+        case .denied: ExitStatus.denied
         case .cancelled: ExitStatus.cancelled
-        // Someone pressed Ctrl-C over there; any other CANCEL is the receiver failing (disk full, unwritable).
-        case .cancelledByPeer(let reason) where reason.raw == FileTransfers.receiverCancelledReason: ExitStatus.cancelled
-        default: ExitStatus.transferFailed
+        case .failed: ExitStatus.transferFailed
         }
     }
 }

@@ -39,15 +39,15 @@ struct RecordTransferTests {
 
     @Test func aLargeSnapshotTravelsInManyChunksWithinTheWindow() async throws {
         let theirs = try F.temporaryStore()
-        var options = RecordReceiveOptions()
+        let (alice, bob) = try await pair(receiving: theirs)
+        var options = RecordSendOptions()
         options.window = 100_000  // Smaller than two chunks: the sender must wait for acknowledgements.
-        let (alice, bob) = try await pair(receiving: theirs, options: options)
         let records = [F.location("home", "Home")] + (0..<20_000).map {
             F.task("task-\($0)", ["text": .string("Task \($0) " + String(repeating: "·", count: 20)), "priority": .integer(Int64($0 % 3))], location: "home")
         }
         let snapshot = try F.tasks(records)
-        #expect(SnapshotCodec.encode(snapshot).count > 10 * 65_519)
-        let result = try await alice.send(snapshot, to: bob.peerID)
+        #expect(SnapshotCodec.encode(snapshot).count > 10 * ChannelMessage.maxChunk)
+        let result = try await alice.records.send(snapshot, to: bob.peerID, options: options)
         #expect(result.status == .merged)
         #expect(result.outcome.inserted == 20_001)
         #expect(try theirs.records(entities: ["Task"]).count == 20_000)

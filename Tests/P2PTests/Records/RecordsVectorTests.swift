@@ -10,6 +10,7 @@ struct RecordsVectorTests {
     struct Vectors: Decodable {
         var snapshots: [Vector]
         var messages: [Vector]
+        var legacy: [Vector]
     }
 
     struct Vector: Decodable, CustomTestStringConvertible, Sendable {
@@ -36,7 +37,8 @@ struct RecordsVectorTests {
         let errors = Set(vectors.snapshots.compactMap { v -> String? in if case .object(let o) = v.expect, case .string(let e)? = o["error"] { e } else { nil } })
         #expect(errors == Set(Self.errorWords.keys))
         let kinds = Set(vectors.messages.compactMap { v -> String? in if case .object(let o) = v.expect, case .string(let k)? = o["kind"] { k } else { nil } })
-        #expect(kinds == ["offer", "accept", "deny", "chunk", "ack", "end", "result"])
+        #expect(kinds == ["open", "accept", "deny", "data", "ack", "end", "result", "cancel", "outcome"])
+        #expect(vectors.legacy.contains { $0.expect == .object(["kind": "1", "transfer": "81985529216486895"]) }, "an older OFFER is read")
     }
 
     @Test(arguments: vectors?.snapshots ?? [])
@@ -87,45 +89,77 @@ struct RecordsVectorTests {
         ])
     }
 
+    /// A records channel's steps: CHANNEL payloads of purpose 4 (`Protocol/RECORDS.md` §4).
     @Test(arguments: vectors?.messages ?? [])
     func message(_ vector: Vector) throws {
         let bytes = try #require(Self.bytes(vector.hex))
         guard case .object(let expect) = vector.expect else { Issue.record("expect is not an object"); return }
-        let frame = Frame(type: .records, payload: ByteBuffer(bytes: bytes))
+        let frame = Frame(type: .channel, payload: ByteBuffer(bytes: bytes))
         if expect["error"] == .string("malformedPayload") {
-            #expect(throws: WireError.self) { try RecordsMessage(frame: frame) }
+            #expect(throws: WireError.self) { try ChannelMessage(frame: frame) }
             return
         }
-        let message = try RecordsMessage(frame: frame)
+        let message = try ChannelMessage(frame: frame)
+        #expect(message.purpose == .records)
         #expect(Self.json(message) == vector.expect)
         var encoded = ByteBuffer()
         message.encode(into: &encoded)
         #expect(Array(encoded.readableBytesView).recordsHex == vector.hex, "encode(decode(hex)) == hex")
     }
 
-    static func json(_ message: RecordsMessage) -> JSONValue {
-        let transfer = JSONValue.string(String(message.transferID))
-        switch message {
-        case .offer(let o):
-            return .object(["kind": "offer", "transfer": transfer, "delta": .bool(o.isDelta), "size": .integer(Int64(o.size)),
-                            "records": .integer(Int64(o.recordCount)), "entities": .array(o.entities.map(JSONValue.string))])
-        case .accept(_, let window): return .object(["kind": "accept", "transfer": transfer, "window": .integer(Int64(window))])
-        case .deny(_, let reason): return .object(["kind": "deny", "transfer": transfer, "reason": .string(reason)])
-        case .chunk(_, let offset, let bytes):
-            return .object(["kind": "chunk", "transfer": transfer, "offset": .integer(Int64(offset)), "bytes": .string(Array(bytes.readableBytesView).recordsHex)])
-        case .ack(_, let received): return .object(["kind": "ack", "transfer": transfer, "received": .integer(Int64(received))])
-        case .end(_, let digest): return .object(["kind": "end", "transfer": transfer, "sha256": .string(digest.recordsHex)])
-        case .result(_, let r):
+    /// An older p2p's RECORDS (`0x40`) payloads, read as far as the refusal needs.
+    @Test(arguments: vectors?.legacy ?? [])
+    func legacy(_ vector: Vector) throws {
+        let bytes = try #require(Self.bytes(vector.hex))
+        let frame = Frame(type: .records, payload: ByteBuffer(bytes: bytes))
+        if vector.expect == .object(["error": "malformedPayload"]) {
+            #expect(throws: WireError.self) { try LegacyRecordsStep(frame: frame) }
+            return
+        }
+        let step = try LegacyRecordsStep(frame: frame)
+        var expect: [String: JSONValue] = ["kind": .string(String(step.kind)), "transfer": .string(String(step.transferID))]
+        if step.kind == 3 {
+            expect["reason"] = .string(step.reason)
+            var encoded = ByteBuffer()
+            step.encode(into: &encoded)
+            #expect(Array(encoded.readableBytesView).recordsHex == vector.hex, "the DENY p2p sends, byte for byte")
+        }
+        #expect(vector.expect == .object(expect))
+    }
+
+    @Test func theRefusalIsTheVectorsDeny() throws {
+        let deny = try #require(Self.vectors?.legacy.first { $0.name.hasPrefix("the DENY") })
+        var encoded = ByteBuffer()
+        LegacyRecordsStep.deny(0x0123456789ABCDEF, reason: OlderRecordsPeer.refusal).encode(into: &encoded)
+        #expect(Array(encoded.readableBytesView).recordsHex == deny.hex)
+    }
+
+    static func json(_ message: ChannelMessage) -> JSONValue {
+        var object: [String: JSONValue] = ["channel": .string(String(message.channelID))]
+        func n(_ value: some BinaryInteger) -> JSONValue { .integer(Int64(value)) }
+        switch message.body {
+        case .open(.records(let delta, let size, let records, let entities)):
+            object.merge(["kind": "open", "delta": .bool(delta), "size": n(size), "records": n(records), "entities": .array(entities.map(JSONValue.string))]) { $1 }
+        case .accept(let offset, _): object.merge(["kind": "accept", "offset": n(offset)]) { $1 }
+        case .deny(let reason): object.merge(["kind": "deny", "reason": .string(reason)]) { $1 }
+        case .data(let offset, let bytes):
+            object.merge(["kind": "data", "offset": n(offset), "bytes": .string(Array(bytes.readableBytesView).recordsHex)]) { $1 }
+        case .ack(let total): object.merge(["kind": "ack", "total": n(total)]) { $1 }
+        case .end(let length, let digest): object.merge(["kind": "end", "length": n(length), "sha256": .string(digest.recordsHex)]) { $1 }
+        case .result(let verified, let digest): object.merge(["kind": "result", "verified": .bool(verified), "sha256": .string(digest.recordsHex)]) { $1 }
+        case .cancel(let reason): object.merge(["kind": "cancel", "reason": .string(reason)]) { $1 }
+        case .outcome(let wire):
+            let r = RecordTransferResult(wire)
             let status: String = switch r.status {
             case .merged: "merged"
             case .rejected: "rejected"
             case .failed: "failed"
             }
-            var object: [String: JSONValue] = [
-                "kind": "result", "transfer": transfer, "status": .string(status),
+            object.merge([
+                "kind": "outcome", "status": .string(status),
                 "inserted": .integer(Int64(r.outcome.inserted)), "updated": .integer(Int64(r.outcome.updated)),
                 "unchanged": .integer(Int64(r.outcome.unchanged)), "conflicts": .integer(Int64(r.conflictCount)),
-            ]
+            ]) { $1 }
             if !r.message.isEmpty { object["message"] = .string(r.message) }
             if !r.outcome.conflicts.isEmpty {
                 object["conflicted"] = .array(r.outcome.conflicts.map { .object(["entity": .string($0.entity), "id": .string($0.id), "kept": .string($0.kept.rawValue)]) })
@@ -137,8 +171,10 @@ struct RecordsVectorTests {
                              "rule": .string(p.check.name), "value": p.value.map(JSONValue.string) ?? .null, "message": .string(p.message)])
                 })
             }
-            return .object(object)
+        default:
+            object["kind"] = .string(ChannelMessage.name(of: message.body))
         }
+        return .object(object)
     }
 
     @Test func examplesSurviveBothEncodings() throws {

@@ -38,7 +38,7 @@ final class ChannelInbox: Sendable {
 
     /// Data below this size are copied into a block of the inbox's own; larger ones are kept as they came.
     static let copyBelow = 16 << 10
-    private static let blockSize = 64 << 10
+    static let blockSize = 64 << 10
 
     private let queue: DispatchQueue
     private let state = NIOLockedValueBox(State())

@@ -21,6 +21,9 @@ public struct ChannelMessage: WireMessage, Equatable {
         case tree = 2
         /// A byte stream: a length nobody knew in advance, piped to the receiving application.
         case stream = 3
+        /// A record snapshot (`Protocol/RECORDS.md` §4): its bytes are validated and merged, and the
+        /// receiver's OUTCOME follows the RESULT. Only to peers that announced `Capabilities.recordChannels`.
+        case records = 4
     }
 
     /// What an OPEN offers: the purpose's metadata.
@@ -31,12 +34,16 @@ public struct ChannelMessage: WireMessage, Equatable {
         case tree(entries: UInt32, total: UInt64)
         /// A byte stream with a name and a media type.
         case stream(name: String, mediaType: String)
+        /// A record snapshot of `size` encoded bytes holding `records` records of `entities` (informational),
+        /// a delta or a whole snapshot.
+        case records(delta: Bool, size: UInt64, records: UInt32, entities: [String])
 
         var purpose: Purpose {
             switch self {
             case .file: .file
             case .tree: .tree
             case .stream: .stream
+            case .records: .records
             }
         }
     }
@@ -83,6 +90,8 @@ public struct ChannelMessage: WireMessage, Equatable {
         case compare([FileDigest])
         /// Tree kind 25, receiver → sender: per compared entry, whether the receiver's file is the same.
         case compared([ComparedFile])
+        /// Records kind 32, receiver → sender, after a verified RESULT: what became of the snapshot.
+        case outcome(SnapshotOutcome)
     }
 
     /// What the channel is for.
@@ -135,6 +144,30 @@ extension Capabilities {
     /// on the receiver's side, and its SHA-256 never leaves it (TRANSFER.md, "Already there"). Trees go
     /// only between peers that announce it; to or from a peer without it, a tree fails naming the version.
     public static let comparesHeldFiles = Capabilities(rawValue: 1 << 8)
+    /// Takes record snapshots on channels of purpose 4 (`Protocol/RECORDS.md` §4). Snapshots go only
+    /// between peers that announce it; a p2p without it spoke RECORDS (`0x40`) and gets the versioned error.
+    public static let recordChannels = Capabilities(rawValue: 1 << 9)
+}
+
+/// A records channel's OUTCOME (kind 32, `Protocol/RECORDS.md` §4): the receiver's answer once the
+/// snapshot's bytes were verified, read as far as the wire goes; the records layer reads its detail.
+public struct SnapshotOutcome: Equatable, Sendable {
+    /// 0 merged, 1 rejected (the sender can fix something), 2 failed (the receiver could not take it).
+    public var status: UInt8
+    /// Records the merge inserted, updated, and found unchanged, and the conflicts it counted.
+    public var inserted: UInt32, updated: UInt32, unchanged: UInt32, conflicts: UInt32
+    /// Empty, or a UTF-8 JSON object (message, errors, conflicted, migrations).
+    public var detail: [UInt8]
+
+    /// An outcome with its counts and detail as they travel.
+    public init(status: UInt8, inserted: UInt32, updated: UInt32, unchanged: UInt32, conflicts: UInt32, detail: [UInt8]) {
+        self.status = status
+        self.inserted = inserted
+        self.updated = updated
+        self.unchanged = unchanged
+        self.conflicts = conflicts
+        self.detail = detail
+    }
 }
 
 extension MessageType {
@@ -148,11 +181,11 @@ extension MessageType {
 
 extension ChannelMessage {
     /// Whether `body` is a step only a channel's receiver sends (ACCEPT, DENY, ACK, RESULT, HELD,
-    /// TREE_RESULT, COMPARED) or CANCEL, which either side sends: what may arrive late, for a channel
+    /// TREE_RESULT, COMPARED, OUTCOME) or CANCEL, which either side sends: what may arrive late, for a channel
     /// the other side has ended, without anyone pushing bytes.
     static func isReceiversStep(_ body: Body) -> Bool {
         switch body {
-        case .accept, .deny, .ack, .result, .cancel, .held, .treeResult, .compared: true
+        case .accept, .deny, .ack, .result, .cancel, .held, .treeResult, .compared, .outcome: true
         default: false
         }
     }

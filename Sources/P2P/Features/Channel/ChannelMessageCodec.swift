@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// CHANNEL's byte layout (`Protocol/TRANSFER.md`, "Channels"): each step's kind byte and fields, read and
@@ -6,7 +7,20 @@ extension ChannelMessage {
     private enum Kind: UInt8 {
         case open = 1, accept, deny, start, data, ack, end, result, cancel
         case entries = 16, held, file, fileDone, skip, small, treeEnd, treeResult, compare, compared
+        case outcome = 32
+
+        /// The purpose a kind belongs to alone (a tree's 16–25, records' 32), or nil for the shared 1–9.
+        var onlyFor: Purpose? {
+            switch rawValue {
+            case Kind.entries.rawValue ... Kind.compared.rawValue: .tree
+            case Kind.outcome.rawValue: .records
+            default: nil
+            }
+        }
     }
+
+    /// The longest comma-separated entity list of a records OPEN, in bytes of UTF-8.
+    public static let maxEntityListBytes = 1024
 
     /// Kind, purpose, channel ID and offset in front of a DATA's bytes.
     static let dataHeaderSize = 18
@@ -31,8 +45,8 @@ extension ChannelMessage {
         guard let kind = Kind(rawValue: rawKind) else { throw .malformedPayload(.channel, "unknown kind \(rawKind)") }
         let rawPurpose: UInt8 = try payload.readRequired(.channel, field: "purpose")
         guard let purpose = Purpose(rawValue: rawPurpose) else { throw .malformedPayload(.channel, "unknown purpose \(rawPurpose)") }
-        guard kind.rawValue < Kind.entries.rawValue || purpose == .tree else {
-            throw .malformedPayload(.channel, "kind \(rawKind) belongs to a tree, not to purpose \(rawPurpose)")
+        if let owner = kind.onlyFor, owner != purpose {
+            throw .malformedPayload(.channel, "kind \(rawKind) belongs to purpose \(owner.rawValue), not to purpose \(rawPurpose)")
         }
         self.purpose = purpose
         channelID = try payload.readRequired(.channel, field: "channel ID")
@@ -62,6 +76,14 @@ extension ChannelMessage {
             case .stream:
                 let name = try string("name", maxBytes: Self.maxNameBytes)
                 body = .open(.stream(name: name, mediaType: try string("media type", maxBytes: Self.maxMediaTypeBytes)))
+            case .records:
+                let flags: UInt8 = try integer("flags")
+                guard flags <= 1 else { throw .malformedPayload(.channel, "records flags \(flags): only bit 0 (delta) is defined") }
+                let size: UInt64 = try integer("size")
+                let records: UInt32 = try integer("records")
+                let list = try string("entities", maxBytes: Self.maxEntityListBytes)
+                body = .open(.records(delta: flags == 1, size: size, records: records,
+                                      entities: list.isEmpty ? [] : list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
             }
         case .accept:
             let offset: UInt64 = try integer("offset")
@@ -153,6 +175,13 @@ extension ChannelMessage {
                 files.append(ComparedFile(index: index, same: same == 1))
             } while payload.readableBytes > 0
             body = .compared(files)
+        case .outcome:
+            let status: UInt8 = try integer("status")
+            guard status <= 2 else { throw .malformedPayload(.channel, "unknown OUTCOME status \(status)") }
+            let counts: [UInt32] = [try integer("inserted"), try integer("updated"), try integer("unchanged"), try integer("conflicts")]
+            let detail = payload.readBytes(length: payload.readableBytes) ?? []
+            guard detail.isEmpty || Self.isJSONObject(detail) else { throw .malformedPayload(.channel, "OUTCOME detail is not a JSON object") }
+            body = .outcome(SnapshotOutcome(status: status, inserted: counts[0], updated: counts[1], unchanged: counts[2], conflicts: counts[3], detail: detail))
         }
     }
 
@@ -202,6 +231,12 @@ extension ChannelMessage {
             kind(.open)
             buffer.writeShortString(name)
             buffer.writeShortString(mediaType)
+        case .open(.records(let delta, let size, let records, let entities)):
+            kind(.open)
+            buffer.writeInteger(UInt8(delta ? 1 : 0))
+            buffer.writeInteger(size)
+            buffer.writeInteger(records)
+            buffer.writeShortString(entities.joined(separator: ",").utf8Prefix(maxBytes: Self.maxEntityListBytes))
         case .accept(let offset, let prefixHash):
             kind(.accept)
             buffer.writeInteger(offset)
@@ -289,7 +324,17 @@ extension ChannelMessage {
                 buffer.writeInteger(file.index)
                 buffer.writeInteger(UInt8(file.same ? 1 : 0))
             }
+        case .outcome(let outcome):
+            kind(.outcome)
+            buffer.writeInteger(outcome.status)
+            for count in [outcome.inserted, outcome.updated, outcome.unchanged, outcome.conflicts] { buffer.writeInteger(count) }
+            buffer.writeBytes(outcome.detail)
         }
+    }
+
+    /// Whether `bytes` are one JSON object (an OUTCOME's detail), nothing before or after it.
+    static func isJSONObject(_ bytes: [UInt8]) -> Bool {
+        (try? JSONSerialization.jsonObject(with: Data(bytes))) is [String: Any]
     }
 
     /// A step's name as the specification writes it, for protocol-violation messages.
@@ -314,6 +359,7 @@ extension ChannelMessage {
         case .treeResult: "TREE_RESULT"
         case .compare: "COMPARE"
         case .compared: "COMPARED"
+        case .outcome: "OUTCOME"
         }
     }
 }

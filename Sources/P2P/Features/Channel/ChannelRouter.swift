@@ -113,6 +113,7 @@ final class ChannelRouter: Sendable {
         case .file: "this peer takes no files"
         case .tree: "this peer takes no trees of files"
         case .stream: "this peer does not take byte streams"
+        case .records: "this peer does not take record snapshots"
         }
     }
 

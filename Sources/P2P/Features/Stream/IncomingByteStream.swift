@@ -1,4 +1,5 @@
 @preconcurrency import Crypto
+import Dispatch
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -25,6 +26,9 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
     private let state = NIOLockedValueBox(State())
     /// The reader's running hash and count; only the one reader touches it.
     private let reader = NIOLockedValueBox(Reader())
+    /// The sender's steps on their way to the reader, under the window every channel enforces: what
+    /// waits for the reader counts against it, and small DATA are held in blocks, not a frame each.
+    private let inbox: ChannelInbox
 
     private enum Phase: Equatable { case undecided, accepted, denied, over }
 
@@ -32,9 +36,13 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         var phase = Phase.undecided
         var chunks = CircularBuffer<ByteBuffer>()
         var bufferedBytes = 0
+        /// Data bytes that arrived (the next DATA's offset), checked on the event loop.
         var received: UInt64 = 0
         /// What the last ACK said: the sender may be up to the window beyond it.
         var acknowledged: UInt64 = 0
+        /// END arrived (on the event loop): no DATA may follow, and no more ACKs are sent.
+        var endArrived = false
+        /// END, once the bytes before it reached the reader.
         var end: (length: UInt64, sha256: [UInt8])?
         /// Why the stream broke; the reader gets it after the chunks already here.
         var failure: StreamError?
@@ -54,6 +62,7 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         self.owner = owner
         self.window = window
         self.acknowledgeEvery = acknowledgeEvery
+        inbox = ChannelInbox(queue: DispatchQueue(label: "p2p.stream.\(info.id)"))
     }
 
     /// Bytes that arrived and wait for the reader: never more than the window.
@@ -117,6 +126,7 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
             return (true, state.waiter)
         }
         guard cancelled else { return }
+        inbox.close()
         try? send(.cancel(reason: reason))
         owner?.remove(incoming: self, cancelledHere: true)
         waiter?.resume()
@@ -203,13 +213,15 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         // waiting on a window smaller than that always hears back). The new mark is recorded before the
         // ACK leaves: the sender may answer with more at once.
         let due = state.withLockedValue { state in
-            guard state.phase == .accepted, state.end == nil,
+            guard state.phase == .accepted, !state.endArrived,
                   ChannelFlow.owesAcknowledgement(taken: consumed, acknowledged: state.acknowledged, every: acknowledgeEvery,
                                                   drained: state.chunks.isEmpty) else { return false }
             state.acknowledged = consumed
             return true
         }
-        if due { try? send(.ack(consumed)) }
+        guard due else { return }
+        inbox.acknowledge(consumed)
+        try? send(.ack(consumed))
     }
 
     private func verify(length: UInt64, sha256 theirs: [UInt8]) throws(StreamError) -> ByteBuffer? {
@@ -259,51 +271,79 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         }
     }
 
-    /// One message from the sender. Runs on the event loop.
+    /// One message from the sender. Runs on the event loop: the rules are checked here, and what passes
+    /// reaches the reader through the inbox, in order (a CANCEL or a departure after the bytes before it).
     func handle(_ body: ChannelMessage.Body) {
         switch body {
         case .data(let offset, let bytes):
             let verdict = state.withLockedValue { state -> String?? in
                 if state.phase == .over, state.failure == .cancelled { return .some(nil) }  // in flight when we cancelled
                 guard state.phase == .accepted else { return state.phase == .undecided ? "DATA before ACCEPT" : "DATA after the stream ended" }
-                guard state.end == nil else { return "DATA after END" }
+                guard !state.endArrived else { return "DATA after END" }
                 guard offset == state.received else { return "DATA at \(offset), expected \(state.received)" }
                 state.received += UInt64(bytes.readableBytes)
-                guard state.received - state.acknowledged <= ChannelMessage.maxWindow else {
-                    return "\(state.received - state.acknowledged) bytes beyond the last ACK, over the window of \(ChannelMessage.maxWindow)"
-                }
-                state.chunks.append(bytes)
-                state.bufferedBytes += bytes.readableBytes
                 return .none
             }
             switch verdict {
-            case .none: wake()
+            case .none: if let overrun = inbox.post(body, to: { [self] in arrived($0) }) { violation(overrun) }
             case .some(.none): break
             case .some(.some(let what)): violation(what)
             }
-        case .end(let length, let sha256):
+        case .end:
             let problem = state.withLockedValue { state -> String? in
                 guard state.phase == .accepted else { return "END before ACCEPT" }
-                guard state.end == nil else { return "a second END" }
-                state.end = (length, sha256)
+                guard !state.endArrived else { return "a second END" }
+                state.endArrived = true
                 return nil
             }
             if let problem { return violation(problem) }
-            wake()
+            _ = inbox.post(body, to: { [self] in arrived($0) })
         case .cancel(let reason):
-            broke(.cancelledByPeer(PeerText(reason)))
+            inbox.then { [self] in broke(.cancelledByPeer(PeerText(reason))) }
         default:
             violation("unexpected \(ChannelMessage.name(of: body)) from the sender")
         }
     }
 
-    /// The sender's connection ended: unless its END is already here (everything arrived), the stream broke.
+    /// A DATA or the END, after every step before it: for the reader.
+    private func arrived(_ body: ChannelMessage.Body) {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            guard state.phase == .accepted else { return nil }
+            switch body {
+            case .data(_, var bytes):
+                state.bufferedBytes += bytes.readableBytes
+                // A small DATA joins the inbox's block before it while that has room, as in the inbox:
+                // waiting for the reader, a flood of 1-byte DATA holds their bytes, not a block each.
+                if bytes.readableBytes < ChannelInbox.copyBelow, var last = state.chunks.popLast() {
+                    let joins = last.capacity == ChannelInbox.blockSize && last.writableBytes >= bytes.readableBytes
+                    if joins { last.writeBuffer(&bytes) }
+                    state.chunks.append(last)
+                    if !joins { state.chunks.append(bytes) }
+                } else {
+                    state.chunks.append(bytes)
+                }
+            case .end(let length, let sha256):
+                state.end = (length, sha256)
+            default:
+                return nil
+            }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// The sender's connection ended: unless its END is already here (everything arrived), the stream
+    /// broke, after the bytes that arrived before.
     func peerLeft() {
-        if state.withLockedValue({ $0.end != nil }) { return }
-        broke(.peerDisconnected)
+        inbox.then { [self] in
+            if state.withLockedValue({ $0.end != nil }) { return }
+            broke(.peerDisconnected)
+        }
     }
 
     private func violation(_ what: String) {
+        inbox.close()
         owner?.cutOff(info.peer.id, id: info.id, reason: what)
         broke(.protocolViolation(what))
     }
@@ -325,11 +365,4 @@ public final class IncomingByteStream: AsyncSequence, Sendable {
         waiter?.resume()
     }
 
-    private func wake() {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
 }

@@ -18,21 +18,21 @@ public final class OutgoingByteStream: Sendable {
     public let window: Int
 
     private weak let owner: ByteStreams?
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
     /// The running hash; only the call under way (never two at once) touches it.
     private let hasher = NIOLockedValueBox(SHA256())
 
     private enum Wait {
         case answer
-        /// Until `sent - acknowledged + count <= window`.
+        /// Until a DATA of this many bytes fits the window.
         case room(UInt64)
         case result
     }
 
     private struct State {
         var accepted = false
-        var sent: UInt64 = 0
-        var acknowledged: UInt64 = 0
+        /// Bytes sent and the receiver's ACKs, under the window every channel shares.
+        var flow: ChannelSendWindow
         var endSent = false
         var result: (verified: Bool, sha256: [UInt8])?
         var failure: StreamError?
@@ -40,11 +40,11 @@ public final class OutgoingByteStream: Sendable {
         var busy = false
         var waiter: (wait: Wait, continuation: CheckedContinuation<Void, Never>)?
 
-        func satisfies(_ wait: Wait, window: UInt64) -> Bool {
+        func satisfies(_ wait: Wait) -> Bool {
             if failure != nil { return true }
             switch wait {
             case .answer: return accepted
-            case .room(let count): return ChannelFlow.fits(count, sent: sent, acknowledged: acknowledged, window: window)
+            case .room(let count): return flow.hasRoom(for: count)
             case .result: return result != nil
             }
         }
@@ -55,14 +55,15 @@ public final class OutgoingByteStream: Sendable {
         self.owner = owner
         self.chunkSize = chunkSize
         self.window = Int(window)
+        state = NIOLockedValueBox(State(flow: ChannelSendWindow(window: window, rule: .untilItFits)))
     }
 
     /// Bytes written so far (sent to the receiver).
-    public var bytesWritten: UInt64 { state.withLockedValue { $0.sent } }
+    public var bytesWritten: UInt64 { state.withLockedValue { $0.flow.sent } }
     /// Bytes the receiving application has taken, as its last acknowledgement said.
-    public var bytesAcknowledged: UInt64 { state.withLockedValue { $0.acknowledged } }
+    public var bytesAcknowledged: UInt64 { state.withLockedValue { $0.flow.acknowledged } }
     /// Bytes written beyond what the receiving application has taken: never more than ``window``.
-    public var unacknowledgedBytes: UInt64 { state.withLockedValue { $0.sent - $0.acknowledged } }
+    public var unacknowledgedBytes: UInt64 { state.withLockedValue { $0.flow.unacknowledged } }
 
     /// Sends OPEN and waits for ACCEPT or DENY.
     func open() async throws(StreamError) {
@@ -87,8 +88,8 @@ public final class OutgoingByteStream: Sendable {
                 try await wait(for: .room(count))
                 hasher.withLockedValue { hasher in chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) } }
                 let offset = state.withLockedValue { state in
-                    defer { state.sent += count }
-                    return state.sent
+                    defer { state.flow.sent(count) }
+                    return state.flow.sent
                 }
                 try send(.data(offset: offset, bytes: chunk))
             }
@@ -110,7 +111,7 @@ public final class OutgoingByteStream: Sendable {
         try begin()
         defer { end() }
         let digest = Array(hasher.withLockedValue { $0.finalize() })
-        let length = state.withLockedValue { $0.sent }
+        let length = state.withLockedValue { $0.flow.sent }
         do {
             try send(.end(length: length, sha256: digest))
             state.withLockedValue { $0.endSent = true }
@@ -119,7 +120,7 @@ public final class OutgoingByteStream: Sendable {
             throw fail(error, tellPeer: error == .cancelled)
         }
         let result = state.withLockedValue { $0.result }!
-        guard result.verified, result.sha256 == digest else {
+        guard ChannelSendWindow.confirms(verified: result.verified, theirs: result.sha256, ours: digest) else {
             throw fail(.verificationFailed(expected: digest.hex, got: result.sha256.hex), tellPeer: false)
         }
         state.withLockedValue { $0.done = true }
@@ -163,12 +164,11 @@ public final class OutgoingByteStream: Sendable {
     /// Waits until `wait` holds or the stream failed (then throws the failure). Cancelling the task
     /// cancels the stream.
     private func wait(for wait: Wait) async throws(StreamError) {
-        let window = UInt64(self.window)
-        if !state.withLockedValue({ $0.satisfies(wait, window: window) }) {
+        if !state.withLockedValue({ $0.satisfies(wait) }) {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     let ready = state.withLockedValue { state in
-                        if state.satisfies(wait, window: window) { return true }
+                        if state.satisfies(wait) { return true }
                         state.waiter = (wait, continuation)
                         return false
                     }
@@ -205,10 +205,9 @@ public final class OutgoingByteStream: Sendable {
 
     /// Changes the state and wakes the waiting call if its condition now holds.
     private func update(_ change: (inout State) -> Void) {
-        let window = UInt64(self.window)
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             change(&state)
-            guard let waiter = state.waiter, state.satisfies(waiter.wait, window: window) else { return nil }
+            guard let waiter = state.waiter, state.satisfies(waiter.wait) else { return nil }
             state.waiter = nil
             return waiter.continuation
         }
@@ -218,22 +217,32 @@ public final class OutgoingByteStream: Sendable {
     // MARK: - From the receiver (on the event loop)
 
     func handle(_ body: ChannelMessage.Body) {
-        let (accepted, sent, endSent) = state.withLockedValue { ($0.accepted, $0.sent, $0.endSent) }
+        let violation: String? = state.withLockedValue { state in
+            switch body {
+            case .ack(let total) where state.accepted:
+                // A violation leaves the count as it was; the stream fails below.
+                if let violation = state.flow.take(ack: total) { return violation }
+                return nil
+            case .cancel:
+                return nil
+            case .accept(0, _) where !state.accepted, .deny where !state.accepted, .result where state.endSent && state.result == nil:
+                return nil
+            default:
+                return "unexpected \(ChannelMessage.name(of: body)) from the receiver of stream \(info.id)"
+            }
+        }
+        if let violation {
+            fail(.protocolViolation(violation), tellPeer: false)
+            owner?.cutOff(info.peer.id, id: info.id, reason: violation)
+            return
+        }
         switch body {
-        case .accept(0, _) where !accepted:
-            update { $0.accepted = true }
-        case .deny(let reason) where !accepted:
-            fail(.denied(PeerText(reason)), tellPeer: false)
-        case .ack(let consumed) where accepted && consumed <= sent:
-            update { $0.acknowledged = max($0.acknowledged, consumed) }
-        case .result(let verified, let sha256) where endSent:
-            update { $0.result = (verified, sha256) }
-        case .cancel(let reason):
-            fail(.cancelledByPeer(PeerText(reason)), tellPeer: false)
-        default:
-            let what = "unexpected \(ChannelMessage.name(of: body)) from the receiver of stream \(info.id)"
-            fail(.protocolViolation(what), tellPeer: false)
-            owner?.cutOff(info.peer.id, id: info.id, reason: what)
+        case .accept: update { $0.accepted = true }
+        case .deny(let reason): fail(.denied(PeerText(reason)), tellPeer: false)
+        case .ack: update { _ in }
+        case .result(let verified, let sha256): update { $0.result = (verified, sha256) }
+        case .cancel(let reason): fail(.cancelledByPeer(PeerText(reason)), tellPeer: false)
+        default: break
         }
     }
 

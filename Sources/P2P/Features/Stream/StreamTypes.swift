@@ -49,6 +49,22 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case closed
     /// A write, finish or read began while another one on the same stream was still running.
     case overlappingCalls
+    /// The input being sent could not be read (the system's reason); the stream was cancelled.
+    case inputUnreadable(String)
+    /// The output the stream was being written to could not be written (the system's reason); the
+    /// stream was cancelled.
+    case outputUnwritable(String)
+
+    /// Whether a person gave up (Ctrl-C on either side: ``cancelled``, or a CANCEL with the reason
+    /// `the receiver cancelled` / `the sender cancelled`) rather than something failing
+    /// (`Protocol/TRANSFER.md`, "Channels", Cancel): `p2p` exits 7 for the former, 8 for the latter.
+    public var isCancelledByAPerson: Bool {
+        switch self {
+        case .cancelled: true
+        case .cancelledByPeer(let reason): reason.raw == ByteStreams.receiverCancelledReason || reason.raw == ByteStreams.senderCancelledReason
+        default: false
+        }
+    }
 
     /// What went wrong, for people, with what to do where there is something to do.
     public var description: String {
@@ -70,6 +86,8 @@ public enum StreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .protocolViolation(let what): "protocol violation: \(what)"
         case .closed: "the stream has already ended"
         case .overlappingCalls: "a call on this stream began while another was still running; await each write, finish or read before the next"
+        case .inputUnreadable(let why): "cannot read the input: \(why); the stream was cancelled"
+        case .outputUnwritable(let why): "cannot write the output: \(why); the stream was cancelled"
         }
     }
 }

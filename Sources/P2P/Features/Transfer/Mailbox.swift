@@ -72,6 +72,12 @@ final class Mailbox: Sendable {
         try await next(within: silenceLimit, else: .receiverSilent(for: silenceLimit))
     }
 
+    /// The next message within `limit` instead of the silence limit (a record snapshot's OUTCOME, which
+    /// may follow a long validation and merge): `.receiverSilent(for: limit)` once it passed.
+    func next(within limit: Duration) async throws(TransferError) -> ChannelMessage.Body {
+        try await next(within: limit, else: .receiverSilent(for: limit))
+    }
+
     private func next(within limit: Duration, else timeout: TransferError) async throws(TransferError) -> ChannelMessage.Body {
         let wake: Wake = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -11,21 +11,22 @@ struct OutgoingChannel {
     let purpose: ChannelMessage.Purpose
     /// The receiver's steps for this channel, posted from the event loop.
     let mailbox: Mailbox
-    /// Unacknowledged data bytes allowed in flight (a sender's window, `FileTransfers.Configuration.window`).
-    let window: UInt64
     private let session: Session
+    /// Data bytes sent and the receiver's ACKs under the window (a sender's window,
+    /// `FileTransfers.Configuration.window`), counted as every channel counts them.
+    private var flow: ChannelSendWindow
 
     /// Data bytes sent, and the highest total the receiver acknowledged, both counted from where the
     /// data began (a file's START offset; a tree's data from 0).
-    private(set) var sent: UInt64 = 0
-    private(set) var acknowledged: UInt64 = 0
+    var sent: UInt64 { flow.sent }
+    var acknowledged: UInt64 { flow.acknowledged }
 
     init(id: UInt64, to peer: PeerID, purpose: ChannelMessage.Purpose, mailbox: Mailbox, window: Int, session: Session) {
         self.id = id
         self.peer = peer
         self.purpose = purpose
         self.mailbox = mailbox
-        self.window = UInt64(window)
+        flow = ChannelSendWindow(window: UInt64(window), rule: .untilBelow)
         self.session = session
     }
 
@@ -37,23 +38,20 @@ struct OutgoingChannel {
     /// Sends a DATA frame made in place (`ChannelMessage.dataFrame`) of `count` data bytes, and counts them.
     mutating func send(data frame: Frame, count: Int) throws(TransferError) {
         do { try session.send(frame, to: peer) } catch { throw .peerDisconnected }
-        sent += UInt64(count)
+        flow.sent(UInt64(count))
     }
 
     /// Sends DATA at `offset` and counts its bytes.
     mutating func send(data bytes: ByteBuffer, at offset: UInt64) throws(TransferError) {
         try send(.data(offset: offset, bytes: bytes))
-        sent += UInt64(bytes.readableBytes)
+        flow.sent(UInt64(bytes.readableBytes))
     }
 
     /// Counts `count` data bytes sent in another step (a tree's SMALL files, without their heads).
-    mutating func counted(_ count: Int) { sent += UInt64(count) }
+    mutating func counted(_ count: Int) { flow.sent(UInt64(count)) }
 
     /// Data begin at `offset` (a file's START): sent and acknowledged both count from there.
-    mutating func begin(at offset: UInt64) {
-        sent = offset
-        acknowledged = offset
-    }
+    mutating func begin(at offset: UInt64) { flow.begin(at: offset) }
 
     /// The receiver's answer to the OPEN (ACCEPT, DENY, HELD…), within the mailbox's answer time.
     func answer() async throws(TransferError) -> ChannelMessage.Body { try await mailbox.answer() }
@@ -66,7 +64,7 @@ struct OutgoingChannel {
     /// receiver enforces ``ChannelMessage/maxWindow``): waits for ACKs while the window is full, then
     /// takes the ACKs that already came. `acknowledged` hears each ACK the wait took.
     mutating func waitForRoom(acknowledged heard: () -> Void = {}) async throws(TransferError) {
-        while ChannelFlow.isFull(sent: sent, acknowledged: acknowledged, window: window) {
+        while !flow.hasRoom(for: 0) {
             try take(try await mailbox.next())
             heard()
         }
@@ -81,7 +79,7 @@ struct OutgoingChannel {
             case .ack:
                 try take(body)
             case .result(let verified, let theirs):
-                guard verified, theirs == digest else { throw .verificationFailed(expected: digest.hex, got: theirs.hex) }
+                guard ChannelSendWindow.confirms(verified: verified, theirs: theirs, ours: digest) else { throw .verificationFailed(expected: digest.hex, got: theirs.hex) }
                 return
             case let other:
                 throw .protocolViolation("expected RESULT, got \(ChannelMessage.name(of: other))")
@@ -90,18 +88,13 @@ struct OutgoingChannel {
     }
 
     /// Takes the receiver's ACK while data flow: the highest count so far.
+    /// Any other kind from the receiver (a kind sent the wrong way included), or an ACK of more than
+    /// was sent, is a protocol violation.
     private mutating func take(_ body: ChannelMessage.Body) throws(TransferError) {
-        acknowledged = try Self.acknowledgement(body, at: acknowledged, sent: sent)
-    }
-
-    /// The receiver's ACK while data flows: the highest count so far. Any other kind from the receiver
-    /// (a kind sent the wrong way included), or an ACK of more than was sent, is a protocol violation.
-    static func acknowledgement(_ body: ChannelMessage.Body, at current: UInt64, sent: UInt64) throws(TransferError) -> UInt64 {
         // `poll()` hands over raw messages: the receiver's CANCEL is a cancel, not a protocol violation.
         if case .cancel(let reason) = body { throw .cancelledByPeer(PeerText(reason)) }
         guard case .ack(let written) = body else { throw .protocolViolation("expected ACK, got \(ChannelMessage.name(of: body))") }
-        guard written <= sent else { throw .protocolViolation("ACK of \(written) bytes, \(sent) were sent") }
-        return max(current, written)
+        if let violation = flow.take(ack: written) { throw .protocolViolation(violation) }
     }
 
     /// What a send that failed with `error` owes the receiver: a CANCEL with the reason and the end of the
