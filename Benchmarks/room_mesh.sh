@@ -13,7 +13,8 @@
 #
 # usage: Benchmarks/room_mesh.sh [--hosts N] [--timeout SECONDS]      (root: network namespaces)
 # env:   P2P_BIN (default .build/release/p2p); ROOM_MESH_EVENTS=DIR keeps each chat's JSON events there,
-#        one file per host, each line prefixed with its time in seconds from the last start (and its stderr)
+#        one file per host, each line prefixed with its time in seconds from the last start (and its stderr,
+#        and its avahi-daemon's log; mdns.pcap: every mDNS packet on the bridge)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ME=room_mesh.sh
@@ -38,7 +39,12 @@ hub() { echo "${PFX}H"; }
 host_ns() { echo "${PFX}h$1"; }
 cleanup() {
   local i f
+  stop_pidfile "$STATE/tcpdump.pid" >/dev/null
   for f in "$STATE"/*/avahi.pid; do stop_pidfile "$f" >/dev/null; done
+  # The daemons' own logs (probing, conflicts, renames) beside the chats' events.
+  if [ -n "${ROOM_MESH_EVENTS:-}" ]; then
+    for i in $(seq 1 "$HOSTS"); do cp "$STATE/$i/avahi.log" "$ROOM_MESH_EVENTS/avahi$(printf %02d "$i").log" 2>/dev/null; done
+  fi
   for f in "$STATE"/*/dbus.pid; do stop_pidfile "$f" >/dev/null; done
   for i in $(seq 1 "$HOSTS"); do ip netns del "$(host_ns "$i")" 2>/dev/null; done
   ip netns del "$(hub)" 2>/dev/null
@@ -86,6 +92,12 @@ for i in $(seq 1 "$HOSTS"); do
   DBUS_SYSTEM_BUS_ADDRESS=unix:path=$STATE/$i/run-dbus/system_bus_socket wait_daemon "$STATE/$i/avahi.pid" 30 avahi_running || die "avahi in host $i did not come up"
 done
 say "$HOSTS hosts up, each with its own avahi-daemon; load $(cut -d' ' -f1-3 /proc/loadavg)"
+# Every mDNS packet on the bridge, for counting what the room asks the daemons (each packet is read by all).
+if [ -n "${ROOM_MESH_EVENTS:-}" ]; then
+  mkdir -p "$ROOM_MESH_EVENTS"
+  start_bg "$STATE/tcpdump.pid" tcpdump "$STATE/tcpdump.log" \
+    ip netns exec "$(hub)" tcpdump -Z root -i br0 -n -U -w "$ROOM_MESH_EVENTS/mdns.pcap" udp port 5353
+fi
 
 python3 - "$P2P" "$HOSTS" "$TIMEOUT" "$STATE" "${ROOM_MESH_EVENTS:-}" <<'PY'
 import json, os, subprocess, sys, threading, time
