@@ -115,6 +115,11 @@ import Testing
                 == "bob cancelled the transfer; at least 92.6 MiB of big.bin (512.0 MiB) kept at bob; once bob receives again, run the same command again to resume it: p2p send big.bin --to bob")
     }
 
+    @Test func aPathThatCannotGoIsSaidBeforeAnythingIsSent() {
+        #expect(SendWording.unsendable("no\u{1B}[2Jtes.txt", .missing) == "no\u{FFFD}[2Jtes.txt: no such file or directory; nothing was sent")
+        #expect(SendWording.unsendable("secret", .unreadable) == "secret: permission denied (cannot read it); nothing was sent")
+    }
+
     // MARK: - StreamSendReport
 
     @Test func aStreamSentSaysItsRateAndTheReceiversHash() {

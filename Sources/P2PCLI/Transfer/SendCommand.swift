@@ -96,33 +96,24 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let stream = try StreamSend(self) { return try await stream.run() }
+        // --text or --clipboard: the text checked before any network work.
+        let textBytes = try text.map { Data($0.utf8) } ?? (clipboard ? Clipboard.read() : nil)
+        if let textBytes, let problem = TextTransfer.problem(with: textBytes) { throw CLIError(problem, code: ExitStatus.usage) }
         // A LocalSend device named by --to takes it over LocalSend; anything else goes on as a p2p send.
-        if localSend, to.count == 1, connect == nil, !all, paths != ["-"] {
-            let text = try self.text ?? (clipboard ? String(decoding: try Clipboard.read(), as: UTF8.self) : nil)
-            if let text, let problem = TextTransfer.problem(with: Data(text.utf8)) { throw CLIError(problem, code: ExitStatus.usage) }
-            if try await LocalSendSend(command: self).run(text: text) { return }
+        if localSend, to.count == 1, connect == nil, !all,
+           try await LocalSendSend(command: self).run(text: textBytes.map { String(decoding: $0, as: UTF8.self) }) { return }
+        if let textBytes {
+            // 0600 in a 0700 folder of its own (a clipboard is nobody else's business), gone when the send
+            // ends, at the latest when the process exits.
+            let url = try TextTransfer.stage(textBytes)
+            defer { TextTransfer.discard(url) }
+            return try await send(.text(url, characters: String(decoding: textBytes, as: UTF8.self).count))
         }
-        if text != nil || clipboard { return try await sendText() }
         // A wrong path is a mistake in the command: said before any network work, as a usage error.
         for path in paths {
-            switch SendRun.problem(with: path) {
-            case .missing: throw CLIError("\(Terminal.sanitize(path)): no such file or directory; nothing was sent", code: ExitStatus.usage)
-            case .unreadable: throw CLIError("\(Terminal.sanitize(path)): permission denied (cannot read it); nothing was sent", code: ExitStatus.usage)
-            case nil: break
-            }
+            if let problem = SendRun.problem(with: path) { throw CLIError(SendWording.unsendable(path, problem), code: ExitStatus.usage) }
         }
         try await send(.files(paths.map { URL(fileURLWithPath: $0) }))
-    }
-
-    /// `--text` or `--clipboard`: the text checked before any network work, then offered as a text.
-    private func sendText() async throws {
-        let bytes = try text.map { Data($0.utf8) } ?? Clipboard.read()
-        if let problem = TextTransfer.problem(with: bytes) { throw CLIError(problem, code: ExitStatus.usage) }
-        // 0600 in a 0700 folder of its own (a clipboard is nobody else's business), gone when the send
-        // ends, at the latest when the process exits.
-        let url = try TextTransfer.stage(bytes)
-        defer { TextTransfer.discard(url) }
-        try await send(.text(url, characters: String(decoding: bytes, as: UTF8.self).count))
     }
 
     /// Runs the library's `SendRun` on the driver's loop and says how it ended (the library's

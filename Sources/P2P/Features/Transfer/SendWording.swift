@@ -17,6 +17,15 @@ public enum SendWording {
         "Delivered a text (\(ByteCount.describeCount(characters, "character"))) to \(PeerText.sanitized(peer))."
     }
 
+    /// A path named to send that cannot go, said before any network work:
+    /// `notes.txt: no such file or directory; nothing was sent`.
+    public static func unsendable(_ path: String, _ problem: SendRun.PathProblem) -> String {
+        switch problem {
+        case .missing: "\(PeerText.sanitized(path)): no such file or directory; nothing was sent"
+        case .unreadable: "\(PeerText.sanitized(path)): permission denied (cannot read it); nothing was sent"
+        }
+    }
+
     /// What the receiver holds of a send cut short, from the send's last progress (its last ACK: bytes in
     /// flight may have landed since, hence "at least"): `at least 92.6 MiB of big.bin (512.0 MiB) kept at
     /// bob`, `at least 812 of 2,000 files (3.1 MiB of 7.8 MiB) kept at bob`; nil when nothing had reached it.
