@@ -115,6 +115,12 @@ import Testing
                 == "bob cancelled the transfer; at least 92.6 MiB of big.bin (512.0 MiB) kept at bob; once bob receives again, run the same command again to resume it: p2p send big.bin --to bob")
     }
 
+    @Test func aResumedSendSaysWhichAttemptItIs() {
+        #expect(SendWording.resuming(carol, attempt: 2) == "the connection to ca\u{FFFD}[2Jrol was lost; resumed over a new one (2)")
+        let event = SendWording.resumingEvent(bob, attempt: 2)
+        #expect(event["event"] as? String == "resuming" && event["attempt"] as? Int == 2 && event["id"] as? String == bob.id.hex)
+    }
+
     @Test func aPathThatCannotGoIsSaidBeforeAnythingIsSent() {
         #expect(SendWording.unsendable("no\u{1B}[2Jtes.txt", .missing) == "no\u{FFFD}[2Jtes.txt: no such file or directory; nothing was sent")
         #expect(SendWording.unsendable("secret", .unreadable) == "secret: permission denied (cannot read it); nothing was sent")
@@ -187,6 +193,8 @@ import Testing
         let deliveries = [Delivery(name: "a.jpg", size: 2 << 20, sha256: "ef", resumedFrom: 0), Delivery(name: "b.jpg", size: 2 << 20, sha256: "01", resumedFrom: 0)]
         #expect(LocalSendUpload.sentLine(deliveries, seconds: 2, to: anna)
                 == #"Sent 2 files (4.0 MiB, 2.0 MiB/s) to Pixel 7 "anna" (LocalSend, not verified by key); LocalSend reports no hash back: delivered as its answers say"#)
+        #expect(LocalSendUpload.textDeliveredLine("see you", to: anna) == #"Delivered a text (7 characters) to Pixel 7 "anna" (LocalSend, not verified by key)."#)
+        #expect(LocalSendUpload.textDeliveredEvent("see you", to: anna)["characters"] as? Int == 7)
         let events = LocalSendUpload.sentEvents(deliveries, to: anna)
         #expect(events.map { $0["event"] as? String } == ["file-sent", "file-sent", "sent"])
         #expect(events[2]["bytes"] as? UInt64 == 4 << 20 && events[2]["fingerprint"] as? String == Self.annaFingerprint)

@@ -38,11 +38,7 @@ struct LocalSendSend {
         do {
             if let text {
                 try await sender.send(text: text, to: target.info, at: target.address, pin: pin)
-                if json {
-                    Output.json(["event": "text-delivered", "peer": target.info.alias, "kind": "localsend", "characters": text.count])
-                } else {
-                    Output.line("Delivered a text (\(text.count) characters) to \(LocalSendPeer.label(of: target.peer)).")
-                }
+                json ? Output.json(LocalSendUpload.textDeliveredEvent(text, to: target)) : Output.line(LocalSendUpload.textDeliveredLine(text, to: target))
                 return true
             }
             let items = try LocalSendSender.items(command.paths.map { URL(fileURLWithPath: $0) })

@@ -175,11 +175,7 @@ struct SendCommand: AsyncParsableCommand {
         // A task of its own so that Ctrl-C can cancel it (and the sends in it); it is awaited right here.
         let task = Task {
             await sending.send(payload, to: peers) { peer, attempt in
-                if json {
-                    Output.json(["event": "resuming", "peer": peer.displayName, "id": peer.id.hex, "attempt": attempt])
-                } else {
-                    resumed.show("the connection to \(Terminal.sanitize(peer.displayName)) was lost; resumed over a new one (\(attempt))")
-                }
+                json ? Output.json(SendWording.resumingEvent(peer, attempt: attempt)) : resumed.show(SendWording.resuming(peer, attempt: attempt))
             }
         }
         // From here Ctrl-C (the driver's loop) cancels the transfers on both sides.

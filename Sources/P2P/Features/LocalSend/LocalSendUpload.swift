@@ -61,6 +61,16 @@ public enum LocalSendUpload {
         }
     }
 
+    /// `Delivered a text (12 characters) to "anna" …`.
+    public static func textDeliveredLine(_ text: String, to device: LocalSendDeviceList.Entry) -> String {
+        "Delivered a text (\(text.count) characters) to \(LocalSendPeer.label(of: device.peer))."
+    }
+
+    /// The event for programs of a text delivered: `text-delivered`.
+    public static func textDeliveredEvent(_ text: String, to device: LocalSendDeviceList.Entry) -> [String: any Sendable] {
+        ["event": "text-delivered", "peer": device.info.alias, "kind": "localsend", "characters": text.count]
+    }
+
     /// `Sent 2 files (3.0 MiB, 1.5 MiB/s) to "anna" …; LocalSend reports no hash back: delivered as its answers say`.
     public static func sentLine(_ deliveries: [Delivery], seconds: Double, to device: LocalSendDeviceList.Entry) -> String {
         let bytes = deliveries.reduce(UInt64(0)) { $0 + $1.size }

@@ -17,6 +17,17 @@ public enum SendWording {
         "Delivered a text (\(ByteCount.describeCount(characters, "character"))) to \(PeerText.sanitized(peer))."
     }
 
+    /// A connection to the receiver was lost and the send resumed over a new one (``SendRun``'s `onResume`):
+    /// `the connection to bob was lost; resumed over a new one (2)`.
+    public static func resuming(_ peer: PeerInfo, attempt: Int) -> String {
+        "the connection to \(peer.displayName) was lost; resumed over a new one (\(attempt))"
+    }
+
+    /// The same for programs: the `resuming` event.
+    public static func resumingEvent(_ peer: PeerInfo, attempt: Int) -> [String: any Sendable] {
+        ["event": "resuming", "peer": peer.displayName, "id": peer.id.hex, "attempt": attempt]
+    }
+
     /// A path named to send that cannot go, said before any network work:
     /// `notes.txt: no such file or directory; nothing was sent`.
     public static func unsendable(_ path: String, _ problem: SendRun.PathProblem) -> String {
