@@ -151,17 +151,15 @@ struct SendCommand: AsyncParsableCommand {
         (["p2p"] + arguments.dropFirst().map { PeerTarget.shellWord(Terminal.sanitize($0)) }).joined(separator: " ")
     }
 
-    /// Finds the receivers (the library's `PeerLocator`, saying each step as `PeerFinder` words it) and
-    /// sends to each at once; the session is closed by the driver.
-    private func send(_ payload: SendRun.Payload, with sending: SendRun, sending cancelled: SendDriver<[SendRun.Outcome]>.Offered) async throws -> [SendRun.Outcome] {
-        let session = sending.transfers.session
+    /// Finds the receivers `--to`, `--connect` or `--all` name (the library's `SendRun.receivers`, saying
+    /// each step as `PeerFinder` words it), each connected; throws what the command says and its status.
+    func receivers(on session: Session) async throws -> [PeerInfo] {
         let progress = ConnectProgress(json: json, transient: Terminal.stderrIsTTY)
         let finders = (to.isEmpty ? [nil] : to.map { Optional($0) }).map {
             PeerFinder(session: session, to: $0, connect: connect, timeout: timeout, role: "receiver", progress: progress)
         }
-        let peers: [PeerInfo]
         do {
-            peers = try await SendRun.receivers(try finders.map { try $0.locator(all: all) }, all: all)
+            return try await SendRun.receivers(try finders.map { try $0.locator(all: all) }, all: all)
         } catch let error as PeerFindError {
             let reach = finders[0].reachError(error)
             if json, case .keyRefused(let refusal) = reach { Output.json(refusal.json) }
@@ -171,6 +169,11 @@ struct SendCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("\(error)", code: ExitStatus.failure)
         }
+    }
+
+    /// Finds the receivers and sends to each at once; the session is closed by the driver.
+    private func send(_ payload: SendRun.Payload, with sending: SendRun, sending cancelled: SendDriver<[SendRun.Outcome]>.Offered) async throws -> [SendRun.Outcome] {
+        let peers = try await receivers(on: sending.transfers.session)
         let (json, resumed) = (self.json, ConnectProgress(json: json))
         // A task of its own so that Ctrl-C can cancel it (and the sends in it); it is awaited right here.
         let task = Task {

@@ -45,17 +45,8 @@ struct StreamSend {
     /// `streaming` hands over how to cancel the stream once it is offered.
     private func send(over session: Session, with streams: ByteStreams,
                       streaming: SendDriver<StreamSendReport>.Offered) async throws -> StreamSendReport {
-        let events = session.events()
-        do { try await session.start() } catch { throw CLIError(error.description, code: ExitStatus.failure) }
-        let finder = PeerFinder(session: session, to: command.to.first, connect: command.connect, timeout: command.timeout, role: "receiver",
-                                progress: ConnectProgress(json: command.json))
-        let peer: PeerInfo
-        do {
-            peer = try await finder.find(events: events)
-        } catch {
-            if command.json, case .keyRefused(let refusal) = error { Output.json(refusal.json) }
-            throw error.cliError(denial: ExitStatus.denied)
-        }
+        // One receiver (`init` sees to it), found as a send of files finds it.
+        guard let peer = try await command.receivers(on: session).first else { throw CLIError("no receiver was found", code: ExitStatus.peerNotFound) }
         let opened = NIOLockedValueBox<(stream: OutgoingByteStream, at: ContinuousClock.Instant)?>(nil)
         let name = self.name, json = command.json
         if !json { Output.error(Terminal.paint("offering \(Terminal.sanitize(name)) (standard input) to \(Terminal.sanitize(peer.displayName))…", .dim)) }
