@@ -158,47 +158,8 @@ struct RecordsSendCommand: AsyncParsableCommand {
         if let failure = sent.markFailure {
             view.error("store", "the peer merged the snapshot but this store could not remember it: \(failure)")
         }
-        report(sent.result, records: sent.records, delta: sent.isDelta, peer: peer)
+        RecordsView(json: json).show(.sent(sent.result, records: sent.records, delta: sent.isDelta, to: peer))
         return ExitStatus.records(sent.result.status)
-    }
-
-    private func report(_ result: RecordTransferResult, records: Int, delta: Bool, peer: PeerInfo) {
-        let status = switch result.status {
-        case .merged: "merged"
-        case .rejected: "rejected"
-        case .failed: "failed"
-        }
-        if json {
-            var object: [String: Any] = [
-                "event": "records-sent", "peer": peer.displayName, "id": peer.id.hex, "records": records, "delta": delta, "status": status,
-            ]
-            if result.status == .merged {
-                object["inserted"] = result.outcome.inserted
-                object["updated"] = result.outcome.updated
-                object["unchanged"] = result.outcome.unchanged
-                object["conflicts"] = result.conflictCount
-                object["conflicted"] = result.outcome.conflicts.map { ["entity": $0.entity, "id": $0.id, "kept": $0.kept.rawValue] }
-                object["migrations"] = result.outcome.migrations
-            } else {
-                object["message"] = result.message
-                object["errors"] = result.problems.map(\.json)
-            }
-            Output.json(object)
-            return
-        }
-        let name = Terminal.sanitize(peer.displayName)
-        switch result.status {
-        case .merged:
-            Output.line("Sent \(records) record\(records == 1 ? "" : "s")\(delta ? " (delta)" : "") to \(name): " + RecordsView.counts(result.outcome))
-            for change in result.outcome.migrations { Output.line(Terminal.paint("  \(name)'s schema: \(change)", .dim)) }
-        case .rejected, .failed:
-            guard !result.problems.isEmpty else {
-                Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot: \(Terminal.sanitize(result.message))", .red))
-                return
-            }
-            Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot; nothing was merged:", .red))
-            for problem in result.problems { Output.error("  \(Terminal.sanitize(problem.description))") }
-        }
     }
 }
 
