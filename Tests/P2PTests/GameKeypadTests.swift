@@ -65,3 +65,25 @@ import Testing
         #expect(GameStatus(lobby).question == "Another round? [y/n] (n or q leaves)")
     }
 }
+
+/// What the game screen shows, from the lobby and the keypad.
+@Suite struct GameScreenModelTests {
+    let bob = PeerInfo(id: PeerID(bytes: Array(repeating: 2, count: 16)), displayName: "bob", sessionID: "game")
+
+    @Test func theCursorShowsOnThisPlayersTurnAndTheListBetweenGames() {
+        var lobby = GameLobby(target: .picked, interactive: true)
+        _ = lobby.handle(.peerAvailable(bob, among: [bob]))
+        var keypad = GameKeypad()
+        _ = keypad.press(.down, in: lobby)
+        let picker = GameScreenModel(lobby, keypad: &keypad)
+        #expect(picker.opponent == nil && picker.peers.map(\.id) == [bob.id] && picker.selection == 0)
+        _ = lobby.handle(.peerConnected(bob))
+        var game = TicTacToe()
+        game.rollDice()
+        game.start(as: .o)
+        _ = lobby.handle(.snapshot(GameSession.Snapshot(opponent: bob, game: game, round: 1, score: .init(wins: 1))))
+        let theirs = GameScreenModel(lobby, keypad: &keypad)
+        #expect(theirs.opponent?.id == bob.id && theirs.mark == .o && theirs.cursor == nil && theirs.score == .init(wins: 1))
+        #expect(theirs.status.text == "bob's turn (X)… q leaves" && theirs.status.tone == .caution)
+    }
+}

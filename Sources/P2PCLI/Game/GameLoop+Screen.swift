@@ -19,41 +19,16 @@ extension GameLoop {
 
     func draw() {
         guard interactive else { return }
-        var state = ScreenState()
-        state.me = "\(Terminal.sanitize(session.displayName)) (\(session.peerID.short))"
-        state.sessionID = session.sessionID
+        let game = GameScreenModel(lobby, keypad: &keypad)
+        var state = ScreenState(me: "\(Terminal.sanitize(session.displayName)) (\(session.peerID.short))", sessionID: session.sessionID, game: game)
         state.notes = view.notes
-        if let shown = questions.queue.shown, case .connection(let request) = shown.asker.question {
+        if let question = game.status.question {
+            state.question = [question]
+        } else if let shown = questions.queue.shown, case .connection(let request) = shown.asker.question {
             let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
             state.question = [shown.question, "  " + trust.replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")]
         }
-        let status = GameStatus(lobby)
-        state.status = status.text
-        state.statusColor = Self.color(status.tone)
-        if let question = status.question { state.question = [question] }
-        if let opponent = lobby.opponent, let game = lobby.shown {
-            state.opponent = opponent
-            state.mark = game.game.myMark
-            state.board = game.game.board
-            state.round = game.round
-            state.score = game.score
-            if game.game.state == .myTurn { state.cursor = keypad.cursor }
-            if case .done(.won(_, let line)) = game.game.state { state.winningLine = line }
-        } else {
-            state.peers = lobby.pickList
-            state.selection = keypad.fitSelection(to: lobby.pickList.count)
-        }
         GameScreen.draw(state)
-    }
-
-    private static func color(_ tone: GameStatus.Tone) -> Terminal.Color {
-        switch tone {
-        case .plain: .bold
-        case .waiting: .dim
-        case .good: .green
-        case .caution: .yellow
-        case .bad: .red
-        }
     }
 }
 
