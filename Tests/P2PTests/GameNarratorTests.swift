@@ -63,6 +63,16 @@ import Testing
         #expect(GameNarrator.finalScore(.init(), opponent: "bob") == "Final score: you 0 – bob 0")
     }
 
+    @Test func asTheRunEndsAScreenSaysEveryScoreAndAPipeTheGameStillOn() {
+        let carol = PeerInfo(id: PeerID(bytes: Array(repeating: 3, count: 16)), displayName: "carol", sessionID: "game")
+        var lobby = myTurnLobby(interactive: false)
+        lobby.keep(.init(wins: 1), against: carol)
+        lobby.keep(.init(losses: 2), against: bob)
+        #expect(GameNarrator(json: false, interactive: false).finalScores(of: lobby) == ["Final score: you 0 – bo\u{FFFD}b 2"])
+        #expect(GameNarrator(json: false, interactive: true).finalScores(of: lobby) == ["Final score: you 1 – carol 0", "Final score: you 0 – bo\u{FFFD}b 2"])
+        #expect(GameNarrator(json: true, interactive: false).finalScores(of: lobby).isEmpty)
+    }
+
     @Test func theStatusLineFollowsTheLobby() {
         var waiting = GameLobby(target: .picked, interactive: true)
         let idle = GameStatus(waiting)

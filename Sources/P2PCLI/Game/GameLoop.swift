@@ -107,11 +107,7 @@ final class GameLoop {
         // After the screen is gone, so that it stays on the terminal: at a terminal every opponent of this
         // run (the screen that showed them is gone), from a pipe the game still on (the others were printed).
         runner.keepScoreOfGameOn()
-        if !view.json, interactive {
-            for (_, name, score) in lobby.finalScores { Output.line(GameNarrator.finalScore(score, opponent: name.raw)) }
-        } else if !view.json, let opponent = lobby.opponent {
-            Output.line(GameNarrator.finalScore(games.snapshot.score, opponent: opponent.displayName.raw))
-        }
+        view.narrator.finalScores(of: lobby).forEach(Output.line)
         // What the session reported before this point is shown, but not the goodbyes of its own leaving
         // and closing (they would say that the peers left).
         await driver.drain(closing: {

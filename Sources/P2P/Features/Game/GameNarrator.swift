@@ -100,6 +100,15 @@ public struct GameNarrator: Sendable {
         }
     }
 
+    /// The final scores said as the run ends (after ``GameLobbyRunner/keepScoreOfGameOn()``): on a screen
+    /// every opponent of the run, since the screen that showed them is gone; from a pipe the game still
+    /// on, the others having been said as they ended; none in JSON mode.
+    public func finalScores(of lobby: GameLobby) -> [String] {
+        guard !json else { return [] }
+        let said = interactive ? lobby.finalScores : lobby.finalScores.filter { $0.peer == lobby.opponent?.id }
+        return said.map { Self.finalScore($0.score, opponent: $0.name.raw) }
+    }
+
     /// "bob (4f3a9c21)".
     public static func label(_ peer: PeerInfo) -> String { "\(peer.displayName) (\(peer.id.short))" }
 
