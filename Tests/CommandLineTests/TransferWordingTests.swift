@@ -82,16 +82,6 @@ import Testing
         #expect(ReceiveLoop.textFrame(from: "al\u{07}ice") == ("al\u{FFFD}ice sent a text:", "── end of text ──"))
     }
 
-    @Test func theGameSpeaksToItsReader() {
-        #expect(GameView.notYourTurn(opponent: "bob", mark: .x) == "it is not your turn (bob plays O)")
-        var score = GameProtocol.Score()
-        score.wins = 2
-        score.losses = 1
-        score.draws = 1
-        #expect(GameView.finalScore(score, opponent: "bob") == "Final score: you 2 – bob 1 (1 draw)")
-        #expect(GameView.finalScore(GameProtocol.Score(), opponent: "bob") == "Final score: you 0 – bob 0")
-    }
-
     /// A send of several top-level items is not "2 files, 161 B in 2 items": it names them.
     @Test func anOfferSaysWhatItHoldsNotHowManyItems() {
         #expect(ReceiveLoop.contents(name: "2 items", fileCount: 2, size: 161, roots: ["a.txt", "b.txt"]) == "2 files, 161 B: a.txt, b.txt")
