@@ -36,11 +36,11 @@ extension ChatLoop {
         case .offer(let offer):
             guard room.policy.canAsk else {
                 asker.answer.resume(returning: false)
-                view.error("denied", "declined \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)) from \(name); use --yes to accept")
+                view.error("denied", "declined \(offer.info.chatKind) \(Terminal.sanitize(offer.info.name)) from \(name); use --yes to accept")
                 return
             }
             let info = offer.info
-            _ = questions.queue.ask("\(name) sends \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
+            _ = questions.queue.ask("\(name) sends \(info.chatKind) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
         case .stream:
             asker.answer.resume(returning: false)  // only receive --stdout asks this
         case .roomDial(let peer):
@@ -56,7 +56,7 @@ extension ChatLoop {
         let name = PeerTarget.name(prompt.asker.question.peer)
         switch prompt.asker.question {
         case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
-        case .offer(let offer): view.note("\(name) withdrew \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)).")
+        case .offer(let offer): view.note("\(name) withdrew \(offer.info.chatKind) \(Terminal.sanitize(offer.info.name)).")
         case .roomDial, .stream: break
         }
     }
@@ -138,7 +138,7 @@ extension ChatLoop {
         case .file(let path):
             sendFile(path, asImage: false)
         case .peers:
-            listPeers()
+            for line in runner.roster() { view.note(line) }
         case .names:
             view.note(ChatRoom.names(own: session.displayName, connected: room.connected.values.map(\.displayName.raw)))
         case .nothing:
