@@ -92,4 +92,29 @@ import Testing
         #expect(refused.first?.code == "image")
         #expect(refused.first?.text.contains("carol") == true)
     }
+
+    @Test func historyAndPeerChangesHaveOneJSONShape() {
+        let at = Date(timeIntervalSince1970: 1_700_000_000)
+        let waiting = ChatEntry(sequence: 1, peer: Self.bob.id, peerName: PeerText("bob"), direction: .sent, messageID: 7, sentAt: at, text: "hi", deliveredAt: nil)
+        #expect(waiting.historyJSON["state"] as? String == "waiting")
+        #expect(waiting.historyJSON["time"] as? String == "2023-11-14T22:13:20.000Z")
+        #expect(waiting.historyJSON["message"] as? String == "7")
+        #expect(waiting.historyJSON["delivered"] == nil)
+        var delivered = waiting
+        delivered.deliveredAt = at
+        #expect(delivered.historyJSON["state"] as? String == "delivered")
+        #expect(delivered.historyJSON["delivered"] as? String == "2023-11-14T22:13:20.000Z")
+        let file = ChatImageEntry(sequence: 2, peer: Self.bob.id, peerName: PeerText("bob"), direction: .received, name: "notes.txt",
+                                  path: "/dl/notes.txt", mediaType: "text/plain", width: 0, height: 0, at: at)
+        #expect(file.historyJSON["kind"] as? String == "file")
+        #expect(file.historyJSON["width"] == nil)
+        let held = UnaddressedLine(sequence: 3, room: "r", typedAt: at, text: "anyone?")
+        #expect(held.historyJSON["state"] as? String == "waiting")
+        let connected = Self.bob.changeJSON(.connected, reason: nil)
+        #expect(connected["event"] as? String == "connected")
+        #expect(connected["trust"] as? String == "new")
+        #expect(connected["fingerprint"] as? String == Self.bob.fingerprint)
+        #expect(Self.bob.changeJSON(.available, reason: nil)["event"] as? String == "peer-available")
+        #expect(Self.bob.changeJSON(.disconnected, reason: .peerLeft)["reason"] as? String == SessionError.peerLeft.description)
+    }
 }

@@ -91,21 +91,7 @@ struct ChatView: Sendable {
 
     func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
         let name = PeerTarget.name(peer)
-        if json {
-            var object: [String: Any] = ["event": state.rawValue, "peer": peer.displayName, "id": peer.id.hex]
-            if state == .connected {
-                object["fingerprint"] = peer.fingerprint
-                object["trust"] = Self.trustName(peer.trust)
-                object["address"] = peer.connectedVia
-            }
-            // The name the key is pinned under, when the peer now uses another: programs must not take
-            // `peer` at face value either.
-            if let pinnedName = peer.trust.pinnedNameIfDifferent { object["pinned-as"] = pinnedName }
-            if let reason { object["reason"] = reason.description }
-            if state == .available || state == .unavailable { object["event"] = "peer-\(state.rawValue)" }
-            Output.json(object)
-            return
-        }
+        if json { return Output.json(peer.changeJSON(state, reason: reason)) }
         switch state {
         case .connected:
             note("\(name) connected — \(Self.trustNote(peer.trust, fingerprint: peer.fingerprint)).")
