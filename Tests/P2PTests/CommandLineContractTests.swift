@@ -176,3 +176,24 @@ final class LogRecorder: LogHandler, @unchecked Sendable {
         #expect(NearestName.closest(to: "x", among: []) == nil)
     }
 }
+
+/// The exit codes are the ones README's table documents, no more and no fewer.
+@Suite struct CommandExitCodeTests {
+    @Test func theCodesAreREADMEsTable() throws {
+        let text = READMEEvents.text
+        let start = try #require(text.range(of: "### Exit codes"))
+        let section = text[start.upperBound...]
+        let table = section[..<(section.range(of: "\n## ")?.lowerBound ?? section.endIndex)]
+        let documented = table.split(separator: "\n").compactMap { row -> Int32? in
+            guard row.hasPrefix("| ") else { return nil }
+            return Int32(row.dropFirst(2).prefix { $0.isNumber })
+        }
+        #expect(documented == CommandExitCode.allCases.map(\.rawValue))
+    }
+
+    @Test func aFailedSnapshotIsAFailedTransferAndARejectedOneARejection() {
+        #expect(CommandExitCode.records(.merged) == .success)
+        #expect(CommandExitCode.records(.rejected) == .recordsRejected)
+        #expect(CommandExitCode.records(.failed) == .transferFailed)
+    }
+}
