@@ -14,7 +14,7 @@ enum READMEEvents {
     /// The rows of the table under "### JSON events".
     static var rows: [String] {
         guard let start = text.range(of: "### JSON events") else { return [] }
-        let section = text[start.upperBound...].prefix { _ in true }
+        let section = text[start.upperBound...]
         let end = section.range(of: "\n### ")?.lowerBound ?? section.endIndex
         return section[..<end].split(separator: "\n").map(String.init).filter { $0.hasPrefix("| `") }
     }
