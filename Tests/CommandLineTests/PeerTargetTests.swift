@@ -136,14 +136,6 @@ import Testing
     }
 }
 
-/// The default display name tells two machines with the same user and host name apart.
-@Suite struct DefaultNameTests {
-    @Test func theFingerprintsFirstGroupFollowsUserAndHost() {
-        #expect(NetworkOptions.defaultDisplayName(user: "root", host: "vm", fingerprint: "v6om-2htw-aaaa-bbbb-cccc-dddd") == "root@vm-v6om")
-        #expect(NetworkOptions.defaultDisplayName(user: "root", host: "vm", fingerprint: nil) == "root@vm")
-    }
-}
-
 /// Messages of `send` and `pair` that depend on what happened.
 @Suite struct CommandMessageTests {
     @Test func pairingInstructionsNameRealAddresses() {
