@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p receive`'s one loop: transfer and session events, keys, and the questions connection requests
@@ -31,26 +30,20 @@ final class ReceiveLoop {
     /// When each sender's progress line was drawn last (it is redrawn at most every 100 ms).
     var lastDrawn: [PeerID: ContinuousClock.Instant] = [:]
     var questions = PeerQuestions()
-    var policy: ConnectionPolicy
-    /// What is accepted unasked (`--yes`, `--from`, `--text`, `--allow-hidden`, `--allow-executable`).
-    let rules: ReceiveRules
-    /// Which offers are asked about, and the answers that stand for later ones.
-    var offers: OfferQuestions
+    /// Who and what is accepted, asked about or declined (the library's `FileReceiver`).
+    var receiver: FileReceiver!
     /// "* NAME left" lines held until the sender's transfers have told their end.
     var leftLines: [PeerID: String] = [:]
     /// Whether the progress line is on the screen (lines printed under it take it off first).
     var progressDrawn = false
     /// Whether a question is drawn as the input line (render erases it once it is answered).
     var questionDrawn = false
-    /// Offers (peer ID/transfer ID) whose question named their hidden paths and execute bits: a yes to
-    /// that question allows them. Filled by the loop, read by the offer handler once answered.
-    let named = NIOLockedValueBox<Set<String>>([])
     /// `--localsend`: the LocalSend peer started with the session, stopped with it.
     var localSend: LocalSendNode?
     /// `--web`: the browser upload page, served with the LocalSend peer's upload API.
     var webUpload: WebUploadServer?
     /// How LocalSend senders are named in their summaries (`PeerTarget.name`), by peer.
-    let localSendLabels = NIOLockedValueBox<[PeerID: String]>([:])
+    var localSendLabels: [PeerID: String] = [:]
 
     init(session: Session, transfers: FileTransfers, options: ReceiveCommand, directory: URL) {
         self.session = session
@@ -60,36 +53,19 @@ final class ReceiveLoop {
         interactive = Terminal.stdinIsTTY && !options.json
         view = TransferView(json: options.json, perFile: options.network.verbose)
         model = ReceiveRun(once: options.once, textOnly: options.text)
-        policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
-        rules = ReceiveRules(acceptsEveryone: options.yes, from: options.from, allowsHidden: options.allowHidden,
-                             allowsExecutable: options.allowExecutable, textsOnly: options.text)
-        offers = OfferQuestions(canAsk: interactive)
         // --text: standard output is the text's alone, for a pipe.
         if options.text && !options.json { Output.keepStdoutForData() }
     }
 
     /// Runs until Ctrl-C (or, with `--once`, until the first sender left); throws the exit status.
     func run(listen: () async throws -> Void) async throws {
-        let feed = self.feed
-        let (rules, named, json) = (rules, named, options.json)
-        session.setConnectionRequestHandler { request in
-            if rules.trusts(request.peer) { return true }
-            return await feed.ask(.connection(request))
-        }
-        transfers.setOfferHandler(answers: { offer in
-            switch rules.unasked(offer.info) {
-            case .declinedAsNotText:
-                if !json {
-                    Output.error(Terminal.paint("p2p: declined \(Terminal.sanitize(offer.info.name)) from \(Terminal.sanitize(offer.info.peer.displayName)): "
-                                                + "this receive --text takes texts only", .yellow))
-                }
-                return .declined
-            case .accepted(let answer):
-                return answer
-            case .ask:
-                let yes = await feed.ask(.offer(offer))
-                return rules.answer(yes, namedRisks: named.withLockedValue { $0.remove(Self.key(offer.info)) != nil })
-            }
+        let feed = self.feed, json = options.json
+        let rules = ReceiveRules(acceptsEveryone: options.yes, from: options.from, allowsHidden: options.allowHidden,
+                                 allowsExecutable: options.allowExecutable, textsOnly: options.text)
+        receiver = FileReceiver(session: session, transfers: transfers, rules: rules, canAsk: interactive,
+                                ask: { await feed.ask($0) }, declinedAsNotText: { info in
+            guard !json else { return }
+            Output.error(Terminal.paint("p2p: declined \(info.name) from \(info.peer.displayName): this receive --text takes texts only", .yellow))
         })
         driver.pump(transfers.events()) { .transfer($0) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
@@ -128,14 +104,10 @@ final class ReceiveLoop {
         if let exit = Self.exit(outcome) { throw exit }
     }
 
-    /// The last word of a run whose transfer was cancelled (here or by a sender): the summaries above say
-    /// what arrived and what was kept.
-    static let cancelledLine = "cancelled; what arrived stays, and the same send run again by its sender sends the rest"
-
     /// The exit status of how the run came out (README: 0, 6 nothing accepted, 7 cancelled, 8 failed); nil: 0.
     static func exit(_ outcome: ReceiveLedger.Outcome) -> (any Error)? {
         switch outcome {
-        case .cancelled: CLIError(cancelledLine, code: ExitStatus.cancelled)
+        case .cancelled: CLIError(ReceiveWording.cancelled, code: ExitStatus.cancelled)
         case .failed: ExitStatus.transferFailed
         case .denied: ExitStatus.denied
         case .received: nil
