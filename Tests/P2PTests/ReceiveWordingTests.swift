@@ -131,7 +131,7 @@ import Testing
         #expect(receiver.decide(.offer(second), waiting: { $0 == key }) == .joins(key: key))
         #expect(receiver.answered(.offer(first), true, all: false, key: key), "a folder's answer covers the folder")
         #expect(receiver.decide(.offer(second)) == .answered(true))
-        receiver.senderLeft(Self.alice.id)
+        _ = receiver.record(.session(.peerChanged(Self.alice, .disconnected, reason: nil)))
         #expect(receiver.decide(.offer(second)) == .ask(.folder("many/"), key: key))
     }
 

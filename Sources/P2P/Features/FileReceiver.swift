@@ -8,6 +8,11 @@ import NIOConcurrencyHelpers
 /// streams, saying where they are taken. The app asks, draws and reads keys; it hands each question
 /// that reaches it to ``decide(_:waiting:)`` first.
 ///
+/// It also runs the receive (``handle(_:)``): fed the transfers', the session's and the LocalSend
+/// peer's events and Ctrl-C, it counts what arrived (``ReceiveRun``), cancels the transfers at Ctrl-C,
+/// and returns what to show, in order (``Note``): each sender's summary once its transfers told their
+/// end, then that it left; texts; when the run is over.
+///
 /// Its state is behind a lock: the handlers run on the session's tasks, the decisions on the app's loop.
 public final class FileReceiver: Sendable {
     /// What becomes of a question that reached the app.
@@ -26,28 +31,37 @@ public final class FileReceiver: Sendable {
     /// Why a receiver of files declines a byte stream.
     public static let streamOfferReason = "this receiver takes files (p2p receive); a stream needs `p2p receive --stdout` there"
 
-    private struct State {
+    struct State {
         var policy: ConnectionPolicy
         var offers: OfferQuestions
         /// Offers (peer ID/transfer ID) whose question named their hidden paths and execute bits: a yes
         /// to that question allows them.
         var named: Set<String> = []
+        /// The run's decisions, and what the transfers came to.
+        var run: ReceiveRun
+        /// How LocalSend senders are named in their summaries (``LocalSendPeer/label(of:)``), by peer.
+        var labels: [PeerID: String] = [:]
+        /// "* NAME left" notes held until the sender's transfers have told their end.
+        var leftNotes: [PeerID: Note] = [:]
     }
 
     /// What is accepted unasked.
     public let rules: ReceiveRules
-    private let state: NIOLockedValueBox<State>
+    /// The session the senders connect to, and its transfers.
+    public let session: Session, transfers: FileTransfers
+    let state: NIOLockedValueBox<State>
     private let streams: ByteStreams
 
     /// Answers the connection requests of `session` and the offers of `transfers` from now on (it
     /// replaces their handlers), and declines its byte streams. `canAsk`: a person can answer `ask`;
-    /// `declinedAsNotText` hears of a file declined by a receiver of texts only (`--text`).
-    public init(session: Session, transfers: FileTransfers, rules: ReceiveRules, canAsk: Bool,
+    /// `once`: the run ends when the first sender left (``ReceiveRun``); `declinedAsNotText` hears of a
+    /// file declined by a receiver of texts only (`--text`).
+    public init(session: Session, transfers: FileTransfers, rules: ReceiveRules, canAsk: Bool, once: Bool = false,
                 ask: @escaping @Sendable (PeerQuestion) async -> Bool,
                 declinedAsNotText: @escaping @Sendable (TransferInfo) -> Void = { _ in }) {
-        self.rules = rules
+        (self.rules, self.session, self.transfers) = (rules, session, transfers)
         let state = NIOLockedValueBox(State(policy: ConnectionPolicy(acceptsEveryone: rules.acceptsEveryone, canAsk: canAsk),
-                                            offers: OfferQuestions(canAsk: canAsk)))
+                                            offers: OfferQuestions(canAsk: canAsk), run: ReceiveRun(once: once, textOnly: rules.textsOnly)))
         self.state = state
         streams = ByteStreams(session: session)
         streams.declineEvery(reason: Self.streamOfferReason)
@@ -103,11 +117,6 @@ public final class FileReceiver: Sendable {
             let offerName: String? = if case .offer(let offer) = question { offer.info.name.raw } else { nil }
             return state.offers.answered(yes, all: all, offerName: offerName, key: key)
         }
-    }
-
-    /// The sender left: its standing answers are forgotten.
-    public func senderLeft(_ peer: PeerID) {
-        state.withLockedValue { $0.offers.senderLeft(peer) }
     }
 
     private static func key(_ info: TransferInfo) -> String { "\(info.peer.id.hex)/\(info.id)" }

@@ -1,105 +1,82 @@
 import Foundation
 import P2P
 
-/// What `p2p receive` shows of transfer and session events: lines, texts, the progress line and each
-/// sender's summary (counted by the library's `ReceiveLedger`).
+/// What `p2p receive` shows of its run: the session's lines, what the library's `FileReceiver` gives to
+/// show (transfers, texts, the progress line, each sender's summary and leaving), and LocalSend devices.
 extension ReceiveLoop {
-    func show(_ event: TransferEvent) {
-        // A LocalSend sender's summary names the device and the transport, as its question did.
-        if case .started(let info, _) = event, info.peer.kind == .localSend {
-            localSendLabels[info.peer.id] = LocalSendPeer.label(of: info.peer).raw
-        }
-        if let info = event.info, TextTransfer.isText(info), showText(event) { return }
-        view.handle(event)
-        for effect in model.ledger.record(event) {
-            switch effect {
-            case .progress(let peer, let force):
-                drawProgress(peer, force: force)
-            case .waitingForResume(let info):
-                clearProgress()
-                if !options.json && !model.ledger.leaving {
-                    Output.line(Terminal.paint(ReceiveWording.waitingForResume(info), .dim))
-                }
-            case .summaryDue(let peer, let sender):
-                summarize(peer, sender)
-                // The transfer's end first, then that its sender left.
-                if let line = leftLines.removeValue(forKey: peer) { Output.line(line) }
-            }
-        }
-    }
-
-    /// A text's events but its failure (reported like a file's): true when handled.
-    func showText(_ event: TransferEvent) -> Bool {
+    /// Shows `event` and what the receiver made of it; true when the run is over.
+    func show(_ event: FileReceiver.Input, _ notes: [FileReceiver.Note]) -> Bool {
         switch event {
-        case .started(let info, _):
-            view.handle(event)  // It knows then that the sender got past its offer.
-            model.ledger.textStarted(info)
-        case .finished(let info, let delivery):
-            let bytes = TextTransfer.take(delivery)
-            model.ledger.textEnded(info, readable: bytes != nil)
-            guard let bytes else {
-                Output.error(Terminal.paint("p2p: the text from \(Terminal.sanitize(info.peer.displayName)) arrived but cannot be read", .red))
-                return true
-            }
+        case .session(let event):
             clearProgress()
-            let text = TextTransfer.printable(bytes)
-            if options.json {
-                Output.json(["event": "text", "peer": info.peer.displayName, "kind": info.peer.kind.rawValue, "id": info.peer.id.hex, "text": String(decoding: bytes, as: UTF8.self),
-                             "characters": text.count, "sha256": delivery.sha256])
-            } else if options.text && !Terminal.stdoutIsTTY {
-                Output.data(text)
-            } else {
-                let (header, footer) = ReceiveWording.textFrame(from: info.peer.displayName.raw)
-                Output.line(Terminal.paint(header, .bold))
-                let body = text.hasSuffix("\n") ? String(text.dropLast()) : text
-                // --text: on standard output, where the text belongs; else a line among the others (above a question).
-                if options.text { Output.data(body + "\n") } else { Output.line(body) }
-                Output.line(Terminal.paint(footer, .dim))
+            switch event {
+            case .peerChanged(let peer, .connected, _):
+                if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
+            case .advertising(let name):
+                ReceiveCommand.showAdvertising(name, requested: options.network.displayName, json: options.json, emit: Output.json, say: Output.line)
+            case .discoveryFailed(let error):
+                DiscoveryNotice.show(error, json: options.json)
+            default:
+                break
             }
-        case .failed:
-            return false
+        case .localSend(.sessionEnded):
+            clearProgress()
         default:
             break
         }
-        return true
+        return show(notes)
     }
 
-    func show(_ event: SessionEvent) {
-        clearProgress()
-        switch event {
-        case .peerChanged(let peer, .connected, _):
-            if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
-        case .peerChanged(let peer, .disconnected, let reason):
-            if let sender = model.ledger.senderLeft(peer.id) { summarize(peer.id, sender) }
-            receiver.senderLeft(peer.id)
-            guard !options.json else { break }
-            let (line, isWarning) = ReceiveWording.left(peer, reason: reason, waitsForNext: !options.once)
-            if isWarning {
-                Output.line(Terminal.paint(line, .yellow))
-            } else if model.ledger.senders[peer.id]?.left == true {
-                // Its transfers' ends come through another stream and may be on their way (a CANCEL): the
-                // line waits for them, so that the transfer's end is told before the leaving.
-                leftLines[peer.id] = Terminal.paint(line, .dim)
-            } else {
-                Output.line(Terminal.paint(line, .dim))
+    /// Shows what the receiver returned, in order; true when the run is over.
+    func show(_ notes: [FileReceiver.Note]) -> Bool {
+        for note in notes {
+            switch note {
+            case .transfer(let event): view.handle(event)
+            case .text(let info, let bytes, let sha256): showText(info, bytes, sha256: sha256)
+            case .unreadableText(let info):
+                Output.error(Terminal.paint("p2p: the text from \(info.peer.displayName) arrived but cannot be read", .red))
+            case .progress(let peer, let force): drawProgress(peer, force: force)
+            case .waitingForResume(let info, let leaving):
+                clearProgress()
+                if !options.json && !leaving { Output.line(Terminal.paint(ReceiveWording.waitingForResume(info), .dim)) }
+            case .summary(let peer, let sender, let from): summarize(peer, sender, from: from)
+            case .left(let line, let isWarning):
+                if !options.json { Output.line(Terminal.paint(line, isWarning ? .yellow : .dim)) }
+            case .device(let entry): showDevice(entry)
+            case .waitForCancellations: driver.timers.after(.seconds(1), .cancellationsOverdue)
+            case .finish: return true
             }
-        case .advertising(let name):
-            ReceiveCommand.showAdvertising(name, requested: options.network.displayName, json: options.json, emit: Output.json, say: Output.line)
-        case .discoveryFailed(let error):
-            DiscoveryNotice.show(error, json: options.json)
-        default:
-            break
+        }
+        return false
+    }
+
+    /// A text that arrived: as a JSON event, alone on standard output (--text on a pipe), or framed.
+    func showText(_ info: TransferInfo, _ bytes: Data, sha256: String) {
+        clearProgress()
+        let text = TextTransfer.printable(bytes)
+        if options.json {
+            Output.json(["event": "text", "peer": info.peer.displayName, "kind": info.peer.kind.rawValue, "id": info.peer.id.hex, "text": String(decoding: bytes, as: UTF8.self),
+                         "characters": text.count, "sha256": sha256])
+        } else if options.text && !Terminal.stdoutIsTTY {
+            Output.data(text)
+        } else {
+            let (header, footer) = ReceiveWording.textFrame(from: info.peer.displayName.raw)
+            Output.line(Terminal.paint(header, .bold))
+            let body = text.hasSuffix("\n") ? String(text.dropLast()) : text
+            // --text: on standard output, where the text belongs; else a line among the others (above a question).
+            if options.text { Output.data(body + "\n") } else { Output.line(body) }
+            Output.line(Terminal.paint(footer, .dim))
         }
     }
 
     /// The one progress line, in the sender's words (`TransferMeter`): the send, its sender, files n/N,
     /// bytes, percentage, rate and time left.
     func drawProgress(_ peer: PeerID, force: Bool = false) {
-        guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, questions.queue.shown == nil, let batch = model.ledger.senders[peer] else { return }
+        guard !options.json, !options.network.verbose, Terminal.stderrIsTTY, questions.queue.shown == nil else { return }
         let now = ContinuousClock.now
-        guard force || now - (lastDrawn[peer] ?? now - .seconds(1)) >= .milliseconds(100) else { return }
+        guard force || now - (lastDrawn[peer] ?? now - .seconds(1)) >= .milliseconds(100), let line = receiver.progressLine(of: peer, at: now) else { return }
         lastDrawn[peer] = now
-        Output.status(batch.progressLine(at: now))
+        Output.status(line)
         progressDrawn = true
     }
 
@@ -111,12 +88,11 @@ extension ReceiveLoop {
     }
 
     /// One line for what a sender sent, when it leaves (or the receiver stops).
-    func summarize(_ peer: PeerID, _ batch: ReceiveLedger.Sender) {
+    func summarize(_ peer: PeerID, _ batch: ReceiveLedger.Sender, from: String) {
         lastDrawn[peer] = nil
         guard !options.json, !batch.counts.isEmpty else { return }
         clearProgress()
         let seconds = TransferMeter.seconds(ContinuousClock.now - batch.began)
-        let from = localSendLabels.removeValue(forKey: peer) ?? batch.name
         Output.line(batch.counts.summary(from: from, seconds: seconds, into: directory.path))
     }
 
