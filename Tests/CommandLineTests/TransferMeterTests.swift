@@ -69,7 +69,7 @@ import Testing
     @Test func theReceiversSummaryGivesTheSameTimeAndRate() {
         var counts = ReceiveLedger.Counts(files: 2000, bytes: 8_192_000)
         counts.moved = 8_192_000
-        #expect(ReceiveLoop.summary(counts, from: "alice", seconds: 3.2, into: "/in")
+        #expect(counts.summary(from: "alice", seconds: 3.2, into: "/in")
                 == "Received 2,000 files (7.8 MiB) from alice in 3.2 s (2.4 MiB/s) into /in; each verified by SHA-256")
     }
 
