@@ -47,16 +47,8 @@ import Testing
     }
 }
 
-/// Messages of `send` and `pair` that depend on what happened.
+/// Messages of `send` that depend on what happened.
 @Suite struct CommandMessageTests {
-    @Test func pairingInstructionsNameRealAddresses() {
-        let line = PairCommand.instructions(name: "root@vm-v6om", fingerprint: "v6om-2htw-aaaa-bbbb-cccc-dddd",
-                                            addresses: ["10.0.0.5", "192.168.1.9"], port: 39111)
-        #expect(line.contains("--connect 10.0.0.5:39111 or --connect 192.168.1.9:39111"))
-        #expect(line.contains("--to v6om-2htw"))
-        #expect(!line.contains("THIS-HOST"))
-    }
-
     @Test func aMissingDirectoryIsSaidToBeMissing() throws {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-missing-\(UUID().uuidString)").path
         #expect(WritableDirectory.problem(at: missing)?.contains("does not exist") == true)
