@@ -94,19 +94,13 @@ struct ChatView: Sendable {
         if json { return Output.json(peer.changeJSON(state, reason: reason)) }
         switch state {
         case .connected:
-            note("\(name) connected — \(Self.trustNote(peer.trust, fingerprint: peer.fingerprint)).")
+            note("\(name) connected — \(peer.trust.note(fingerprint: peer.fingerprint)).")
         case .disconnected where reason == .peerLeft: note("\(name) left.")
         case .disconnected: note("\(name) disconnected\(reason.map { ": \($0)" } ?? ".")")
         case .connecting: if verbose { note("connecting to \(name)…") }
         case .available, .unavailable: break  // /peers shows these.
         }
     }
-
-    /// How a peer's key is trusted, for people (``TrustVerdict/note(fingerprint:)``).
-    static func trustNote(_ trust: TrustVerdict, fingerprint: String) -> String { trust.note(fingerprint: fingerprint) }
-
-    /// How a peer's key is trusted, for programs (``TrustVerdict/jsonName``).
-    static func trustName(_ trust: TrustVerdict) -> String { trust.jsonName }
 
     /// A received image: a line with its name, type, size and path, and a preview when chafa is installed.
     func image(_ image: ImageInfo, at url: URL, from peer: PeerInfo) {
@@ -137,7 +131,7 @@ struct ChatView: Sendable {
             return
         }
         Output.line("\(Terminal.paint(PeerTarget.name(peer), .cyan)) sent a file: \(Terminal.sanitize(url.lastPathComponent)) "
-            + "(\(TransferView.bytes(delivery.size)), SHA-256 verified) → \(Terminal.sanitize(url.path))")
+            + "(\(ByteCount.describe(delivery.size)), SHA-256 verified) → \(Terminal.sanitize(url.path))")
     }
 
     func advertising(as name: String, requested: String) {

@@ -13,43 +13,18 @@ struct PeerFinder: Sendable {
     /// What the other machine runs, for the hint when nobody was seen.
     var counterpart = "p2p receive"
     var progress = ConnectProgress(json: false)
-    /// Whether a `--to` prefix shorter than 80 bits may pick a key that is not pinned: only where the
-    /// key is proven another way (`p2p pair`'s code); elsewhere dialling it would pin a ground key.
-    var anyKeyByShortPrefix = false
 
     /// The library's connector for these options, showing each step as a line.
     var connector: PeerConnector {
         let progress = progress
-        var connector = PeerConnector(session: session, to: to, address: connect, timeout: timeout,
-                                      wording: ReachWording(role: role, counterpart: counterpart)) { step, line in
+        return PeerConnector(session: session, to: to, address: connect, timeout: timeout,
+                             wording: ReachWording(role: role, counterpart: counterpart)) { step, line in
             if case .awaitingAnswer = step { progress.showUntilNext(line) } else { progress.show(line) }
         }
-        connector.anyKeyByShortPrefix = anyKeyByShortPrefix
-        return connector
     }
 
     func find(events: AsyncStream<SessionEvent>) async throws(ReachError) -> PeerInfo {
         try await connector.connect(events: events)
-    }
-
-    /// The search on a command's driver: it runs in a task of its own and its result comes into the
-    /// command's one loop as `wrap(result)`, so Ctrl-C (`.interrupt`) and the rest keep arriving while it
-    /// waits; cancel the task to stop it.
-    func start<Event: Sendable>(events: AsyncStream<SessionEvent>, on feed: CommandFeed<Event>,
-                                _ wrap: @escaping @Sendable (Result<PeerInfo, ReachError>) -> Event) -> Task<Void, Never> {
-        let connector = connector
-        return Task {
-            do throws(ReachError) {
-                feed.send(wrap(.success(try await connector.connect(events: events))))
-            } catch {
-                feed.send(wrap(.failure(error)))
-            }
-        }
-    }
-
-    /// `--all`: every peer of the session that shows up, each connected.
-    func findAll(events: AsyncStream<SessionEvent>) async throws(ReachError) -> [PeerInfo] {
-        try await connector.connectAll(events: events)
     }
 
     /// The library's search for these options (several `--to` run at once: `SendRun.receivers`).

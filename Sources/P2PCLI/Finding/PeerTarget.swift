@@ -18,9 +18,6 @@ enum PeerTarget {
         session.configuration.transportSecurity == .insecure ? [] : session.configuration.trustStore?.all ?? []
     }
 
-    /// Whether `--from NAME-OR-ID` names `peer` (the library's `PeerMatcher.names`).
-    static func fits(from query: String, _ peer: PeerInfo) -> Bool { PeerMatcher(query).names(peer) }
-
     /// What to pass to `--from` (or `--to`) to name this peer, quoted for a shell when it needs it.
     static func fromName(_ peer: PeerInfo) -> String { ReachWording.fromName(peer) }
 
@@ -37,9 +34,6 @@ enum PeerTarget {
     static func connectFailure(_ error: SessionError, to name: String, at address: String? = nil, localName: String? = nil) -> ReachError {
         ReachWording(localName: localName).connectFailure(error, to: name, at: address)
     }
-
-    /// `10 s`, `2.5 s`: whole seconds without a decimal point.
-    static func duration(_ seconds: Double) -> String { ReachWording.duration(seconds) }
 }
 
 /// The lines that tell a person what a command is waiting for while it finds and connects a peer: on

@@ -183,7 +183,7 @@ final class GameLoop {
             view.error(failure.jsonCode, failure.description)
             return ExitStatus.peerNotFound
         case .unresolvable(let error):
-            let failure = ReachError(error)
+            let failure = ReachError(error, role: "opponent", counterpart: "p2p game")
             view.error(failure.jsonCode, failure.description)
             return failure.exitCode(denial: ExitStatus.connectionFailed)
         }

@@ -81,6 +81,7 @@ struct PeersListCommand: AsyncParsableCommand {
             case .event(.browse(.daemonLost)): report(error: .daemonLost)
             case .event(.browseOver): return .success
             case .interrupt: return ExitStatus.interrupted
+            case .question(let asked): asked.answer.resume(returning: false)  // nobody asks here: no session
             default: break
             }
             return nil

@@ -91,7 +91,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                     // The terminal is read from the first question on (until then, it is left as it was).
                     driver.readKeys()
                     guard case .connection(let request) = asked.question else { asked.answer.resume(returning: false); return nil }
-                    let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+                    let trust = request.trust.note(fingerprint: request.peer.fingerprint)
                     questions.ask(asked, "\(Terminal.sanitize(request.peer.displayName)) wants to send records — \(trust). Accept?")
                 case .withdraw(let token):
                     questions.withdrawShowing(token)

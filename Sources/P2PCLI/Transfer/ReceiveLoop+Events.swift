@@ -95,7 +95,4 @@ extension ReceiveLoop {
         let seconds = TransferMeter.seconds(ContinuousClock.now - batch.began)
         Output.line(batch.counts.summary(from: from, seconds: seconds, into: directory.path))
     }
-
-    /// "1 file", "2,000 files" (the send side's words too).
-    static func count(_ number: Int, _ noun: String) -> String { ReceiveWording.count(number, noun) }
 }

@@ -27,7 +27,7 @@ extension ReceiveLoop {
             case (.offer(let offer), let kind?): offer.question(kind, from: name)
             case (.connection(let request), _):
                 "\(name) wants to send you files — "
-                    + ChatView.trustNote(request.trust, fingerprint: peer.fingerprint).replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
+                    + request.trust.note(fingerprint: peer.fingerprint).replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
                     + ". Accept?"
             default: ""
             }

@@ -137,7 +137,7 @@ struct StreamReceive {
     private static func wording(of question: PeerQuestion) -> String? {
         switch question {
         case .connection(let request):
-            let note = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+            let note = request.trust.note(fingerprint: request.peer.fingerprint)
                 .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
             return "\(request.peer.displayName) wants to connect to stream to you — \(note). Accept?"
         case .stream(let info):
