@@ -119,7 +119,7 @@ struct StreamReceive {
         var seconds = 0.0
         if case .ended(_, _, _, let elapsed) = event {
             meter?.clear()
-            seconds = StreamProgress.seconds(elapsed)
+            seconds = TransferMeter.seconds(elapsed)
         }
         if command.json {
             Self.json(event.json(seconds: seconds))

@@ -89,11 +89,7 @@ final class StreamProgress: Sendable {
         active = !json && Terminal.stderrIsTTY
     }
 
-    static func seconds(since start: ContinuousClock.Instant) -> Double { seconds(ContinuousClock.now - start) }
-
-    static func seconds(_ elapsed: Duration) -> Double {
-        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    static func seconds(since start: ContinuousClock.Instant) -> Double { TransferMeter.seconds(ContinuousClock.now - start) }
 
     func update(_ bytes: UInt64) {
         let now = ContinuousClock.now

@@ -1,11 +1,14 @@
 import Foundation
 
-/// The JSON shapes of a chat's events and of `p2p history --json`, one object per line, so every front
-/// end prints the same fields. Times are RFC 3339 in UTC with milliseconds (`2026-11-24T02:40:11.123Z`).
-enum ChatJSON {
-    static func time(_ date: Date) -> String { date.formatted(format) }
+// The JSON shapes of a chat's events and of `p2p history --json`, one object per line, so every front
+// end prints the same fields.
 
-    private static let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+extension Date {
+    /// A time as p2p's JSON events give it: RFC 3339 in UTC with milliseconds (`2026-11-24T02:40:11.123Z`).
+    public var iso8601: String { formatted(Self.p2pFormat) }
+
+    /// A value type, so every thread may use it.
+    private static let p2pFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }
 
 extension PeerInfo {
@@ -34,8 +37,8 @@ extension ChatEntry {
     public var historyJSON: [String: Any] {
         let state = direction == .received ? "received" : (isPending ? "waiting" : "delivered")
         var object: [String: Any] = ["kind": "text", "direction": direction.rawValue, "peer": peerName, "id": peer.hex,
-                                     "message": String(messageID), "time": ChatJSON.time(sentAt), "text": text, "state": state]
-        if let deliveredAt { object[direction == .sent ? "delivered" : "received"] = ChatJSON.time(deliveredAt) }
+                                     "message": String(messageID), "time": sentAt.iso8601, "text": text, "state": state]
+        if let deliveredAt { object[direction == .sent ? "delivered" : "received"] = deliveredAt.iso8601 }
         return object
     }
 }
@@ -45,7 +48,7 @@ extension ChatImageEntry {
     /// it arrived verified or the peer confirmed it, so never `waiting`.
     public var historyJSON: [String: Any] {
         var object: [String: Any] = ["kind": isImage ? "image" : "file", "direction": direction.rawValue, "peer": peerName,
-                                     "id": peer.hex, "time": ChatJSON.time(at), "name": name, "path": path,
+                                     "id": peer.hex, "time": at.iso8601, "name": name, "path": path,
                                      "type": mediaType, "state": direction == .received ? "received" : "delivered"]
         if isImage { (object["width"], object["height"]) = (width, height) }
         return object
@@ -55,6 +58,6 @@ extension ChatImageEntry {
 extension UnaddressedLine {
     /// A line typed in a room while nobody was there, as `p2p history --json` prints it: `waiting`.
     public var historyJSON: [String: Any] {
-        ["kind": "text", "room": room, "state": "waiting", "time": ChatJSON.time(typedAt), "text": text]
+        ["kind": "text", "room": room, "state": "waiting", "time": typedAt.iso8601, "text": text]
     }
 }

@@ -3,9 +3,6 @@ import Foundation
 /// What a receiver of files (`p2p receive`) says to a person: each sender's summary, the questions its
 /// offers raise, and its notes. Every name from a peer is sanitized (``PeerText``) here, once.
 public enum ReceiveWording {
-    /// "1 file", "2,000 files".
-    public static func count(_ number: Int, _ noun: String) -> String { ByteCount.describeCount(number, noun) }
-
     /// Up to `limit` peer-given names, sanitized, then "and N more".
     public static func list(_ names: [String], limit: Int = 5) -> String {
         let shown = names.prefix(limit).map(PeerText.sanitized).joined(separator: ", ")
@@ -48,7 +45,7 @@ extension ReceiveLedger.Counts {
     /// and how it was checked (only what was is called verified), then what was already there, skipped,
     /// failed and cancelled. The rate counts the bytes that travelled, not those already here.
     public func summary(from peer: String, seconds: Double, into directory: String) -> String {
-        let name = PeerText.sanitized(peer), count = ReceiveWording.count
+        let name = PeerText.sanitized(peer), count: (Int, String) -> String = ByteCount.describeCount
         var notes: [String] = []
         if alreadyThere > 0 { notes.append("\(alreadyThere) already there (same SHA-256), left as they were") }
         if skipped > 0 { notes.append("\(skipped) skipped (hidden paths; --allow-hidden writes them)") }
@@ -74,7 +71,7 @@ extension ReceiveLedger.Counts {
     /// How the files that arrived were checked, exactly: by the sender's SHA-256, or (a LocalSend sender that
     /// gave none) by their size only; never "verified" for a file whose hash nobody gave.
     public var checked: String {
-        let noHash = "the sender gave no SHA-256", count = ReceiveWording.count
+        let noHash = "the sender gave no SHA-256", count: (Int, String) -> String = ByteCount.describeCount
         switch (files, sizeOnly) {
         case (1, 0): return "SHA-256 verified"
         case (_, 0): return "each verified by SHA-256"
@@ -114,7 +111,7 @@ extension IncomingOffer {
     /// What a tree offer holds, for its question: "notes.txt (161 B)", "5 files, 3.0 KiB in many/", and
     /// for several top-level items which ones: "2 files, 161 B: a.txt, b.txt".
     public static func contents(name: String, fileCount: Int, size: UInt64, roots: [String]) -> String {
-        let bytes = ByteCount.describe(size), count = ReceiveWording.count
+        let bytes = ByteCount.describe(size), count: (Int, String) -> String = ByteCount.describeCount
         if fileCount == 1 && !name.hasSuffix("/") { return "\(PeerText.sanitized(name)) (\(bytes))" }
         if roots.count > 1 { return "\(count(fileCount, "file")), \(bytes): \(ReceiveWording.list(roots))" }
         return "\(count(fileCount, "file")), \(bytes) in \(PeerText.sanitized(name))"
