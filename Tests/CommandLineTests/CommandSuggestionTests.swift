@@ -30,11 +30,4 @@ import Testing
         #expect(typo("") == nil)
         #expect(typo("trust lst") == nil)  // trust has a default subcommand: the word may be its argument.
     }
-
-    @Test func editDistanceCountsASwapAsOneEdit() {
-        #expect(CommandSuggestion.editDistance("sned", "send") == 1)
-        #expect(CommandSuggestion.editDistance("send", "send") == 0)
-        #expect(CommandSuggestion.editDistance("", "abc") == 3)
-        #expect(CommandSuggestion.editDistance("kitten", "sitting") == 3)
-    }
 }

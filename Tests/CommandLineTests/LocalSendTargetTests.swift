@@ -35,17 +35,6 @@ import Testing
         #expect(LocalSendBrowser.matching("3F2A9C", in: both).map(\.info.alias) == ["anna"])
     }
 
-    @Test func aShortPrefixIsRefusedWithWhatToGiveInstead() throws {
-        let anna = try #require(entries([("anna", Self.annaFingerprint, "10.0.0.2")]).first)
-        let refusal = try #require(LocalSendSend.shortPrefixRefusal("3f2a", anna))
-        #expect(refusal.code == ExitStatus.connectionFailed)
-        #expect(refusal.description.hasPrefix(#"--to 3f2a fits Pixel 7 "anna" (LocalSend, not verified by key) only by the start of its fingerprint"#))
-        #expect(refusal.description.contains("a prefix shorter than 20 characters names no LocalSend device"))
-        #expect(refusal.description.contains("--to anna") && refusal.description.contains("--to \(Self.annaFingerprint)"))
-        #expect(LocalSendSend.shortPrefixRefusal("anna", anna) == nil)
-        #expect(LocalSendSend.shortPrefixRefusal(String(Self.annaFingerprint.prefix(20)), anna) == nil)
-    }
-
     @Test func aGroundCertificateCannotTakeAShortPrefix() throws {
         // Anna's prefix, typed by someone who saw it; a stranger ground a certificate starting the same way.
         let both = entries([("anna", Self.annaFingerprint, "10.0.0.2"), ("mallory", Self.stranger, "10.0.0.66")])
@@ -54,6 +43,13 @@ import Testing
         let onlyStranger = entries([("mallory", Self.stranger, "10.0.0.66")])
         let fits = LocalSendBrowser.matching("3F2A", in: onlyStranger)
         #expect(fits.count == 1)
-        #expect(LocalSendSend.shortPrefixRefusal("3F2A", try #require(fits.first)) != nil)
+        #expect(LocalSendTarget.decide("3F2A", devices: fits, p2pPeers: []).isShortPrefix)
+    }
+}
+
+private extension LocalSendTarget.Resolution {
+    var isShortPrefix: Bool {
+        if case .shortPrefix = self { return true }
+        return false
     }
 }

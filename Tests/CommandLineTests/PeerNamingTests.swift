@@ -19,19 +19,19 @@ import Testing
     }
 
     @Test func theTrustNoteNeverSaysPinnedForAPlaintextPeer() {
-        let note = ChatView.trustNote(.unauthenticated, fingerprint: "abcd-efgh")
+        let note = TrustVerdict.unauthenticated.note(fingerprint: "abcd-efgh")
         #expect(note.contains("unauthenticated: --insecure"))
         #expect(!note.contains("now pinned"))
-        #expect(ChatView.trustName(.unauthenticated) == "unauthenticated")
-        #expect(ChatView.trustNote(.renamed(alicePin), fingerprint: "abcd").contains("as \"alice\""))
-        #expect(ChatView.trustName(.renamed(bobPin)) == "paired")
-        #expect(ChatView.trustName(.conflictingName(pinnedAs: alicePin, nameOwner: bobPin)) == "conflict")
+        #expect(TrustVerdict.unauthenticated.jsonName == "unauthenticated")
+        #expect(TrustVerdict.renamed(alicePin).note(fingerprint: "abcd").contains("as \"alice\""))
+        #expect(TrustVerdict.renamed(bobPin).jsonName == "paired")
+        #expect(TrustVerdict.conflictingName(pinnedAs: alicePin, nameOwner: bobPin).jsonName == "conflict")
     }
 
     @Test func fromSuggestsThePinnedName() {
         #expect(PeerTarget.fromName(peer(aliceKey, calling: "carol", .renamed(alicePin))) == "alice")
         #expect(PeerTarget.fromName(peer(aliceKey, calling: "dave", .unknown)) == "dave")
-        #expect(!PeerTarget.fits(from: "carol", peer(aliceKey, calling: "carol", .renamed(alicePin))))
-        #expect(PeerTarget.fits(from: "alice", peer(aliceKey, calling: "carol", .renamed(alicePin))))
+        #expect(!PeerMatcher("carol").names(peer(aliceKey, calling: "carol", .renamed(alicePin))))
+        #expect(PeerMatcher("alice").names(peer(aliceKey, calling: "carol", .renamed(alicePin))))
     }
 }

@@ -74,6 +74,9 @@ expect_json 40 dave "dave and the log meet in the room" event=connected peer="$R
 if wait_for "$(out_of roomlog)" "dave-$$ joined" 10; then pass "the log sees dave join"; else fail "the log did not see dave join" roomlog; fi
 send_line dave "hello room"
 if wait_for "$(out_of roomlog)" "dave-$$> hello room" 20; then pass "the log printed dave's line with his name"; else fail "the log did not print dave's line" roomlog dave; fi
+# A line on the log's standard input goes to the room: dave gets it from the log.
+send_line roomlog "hello from the log"
+expect_json 20 dave "dave gets the line typed into the log" event=message from="$ROOMLOG" text="hello from the log"
 close_stdin dave
 wait_exit dave 20
 stop_proc roomlog

@@ -198,9 +198,12 @@ expect_no_json() {
 # home NAME: a fresh identity directory (P2P_HOME) for one process.
 home() { mkdir -p "$E2E_TMP/home-$1" && echo "$E2E_TMP/home-$1"; }
 
-# free_port: a TCP and UDP port that is free on this host right now.
+# free_port [HOST]: a TCP and UDP port that is free right now here, or in lab host HOST, where the port
+# will be bound: a port free here may be taken there (a connection's local port in that namespace).
 free_port() {
-  "$PYTHON" - <<'EOF'
+  local where=()
+  [ $# -gt 0 ] && where=("$LAB" exec "$1")
+  "${where[@]}" "$PYTHON" - <<'EOF'
 import socket
 while True:
     t = socket.socket(); t.bind(("0.0.0.0", 0)); port = t.getsockname()[1]

@@ -68,7 +68,7 @@ export_of() { run "$P2P" records export --store "$1"; }
 checksum() { sha256sum "$1" | cut -d' ' -f1; }
 
 # ---------------------------------------------------------------- each example arrives equal
-declare -A PORT=([tasks]=$(free_port) [heroes]=$(free_port) [catalog]=$(free_port))
+declare -A PORT=([tasks]=$(free_port B) [heroes]=$(free_port B) [catalog]=$(free_port B))
 for ex in tasks heroes catalog; do
   # A peer's snapshot installs no rules (RECORDS.md §8): B's person imports the schema, rules included.
   if in_B "bob-$ex" records import "$EXAMPLES/$ex.schema.json" --store "$STORES/B-$ex.sqlite" --json >"$E2E_TMP/import-B-$ex.out" 2>&1; then
@@ -151,7 +151,7 @@ check "after the rejections B's tasks still export exactly A's" cmp -s "$E2E_TMP
 policy() {
   local pol=$1 rc_expect=$2 name=pol-$1 store=$STORES/B-policy-$1.sqlite port
   cp "$STORES/B-tasks.sqlite" "$store"
-  port=$(free_port)
+  port=$(free_port B)
   receiver "$name" "$port" "$store" --policy "$pol" --once
   send "sent-$name" --file "$DATA/conflicts.json" --connect "$ADDR_B:$port"
   check "$pol: sender exits $rc_expect (got $SEND_RC)" [ "$SEND_RC" = "$rc_expect" ]
@@ -178,7 +178,7 @@ check "fail-on-conflict: the store copy is unchanged" [ "$(checksum "$STORES/B-p
 # A raw peer sends a records channel (CHANNEL purpose 4) whose END digest does not match: RESULT
 # verified 0 and no OUTCOME; `--once` exits with the failure code 8, not 9 (rejected: something the
 # sender could fix).
-port=$(free_port)
+port=$(free_port B)
 cp "$STORES/B-tasks.sqlite" "$STORES/B-corrupt.sqlite"
 receiver corrupt "$port" "$STORES/B-corrupt.sqlite" --once
 report=$(run "$LAB" exec A "$PYTHON" "$E2E_DIR/raw_peer.py" "$ADDR_B" "$port" records-corrupt --session records)
@@ -191,7 +191,7 @@ check "B's person reads why: the SHA-256 did not match" grep -q "SHA-256 of the 
 
 # ---------------------------------------------------------------- an older p2p (RECORDS frames, before record channels)
 # Its OFFER (RECORDS 0x40) is denied in its own layout, naming both versions; the receiver goes on.
-port=$(free_port)
+port=$(free_port B)
 cp "$STORES/B-tasks.sqlite" "$STORES/B-older.sqlite"
 receiver older "$port" "$STORES/B-older.sqlite"
 report=$(run "$LAB" exec A "$PYTHON" "$E2E_DIR/raw_peer.py" "$ADDR_B" "$port" older-records --session records --peer-name oldalice)
@@ -205,7 +205,7 @@ stop_proc older 2>/dev/null || true
 
 # And the other way: `p2p records send` to an older p2p (its HELLO lacks capability bit 9) sends nothing
 # and says why, naming the peer, its address and its version.
-port=$(free_port)
+port=$(free_port B)
 start_bg oldbob "$LAB" exec B "$PYTHON" "$E2E_DIR/raw_peer.py" "$ADDR_B" "$port" older-records-listen --caps 181 --peer-name oldbob --session records --timeout 30
 if wait_for "$E2E_TMP/oldbob.err" "listening on" 15; then
   send to-older --file "$DATA/conflicts.json" --connect "$ADDR_B:$port"

@@ -1,6 +1,7 @@
 // ChatRoomLog: a headless member of a chat room, built on ChatRoomRunner. It joins the room, lets
 // peers in by a ConnectionPolicy, dials the peers of the room as `p2p chat` does, prints every line it
-// gets with its sender, and dials members that drop again (the runner does all of that).
+// gets with its sender, dials members that drop again, and says each line of its standard input to the
+// room (held until someone joins): the runner does all of that; this file prints and reads.
 //
 //   swift run ChatRoomLog [ROOM] [NAME]        then, on another terminal or machine:   p2p chat --room ROOM
 import Foundation
@@ -28,6 +29,8 @@ do {
     try await session.start()
     try session.setAvailable(true)
     say("ChatRoomLog in room \"\(roomName)\" as \(name) on port \(session.localPort ?? 0)")
+    // Standard input is read on a thread of its own: a blocking read never holds a task's thread.
+    Thread { while let line = readLine() { runner.say(line) } }.start()
 
     for await event in events {
         switch event {

@@ -47,6 +47,18 @@ public enum ServiceAnnouncement {
         return record
     }
 
+    /// Discovery info from `KEY=VALUE` items (`p2p --info`), split at the first `=` (a later item with the
+    /// same key wins), then checked by `validate(discoveryInfo:)`.
+    public static func discoveryInfo(parsing items: [String]) throws(DiscoveryError) -> [String: String] {
+        var pairs: [String: String] = [:]
+        for item in items {
+            guard let equals = item.firstIndex(of: "=") else { throw .invalidDiscoveryInfo("\"\(item)\" is not KEY=VALUE") }
+            pairs[String(item[..<equals])] = String(item[item.index(after: equals)...])
+        }
+        try validate(discoveryInfo: pairs)
+        return pairs
+    }
+
     /// Checks an app's discovery info (MultipeerConnectivity's `discoveryInfo`) against RFC 6763 §6:
     /// keys of 1–9 printable ASCII characters without `=`, unique ignoring case, none of p2p's own
     /// keys; each `key=value` at most 255 bytes.

@@ -16,49 +16,23 @@ extension ChatLoop {
 
     // MARK: - Questions
 
-    /// Decides a question by the policy, or queues it for the person.
+    /// Decides a question by the room's policy (`ChatRoomRunner.consider`), or queues it for the person.
     func queue(_ asker: AskedQuestion) {
         guard questions.admit(asker) else { return }
-        let name = PeerTarget.name(asker.question.peer)
-        switch asker.question {
-        case .connection(let request):
-            switch runner.decide(request) {
-            case .accept:
-                asker.answer.resume(returning: true)
-            case .deny:
-                asker.answer.resume(returning: false)
-                view.error("denied", "declined a connection request from \(name) (\(request.peer.fingerprint)); use --yes to accept requests")
-            case .ask:
-                let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
-                    .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-                _ = questions.queue.ask("\(name) wants to chat — \(trust). Accept?", asker: asker)
-            }
-        case .offer(let offer):
-            guard room.policy.canAsk else {
-                asker.answer.resume(returning: false)
-                view.error("denied", "declined \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)) from \(name); use --yes to accept")
-                return
-            }
-            let info = offer.info
-            _ = questions.queue.ask("\(name) sends \(Self.kind(of: info)) \(Terminal.sanitize(info.name)) (\(TransferView.bytes(info.size))). Accept?", asker: asker)
-        case .stream:
-            asker.answer.resume(returning: false)  // only receive --stdout asks this
-        case .roomDial(let peer):
-            // Dialling would pin the key and send it every line typed here: the person decides first.
-            let trust = ChatView.trustNote(peer.trust, fingerprint: peer.fingerprint)
-                .replacingOccurrences(of: ", now pinned", with: ", pinned if you connect")
-            _ = questions.queue.ask("\(name) is in room \"\(Terminal.sanitize(session.sessionID))\" — \(trust). Connect?", asker: asker)
+        switch runner.consider(asker.question) {
+        case .accept:
+            asker.answer.resume(returning: true)
+        case .decline(let notice):
+            asker.answer.resume(returning: false)
+            view.show(notice)
+        case .ask(let prompt):
+            _ = questions.queue.ask(prompt, asker: asker)
         }
     }
 
     func withdraw(_ token: UInt64) {
         guard let (prompt, wasShown) = questions.withdraw(token) else { return }
-        let name = PeerTarget.name(prompt.asker.question.peer)
-        switch prompt.asker.question {
-        case .connection: view.note("\(name) gave up waiting for an answer\(wasShown ? "" : " (the question was still queued)").")
-        case .offer(let offer): view.note("\(name) withdrew \(Self.kind(of: offer.info)) \(Terminal.sanitize(offer.info.name)).")
-        case .roomDial, .stream: break
-        }
+        if let note = ChatRoomRunner.withdrawn(prompt.asker.question, wasShown: wasShown) { view.note(note) }
     }
 
     func answerShown(_ answer: PromptQueue<AskedQuestion>.Answer) {
@@ -138,7 +112,7 @@ extension ChatLoop {
         case .file(let path):
             sendFile(path, asImage: false)
         case .peers:
-            listPeers()
+            for line in runner.roster() { view.note(line) }
         case .names:
             view.note(ChatRoom.names(own: session.displayName, connected: room.connected.values.map(\.displayName.raw)))
         case .nothing:

@@ -54,19 +54,15 @@ extension ChatLoop {
         switch event {
         case .joined, .left, .lineReceived:
             break  // shown from the session's and the conversation's own events
-        case .dialing(let peer, let announced):
-            if announced { view.note("connecting to \(PeerTarget.name(peer))…") }
+        case .dialing(let peer, _):
+            view.show(event.notice(room: session.sessionID))
             driver.timers.after(.seconds(1.5), .dialSlow(peer))
         case .dialFailed(let peer, let error, let unasked, _):
             return perform(model.handle(.dialFailed(target: peer.displayName.description, error, unasked: unasked ? peer.id : nil)))
         case .dialQuestion(let peer):
             askToDial(peer)
         case .lineHeld:
-            if interactive { view.note("nobody is here yet: the line goes to whoever joins.") }
-        case .historyFailed(let error):
-            view.error("history", error.description)
-        case .refused(let peer, let reason):
-            view.error("refused", "REFUSED \(PeerTarget.name(peer)) (\(peer.fingerprint)): \(reason)")
+            if interactive { view.show(event.notice(room: session.sessionID)) }
         case .refusedAgain(let peer, let tries):
             view.refusedAgain(peer, tries: tries)
         case .refusedBy(let peer, let refusal, let waiting, let heldLines):
@@ -74,23 +70,12 @@ extension ChatLoop {
             let message = RefusalNotice(refusal: refusal).message(by: PeerTarget.name(peer), localName: session.displayName,
                                                                   heldLines: heldLines, waiting: waiting)
             view.refusedBy(peer, refusal, message: message)
-        case .newKeyNotDialled(let peer):
-            view.warning("new-key", "\(PeerTarget.label(peer)) is in room \"\(Terminal.sanitize(session.sessionID))\" with a key that is not pinned: "
-                + "not connected, since nobody at a pipe sees its fingerprint; use --yes to connect new keys, or pin it first with p2p pair")
-        case .dialsHeld(let reason):
-            let limit = switch reason {
-            case .tooManyAtOnce(let limit): "\(limit) dials at a time"
-            case .failingDials(let failures): "one new key at a time after \(failures) failed dials"
-            case .backingOff: "a failed peer waits before it is dialled again"
-            }
-            view.warning("dial-limit", "more peers announce room \"\(Terminal.sanitize(session.sessionID))\" than it dials at once (at most \(limit)); "
-                + "the others wait their turn (said once; forged announcements on the network look like this; /peers lists them)")
         case .lineQueued(let entry):
             view.queued(entry)
         case .lineDelivered(let entry, let afterWaiting):
             view.delivered(entry, afterWaiting: afterWaiting)
-        case .eventsDropped(let count):
-            view.error("events", "missed \(count) room events (the chat fell behind)")
+        case .historyFailed, .refused, .newKeyNotDialled, .dialsHeld, .eventsDropped:
+            view.show(event.notice(room: session.sessionID))
         }
         return nil
     }
@@ -123,25 +108,8 @@ extension ChatLoop {
         case .nobody(let connected, let away):
             view.error("command", PrivateLineTarget.nobodyCalled(name, connected: connected, away: away))
         case .ambiguous(let candidates):
-            view.error("command", "\(Terminal.sanitize(name)) could be \(candidates.map(PeerTarget.label).joined(separator: " or ")): "
-                       + "say which by the start of a fingerprint; nothing was sent")
+            view.error("command", PrivateLineTarget.ambiguous(name, candidates: candidates))
         }
-    }
-
-    /// `/peers`: who is here, who is away, who could be: name, fingerprint and state.
-    func listPeers() {
-        let rows = room.roster(available: session.availablePeers).map { peer, standing in
-            let line = switch standing {
-            case .connected: "connected  \(PeerTarget.label(peer))"
-            case .away: "away       \(PeerTarget.label(runner.judged(peer))): lines for them wait in the outbox"
-            case .connecting: "connecting \(PeerTarget.label(runner.judged(peer)))"
-            case .waiting: "waiting    \(PeerTarget.label(runner.judged(peer)))"
-            case .available: "available  \(PeerTarget.label(runner.judged(peer)))"
-            }
-            return (name: peer.displayName, line: line)
-        }
-        if rows.isEmpty { view.note("Nobody else is in room \"\(session.sessionID)\" yet.") }
-        for row in rows.sorted(by: { $0.name.raw < $1.name.raw }) { view.note(row.line) }
     }
 
     func handle(_ event: ConversationEvent) {

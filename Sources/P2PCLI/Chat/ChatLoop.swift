@@ -87,9 +87,7 @@ final class ChatLoop {
         showRecentLines()
         let (held, outbox) = (try? runner.resume()) ?? ([], [])
         showOutbox(outbox)
-        if !held.isEmpty {
-            view.note("\(held.count) line\(held.count == 1 ? "" : "s") typed while nobody was here wait\(held.count == 1 ? "s" : "") for whoever joins.")
-        }
+        view.show(.heldLinesWaiting(held.count))
         // One file at a time, images checked, streams declined: the library's rules for a chat.
         attachments = ChatAttachments(session: session, downloads: options.downloadsDirectory, acceptsEvery: options.yes) { offer in
             await Self.ask(.offer(offer), through: feed)
@@ -226,11 +224,7 @@ final class ChatLoop {
             await session.close()
             sessionClosed = true
         }, leftover: showLeftover)
-        let held = room.heldLines.count
-        if held > 0 {
-            view.note("\(held) line\(held == 1 ? "" : "s") typed while nobody was here \(held == 1 ? "is" : "are") kept: "
-                + "the next p2p chat in room \"\(session.sessionID)\" sends \(held == 1 ? "it" : "them") to whoever joins.")
-        }
+        view.show(.heldLinesKept(room.heldLines.count, room: session.sessionID))
         if outbox { showOutbox((try? conversation.pending()) ?? []) }
         return status
     }

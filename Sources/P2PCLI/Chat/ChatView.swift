@@ -91,54 +91,14 @@ struct ChatView: Sendable {
 
     func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
         let name = PeerTarget.name(peer)
-        if json {
-            var object: [String: Any] = ["event": state.rawValue, "peer": peer.displayName, "id": peer.id.hex]
-            if state == .connected {
-                object["fingerprint"] = peer.fingerprint
-                object["trust"] = Self.trustName(peer.trust)
-                object["address"] = peer.connectedVia
-            }
-            // The name the key is pinned under, when the peer now uses another: programs must not take
-            // `peer` at face value either.
-            if let pinnedName = peer.trust.pinnedNameIfDifferent { object["pinned-as"] = pinnedName }
-            if let reason { object["reason"] = reason.description }
-            if state == .available || state == .unavailable { object["event"] = "peer-\(state.rawValue)" }
-            Output.json(object)
-            return
-        }
+        if json { return Output.json(peer.changeJSON(state, reason: reason)) }
         switch state {
         case .connected:
-            note("\(name) connected — \(Self.trustNote(peer.trust, fingerprint: peer.fingerprint)).")
+            note("\(name) connected — \(peer.trust.note(fingerprint: peer.fingerprint)).")
         case .disconnected where reason == .peerLeft: note("\(name) left.")
         case .disconnected: note("\(name) disconnected\(reason.map { ": \($0)" } ?? ".")")
         case .connecting: if verbose { note("connecting to \(name)…") }
         case .available, .unavailable: break  // /peers shows these.
-        }
-    }
-
-    /// How a peer's key is trusted, for people. Never "pinned" for a peer over plaintext: nothing is.
-    static func trustNote(_ trust: TrustVerdict, fingerprint: String) -> String {
-        switch trust {
-        case .known(let known) where known.method == .paired: "key \(fingerprint), verified by pairing"
-        case .known: "key \(fingerprint), as pinned at first contact"
-        case .renamed(let known):
-            "key \(fingerprint), \(known.method == .paired ? "paired" : "pinned at first contact") as \"\(Terminal.sanitize(known.name))\" (it uses another name now)"
-        case .unknown: "NEW key \(fingerprint), now pinned (trust on first use; compare it with the peer's `p2p id`)"
-        case .conflict: "key \(fingerprint) CONFLICTS with the pinned one"
-        case .conflictingName(let known, _):
-            "key \(fingerprint), pinned as \"\(Terminal.sanitize(known.name))\", uses a name pinned to ANOTHER key"
-        case .unauthenticated: "unauthenticated: --insecure, claims ID \(fingerprint); no key was checked and nothing is pinned"
-        }
-    }
-
-    /// How a peer's key is trusted, for programs: `paired`, `pinned` (also under another name: the
-    /// event's `pinned-as` says which), `new`, `conflict`, `unauthenticated` (`--insecure`).
-    static func trustName(_ trust: TrustVerdict) -> String {
-        switch trust {
-        case .known(let known), .renamed(let known): known.method == .paired ? "paired" : "pinned"
-        case .unknown: "new"
-        case .conflict, .conflictingName: "conflict"
-        case .unauthenticated: "unauthenticated"
         }
     }
 
@@ -171,7 +131,7 @@ struct ChatView: Sendable {
             return
         }
         Output.line("\(Terminal.paint(PeerTarget.name(peer), .cyan)) sent a file: \(Terminal.sanitize(url.lastPathComponent)) "
-            + "(\(TransferView.bytes(delivery.size)), SHA-256 verified) → \(Terminal.sanitize(url.path))")
+            + "(\(ByteCount.describe(delivery.size)), SHA-256 verified) → \(Terminal.sanitize(url.path))")
     }
 
     func advertising(as name: String, requested: String) {
@@ -217,6 +177,16 @@ struct ChatView: Sendable {
         } else {
             let key = peer.fingerprint.split(separator: "-").first.map(String.init) ?? peer.fingerprint
             Output.error(Terminal.paint("p2p: (refused again: \(tries) tries from \(PeerTarget.name(peer)), key \(key)…)", .yellow))
+        }
+    }
+
+    /// What the chat tells the person in words (`ChatNotice`): a note, a warning or an error; nil: nothing.
+    func show(_ notice: ChatNotice?) {
+        guard let notice else { return }
+        switch notice.level {
+        case .note: note(notice.text)
+        case .warning: warning(notice.code, notice.text)
+        case .error: error(notice.code, notice.text)
         }
     }
 

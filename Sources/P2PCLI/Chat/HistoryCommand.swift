@@ -66,7 +66,7 @@ struct HistoryCommand: ParsableCommand {
 
     private func show(_ line: UnaddressedLine) {
         if json {
-            Output.json(["kind": "text", "room": line.room, "state": "waiting", "time": line.typedAt.iso8601, "text": line.text])
+            Output.json(line.historyJSON)
         } else {
             let time = ChatClock.dateAndTime(line.typedAt)
             Output.line("\(Terminal.paint(time, .dim)) → whoever joins room \(Terminal.sanitize(line.room)): \(Terminal.sanitize(line.text)) \(Terminal.paint("(waiting)", .yellow))")
@@ -81,14 +81,7 @@ struct HistoryCommand: ParsableCommand {
     }
 
     private func show(_ entry: ChatEntry) {
-        let state = entry.direction == .received ? "received" : (entry.isPending ? "waiting" : "delivered")
-        if json {
-            var object: [String: Any] = ["kind": "text", "direction": entry.direction.rawValue, "peer": entry.peerName, "id": entry.peer.hex,
-                                         "message": String(entry.messageID), "time": entry.sentAt.iso8601, "text": entry.text, "state": state]
-            if let deliveredAt = entry.deliveredAt { object[entry.direction == .sent ? "delivered" : "received"] = deliveredAt.iso8601 }
-            Output.json(object)
-            return
-        }
+        if json { return Output.json(entry.historyJSON) }
         let time = ChatClock.dateAndTime(entry.sentAt)
         let arrow = entry.direction == .sent ? "→" : "←"
         let mark = entry.isPending ? Terminal.paint("  (waiting)", .yellow) : ""
@@ -99,14 +92,7 @@ struct HistoryCommand: ParsableCommand {
 
     /// Images and files are stored once they arrived verified or the peer confirmed them: never waiting.
     private func show(_ image: ChatImageEntry) {
-        if json {
-            var object: [String: Any] = ["kind": image.isImage ? "image" : "file", "direction": image.direction.rawValue, "peer": image.peerName,
-                                         "id": image.peer.hex, "time": image.at.iso8601, "name": image.name, "path": image.path,
-                                         "type": image.mediaType, "state": image.direction == .received ? "received" : "delivered"]
-            if image.isImage { (object["width"], object["height"]) = (image.width, image.height) }
-            Output.json(object)
-            return
-        }
+        if json { return Output.json(image.historyJSON) }
         let time = ChatClock.dateAndTime(image.at)
         let arrow = image.direction == .sent ? "→" : "←"
         Output.line("\(Terminal.paint(time, .dim)) \(arrow) \(Terminal.paint(Terminal.sanitize(image.peerName), .cyan))  \(HistoryItem.describe(image))")

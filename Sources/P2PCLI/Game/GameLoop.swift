@@ -31,8 +31,8 @@ final class GameLoop {
     var lobby: GameLobby { runner.lobby }
     /// An invitation waiting for y or n (one at a time: others are declined while it waits).
     var questions = PeerQuestions()
-    var selection = 0
-    var cursor = 5
+    /// The square under the cursor and the opponent selected, and what keys mean.
+    var keypad = GameKeypad()
 
     init(session: Session, options: GameCommand) {
         self.session = session
@@ -107,11 +107,7 @@ final class GameLoop {
         // After the screen is gone, so that it stays on the terminal: at a terminal every opponent of this
         // run (the screen that showed them is gone), from a pipe the game still on (the others were printed).
         runner.keepScoreOfGameOn()
-        if !view.json, interactive {
-            for (_, name, score) in lobby.finalScores { Output.line(GameView.finalScore(score, opponent: name.description)) }
-        } else if !view.json, let opponent = lobby.opponent {
-            Output.line(GameView.finalScore(games.snapshot.score, opponent: opponent.displayName.description))
-        }
+        view.narrator.finalScores(of: lobby).forEach(Output.line)
         // What the session reported before this point is shown, but not the goodbyes of its own leaving
         // and closing (they would say that the peers left).
         await driver.drain(closing: {
@@ -129,8 +125,7 @@ final class GameLoop {
         switch input {
         case .event(.session(let event)): return await handle(event, leftover: false)
         case .event(.game(let update)):
-            if case .sendFailed(let error) = update.event { view.error("send", error.description) }
-            if case .eventsDropped(let count) = update.event { view.error("events", "missed \(count) game events (the game fell behind)") }
+            view.show(view.narrator.notices(for: update))
             return await perform(await runner.handle(.update(update)))
         case .line(let line): return await perform(await runner.handle(.line(line)))
         case .keys(let keys):
@@ -143,14 +138,14 @@ final class GameLoop {
             for step in await runner.handle(.invited(request.peer, questionShown: questions.queue.shown != nil)) {
                 switch step {
                 case .lobby(.answer(let accept)): asked.answer.resume(returning: accept)
-                case .lobby(.ask(let peer)): _ = questions.queue.ask("\(Self.label(peer)) invites you to play. Accept? [y/n]", asker: asked)
+                case .lobby(.ask(let peer)): _ = questions.queue.ask(GameNarrator.invitationQuestion(from: peer), asker: asked)
                 default: _ = await perform([step])
                 }
             }
         case .withdrawn(let token):
             // An invitation whose inviter gave up leaves the screen, so the next "y" cannot go to it.
             guard let (prompt, wasShown) = questions.withdraw(token), wasShown else { return nil }
-            view.note("\(Terminal.sanitize(prompt.asker.question.peer.displayName)) gave up waiting for an answer.")
+            view.note(GameNarrator.invitationWithdrawn(by: prompt.asker.question.peer))
         case .event(.connectFailed(let target, let error)):
             let failure: ReachError = if let error = error as? SessionError { PeerTarget.connectFailure(error, to: target) }
                 else { .failed("cannot connect to \(target): \(error)") }
@@ -162,35 +157,17 @@ final class GameLoop {
         return nil
     }
 
-    static func label(_ peer: PeerInfo) -> String { "\(Terminal.sanitize(peer.displayName)) (\(peer.id.short))" }
-
     /// Shows what the runner carried out and what is left to show; returns the exit status when it ends the program.
     func perform(_ steps: [GameLobbyRunner.Step]) async -> ExitCode? {
         for step in steps {
-            guard case .lobby(let effect) = step else {
-                if case .moveRefused(let square, let error, let myMark) = step { refused(square, error, myMark: myMark) }
-                continue
-            }
+            view.show(view.narrator.notices(for: step, lobby: lobby))
+            guard case .lobby(let effect) = step else { continue }
             switch effect {
             case .dial(let peer): view.progress(ConnectProgress.connecting(to: peer.displayName.description))
-            case .startGame: cursor = 5
-            case .disconnect, .play, .nextRound, .leave: break  // Carried out by the runner.
-            case .answer, .ask: break  // Invitations are answered where they arrive.
-            case .declinedBusy(let peer): view.note("Declined an invitation from \(Self.label(peer)): already playing.")
-            case .declinedUnasked(let peer):
-                view.error("denied", "declined an invitation from \(Self.label(peer)); use --yes to accept invitations")
             case .awaitingAnswer(let peer): view.progress(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
-            case .show(let event, let opponent): show(event, against: opponent)
-            case .opponentGone(let peer, let onPurpose, let score):
-                if !onPurpose { view.opponentLeft(peer, onPurpose: false) }
-                if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
-            case .waitingForReturn(let peer): view.note("Waiting for \(Terminal.sanitize(peer.displayName)) to come back (Ctrl-C quits)…")
-            case .opponentBack(let peer): view.note("\(Terminal.sanitize(peer.displayName)) is back; new game, score kept.")
-            case .notASquare(let line): view.error("move", "\"\(Terminal.sanitize(line))\" is not a square; type a number 1–9")
-            case .youLeft(let peer, let score):
-                view.note("You left the game with \(Terminal.sanitize(peer.displayName)).")
-                if !view.json { view.note(GameView.finalScore(score, opponent: peer.displayName.description)) }
+            case .startGame: keypad.gameStarted()
             case .end(let ending): return status(for: ending)
+            default: break  // Carried out by the runner, answered where invitations arrive, or said above.
             }
         }
         return nil
@@ -206,19 +183,9 @@ final class GameLoop {
             view.error(failure.jsonCode, failure.description)
             return ExitStatus.peerNotFound
         case .unresolvable(let error):
-            let failure = ReachError(error)
+            let failure = ReachError(error, role: "opponent", counterpart: "p2p game")
             view.error(failure.jsonCode, failure.description)
             return failure.exitCode(denial: ExitStatus.connectionFailed)
-        }
-    }
-
-    /// A move the game refused is only reported.
-    private func refused(_ square: Int, _ error: MoveError, myMark: Mark?) {
-        if case .outOfTurn(let mark) = error, myMark == mark {
-            let opponent = lobby.opponent?.displayName.description ?? "your opponent"
-            view.error("move", "cannot play \(square): \(GameView.notYourTurn(opponent: opponent, mark: mark))")
-        } else {
-            view.error("move", "cannot play \(square): \(error)")
         }
     }
 
@@ -226,14 +193,7 @@ final class GameLoop {
         switch event {
         case .peerChanged(let peer, let state, let reason):
             view.peerChanged(peer, state, reason: reason)
-            guard !leftover else { return nil }
-            switch state {
-            case .available: return await perform(await runner.handle(.peerAvailable(peer, among: session.knownPeers)))
-            case .unavailable: return await perform(await runner.handle(.peerUnavailable(peer.id)))
-            case .connected: return await perform(await runner.handle(.peerConnected(peer)))
-            case .disconnected: return await perform(await runner.handle(.peerDisconnected(peer.id)))
-            case .connecting: return await perform(await runner.handle(.peerConnecting(peer)))
-            }
+            return leftover ? nil : await perform(await runner.handle(event))
         case .advertising(let name): view.advertising(as: name, requested: options.network.displayName)
         case .refused(let peer, let reason): view.error("refused", "REFUSED \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(reason)")
         case .discoveryFailed(.daemonLost):

@@ -1,24 +1,12 @@
 import Foundation
 import P2P
 
-/// What the interactive game shows; the loop fills it in, `GameScreen` draws it.
+/// What the interactive game shows: the library's model of the screen, and what the loop adds to it.
 struct ScreenState {
     /// "alice (4f3a9c21)".
     var me = ""
     var sessionID = ""
-    var opponent: PeerInfo?
-    var mark: Mark?
-    var board = Board()
-    /// The square Enter plays; shown only on this player's turn.
-    var cursor: Int?
-    var winningLine: [Int] = []
-    var round: UInt32 = 0
-    var score: GameProtocol.Score?
-    var status = ""
-    var statusColor: Terminal.Color = .bold
-    /// Discovered opponents and the one Enter invites, when there is no opponent.
-    var peers: [PeerInfo] = []
-    var selection = 0
+    var game: GameScreenModel
     /// A y/n question (an invitation) under the status line: the question, then its details.
     var question: [String] = []
     var notes: [String] = []
@@ -49,28 +37,29 @@ enum GameScreen {
 
     static func lines(_ state: ScreenState) -> [String] {
         var lines = [Terminal.paint(fit(" p2p game · \(state.me) · session \"\(Terminal.sanitize(state.sessionID))\""), .bold), ""]
-        if let opponent = state.opponent {
+        let game = state.game
+        if let opponent = game.opponent {
             let name = Terminal.sanitize(opponent.displayName)
-            let mark = state.mark.map { " — you are \($0)" } ?? ""
+            let mark = game.mark.map { " — you are \($0)" } ?? ""
             lines.append(fit(" Playing \(name) (\(opponent.id.short))\(mark)"))
-            if let score = state.score {
-                lines.append(fit(" Round \(state.round) · score: you \(score.wins) · \(name) \(score.losses) · draws \(score.draws)"))
+            if let score = game.score {
+                lines.append(fit(" Round \(game.round) · score: you \(score.wins) · \(name) \(score.losses) · draws \(score.draws)"))
             } else {
                 lines.append("")
             }
             lines.append("")
-            lines += boardLines(state)
+            lines += boardLines(game)
         } else {
             lines.append(" Opponents on the network (session \"\(Terminal.sanitize(state.sessionID))\"):")
-            if state.peers.isEmpty { lines.append(Terminal.paint("   none yet — waiting for someone to start p2p game", .dim)) }
-            for (index, peer) in state.peers.prefix(9).enumerated() {
-                let pointer = index == state.selection ? ">" : " "
+            if game.peers.isEmpty { lines.append(Terminal.paint("   none yet — waiting for someone to start p2p game", .dim)) }
+            for (index, peer) in game.peers.prefix(9).enumerated() {
+                let pointer = index == game.selection ? ">" : " "
                 let entry = fit(" \(pointer) \(index + 1)  \(Terminal.sanitize(peer.displayName)) (\(peer.id.short)) \(peer.addresses.first?.description ?? "")")
-                lines.append(index == state.selection ? Terminal.paint(entry, .bold) : entry)
+                lines.append(index == game.selection ? Terminal.paint(entry, .bold) : entry)
             }
         }
         lines.append("")
-        lines.append(Terminal.paint(fit(" " + state.status), state.statusColor))
+        lines.append(Terminal.paint(fit(" " + game.status.text), color(game.status.tone)))
         lines += state.question.map { Terminal.paint(fit(" " + $0), .yellow) }
         lines.append("")
         lines += state.notes.suffix(maxNotes).map { Terminal.paint(fit(" * " + $0), .dim) }
@@ -78,7 +67,7 @@ enum GameScreen {
     }
 
     /// Three rows of five-column cells: a mark, or the square's number to press.
-    static func boardLines(_ state: ScreenState) -> [String] {
+    static func boardLines(_ state: GameScreenModel) -> [String] {
         let rule = "      ─────┼─────┼─────"
         var lines: [String] = []
         for row in 0..<3 {
@@ -96,6 +85,17 @@ enum GameScreen {
             if row < 2 { lines.append(rule) }
         }
         return lines
+    }
+
+    /// The status line's colour.
+    static func color(_ tone: GameStatus.Tone) -> Terminal.Color {
+        switch tone {
+        case .plain: .bold
+        case .waiting: .dim
+        case .good: .green
+        case .caution: .yellow
+        case .bad: .red
+        }
     }
 
     /// Cuts `text` to the screen width (names come from peers and may be long).

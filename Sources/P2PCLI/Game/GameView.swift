@@ -5,6 +5,8 @@ import P2P
 final class GameView {
     let json: Bool
     let interactive: Bool
+    /// What each step of the game says (the library's words).
+    let narrator: GameNarrator
     private let chat: ChatView
     /// The latest notes for the interactive screen.
     private(set) var notes: [String] = []
@@ -14,6 +16,7 @@ final class GameView {
     init(json: Bool, interactive: Bool, verbose: Bool) {
         self.json = json
         self.interactive = interactive
+        narrator = GameNarrator(json: json, interactive: interactive)
         chat = ChatView(json: json, verbose: verbose)
     }
 
@@ -47,7 +50,7 @@ final class GameView {
     func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
         guard interactive else { return chat.peerChanged(peer, state, reason: reason) }
         if state == .connected {
-            note("\(PeerTarget.name(peer)) connected — \(ChatView.trustNote(peer.trust, fingerprint: peer.fingerprint)).")
+            note("\(PeerTarget.name(peer)) connected — \(peer.trust.note(fingerprint: peer.fingerprint)).")
         }
     }
 
@@ -64,88 +67,15 @@ final class GameView {
         }
     }
 
-    func rolled(mine: UInt32, theirs: UInt32) {
-        if json {
-            Output.json(["event": "roll", "mine": Int(mine), "theirs": Int(theirs), "tie": mine == theirs])
-        } else if mine == theirs {
-            note("The draw for who starts was a tie: drawing again.")
-        } else {
-            // The numbers are 32-bit commitments, not a die: what a person needs is who won, and that it was fair.
-            note("\(mine > theirs ? "You" : "Your opponent") won the draw for who starts (each side committed to its number before seeing the other's).")
-        }
-    }
-
-    func gameStart(round: UInt32, mark: Mark, opponent: PeerInfo) {
-        let first = mark == .x
-        if json {
-            Output.json(["event": "game-start", "you": mark.description, "first": first, "round": Int(round),
-                         "opponent": opponent.displayName, "id": opponent.id.hex])
-        } else {
-            note("Round \(round): you are \(mark); \(first ? "you go" : "\(Terminal.sanitize(opponent.displayName)) goes") first.")
-        }
-    }
-
-    func move(by player: GameProtocol.Player, square: Int, mark: Mark, round: UInt32, board: Board, opponent: PeerInfo) {
-        if json {
-            Output.json(["event": "move", "by": player.rawValue, "square": square, "mark": mark.description, "round": Int(round)])
-        } else if !interactive {
-            let who = player == .me ? "You" : Terminal.sanitize(opponent.displayName)
-            Output.line("\(who) (\(mark)): \(square)\n" + board.description.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
-        }
-    }
-
-    func gameOver(round: UInt32, result: TicTacToe.Result, outcome: TicTacToe.Outcome, score: GameProtocol.Score, opponent: PeerInfo) {
-        if json {
-            var object: [String: Any] = ["event": "game-over", "result": result.rawValue, "round": Int(round),
-                                         "score": ["wins": score.wins, "losses": score.losses, "draws": score.draws]]
-            if case .won(_, let line) = outcome { object["line"] = line }
-            Output.json(object)
-        } else if !interactive {
-            Output.line("\(Self.headline(result, outcome: outcome, opponent: opponent)) Score: you \(score.wins) · "
-                        + "\(Terminal.sanitize(opponent.displayName)) \(score.losses) · draws \(score.draws).")
-        }
-    }
-
-    /// "You won (1-2-3)!", "bob won (4-5-6).", "Draw.", "Round aborted: …".
-    static func headline(_ result: TicTacToe.Result, outcome: TicTacToe.Outcome, opponent: PeerInfo) -> String {
-        let line = if case .won(_, let squares) = outcome { " (" + squares.map(String.init).joined(separator: "-") + ")" } else { "" }
-        return switch result {
-        case .win: "You won\(line)!"
-        case .lose: "\(Terminal.sanitize(opponent.displayName)) won\(line)."
-        case .draw: "Draw."
-        case .aborted:
-            if case .aborted(let reason) = outcome { "Round aborted: \(Terminal.sanitize(reason))." } else { "Round aborted." }
-        }
-    }
-
-    /// "Final score: you 2 – bob 1 (1 draw)": said when a game with an opponent ends, on both sides.
-    static func finalScore(_ score: GameProtocol.Score, opponent: String) -> String {
-        let draws = score.draws == 0 ? "" : " (\(score.draws) draw\(score.draws == 1 ? "" : "s"))"
-        return "Final score: you \(score.wins) – \(Terminal.sanitize(opponent)) \(score.losses)\(draws)"
-    }
-
-    /// "it is not your turn (bob plays O)": a move refused, said from the point of view of the one who tried it.
-    static func notYourTurn(opponent: String, mark: Mark) -> String {
-        "it is not your turn (\(Terminal.sanitize(opponent)) plays \(mark.opponent))"
-    }
-
-    /// `by`: who broke the rules. `.peer`: we refused its message; `.me`: it refused ours.
-    func violation(by player: GameProtocol.Player, _ violation: GameViolation, opponent: PeerInfo) {
-        if json {
-            Output.json(["event": "violation", "by": player.rawValue, "code": violation.code.name, "reason": violation.reason])
-        } else {
-            let name = Terminal.sanitize(opponent.displayName)
-            note(player == .peer ? "Refused \(name)'s message: \(Terminal.sanitize(violation.reason)). The round ends."
-                                 : "\(name) refused our message: \(Terminal.sanitize(violation.reason)). The round ends.")
-        }
-    }
-
-    /// The opponent is gone: it `left` on purpose, or the connection was lost (`disconnected`).
-    func opponentLeft(_ peer: PeerInfo, onPurpose: Bool) {
-        if json {
-            Output.json(["event": "opponent-left", "peer": peer.displayName, "id": peer.id.hex, "reason": onPurpose ? "left" : "disconnected"])
-        } else {
-            note(onPurpose ? "\(Terminal.sanitize(peer.displayName)) left the game." : "Opponent disconnected.")
+    /// Says what the library worded: notes, record lines, errors and JSON events.
+    func show(_ notices: [GameNotice]) {
+        for notice in notices {
+            switch notice {
+            case .note(let text): note(text)
+            case .record(let line): Output.line(line)
+            case .error(let code, let message): error(code, message)
+            case .json(let object): Output.json(object)
+            }
         }
     }
 }

@@ -32,7 +32,7 @@ struct NetworkOptions: ParsableArguments {
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         do throws(DiscoveryError) {
-            try ServiceAnnouncement.validate(discoveryInfo: try discoveryInfo())
+            _ = try discoveryInfo()
         } catch {
             throw ValidationError("--info: \(error)")
         }
@@ -40,12 +40,7 @@ struct NetworkOptions: ParsableArguments {
 
     /// `--info` as the session's discovery info.
     func discoveryInfo() throws(DiscoveryError) -> [String: String] {
-        var pairs: [String: String] = [:]
-        for item in info {
-            guard let equals = item.firstIndex(of: "=") else { throw .invalidDiscoveryInfo("\"\(item)\" is not KEY=VALUE") }
-            pairs[String(item[..<equals])] = String(item[item.index(after: equals)...])
-        }
-        return pairs
+        try ServiceAnnouncement.discoveryInfo(parsing: info)
     }
 
     /// `--name`, else the default made from this installation's identity (as `makeSession` names the session).
@@ -58,21 +53,8 @@ struct NetworkOptions: ParsableArguments {
         return SanitizingLogHandler(wrapped: handler)
     }
 
-    /// `user@host-xxxx`: user and host alone are often the same on two machines (`root@vm` on two
-    /// virtual machines, `pi@raspberrypi`), so the first group of the fingerprint (`p2p id`) keeps them
-    /// apart and ties the name to the key people compare.
-    static func defaultDisplayName(for id: PeerID?) -> String {
-        let user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
-        var host = ProcessInfo.processInfo.hostName
-        if let dot = host.firstIndex(of: ".") { host = String(host[..<dot]) }
-        return defaultDisplayName(user: user, host: host, fingerprint: id?.fingerprint)
-    }
-
-    static func defaultDisplayName(user: String, host: String, fingerprint: String?) -> String {
-        let base = "\(user)@\(host)"
-        guard let group = fingerprint?.prefix(while: { $0 != "-" }), !group.isEmpty else { return base }
-        return "\(base)-\(group)"
-    }
+    /// `user@host-xxxx` (the library's `Identity.defaultDisplayName(for:)`).
+    static func defaultDisplayName(for id: PeerID?) -> String { Identity.defaultDisplayName(for: id) }
 
     /// A session with this installation's identity and, unless `pinning` is false, its trust store.
     /// `bulk`: frames up to 1 MiB, so that files travel in large chunks (`Capabilities.largeFrames`).
@@ -104,7 +86,7 @@ struct NetworkOptions: ParsableArguments {
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
-        return Session(sessionID: sessionID ?? defaultSessionID, displayName: name ?? Self.defaultDisplayName(for: identity.peerID), mode: .peer,
+        return Session(sessionID: sessionID ?? defaultSessionID, displayName: name ?? identity.defaultDisplayName, mode: .peer,
                        identity: identity, configuration: configuration)
     }
 }

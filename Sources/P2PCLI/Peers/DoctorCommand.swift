@@ -68,43 +68,10 @@ struct DoctorCommand: AsyncParsableCommand {
         if let status, status != .success { throw status }
     }
 
-    /// A finding as its line: the verdict, the check, and what it means or what to do.
+    /// A finding as its line: the verdict, the check, and what it means or what to do (the library's words).
     private func show(_ finding: DiscoveryCheckup.Finding) {
-        let waited = PeerTarget.duration(timeout)
-        let (check, detail): (String, String)
-        switch finding {
-        case .daemonAnswers: (check, detail) = ("mDNS daemon", "answers (DNS-SD browse started)")
-        case .daemonFails(let error):
-            (check, detail) = ("mDNS daemon", "\(error): start it (`sudo systemctl start avahi-daemon`, or scripts/setup.sh); "
-                + "meanwhile peers can still be reached with --connect HOST:PORT")
-        case .interfaces(let up):
-            (check, detail) = ("interfaces", up.isEmpty ? "no network interface is up besides loopback: connect to a network"
-                : up.map { "\($0.name) \($0.addresses.map(\.description).joined(separator: " "))" }.joined(separator: "; "))
-        case .ownAnnouncement(true, _): (check, detail) = ("own announcement", "this machine's test announcement came back: the daemon and this host work")
-        case .ownAnnouncement(false, _):
-            (check, detail) = ("own announcement", "this machine's test announcement did not come back within \(waited): "
-                + "the daemon may not use this interface (avahi's allow-interfaces), a firewall on this machine drops mDNS "
-                + "(UDP port 5353), or the daemon is overloaded")
-        case .otherPeers(let remote, _) where remote.isEmpty:
-            // Silence is not a failure by itself (nobody may run p2p); a peer asked for is checked below.
-            (check, detail) = ("other peers", "none answered within \(waited); " + PeerTarget.causes(counterpart: nil, evidence: .none)
-                + ". " + PeerTarget.workaround(counterpart: "p2p receive"))
-        case .otherPeers(let remote, _):
-            let names = remote.map { "\(Terminal.sanitize($0.name)) (\($0.addresses.map(\.description).joined(separator: ", ")))" }
-            (check, detail) = ("other peers", "\(remote.count) answered from other machines: \(names.joined(separator: "; "))")
-        case .checkingLastAddress(let name):
-            return Output.line(Terminal.paint("     \(Terminal.sanitize(name)) did not answer; checking where it was last reached", .dim))
-        case .peerNotFound(let query):
-            (check, detail) = ("peer \(Terminal.sanitize(query))", "not among the peers that answered, and not a pinned peer with a known address")
-        case .peerAmbiguous(let query, let count): (check, detail) = ("peer \(Terminal.sanitize(query))", "\(count) peers fit; name one by its fingerprint")
-        case .peerReachable(let name, let reached, true):
-            // Reached, but not found: `--to` works here (pinned) and nowhere else.
-            (check, detail) = ("peer \(Terminal.sanitize(name))", "did not answer by mDNS, though \(reached), where it was last reached, "
-                + "takes a connection: \(PeerTarget.causes(counterpart: nil, evidence: .peerReachable)). "
-                + "This machine still reaches it by name (its key is pinned here); others cannot find it")
-        case .peerReachable(let name, let reached, false): (check, detail) = ("peer \(Terminal.sanitize(name))", "\(reached) takes a connection")
-        case .peerUnreachable(let name, let error): (check, detail) = ("peer \(Terminal.sanitize(name))", Terminal.sanitize(error.description))
-        }
+        if let note = finding.note { return Output.line(Terminal.paint("     \(note)", .dim)) }
+        guard let (check, detail) = finding.said else { return }
         let mark = switch finding.verdict {
         case .passed: Terminal.paint("ok  ", .green)
         case .failed: Terminal.paint("FAIL", .red)

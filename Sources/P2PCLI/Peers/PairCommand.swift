@@ -35,15 +35,9 @@ struct PairCommand: AsyncParsableCommand {
 
     static let sessionID = "p2p-pair"
 
-    /// What the command's one loop takes besides the person's input and Ctrl-C.
+    /// What the command's one loop takes besides the person's input and Ctrl-C: how the library's run ended.
     private enum Event: Sendable {
-        case session(SessionEvent)
-        /// The time to pair (`--timeout`) is up.
-        case timeUp
-        /// The typing side's search for the peer showing the code ended.
-        case found(Result<PeerInfo, ReachError>)
-        /// A run of the code with this peer ended.
-        case ran(PeerInfo, Result<PeerInfo, PairingError>)
+        case ended(Result<PeerInfo, PairingRun.Failure>)
     }
 
     func run() async throws {
@@ -52,7 +46,7 @@ struct PairCommand: AsyncParsableCommand {
         let store = try TrustCommand.store()
         let events = session.events()
         // Before any connection, so a share the peer sends at once is not missed.
-        let pairing = Pairing(session: session)
+        let run = PairingRun(session: session)
         // Pinning is the last step: until then Ctrl-C (through the loop) leaves nothing behind.
         let driver = CommandDriver<Event>()
         driver.readInterrupts()
@@ -62,7 +56,9 @@ struct PairCommand: AsyncParsableCommand {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
         let showing = to == nil && connect == nil
-        let outcome = showing ? await show(session, pairing, events, driver) : await type(session, pairing, events, driver)
+        var pairing: Task<Void, Never>?
+        let outcome = showing ? await show(run, events, driver, &pairing) : await type(run, events, driver, &pairing)
+        pairing?.cancel()
         await driver.drain(closing: {})
         let peer: PeerInfo
         switch outcome {
@@ -87,9 +83,10 @@ struct PairCommand: AsyncParsableCommand {
         await session.close()
     }
 
-    /// Shows a code and lets connected peers try it, one run at a time, as the library's `PairingHost` decides.
-    private func show(_ session: Session, _ pairing: Pairing, _ events: AsyncStream<SessionEvent>,
-                      _ driver: CommandDriver<Event>) async -> Result<PeerInfo, CLIError> {
+    /// Shows a code and lets connected peers try it (the library's `PairingRun.host`).
+    private func show(_ run: PairingRun, _ events: AsyncStream<SessionEvent>, _ driver: CommandDriver<Event>,
+                      _ pairing: inout Task<Void, Never>?) async -> Result<PeerInfo, CLIError> {
+        let session = run.session
         session.setConnectionRequestHandler { _ in true }
         do {
             try session.setAvailable(true)
@@ -98,101 +95,66 @@ struct PairCommand: AsyncParsableCommand {
         }
         let code = PairingCode.random()
         Output.line("Pairing code: \(Terminal.paint(code.description, .bold))")
-        Output.line(Self.instructions(name: session.displayName, fingerprint: session.peerID.fingerprint,
-                                      addresses: DiscoveryNotice.localAddresses(), port: session.localPort ?? 0))
-        driver.pump(events) { .session($0) }
-        driver.timers.after(.seconds(timeout), .timeUp)
-        let feed = driver.feed
-        var host = PairingHost()
-        var outcome: Result<PeerInfo, CLIError> = .failure(Self.interrupted)
-        _ = await driver.run { input in
-            let event: PairingHost.Event
-            switch input {
-            case .event(.session(.peerChanged(let peer, .connected, _))): event = .connected(peer)
-            case .event(.session(.peerChanged(let peer, .disconnected, _))): event = .disconnected(peer.id)
-            case .event(.ran(let peer, .success(let paired))): event = .succeeded(paired.id == peer.id ? paired : peer)
-            case .event(.ran(let peer, .failure(let error))): event = .failed(peer, error)
-            case .event(.timeUp): event = .timeUp
-            case .interrupt: return ExitStatus.interrupted
-            default: return nil
-            }
-            for effect in host.handle(event) {
-                switch effect {
-                case .tryCode(let peer):
-                    Self.runCode(code, with: peer, pairing, feed)
-                case .reportFailure(let peer, let error):
+        Output.line(PairingRun.instructions(name: session.displayName, fingerprint: session.peerID.fingerprint,
+                                            addresses: DiscoveryNotice.localAddresses(), port: session.localPort ?? 0))
+        let (feed, timeout) = (driver.feed, timeout)
+        pairing = Task {
+            do throws(PairingRun.Failure) {
+                feed.send(.ended(.success(try await run.host(code: code, events: events, timeout: timeout) { peer, error in
                     Output.error("p2p: \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(error)")
-                    await session.disconnect(peer.id)
-                case .finish(let end):
-                    outcome = Self.result(end, timeout: timeout)
-                    return Self.status(outcome)
-                }
+                })))
+            } catch {
+                feed.send(.ended(.failure(error)))
             }
-            return nil
         }
-        return outcome
+        return await outcome(driver)
     }
 
-    /// Reads the code, finds the peer that shows it, and runs the code with it: each step's result
-    /// comes into the loop, so Ctrl-C ends any of them.
-    private func type(_ session: Session, _ pairing: Pairing, _ events: AsyncStream<SessionEvent>,
-                      _ driver: CommandDriver<Event>) async -> Result<PeerInfo, CLIError> {
+    /// Reads the code, then finds the peer that shows it and runs the code with it (the library's
+    /// `PairingRun.join`), while Ctrl-C keeps arriving.
+    private func type(_ run: PairingRun, _ events: AsyncStream<SessionEvent>, _ driver: CommandDriver<Event>,
+                      _ pairing: inout Task<Void, Never>?) async -> Result<PeerInfo, CLIError> {
+        let connector = PeerFinder(session: run.session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair").connector
         let feed = driver.feed
-        var finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair")
-        finder.anyKeyByShortPrefix = true  // the pairing code proves the key
-        var code: PairingCode?
-        var search: Task<Void, Never>?
-        defer { search?.cancel() }
-        var outcome: Result<PeerInfo, CLIError> = .failure(Self.interrupted)
-        /// Once the code is known: find the peer (a code that is not 8 digits ends it).
-        func codeRead(_ typed: String?) -> ExitCode? {
-            code = typed.flatMap(PairingCode.init(typed:))
-            guard code != nil else {
-                outcome = .failure(CLIError("a pairing code is 8 digits, like 1234-5678", code: ExitStatus.pairingFailed))
-                return ExitStatus.pairingFailed
+        func join(_ typed: String?) -> Task<Void, Never> {
+            Task {
+                do throws(PairingRun.Failure) {
+                    feed.send(.ended(.success(try await run.join(typed: typed, with: connector, events: events))))
+                } catch {
+                    feed.send(.ended(.failure(error)))
+                }
             }
-            search = finder.start(events: events, on: feed) { .found($0) }
-            return nil
         }
         // The code from P2P_PAIR_CODE, else a line of input; never from argv, where other users could read it.
         if let fromEnvironment = ProcessInfo.processInfo.environment["P2P_PAIR_CODE"] {
-            if codeRead(fromEnvironment) != nil { return outcome }
+            pairing = join(fromEnvironment)
         } else {
             if Terminal.stdinIsTTY { FileHandle.standardError.write(Data("Pairing code shown on the other machine: ".utf8)) }
             driver.readLines()
         }
+        var started = pairing
+        defer { pairing = started }
+        return await outcome(driver) { typed in
+            if started == nil { started = join(typed) }
+        }
+    }
+
+    /// The loop until the run ends (or Ctrl-C); `read` takes the line typed (nil: input ended).
+    private func outcome(_ driver: CommandDriver<Event>, read: (String?) -> Void = { _ in }) async -> Result<PeerInfo, CLIError> {
+        var outcome: Result<PeerInfo, CLIError> = .failure(Self.interrupted)
         _ = await driver.run { input in
             switch input {
-            case .line(let typed) where code == nil: return codeRead(typed)
-            case .endOfInput where code == nil: return codeRead(nil)
-            case .event(.found(.success(let peer))):
-                if let code { Self.runCode(code, with: peer, pairing, feed) }
-            case .event(.found(.failure(let error))):
-                outcome = .failure(error.cliError(denial: ExitStatus.connectionFailed))
+            case .line(let typed): read(typed)
+            case .endOfInput: read(nil)
+            case .event(.ended(let result)):
+                outcome = Self.result(result)
                 return Self.status(outcome)
-            case .event(.ran(_, .success(let peer))):
-                outcome = .success(peer)
-                return .success
-            case .event(.ran(_, .failure(let error))):
-                outcome = .failure(CLIError(error.description, code: ExitStatus.pairingFailed))
-                return ExitStatus.pairingFailed
             case .interrupt: return ExitStatus.interrupted
             default: break
             }
             return nil
         }
         return outcome
-    }
-
-    /// Runs the code with `peer` in a task of its own; its result comes into the loop (`.ran`).
-    private static func runCode(_ code: PairingCode, with peer: PeerInfo, _ pairing: Pairing, _ feed: CommandFeed<Event>) {
-        Task {
-            do throws(PairingError) {
-                feed.send(.ran(peer, .success(try await pairing.pair(with: peer.id, code: code))))
-            } catch {
-                feed.send(.ran(peer, .failure(error)))
-            }
-        }
     }
 
     private static func status(_ outcome: Result<PeerInfo, CLIError>) -> ExitCode {
@@ -205,20 +167,15 @@ struct PairCommand: AsyncParsableCommand {
     /// Ctrl-C before the pairing was done: nothing is pinned.
     private static let interrupted = CLIError("interrupted; nothing was paired", code: ExitStatus.interrupted)
 
-    /// How the showing side's pairing ended, as the command's result.
-    static func result(_ outcome: PairingHost.Outcome, timeout: Double) -> Result<PeerInfo, CLIError> {
-        switch outcome {
-        case .paired(let peer): .success(peer)
-        case .spent(let attempts): .failure(CLIError("\(attempts) failed attempts; run p2p pair again for a new code", code: ExitStatus.pairingFailed))
-        case .timeUp: .failure(CLIError("nobody paired within \(PeerTarget.duration(timeout))", code: ExitStatus.peerNotFound))
+    /// How the pairing ended, as the command's result with the exit codes of its help.
+    static func result(_ result: Result<PeerInfo, PairingRun.Failure>) -> Result<PeerInfo, CLIError> {
+        result.mapError { failure in
+            let code = switch failure {
+            case .unreached(let error): error.exitCode(denial: ExitStatus.connectionFailed)
+            case .timeUp: ExitStatus.peerNotFound
+            case .notACode, .failed, .spent: ExitStatus.pairingFailed
+            }
+            return CLIError(failure.description, code: code)
         }
-    }
-
-    /// What the showing side tells the person to type on the other machine: its name, which may be
-    /// shared by another machine (so the fingerprint's start too), and the addresses to dial without mDNS.
-    static func instructions(name: String, fingerprint: String, addresses: [String], port: Int) -> String {
-        let direct = (addresses.isEmpty ? ["ADDRESS-OF-THIS-MACHINE"] : addresses).map { "--connect \($0):\(port)" }
-        return "On the other machine run: p2p pair --to \"\(Terminal.sanitize(name))\"   (or --to \(fingerprint.prefix(9)), "
-            + "or without mDNS: \(direct.joined(separator: " or ")))"
     }
 }

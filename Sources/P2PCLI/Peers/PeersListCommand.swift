@@ -44,9 +44,16 @@ struct PeersListCommand: AsyncParsableCommand {
     @Option(help: "With --localsend: the name LocalSend devices see while this command runs.")
     var name: String?
 
+    /// What the browse's loop takes besides Ctrl-C (130: what was found is printed already).
+    private enum Event: Sendable {
+        case browse(ServiceBrowser.Event)
+        /// The browse's time (`--timeout`) is up: the known peers are listed next.
+        case browseOver
+    }
+
     func run() async throws {
         let localSend = try await startLocalSend()
-        let driver = CommandDriver<PeersBrowseModel.Event>()
+        let driver = CommandDriver<Event>()
         let feed = driver.feed
         let browser = ServiceBrowser { feed.send(.browse($0)) }
         do {
@@ -58,19 +65,24 @@ struct PeersListCommand: AsyncParsableCommand {
         driver.timers.after(.seconds(timeout), .browseOver)
         driver.readInterrupts()
         if !json { Output.error(Terminal.paint("Browsing \(ServiceAnnouncement.serviceType) for \(timeout) s…", .dim)) }
-        let (status, model) = await driver.run(PeersBrowseModel(sessionID: sessionID)) { effect in
-            switch effect {
-            case .list(let service): print(service)
-            case .listAgain(let service, let added): print(service, adding: added)
-            case .lost(let name):
-                if json {
-                    Output.json(["event": "peer-lost", "name": name])
-                } else {
-                    Output.line("lost  \(Terminal.sanitize(name))")
+        // What is listed is the library's rule: one entry per peer, again only with new addresses.
+        var listing = PeerListing(sessionID: sessionID)
+        let status = await driver.run { input in
+            switch input {
+            case .event(.browse(.found(let service))):
+                switch listing.found(service) {
+                case .new(let service): show(PeerListing.json(service), PeerListing.line(service))
+                case .moreAddresses(let service, let added): show(PeerListing.json(service), PeerListing.line(service, adding: added))
+                case .lost, nil: break
                 }
-            case .error(let error): report(error: error)
-            case .finish: return .success
-            case .exit(let status): return status
+            case .event(.browse(.lost(let name))) where listing.lost(name) != nil:
+                if json { Output.json(["event": "peer-lost", "name": name]) } else { Output.line("lost  \(Terminal.sanitize(name))") }
+            case .event(.browse(.failed(let error))): report(error: error)
+            case .event(.browse(.daemonLost)): report(error: .daemonLost)
+            case .event(.browseOver): return .success
+            case .interrupt: return ExitStatus.interrupted
+            case .question(let asked): asked.answer.resume(returning: false)  // nobody asks here: no session
+            default: break
             }
             return nil
         }
@@ -79,60 +91,21 @@ struct PeersListCommand: AsyncParsableCommand {
         if let status, status != .success { throw status }
         // Pinned peers and added addresses belong to no session: listed only when browsing them all.
         let store = sessionID == nil ? try? TrustStore.standard() : nil
-        let known = model.listing.knownNotSeen(pins: store?.all ?? [])
-        known.forEach(print(known:))
+        let known = listing.knownNotSeen(pins: store?.all ?? [])
+        for peer in known { show(PeerListing.json(known: peer), PeerListing.line(known: peer)) }
         let added = store?.addedAddresses ?? []
-        added.forEach(print(added:))
+        for entry in added {
+            if json { Output.json(PeerListing.json(added: entry)) } else { Output.line(PeerListing.line(added: entry)) }
+        }
         let devices = localSend?.devices.all ?? []
-        devices.forEach(print(device:))
+        for device in devices { show(device.listingJSON, device.listingLine) }
         await localSend?.stop()
-        if !json && model.found == 0 && known.isEmpty && added.isEmpty && devices.isEmpty { Output.error("No peers found.") }
+        if !json && listing.listedCount == 0 && known.isEmpty && added.isEmpty && devices.isEmpty { Output.error("No peers found.") }
     }
 
-    private func print(known peer: KnownPeer) {
-        let lastSeen = peer.lastSeen.map { $0.formatted(.iso8601) }
-        if json {
-            Output.json([
-                "event": "peer-known", "name": peer.name, "id": peer.id.hex, "fingerprint": peer.id.fingerprint,
-                "addresses": peer.lastAddresses ?? [], "last-seen": lastSeen ?? NSNull(),
-            ])
-        } else {
-            Output.line("\(Terminal.paint(Terminal.sanitize(peer.name), .bold))  \(peer.id.fingerprint)  known, not announced now; "
-                + "last reached \(lastSeen ?? "?") at \(Terminal.sanitize((peer.lastAddresses ?? []).joined(separator: ",")))")
-        }
-    }
-
-    private func print(added entry: AddedAddress) {
-        let when = entry.added.formatted(.iso8601)
-        if json {
-            Output.json(["event": "address-added", "address": entry.address, "added": when])
-        } else {
-            Output.line("\(entry.address)  added by hand \(when); tried for --to NAME when multicast DNS does not show NAME")
-        }
-    }
-
-    /// A peer's line (or JSON object); `adding` names the addresses that are new since it was printed.
-    private func print(_ service: DiscoveredService, adding added: [IPAddress] = []) {
-        let addresses = service.addresses.map(\.description)
-        if json {
-            Output.json([
-                "event": "peer-found", "name": service.name, "id": service.peerID?.hex ?? NSNull(),
-                "fingerprint": service.peerID?.fingerprint ?? NSNull(),
-                "session": service.sessionID ?? NSNull(), "host": service.host, "port": Int(service.port),
-                "addresses": addresses, "protocol": service.protocolVersion ?? NSNull(),
-                "info": service.discoveryInfo,
-            ])
-        } else if !added.isEmpty {
-            Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  also at \(added.map(\.description).joined(separator: ","))")
-        } else {
-            // Announced, not yet proven: TLS checks this fingerprint when connecting.
-            let id = service.peerID.map { "\($0.fingerprint)  id=\($0.hex)" } ?? "(no id)"
-            let session = Terminal.sanitize(service.sessionID ?? "?")
-            let info = service.discoveryInfo.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            Output.line("\(Terminal.paint(Terminal.sanitize(service.name), .bold))  \(id)  session=\(session)  "
-                + "\(Terminal.sanitize(service.host)):\(service.port)  \(addresses.joined(separator: ","))"
-                + (info.isEmpty ? "" : "  " + Terminal.sanitize(info)))
-        }
+    /// An entry as its JSON event, or as its line with the name in bold.
+    private func show(_ event: [String: Any], _ line: PeerListing.Line) {
+        if json { Output.json(event) } else { Output.line("\(Terminal.paint(line.name, .bold))  \(line.rest)") }
     }
 
     /// --localsend: LocalSend discovery for the browse's time.
@@ -147,22 +120,6 @@ struct PeersListCommand: AsyncParsableCommand {
             return browser
         } catch {
             throw CLIError("LocalSend: \(error)", code: ExitStatus.failure)
-        }
-    }
-
-    /// A LocalSend device's line: kind, alias, model, fingerprint, address:port, protocol and version.
-    private func print(device entry: LocalSendDeviceList.Entry) {
-        let info = entry.info
-        if json {
-            Output.json([
-                "event": "peer-found", "kind": "localsend", "name": info.alias, "model": info.deviceModel ?? NSNull(),
-                "deviceType": info.kind, "fingerprint": info.fingerprint, "address": "\(entry.address):\(info.effectivePort)",
-                "protocol": info.usesHTTPS ? "https" : "http", "version": info.version,
-            ])
-        } else {
-            Output.line("\(Terminal.paint(Terminal.sanitize(info.alias), .bold))  LocalSend \(Terminal.sanitize(info.version))  "
-                + "\(Terminal.sanitize(info.deviceModel ?? "?")) \(Terminal.sanitize(info.kind))  \(Terminal.sanitize(info.fingerprint))  "
-                + "\(entry.address):\(info.effectivePort) \(info.usesHTTPS ? "https" : "http")  (not verified by key)")
         }
     }
 

@@ -22,12 +22,7 @@ struct RecordsExportCommand: ParsableCommand {
         let store = try store.open(mustExist: true)
         let data: Data
         do {
-            guard let schema = try store.schema() else { throw RecordsError.emptyStore }
-            for name in entity where schema.entity(named: name) == nil {
-                throw RecordsError.store("the store has no entity \(name)")
-            }
-            let records = try store.records(entities: entity.isEmpty ? nil : entity)
-            data = RecordFile.encode(RecordSnapshot(schema: schema, records: records, origin: try localPeerID()))
+            data = try store.exportFile(entities: entity, origin: try localPeerID())
         } catch let error as RecordsError {
             throw CLIError(error.description, code: ExitStatus.failure)
         }

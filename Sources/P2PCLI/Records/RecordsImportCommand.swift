@@ -36,7 +36,7 @@ struct RecordsImportCommand: ParsableCommand {
             let override = try schema.map { path throws(RecordsError) in try RecordFile.readSchema(URL(fileURLWithPath: path)) }
             snapshot = try RecordFile.read(URL(fileURLWithPath: file), schema: override, origin: origin)
         } catch let error where !error.problems.isEmpty {
-            view.rejected(error, from: nil, source: file)
+            view.show(.rejected(error, from: .file(file)))
             throw ExitStatus.recordsRejected
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
@@ -44,10 +44,10 @@ struct RecordsImportCommand: ParsableCommand {
         let store = try store.open()
         do {
             let outcome = try store.merge(snapshot, policy: policy)
-            view.merged(outcome, records: snapshot.records.count, delta: false, from: nil, source: file)
+            view.show(.merged(outcome, records: snapshot.records.count, delta: false, from: .file(file)))
         } catch {
             if case .store = error { throw CLIError(error.description, code: ExitStatus.failure) }
-            view.rejected(error, from: nil, source: file)
+            view.show(.rejected(error, from: .file(file)))
             throw ExitStatus.recordsRejected
         }
     }

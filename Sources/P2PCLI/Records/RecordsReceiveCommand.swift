@@ -66,12 +66,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         var options = RecordReceiveOptions()
         options.maxSnapshotBytes = maxBytes
         let receiver = RecordStoreReceiver(exchange, store: recordStore, policy: policy, options: options) { event in
-            switch event {
-            case .offered(let offer, let peer): records.offered(offer, from: peer, view: view)
-            case .merged(let outcome, let count, let delta, let peer):
-                records.merged(outcome, records: count, delta: delta, from: peer, source: peer.displayName.description)
-            case .rejected(let error, let peer): records.rejected(error, from: peer, source: peer.displayName.description)
-            }
+            records.show(RecordsReport(event))
             if let status = event.status { feed.send(.finished(status)) }
         }
         driver.pump(session.events(), untilClose: true) { .session($0) }
@@ -96,7 +91,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                     // The terminal is read from the first question on (until then, it is left as it was).
                     driver.readKeys()
                     guard case .connection(let request) = asked.question else { asked.answer.resume(returning: false); return nil }
-                    let trust = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+                    let trust = request.trust.note(fingerprint: request.peer.fingerprint)
                     questions.ask(asked, "\(Terminal.sanitize(request.peer.displayName)) wants to send records — \(trust). Accept?")
                 case .withdraw(let token):
                     questions.withdrawShowing(token)

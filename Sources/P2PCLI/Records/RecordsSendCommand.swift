@@ -52,11 +52,13 @@ struct RecordsSendCommand: AsyncParsableCommand {
     func run() async throws {
         setenv("AVAHI_COMPAT_NOWARN", "1", 0)
         let view = ChatView(json: json, verbose: network.verbose)
-        let recordStore = try store.map { try StoreOption.open($0, mustExist: true) }
-        // Read the file before any network work, so a bad file fails fast.
-        let fileSnapshot = try file.map { path -> RecordSnapshot in
+        // Open the store, or read the file, before any network work, so a bad one fails fast.
+        let job: RecordSendJob
+        if let store {
+            job = RecordSendJob(.store(try StoreOption.open(store, mustExist: true), entities: entity, sinceLast: sinceLast))
+        } else {
             do {
-                return try RecordFile.read(URL(fileURLWithPath: path), origin: try localPeerID())
+                job = RecordSendJob(.file(try RecordFile.read(URL(fileURLWithPath: file!), origin: try localPeerID())))
             } catch {
                 throw CLIError("\(error)", code: ExitStatus.failure)
             }
@@ -71,13 +73,12 @@ struct RecordsSendCommand: AsyncParsableCommand {
         // Ctrl-C says goodbye and leaves (130), with a line saying how far the send got: until the snapshot
         // is on its way nothing was sent; after that, the peer may still merge what it received.
         // The work runs on a task of its own; the driver's loop takes its end and Ctrl-C (`.interrupt`).
-        let phase = NIOLockedValueBox(Phase.finding)
         let quitting = NIOLockedValueBox(false)
         let driver = CommandDriver<Event>()
         let feed = driver.feed
         driver.readInterrupts()
         let work = Task {
-            feed.send(.ended(await send(session, view: view, store: recordStore, fileSnapshot: fileSnapshot, phase: phase, quitting: quitting)))
+            feed.send(.ended(await send(session, view: view, job: job, quitting: quitting)))
         }
         let status = await driver.run { input in
             switch input {
@@ -85,7 +86,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
                 // After Ctrl-C the work ends because the session closed under it: not news.
                 return quitting.withLockedValue { $0 } ? nil : status
             case .event(.closed):
-                Output.error("p2p: \(phase.withLockedValue { $0 }.interruptedLine)")
+                Output.error("p2p: \(job.interruptedLine)")
                 return ExitStatus.interrupted
             case .interrupt:
                 // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
@@ -113,21 +114,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         case closed
     }
 
-    /// How far the command got, for the line Ctrl-C prints.
-    private enum Phase {
-        case finding
-        case sending(to: String)
-
-        var interruptedLine: String {
-            switch self {
-            case .finding: "interrupted; nothing was sent"
-            case .sending(let name): "interrupted while \(Terminal.sanitize(name)) had the snapshot; it may have merged it (`p2p records send` again is safe)"
-            }
-        }
-    }
-
-    private func send(_ session: Session, view: ChatView, store: RecordStore?, fileSnapshot: RecordSnapshot?,
-                      phase: NIOLockedValueBox<Phase>, quitting: NIOLockedValueBox<Bool>) async -> ExitCode {
+    private func send(_ session: Session, view: ChatView, job: RecordSendJob, quitting: NIOLockedValueBox<Bool>) async -> ExitCode {
         let peer: PeerInfo
         do {
             let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer",
@@ -140,71 +127,17 @@ struct RecordsSendCommand: AsyncParsableCommand {
             return error.exitCode(denial: ExitStatus.connectionFailed)
         }
         view.peerChanged(peer, .connected, reason: nil)
-        if !json { view.note("Sending records to \(Terminal.sanitize(peer.displayName))\(sinceLast ? " (changed since the last exchange)" : "")…") }
-        phase.withLockedValue { $0 = .sending(to: peer.displayName.description) }
-        let exchange = RecordExchange(session: session)
+        if !json { view.note(job.sendingNote(to: peer)) }
         let sent: RecordSendReport
         do {
-            if let fileSnapshot {
-                sent = try await exchange.send(records: fileSnapshot, to: peer.id)
-            } else {
-                sent = try await exchange.send(from: store!, entities: entity.isEmpty ? nil : entity, sinceLast: sinceLast, to: peer.id)
-            }
+            sent = try await job.send(over: RecordExchange(session: session), to: peer)
         } catch {
             if quitting.withLockedValue({ $0 }) { return ExitStatus.interrupted }
             view.error(error.isStoreFailure ? "store" : "send", error.description)
             return ExitStatus.failure
         }
-        if let failure = sent.markFailure {
-            view.error("store", "the peer merged the snapshot but this store could not remember it: \(failure)")
-        }
-        report(sent.result, records: sent.records, delta: sent.isDelta, peer: peer)
+        if let failure = sent.markFailureMessage { view.error("store", failure) }
+        RecordsView(json: json).show(.sent(sent.result, records: sent.records, delta: sent.isDelta, to: peer))
         return ExitStatus.records(sent.result.status)
-    }
-
-    private func report(_ result: RecordTransferResult, records: Int, delta: Bool, peer: PeerInfo) {
-        let status = switch result.status {
-        case .merged: "merged"
-        case .rejected: "rejected"
-        case .failed: "failed"
-        }
-        if json {
-            var object: [String: Any] = [
-                "event": "records-sent", "peer": peer.displayName, "id": peer.id.hex, "records": records, "delta": delta, "status": status,
-            ]
-            if result.status == .merged {
-                object["inserted"] = result.outcome.inserted
-                object["updated"] = result.outcome.updated
-                object["unchanged"] = result.outcome.unchanged
-                object["conflicts"] = result.conflictCount
-                object["conflicted"] = result.outcome.conflicts.map { ["entity": $0.entity, "id": $0.id, "kept": $0.kept.rawValue] }
-                object["migrations"] = result.outcome.migrations
-            } else {
-                object["message"] = result.message
-                object["errors"] = result.problems.map(\.json)
-            }
-            Output.json(object)
-            return
-        }
-        let name = Terminal.sanitize(peer.displayName)
-        switch result.status {
-        case .merged:
-            Output.line("Sent \(records) record\(records == 1 ? "" : "s")\(delta ? " (delta)" : "") to \(name): " + RecordsView.counts(result.outcome))
-            for change in result.outcome.migrations { Output.line(Terminal.paint("  \(name)'s schema: \(change)", .dim)) }
-        case .rejected, .failed:
-            guard !result.problems.isEmpty else {
-                Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot: \(Terminal.sanitize(result.message))", .red))
-                return
-            }
-            Output.error(Terminal.paint("p2p: \(name) \(status) the snapshot; nothing was merged:", .red))
-            for problem in result.problems { Output.error("  \(Terminal.sanitize(problem.description))") }
-        }
-    }
-}
-
-private extension RecordsError {
-    /// The store could not make the snapshot (the send itself fails only with `.transfer`).
-    var isStoreFailure: Bool {
-        if case .transfer = self { false } else { true }
     }
 }

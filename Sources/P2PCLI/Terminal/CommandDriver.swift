@@ -1,4 +1,5 @@
 import ArgumentParser
+import P2P
 
 /// The one terminal driver of every command that waits for things to happen: the queue their inputs arrive on (`feed`),
 /// the person's input (keys on a raw terminal, or piped lines and their end), Ctrl-C, timers, the pumps
@@ -11,7 +12,7 @@ import ArgumentParser
 final class CommandDriver<Event: Sendable> {
     private let inputs: AsyncStream<DriverInput<Event>>
     let feed: CommandFeed<Event>
-    let timers: CommandTimers<Event>
+    let timers: EventTimers<Event>
     /// Shared by the pumps of a command that bounds them (chat): see `Backlog`.
     let backlog: Backlog?
     /// Drained before the session closes (its events up to the close are shown, not the goodbyes of the
@@ -24,8 +25,9 @@ final class CommandDriver<Event: Sendable> {
     init(backlog: Backlog? = nil) {
         let (inputs, continuation) = AsyncStream.makeStream(of: DriverInput<Event>.self)
         self.inputs = inputs
-        feed = CommandFeed(continuation: continuation)
-        timers = CommandTimers(feed: feed)
+        let feed = CommandFeed(continuation: continuation)
+        self.feed = feed
+        timers = EventTimers { feed.send($0) }
         self.backlog = backlog
     }
 

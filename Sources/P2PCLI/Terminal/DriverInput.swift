@@ -1,3 +1,5 @@
+import P2P
+
 /// One input of a command run by `CommandDriver`, in the order it arrived: what the person did (keys on
 /// a raw terminal, lines of a pipe and their end, Ctrl-C), a question waiting for the person and its
 /// withdrawal, or one of the command's own events (`Event`: library events moved in by pumps, timers,

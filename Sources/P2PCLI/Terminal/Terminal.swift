@@ -200,11 +200,3 @@ enum Signals {
         }
     }
 }
-
-extension Date {
-    /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-24T02:40:11.123Z`.
-    var iso8601: String { formatted(Self.p2pFormat) }
-
-    /// A value type, so every thread may use it.
-    private static let p2pFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-}

@@ -101,10 +101,17 @@ struct ReceiveCommand: AsyncParsableCommand {
         let transfers = FileTransfers(session: session, directory: directory, configuration: configuration)
         let receiver = ReceiveLoop(session: session, transfers: transfers, options: self, directory: directory)
         if localSend.isOn || localSend.web { receiver.localSend = try localSend.makeNode(transfers: transfers, alias: network.displayName) }
-        // A `p2p send -` here hears why not, instead of waiting for an answer.
-        let streams = StreamReceive.declineStreams(on: session)
-        defer { withExtendedLifetime(streams) {} }
-        try await receiver.run { try await listen(session, into: directory) }
+        try await receiver.run {
+            try await Self.listen(session, port: network.port, json: json, emit: Output.json) {
+                if json {
+                    Output.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex, "port": session.localPort ?? 0,
+                                 "session": session.sessionID, "dir": directory.path])
+                } else {
+                    Output.line(Self.waiting(as: session.displayName, fingerprint: session.peerID.fingerprint, port: session.localPort ?? 0,
+                                             text: text, into: directory.path))
+                }
+            }
+        }
     }
 
     /// "Waiting for files as bob (…), port P, into DIR"; with --text, what it waits for instead (no folder is written).
@@ -113,32 +120,37 @@ struct ReceiveCommand: AsyncParsableCommand {
              : "Waiting for files as \(name) (\(fingerprint)), port \(port), into \(directory)"
     }
 
-    /// Starts listening and advertising.
-    private func listen(_ session: Session, into directory: URL) async throws {
+    /// Starts `session` listening and advertising (`announce` says it listens; `emit` writes a JSON event:
+    /// on stdout, or stderr for --stdout); without a daemon on a fixed port it listens on, saying so.
+    static func listen(_ session: Session, port: Int?, json: Bool, emit: ([String: Any]) -> Void, announce: () -> Void) async throws {
         do {
             try await session.start()
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
-        if json {
-            Output.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex, "port": session.localPort ?? 0,
-                         "session": session.sessionID, "dir": directory.path])
-        } else {
-            Output.line(Self.waiting(as: session.displayName, fingerprint: session.peerID.fingerprint, port: session.localPort ?? 0,
-                                     text: text, into: directory.path))
-        }
+        announce()
         do {
             try session.setAvailable(true)
-        } catch where DiscoveryNotice.listensWithout(error, port: network.port ?? 0, findsByName: false) {
-            let message = DiscoveryNotice.listeningWithoutDiscovery(port: network.port ?? 0)
+        } catch where DiscoveryNotice.listensWithout(error, port: port ?? 0, findsByName: false) {
+            let message = DiscoveryNotice.listeningWithoutDiscovery(port: port ?? 0)
             if json {
-                Output.json(["event": "warning", "code": "no-discovery", "message": message])
+                emit(["event": "warning", "code": "no-discovery", "message": message])
             } else {
                 Output.error(Terminal.paint("p2p: \(message)", .yellow))
             }
         } catch {
             Output.error("p2p: \(error)")
-            if (network.port ?? 0) == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
+            if (port ?? 0) == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
+        }
+    }
+
+    /// The name DNS-SD registered: "NAME #2" (avahi) or "NAME (2)" when another peer has NAME; said when
+    /// it is not the one asked for (a prefix: a name over 63 bytes, cut to fit DNS-SD).
+    static func showAdvertising(_ name: String, requested: String, json: Bool, emit: ([String: Any]) -> Void, say: (String) -> Void) {
+        if json {
+            emit(["event": "advertising", "name": name, "requested": requested])
+        } else if !requested.hasPrefix(name) {
+            say(ConnectProgress.renamed(to: name, from: requested))
         }
     }
 }

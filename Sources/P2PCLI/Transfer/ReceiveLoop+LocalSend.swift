@@ -1,8 +1,8 @@
 import Foundation
 import P2P
 
-/// `p2p receive --localsend`: starting the LocalSend peer beside the session, and what it reports that the
-/// transfer events do not (devices seen, a sender's session over: its summary).
+/// `p2p receive --localsend`: starting the LocalSend peer beside the session, and the devices it hears of
+/// (a sender's session over is the receiver's to sum up).
 extension ReceiveLoop {
     func startLocalSend(_ node: LocalSendNode) async throws {
         let port: Int
@@ -22,25 +22,15 @@ extension ReceiveLoop {
         }
     }
 
-    /// Shows a LocalSend event; true when a sender's session ended (its summary was due).
-    func show(_ event: LocalSendEvent) -> Bool {
-        switch event {
-        case .deviceSeen(let entry):
-            if options.json {
-                Output.json(["event": "localsend-device", "alias": entry.info.alias, "deviceModel": entry.info.deviceModel ?? "",
-                             "deviceType": entry.info.kind, "fingerprint": entry.info.fingerprint, "address": entry.address,
-                             "port": entry.info.effectivePort, "version": entry.info.version])
-            } else if options.network.verbose {
-                clearProgress()
-                Output.line(Terminal.paint("* LocalSend device \(Terminal.sanitize(LocalSendPeer.label(of: entry.peer))) at \(entry.address):\(entry.info.effectivePort)", .dim))
-            }
-            return false
-        case .sessionEnded(let peer):
+    /// A LocalSend device heard of: a JSON event, or with --verbose a line.
+    func showDevice(_ entry: LocalSendDeviceList.Entry) {
+        if options.json {
+            Output.json(["event": "localsend-device", "alias": entry.info.alias, "deviceModel": entry.info.deviceModel ?? "",
+                         "deviceType": entry.info.kind, "fingerprint": entry.info.fingerprint, "address": entry.address,
+                         "port": entry.info.effectivePort, "version": entry.info.version])
+        } else if options.network.verbose {
             clearProgress()
-            if let sender = model.ledger.senderLeft(peer.id) { summarize(peer.id, sender) }
-            return true
-        case .eventsDropped:
-            return false
+            Output.line(Terminal.paint("* LocalSend device \(Terminal.sanitize(LocalSendPeer.label(of: entry.peer))) at \(entry.address):\(entry.info.effectivePort)", .dim))
         }
     }
 }

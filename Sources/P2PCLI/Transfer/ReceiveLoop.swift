@@ -1,97 +1,55 @@
 import ArgumentParser
 import Foundation
-import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p receive`'s one loop: transfer and session events, keys, and the questions connection requests
 /// and offers raise, handled in arrival order. It stays up for any number of senders (`--once`: until
-/// the first one leaves), asks about a folder once, and shows one progress line and one summary per sender.
+/// the first one leaves), asks about a folder once, and shows one progress line and one summary per
+/// sender. The library's `FileReceiver` decides and carries out; the loop asks, reads keys and draws.
 final class ReceiveLoop {
-    /// What the driver's loop takes besides keys, Ctrl-C and questions.
-    enum Event: Sendable {
-        case transfer(TransferEvent)
-        case session(SessionEvent)
-        /// A second after Ctrl-C: stop waiting for the cancelled transfers to report their end.
-        case cancellationsOverdue
-        /// Something on the LocalSend side (`--localsend`): a device seen, a sender's session over.
-        case localSend(LocalSendEvent)
-    }
-
     let session: Session
-    let transfers: FileTransfers
     let options: ReceiveCommand
     let directory: URL
     let view: TransferView
     let interactive: Bool
-    /// Keys, Ctrl-C, timers, the transfers' and the session's events, and the drain at exit.
-    let driver = CommandDriver<Event>()
-    var feed: CommandFeed<Event> { driver.feed }
-    /// The run's decisions, and what the transfers came to (`ledger`).
-    var model: ReceiveRun
+    /// Keys, Ctrl-C, timers, the transfers', the session's and LocalSend's events, and the drain at exit.
+    let driver = CommandDriver<FileReceiver.Input>()
+    /// Who and what is accepted, asked about or declined, and what the run came to.
+    let receiver: FileReceiver
     /// When each sender's progress line was drawn last (it is redrawn at most every 100 ms).
     var lastDrawn: [PeerID: ContinuousClock.Instant] = [:]
     var questions = PeerQuestions()
-    var policy: ConnectionPolicy
-    /// What is accepted unasked (`--yes`, `--from`, `--text`, `--allow-hidden`, `--allow-executable`).
-    let rules: ReceiveRules
-    /// Which offers are asked about, and the answers that stand for later ones.
-    var offers: OfferQuestions
-    /// "* NAME left" lines held until the sender's transfers have told their end.
-    var leftLines: [PeerID: String] = [:]
     /// Whether the progress line is on the screen (lines printed under it take it off first).
     var progressDrawn = false
     /// Whether a question is drawn as the input line (render erases it once it is answered).
     var questionDrawn = false
-    /// Offers (peer ID/transfer ID) whose question named their hidden paths and execute bits: a yes to
-    /// that question allows them. Filled by the loop, read by the offer handler once answered.
-    let named = NIOLockedValueBox<Set<String>>([])
     /// `--localsend`: the LocalSend peer started with the session, stopped with it.
     var localSend: LocalSendNode?
     /// `--web`: the browser upload page, served with the LocalSend peer's upload API.
     var webUpload: WebUploadServer?
-    /// How LocalSend senders are named in their summaries (`PeerTarget.name`), by peer.
-    let localSendLabels = NIOLockedValueBox<[PeerID: String]>([:])
 
     init(session: Session, transfers: FileTransfers, options: ReceiveCommand, directory: URL) {
         self.session = session
-        self.transfers = transfers
         self.options = options
         self.directory = directory
-        interactive = Terminal.stdinIsTTY && !options.json
+        let interactive = Terminal.stdinIsTTY && !options.json, json = options.json
+        self.interactive = interactive
         view = TransferView(json: options.json, perFile: options.network.verbose)
-        model = ReceiveRun(once: options.once, textOnly: options.text)
-        policy = ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: false, canAsk: Terminal.stdinIsTTY && !options.json)
-        rules = ReceiveRules(acceptsEveryone: options.yes, from: options.from, allowsHidden: options.allowHidden,
-                             allowsExecutable: options.allowExecutable, textsOnly: options.text)
-        offers = OfferQuestions(canAsk: interactive)
+        let rules = ReceiveRules(acceptsEveryone: options.yes, from: options.from, allowsHidden: options.allowHidden,
+                                 allowsExecutable: options.allowExecutable, textsOnly: options.text)
+        let feed = driver.feed
+        receiver = FileReceiver(session: session, transfers: transfers, rules: rules, canAsk: interactive, once: options.once,
+                                ask: { await feed.ask($0) }, declinedAsNotText: { info in
+            guard !json else { return }
+            Output.error(Terminal.paint("p2p: declined \(info.name) from \(info.peer.displayName): this receive --text takes texts only", .yellow))
+        })
         // --text: standard output is the text's alone, for a pipe.
         if options.text && !options.json { Output.keepStdoutForData() }
     }
 
     /// Runs until Ctrl-C (or, with `--once`, until the first sender left); throws the exit status.
     func run(listen: () async throws -> Void) async throws {
-        let feed = self.feed
-        let (rules, named, json) = (rules, named, options.json)
-        session.setConnectionRequestHandler { request in
-            if rules.trusts(request.peer) { return true }
-            return await feed.ask(.connection(request))
-        }
-        transfers.setOfferHandler(answers: { offer in
-            switch rules.unasked(offer.info) {
-            case .declinedAsNotText:
-                if !json {
-                    Output.error(Terminal.paint("p2p: declined \(Terminal.sanitize(offer.info.name)) from \(Terminal.sanitize(offer.info.peer.displayName)): "
-                                                + "this receive --text takes texts only", .yellow))
-                }
-                return .declined
-            case .accepted(let answer):
-                return answer
-            case .ask:
-                let yes = await feed.ask(.offer(offer))
-                return rules.answer(yes, namedRisks: named.withLockedValue { $0.remove(Self.key(offer.info)) != nil })
-            }
-        })
-        driver.pump(transfers.events()) { .transfer($0) }
+        driver.pump(receiver.transfers.events()) { .transfer($0) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.readInterrupts()
         if interactive { driver.readKeys() }
@@ -113,46 +71,33 @@ final class ReceiveLoop {
         // (they would say that the peers left). The transfers' events are shown up to the close: a
         // transfer ended by it or by Ctrl-C reports that before the exit status does.
         await driver.drain(closing: { await session.close() }) { input in
-            switch input {
-            case .event(.transfer(let event)): show(event)
-            case .event(.session(let event)): show(event)
-            case .event(.localSend(let event)): _ = show(event)
-            default: break
-            }
+            if case .event(let event) = input { _ = show(event, receiver.record(event)) }
         }
         // Ctrl-C while waiting for a vanished sender: those files did not arrive.
-        let (summaries, outcome) = model.close()
-        for (peer, sender) in summaries { summarize(peer, sender) }
-        for line in leftLines.values { Output.line(line) }
+        let (notes, outcome) = receiver.close()
+        _ = show(notes)
         if let failure { throw failure }
         if let exit = Self.exit(outcome) { throw exit }
     }
 
-    /// The last word of a run whose transfer was cancelled (here or by a sender): the summaries above say
-    /// what arrived and what was kept.
-    static let cancelledLine = "cancelled; what arrived stays, and the same send run again by its sender sends the rest"
-
     /// The exit status of how the run came out (README: 0, 6 nothing accepted, 7 cancelled, 8 failed); nil: 0.
     static func exit(_ outcome: ReceiveLedger.Outcome) -> (any Error)? {
         switch outcome {
-        case .cancelled: CLIError(cancelledLine, code: ExitStatus.cancelled)
+        case .cancelled: CLIError(ReceiveWording.cancelled, code: ExitStatus.cancelled)
         case .failed: ExitStatus.transferFailed
         case .denied: ExitStatus.denied
         case .received: nil
         }
     }
 
-    /// One input of the driver's loop: shown, handed to the model, its effects carried out; an exit
-    /// status (always success: the exit's own status comes from `model.close()`) once the run is over.
-    private func handle(_ input: DriverInput<Event>) async -> ExitCode? {
-        var decided: ReceiveRun.Event?
+    /// One input of the driver's loop: handed to the receiver, what it returns shown; an exit status
+    /// (always success: the exit's own status comes from `receiver.close()`) once the run is over.
+    private func handle(_ input: DriverInput<FileReceiver.Input>) async -> ExitCode? {
         switch input {
-        case .event(.transfer(let event)):
-            show(event)
-            decided = .transferShown(event, nobodyConnected: session.connectedPeers.isEmpty)
-        case .event(.session(let event)):
-            show(event)
-            if case .peerChanged(_, .disconnected, _) = event { decided = .senderLeft(nobodyConnected: session.connectedPeers.isEmpty) }
+        case .event(let event):
+            if show(event, await receiver.handle(event)) { return .success }
+        case .interrupt:
+            if show(await receiver.handle(.interrupted)) { return .success }
         case .keys(let keys):
             for case .character(let character) in keys {
                 if let answer = questions.queue.answer(for: character) { answerShown(answer) }
@@ -161,23 +106,8 @@ final class ReceiveLoop {
             queue(asked)
         case .withdrawn(let token):
             withdraw(token)
-        case .interrupt:
-            decided = .interrupted
-        case .event(.cancellationsOverdue):
-            decided = .cancellationsOverdue
-        case .event(.localSend(let event)):
-            if show(event) { decided = .senderLeft(nobodyConnected: session.connectedPeers.isEmpty) }
         case .line, .endOfInput:
             break
-        }
-        for effect in decided.map({ model.handle($0) }) ?? [] {
-            switch effect {
-            case .cancelTransfers:
-                transfers.cancelAll()
-                try? await Task.sleep(for: .milliseconds(100))  // let the CANCEL frames go out
-            case .waitForCancellations: driver.timers.after(.seconds(1), .cancellationsOverdue)
-            case .finish: return .success
-            }
         }
         if interactive { render() }
         return nil

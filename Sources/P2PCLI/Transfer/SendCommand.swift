@@ -96,174 +96,70 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let stream = try StreamSend(self) { return try await stream.run() }
+        // --text or --clipboard: the text checked before any network work.
+        let textBytes = try text.map { Data($0.utf8) } ?? (clipboard ? Clipboard.read() : nil)
+        if let textBytes, let problem = TextTransfer.problem(with: textBytes) { throw CLIError(problem, code: ExitStatus.usage) }
         // A LocalSend device named by --to takes it over LocalSend; anything else goes on as a p2p send.
-        if localSend, to.count == 1, connect == nil, !all, paths != ["-"] {
-            let text = try self.text ?? (clipboard ? String(decoding: try Clipboard.read(), as: UTF8.self) : nil)
-            if let text, let problem = TextTransfer.problem(with: Data(text.utf8)) { throw CLIError(problem, code: ExitStatus.usage) }
-            if try await LocalSendSend(command: self).run(text: text) { return }
+        if localSend, to.count == 1, connect == nil, !all,
+           try await LocalSendSend(command: self).run(text: textBytes.map { String(decoding: $0, as: UTF8.self) }) { return }
+        if let textBytes {
+            // 0600 in a 0700 folder of its own (a clipboard is nobody else's business), gone when the send
+            // ends, at the latest when the process exits.
+            let url = try TextTransfer.stage(textBytes)
+            defer { TextTransfer.discard(url) }
+            return try await send(.text(url, characters: String(decoding: textBytes, as: UTF8.self).count))
         }
-        if text != nil || clipboard { return try await sendText() }
         // A wrong path is a mistake in the command: said before any network work, as a usage error.
         for path in paths {
-            switch SendRun.problem(with: path) {
-            case .missing: throw CLIError("\(Terminal.sanitize(path)): no such file or directory; nothing was sent", code: ExitStatus.usage)
-            case .unreadable: throw CLIError("\(Terminal.sanitize(path)): permission denied (cannot read it); nothing was sent", code: ExitStatus.usage)
-            case nil: break
-            }
+            if let problem = SendRun.problem(with: path) { throw CLIError(SendWording.unsendable(path, problem), code: ExitStatus.usage) }
         }
         try await send(.files(paths.map { URL(fileURLWithPath: $0) }))
     }
 
-    /// `--text` or `--clipboard`: the text checked before any network work, then offered as a text.
-    private func sendText() async throws {
-        let bytes = try text.map { Data($0.utf8) } ?? Clipboard.read()
-        if let problem = TextTransfer.problem(with: bytes) { throw CLIError(problem, code: ExitStatus.usage) }
-        // 0600 in a 0700 folder of its own (a clipboard is nobody else's business), gone when the send
-        // ends, at the latest when the process exits.
-        let url = try TextTransfer.stage(bytes)
-        defer { TextTransfer.discard(url) }
-        try await send(.text(url, characters: String(decoding: bytes, as: UTF8.self).count))
-    }
-
-    /// Runs the library's `SendRun` and says how it ended: a line per receiver, the exit status.
+    /// Runs the library's `SendRun` on the driver's loop and says how it ended (the library's
+    /// `SendReport`): a line per receiver, the exit status.
     private func send(_ payload: SendRun.Payload) async throws {
         let answerWait = Duration.milliseconds(Int64(answerTimeout * 1000))
         // The receiver may ask twice (a new key, then the offer): --answer-timeout bounds each wait.
         let session = try network.makeSession(defaultSessionID: TransferSession.id, bulk: true, answerWait: answerWait)
-        // The send runs on a task of its own; the driver's loop takes its end and Ctrl-C (`.interrupt`).
-        let driver = CommandDriver<SendEvent>()
-        let feed = driver.feed
-        driver.readInterrupts()
-        let work = Task {
-            do {
-                try await transfer(payload, over: session, answerWait: answerWait) { feed.send(.sending(cancel: $0)) }
-                feed.send(.ended(.success(())))
-            } catch {
-                feed.send(.ended(.failure(error)))
-            }
-        }
-        var cancel: (@Sendable () -> Void)?
-        var presses = 0
-        var quitting = false
-        var ended: Result<Void, any Error>?
-        let status = await driver.run { input in
-            switch input {
-            case .event(.sending(let cancelSends)):
-                cancel = cancelSends
-            case .event(.ended(let outcome)):
-                // After Ctrl-C's goodbyes the send ends because the session closed under it: not news.
-                guard !quitting else { return nil }
-                ended = outcome
-                return .success
-            case .event(.closed):
-                // Until the first byte was offered, Ctrl-C says goodbye and leaves: nothing was sent.
-                Output.error("p2p: interrupted; nothing was sent")
-                return ExitStatus.interrupted
-            case .interrupt:
-                // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
-                if quitting { return ExitStatus.interrupted }
-                if let cancel {
-                    // Ctrl-C cancels the transfers on both sides and the command ends as cancelled (7). A tree whose
-                    // every byte is sent still waits for the receiver's verdict (it may all have arrived): a
-                    // second Ctrl-C leaves without it.
-                    presses += 1
-                    guard presses > 1 else { cancel(); return nil }
-                    Output.error("p2p: interrupted again; leaving without the receiver's word on what arrived")
-                    return ExitStatus.cancelled
-                }
-                quitting = true
-                Task { await session.close(); feed.send(.closed) }
-            case .keys, .line, .endOfInput, .question, .withdrawn:
-                break
-            }
-            return nil
-        }
-        guard let ended else {
-            work.cancel()
-            throw status ?? ExitStatus.interrupted
-        }
-        try ended.get()
-    }
-
-    /// What the send's work tells the driver's loop.
-    private enum SendEvent: Sendable {
-        /// The first byte is offered: from now on Ctrl-C cancels the transfers (`cancel`) on both sides.
-        case sending(cancel: @Sendable () -> Void)
-        /// The send ended: its lines are printed; the error (if any) is the command's.
-        case ended(Result<Void, any Error>)
-        /// Ctrl-C's goodbyes are said.
-        case closed
-    }
-
-    /// The send itself, on the work task; `sending` hands over how to cancel it once the first byte is offered.
-    private func transfer(_ payload: SendRun.Payload, over session: Session, answerWait: Duration,
-                          sending cancelled: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) async throws {
         var configuration = FileTransfers.Configuration()
         configuration.answerTimeout = answerWait
         let transfers = FileTransfers(session: session, directory: FileManager.default.temporaryDirectory, configuration: configuration)
         let view = TransferView(json: json, perFile: network.verbose)
-        let pump = EventPump(transfers.events()) { view.handle($0) }
-        let outcome: Result<[SendRun.Outcome], any Error>
-        do {
-            outcome = .success(try await send(payload, with: SendRun(transfers: transfers), sending: cancelled))
-        } catch {
-            outcome = .failure(error)
+        let outcomes = try await SendDriver.run(session, transfers: transfers, view: view) { offered in
+            try await send(payload, with: SendRun(transfers: transfers), sending: offered)
         }
-        await session.close()
-        // Each transfer emitted its end before `send` returned or threw: print those events
-        // (`tree-finished`, `transfer-failed`) before the summary or the error, and before the process exits.
-        await pump.drain()
-        let outcomes = try outcome.get()
-        let again = SendWording.command(CommandLine.arguments)
-        if let peer = SendRun.interrupted(outcomes) {
-            // Every event of the send is handled now, so the view knows whether the receiver said yes.
-            let name = Terminal.sanitize(peer.displayName)
-            guard view.started(with: peer.id) else {
-                throw CLIError("interrupted before \(name) accepted; nothing was sent", code: ExitStatus.interrupted)
-            }
-            throw CLIError(SendWording.interrupted(files: 0, bytes: 0, to: name, meter: view.meter(for: peer.id), command: again), code: ExitStatus.cancelled)
+        let report = SendReport(outcomes, payload: payload, tally: view.tally, command: Self.again(CommandLine.arguments))
+        if let interruption = report.interruption {
+            throw CLIError(interruption.description, code: interruption.afterAccepted ? ExitStatus.cancelled : ExitStatus.interrupted)
         }
-        for outcome in outcomes {
-            let peer = outcome.peer
-            switch outcome.result {
-            case .success(let deliveries):
-                if case .text(_, let characters) = payload {
-                    if json {
-                        Output.json(["event": "text-sent", "peer": peer.displayName, "id": peer.id.hex, "characters": characters,
-                                     "size": deliveries.first?.size ?? 0, "sha256": deliveries.first?.sha256 ?? ""])
-                    } else {
-                        Output.line("Delivered a text (\(ReceiveLoop.count(characters, "character"))) to \(Terminal.sanitize(peer.displayName)).")
-                    }
-                } else if !json {
-                    Output.line(SendWording.delivered(deliveries, to: peer.displayName.description, timing: view.timing(of: peer.id)))
-                }
-            case .failure(let error):
-                var message = outcomes.count > 1 ? "\(Terminal.sanitize(peer.displayName)): \(error)" : error.description
-                if outcome.cancelledByReceiver {
-                    // The receiver's Ctrl-C (or its quitting): what it kept, and the command that sends the rest.
-                    message = SendWording.cancelledByReceiver(peer.displayName.description, meter: view.meter(for: peer.id), command: again)
-                }
-                let failure = CLIError(message, code: TransferSession.exitCode(outcome.verdict))
-                guard outcomes.count > 1 else { throw failure }
+        for line in report.lines {
+            switch line.verdict {
+            case .delivered:
+                if !json { Output.line(line.text) } else if let event = line.textSent { Output.json(event) }
+            default:
+                let failure = CLIError(line.text, code: TransferSession.exitCode(line.verdict))
+                guard report.lines.count > 1 else { throw failure }
                 Output.error("p2p: \(failure.description)")
             }
         }
-        let worst = SendRun.worst(outcomes)
-        if worst != .delivered { throw TransferSession.exitCode(worst) }
+        if report.verdict != .delivered { throw TransferSession.exitCode(report.verdict) }
     }
 
-    /// Finds the receivers (the library's `PeerLocator`, saying each step as `PeerFinder` words it) and
-    /// sends to each at once; the caller closes the session.
-    private func send(_ payload: SendRun.Payload, with sending: SendRun,
-                      sending cancelled: @Sendable (@escaping @Sendable () -> Void) -> Void) async throws -> [SendRun.Outcome] {
-        let session = sending.transfers.session
+    /// This command as typed, to run again: `p2p send many --to bob`.
+    static func again(_ arguments: [String]) -> String {
+        (["p2p"] + arguments.dropFirst().map { PeerTarget.shellWord(Terminal.sanitize($0)) }).joined(separator: " ")
+    }
+
+    /// Finds the receivers `--to`, `--connect` or `--all` name (the library's `SendRun.receivers`, saying
+    /// each step as `PeerFinder` words it), each connected; throws what the command says and its status.
+    func receivers(on session: Session) async throws -> [PeerInfo] {
         let progress = ConnectProgress(json: json, transient: Terminal.stderrIsTTY)
         let finders = (to.isEmpty ? [nil] : to.map { Optional($0) }).map {
             PeerFinder(session: session, to: $0, connect: connect, timeout: timeout, role: "receiver", progress: progress)
         }
-        let peers: [PeerInfo]
         do {
-            peers = try await SendRun.receivers(try finders.map { try $0.locator(all: all) }, all: all)
+            return try await SendRun.receivers(try finders.map { try $0.locator(all: all) }, all: all)
         } catch let error as PeerFindError {
             let reach = finders[0].reachError(error)
             if json, case .keyRefused(let refusal) = reach { Output.json(refusal.json) }
@@ -273,15 +169,16 @@ struct SendCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("\(error)", code: ExitStatus.failure)
         }
+    }
+
+    /// Finds the receivers and sends to each at once; the session is closed by the driver.
+    private func send(_ payload: SendRun.Payload, with sending: SendRun, sending cancelled: SendDriver<[SendRun.Outcome]>.Offered) async throws -> [SendRun.Outcome] {
+        let peers = try await receivers(on: sending.transfers.session)
         let (json, resumed) = (self.json, ConnectProgress(json: json))
         // A task of its own so that Ctrl-C can cancel it (and the sends in it); it is awaited right here.
         let task = Task {
             await sending.send(payload, to: peers) { peer, attempt in
-                if json {
-                    Output.json(["event": "resuming", "peer": peer.displayName, "id": peer.id.hex, "attempt": attempt])
-                } else {
-                    resumed.show("the connection to \(Terminal.sanitize(peer.displayName)) was lost; resumed over a new one (\(attempt))")
-                }
+                json ? Output.json(SendWording.resumingEvent(peer, attempt: attempt)) : resumed.show(SendWording.resuming(peer, attempt: attempt))
             }
         }
         // From here Ctrl-C (the driver's loop) cancels the transfers on both sides.

@@ -128,25 +128,17 @@ struct ShareView {
         Output.line("")
     }
 
+    /// One of the server's events: its JSON, or its line (the library's), coloured by how much it matters.
     func show(_ event: ShareServer.Event) {
-        switch event {
-        case .listed(let address):
-            json ? Output.json(["event": "listed", "address": address]) : Output.line("\(address) opened the list")
-        case .wrongPIN(let address):
-            json ? Output.json(["event": "wrong-pin", "address": address]) : Output.line(Terminal.paint("\(address) gave a wrong PIN", .yellow))
-        case .lockedOut(let address):
-            json ? Output.json(["event": "locked-out", "address": address])
-                : Output.line(Terminal.paint("\(address) gave too many wrong PINs: refused for a minute", .red))
-        case .started(let file, let address):
-            if json { Output.json(["event": "file-started", "name": file.name, "size": file.size, "address": address]) }
-        case .sent(let file, let address):
-            json ? Output.json(["event": "file-sent", "name": file.name, "size": file.size, "address": address])
-                : Output.line("\(address) fetched \(Terminal.sanitize(file.name)) (\(ByteCount.describe(file.size)))")
-        case .failed(let file, let address, let reason):
-            json ? Output.json(["event": "file-failed", "name": file.name, "address": address, "reason": reason])
-                : Output.line(Terminal.paint("\(address) did not get all of \(Terminal.sanitize(file.name)): \(reason)", .yellow))
-        case .over:
-            break
+        if json {
+            if let object = event.json { Output.json(object) }
+            return
+        }
+        guard let (text, severity) = event.line else { return }
+        switch severity {
+        case .info: Output.line(text)
+        case .warning: Output.line(Terminal.paint(text, .yellow))
+        case .refusal: Output.line(Terminal.paint(text, .red))
         }
     }
 

@@ -6,7 +6,8 @@ import P2P
 /// `p2p receive --stdout`: takes one byte stream (`p2p send - --as NAME`) and writes its bytes, and
 /// nothing else, to standard output; every message (and `--json` event) goes to stderr. Exits 0 only
 /// once the whole stream arrived and matched the sender's length and SHA-256; a stream that broke
-/// exits 7 (cancelled) or 8 (failed), so what reached the output is never taken for complete.
+/// exits 7 (cancelled) or 8 (failed), so what reached the output is never taken for complete. The
+/// library's `StreamOutputReceiver` takes the stream and `StreamReceiveRun` decides the run's end.
 struct StreamReceive {
     let command: ReceiveCommand
 
@@ -16,23 +17,6 @@ struct StreamReceive {
         case stream(StreamOutputReceiver.Event)
         /// The sender did not leave within a moment of the stream's end: close anyway.
         case lingered
-    }
-
-    /// How long the receiver waits, after the stream's end, for its sender to hang up first.
-    static let lingerDelay: Duration = .seconds(1)
-
-    /// Why file offers are declined here.
-    static let fileOfferReason = "this receiver takes one byte stream (p2p receive --stdout), not files; send with `p2p send - --as NAME`"
-
-    /// Why a receiver of files declines a stream.
-    static let streamOfferReason = "this receiver takes files (p2p receive); a stream needs `p2p receive --stdout` there"
-
-    /// Answers every stream offered on a receiver of files with a DENY saying so; keep the result alive
-    /// for as long as the session runs.
-    static func declineStreams(on session: Session) -> ByteStreams {
-        let streams = ByteStreams(session: session)
-        streams.declineEvery(reason: streamOfferReason)
-        return streams
     }
 
     func run() async throws {
@@ -49,20 +33,17 @@ struct StreamReceive {
         let streams = ByteStreams(session: session)
         let driver = CommandDriver<Event>()
         let feed = driver.feed
-        let trusted: @Sendable (PeerInfo) -> Bool = { peer in
-            yes || from.map { PeerTarget.fits(from: $0, peer) } ?? false
-        }
+        let rules = ReceiveRules(acceptsEveryone: yes, from: from)
         session.setConnectionRequestHandler { request in
-            if trusted(request.peer) { return true }
-            if request.trust.pinnedKey != nil { return true }
+            if rules.trusts(request.peer) || request.trust.pinnedKey != nil { return true }
             guard interactive else { return false }
             return await feed.ask(.connection(request))
         }
         // A `p2p send` of files here hears why not, and where files are taken.
-        streams.declineFilesAndTrees(reason: Self.fileOfferReason)
+        streams.declineFilesAndTrees(reason: StreamReceiveRun.fileOfferReason)
         let meter = NIOLockedValueBox<StreamProgress?>(nil)
         let receiver = StreamOutputReceiver(streams: streams, decide: { info in
-            if trusted(info.peer) { return true }
+            if rules.trusts(info.peer) { return true }
             return interactive ? await feed.ask(.stream(info)) : false
         }, progress: { info, bytes in
             meter.withLockedValue { meter in
@@ -73,37 +54,25 @@ struct StreamReceive {
         driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.readInterrupts()
 
-        try await listen(session)
-        var model = StreamReceiveModel()
+        try await ReceiveCommand.listen(session, port: command.network.port, json: json, emit: Self.json) {
+            if json {
+                Self.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex, "port": session.localPort ?? 0,
+                           "session": session.sessionID, "output": "stdout"])
+            } else {
+                Output.error("Waiting for a stream as \(session.displayName) (\(session.peerID.fingerprint)), port \(session.localPort ?? 0), to standard output")
+            }
+        }
+        var model = StreamReceiveRun()
         var questions = PeerQuestions()
-        var exit: CLIError?
+        var exit: StreamReceiveFailure?
         _ = await driver.run { input in
-            let decided: StreamReceiveModel.Event?
+            var decided: StreamReceiveRun.Event?
             switch input {
             case .event(.session(let event)):
                 show(event)
-                guard case .peerChanged(let peer, .disconnected, _) = event else { return nil }
-                decided = .disconnected(peer.id)
-            case .event(.stream(.declined(let info, let withdrawn))):
-                let why = withdrawn ? "withdrawn by the sender" : "declined"
-                if json {
-                    Self.json(["event": "stream-declined", "name": info.name, "peer": info.peer.displayName, "reason": why])
-                } else {
-                    Output.error(Terminal.paint("p2p: \(why) the stream \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName))", .yellow))
-                }
-                decided = nil
-            case .event(.stream(.began(let info))):
-                if json {
-                    Self.json(["event": "stream-started", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
-                               "media-type": info.mediaType])
-                } else {
-                    Output.error(Terminal.paint("* receiving \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)) to standard output…", .dim))
-                }
-                decided = nil
-            case .event(.stream(.ended(let info, let outcome, let bytes, let elapsed))):
-                meter.withLockedValue { $0 }?.clear()
-                let failure = report(info, outcome, bytes: bytes, seconds: StreamProgress.seconds(elapsed))
-                decided = .ended(sender: info.peer.id, failure: failure, senderConnected: session.connectedPeer(info.peer.id) != nil)
+                if case .peerChanged(let peer, .disconnected, _) = event { decided = .disconnected(peer.id) }
+            case .event(.stream(let event)):
+                decided = show(event, meter: meter.withLockedValue { $0 }, connected: { session.connectedPeer($0) != nil })
             case .event(.lingered):
                 decided = .lingered
             case .interrupt:
@@ -112,23 +81,20 @@ struct StreamReceive {
                 // The terminal is read from the first question on (until then, it is left as it was).
                 driver.readKeys()
                 if let wording = Self.wording(of: asked.question) { questions.ask(asked, wording) } else { asked.answer.resume(returning: false) }
-                decided = nil
             case .withdrawn(let token):
                 questions.withdrawShowing(token)
-                decided = nil
             case .keys(let keys):
                 questions.answer(keys)
-                decided = nil
             case .line, .endOfInput:
-                decided = nil
+                break
             }
             for effect in decided.map({ model.handle($0) }) ?? [] {
                 switch effect {
-                case .waitForSender: driver.timers.after(Self.lingerDelay, .lingered)
+                case .waitForSender: driver.timers.after(StreamReceiveRun.lingerDelay, .lingered)
                 case .cancelStream: receiver.cancel()
                 case .finish(let failure):
                     exit = failure
-                    return failure?.code ?? .success
+                    return failure.map(Self.exitCode) ?? .success
                 }
             }
             return nil
@@ -136,49 +102,48 @@ struct StreamReceive {
         driver.leaveTerminal(erasingInputLine: !questions.queue.waiting.isEmpty)
         questions.refuseAll()
         await driver.drain(closing: { await session.close() })
-        if let exit { throw exit }
+        if let exit { throw CLIError(exit.description, code: Self.exitCode(exit)) }
+    }
+
+    /// The exit status of a run that did not end with the whole stream (README: 130, 7, 8).
+    static func exitCode(_ failure: StreamReceiveFailure) -> ExitCode {
+        switch failure.kind {
+        case .interrupted: ExitStatus.interrupted
+        case .cancelled: ExitStatus.cancelled
+        case .failed: ExitStatus.transferFailed
+        }
+    }
+
+    /// Shows a step of the receiver; at a stream's end, the fact for the run.
+    private func show(_ event: StreamOutputReceiver.Event, meter: StreamProgress?, connected: (PeerID) -> Bool) -> StreamReceiveRun.Event? {
+        var seconds = 0.0
+        if case .ended(_, _, _, let elapsed) = event {
+            meter?.clear()
+            seconds = TransferMeter.seconds(elapsed)
+        }
+        if command.json {
+            Self.json(event.json(seconds: seconds))
+        } else if let summary = event.summary(seconds: seconds) {
+            Output.error(summary)
+        } else if let line = event.line {
+            let began = if case .began = event { true } else { false }
+            Output.error(Terminal.paint(line, began ? .dim : .yellow))
+        }
+        guard case .ended(let info, _, _, _) = event else { return nil }
+        return .ended(sender: info.peer.id, failure: event.failure, senderConnected: connected(info.peer.id))
     }
 
     /// The question put to the person for a connection request or a stream offer (nothing else is asked here).
     private static func wording(of question: PeerQuestion) -> String? {
-        let name = Terminal.sanitize(question.peer.displayName)
         switch question {
         case .connection(let request):
-            let note = ChatView.trustNote(request.trust, fingerprint: request.peer.fingerprint)
+            let note = request.trust.note(fingerprint: request.peer.fingerprint)
                 .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-            return "\(name) wants to connect to stream to you — \(note). Accept?"
+            return "\(request.peer.displayName) wants to connect to stream to you — \(note). Accept?"
         case .stream(let info):
-            return "\(name) (\(info.peer.fingerprint)) offers the stream \(Terminal.sanitize(info.name)) (\(Terminal.sanitize(info.mediaType))) — write it to standard output?"
+            return info.outputQuestion
         case .offer, .roomDial:
             return nil
-        }
-    }
-
-    /// Starts listening and advertising; says so on stderr.
-    private func listen(_ session: Session) async throws {
-        do {
-            try await session.start()
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
-        }
-        if command.json {
-            Self.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex, "port": session.localPort ?? 0,
-                       "session": session.sessionID, "output": "stdout"])
-        } else {
-            Output.error("Waiting for a stream as \(session.displayName) (\(session.peerID.fingerprint)), port \(session.localPort ?? 0), to standard output")
-        }
-        do {
-            try session.setAvailable(true)
-        } catch where DiscoveryNotice.listensWithout(error, port: (command.network.port ?? 0), findsByName: false) {
-            let message = DiscoveryNotice.listeningWithoutDiscovery(port: (command.network.port ?? 0))
-            if command.json {
-                Self.json(["event": "warning", "code": "no-discovery", "message": message])
-            } else {
-                Output.error(Terminal.paint("p2p: \(message)", .yellow))
-            }
-        } catch {
-            Output.error("p2p: \(error)")
-            if (command.network.port ?? 0) == 0 { throw CLIError(error.description, code: ExitStatus.noDaemon) }
         }
     }
 
@@ -187,14 +152,9 @@ struct StreamReceive {
         case .peerChanged(let peer, .connected, _):
             if !command.json { Output.error(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, _):
-            if !command.json { Output.error(Terminal.paint("* \(Terminal.sanitize(peer.displayName)) left.", .dim)) }
+            if !command.json { Output.error(Terminal.paint("* \(peer.displayName) left.", .dim)) }
         case .advertising(let name):
-            let requested = command.network.displayName
-            if command.json {
-                Self.json(["event": "advertising", "name": name, "requested": requested])
-            } else if !requested.hasPrefix(name) {
-                Output.error(ConnectProgress.renamed(to: name, from: requested))
-            }
+            ReceiveCommand.showAdvertising(name, requested: command.network.displayName, json: command.json, emit: Self.json, say: Output.error)
         case .discoveryFailed(let error):
             if command.json {
                 let lost = if case .daemonLost = error { true } else { false }
@@ -211,44 +171,5 @@ struct StreamReceive {
     static func json(_ object: [String: Any]) {
         guard let text = JSONLine.encode(object) else { return }
         Output.error(text)
-    }
-
-    /// The last word on a stream: a summary, or the error and its exit status.
-    private func report(_ info: ByteStreamInfo, _ outcome: Result<ByteStreamSummary, StreamError>, bytes: UInt64, seconds: Double) -> CLIError? {
-        let name = Terminal.sanitize(info.name), peer = Terminal.sanitize(info.peer.displayName)
-        let error: StreamError
-        switch outcome {
-        case .success(let summary):
-            let rate = seconds > 0 ? Double(summary.length) / seconds : 0
-            if command.json {
-                Self.json(["event": "stream-received", "name": summary.name, "bytes": summary.length, "sha256": summary.sha256,
-                           "peer": info.peer.displayName, "bytes-per-second": Int(rate)])
-            } else {
-                Output.error("Received \(name) from \(peer): \(ByteCount.describe(summary.length)) (\(ByteCount.describe(UInt64(rate)))/s) "
-                             + "to standard output; SHA-256 verified \(summary.sha256)")
-            }
-            return nil
-        case .failure(let failure):
-            error = failure
-        }
-        let part = "standard output holds only part of it"
-        let failure = switch error {
-        case .outputUnwritable(let why):
-            CLIError("cannot write standard output: \(why); the stream \(name) from \(peer) was cancelled", code: ExitStatus.transferFailed)
-        case .cancelled: CLIError("interrupted; the stream \(name) from \(peer) was cancelled: \(part)", code: ExitStatus.cancelled)
-        case .cancelledByPeer where error.isCancelledByAPerson:
-            CLIError("\(peer) cancelled the stream \(name) after \(ByteCount.describe(bytes)): \(part)", code: ExitStatus.cancelled)
-        case .peerDisconnected:
-            CLIError("the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): the connection was lost before its end; \(part)",
-                     code: ExitStatus.transferFailed)
-        default:
-            CLIError("the stream \(name) from \(peer) broke after \(ByteCount.describe(bytes)): \(Terminal.sanitize(error.description)); "
-                     + "standard output does not hold it as sent", code: ExitStatus.transferFailed)
-        }
-        if command.json {
-            Self.json(["event": "stream-failed", "direction": "receiving", "name": info.name, "peer": info.peer.displayName,
-                       "bytes": bytes, "reason": failure.description])
-        }
-        return failure
     }
 }

@@ -28,101 +28,33 @@ struct StreamSend {
 
     private static func usage(_ message: String) -> CLIError { CLIError(message, code: ExitStatus.usage) }
 
-    /// What the stream send's work tells the driver's loop.
-    enum Event: Sendable {
-        /// The stream is offered: from now on Ctrl-C cancels it (`cancel`) on both sides.
-        case streaming(cancel: @Sendable () -> Void)
-        /// The work ended (found nobody, or the stream ended either way).
-        case ended(Result<(PeerInfo, ByteStreamSummary, Double), CLIError>)
-        /// The goodbyes of a Ctrl-C before the stream are said.
-        case closed
-    }
-
+    /// Finds the receiver and streams standard input to it on the driver's loop (`SendDriver`), then
+    /// says how it ended (the library's `StreamSendReport`).
     func run() async throws {
         let session = try command.network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
         let streams = ByteStreams(session: session)
-        let driver = CommandDriver<Event>()
-        let feed = driver.feed
-        driver.readInterrupts()
-        let work = Task {
-            let outcome: Result<(PeerInfo, ByteStreamSummary, Double), CLIError>
-            do {
-                outcome = .success(try await send(over: session, with: streams) { feed.send(.streaming(cancel: $0)) })
-            } catch let error as CLIError {
-                outcome = .failure(error)
-            } catch {
-                outcome = .failure(CLIError("\(error)", code: ExitStatus.failure))
-            }
-            feed.send(.ended(outcome))
-        }
-        var cancel: (@Sendable () -> Void)?
-        var quitting = false
-        var ended: Result<(PeerInfo, ByteStreamSummary, Double), CLIError>?
-        _ = await driver.run { input in
-            switch input {
-            case .event(.streaming(let cancelStream)):
-                cancel = cancelStream
-            case .event(.ended(let outcome)):
-                guard !quitting else { return nil }
-                ended = outcome
-                return .success
-            case .event(.closed):
-                // Until the stream was offered, Ctrl-C says goodbye and leaves: nothing was sent.
-                Output.error("p2p: interrupted; nothing was sent")
-                return ExitStatus.interrupted
-            case .interrupt:
-                // Once the stream is offered, Ctrl-C cancels it on both sides and the send ends as cancelled (7).
-                if let cancel { cancel(); return nil }
-                // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
-                if quitting { return ExitStatus.interrupted }
-                quitting = true
-                Task { await session.close(); feed.send(.closed) }
-            case .keys, .line, .endOfInput, .question, .withdrawn:
-                break
-            }
-            return nil
-        }
-        guard let outcome = ended else {
-            work.cancel()
-            throw ExitStatus.interrupted
-        }
-        await session.close()
-        let (peer, summary, seconds) = try outcome.get()
-        let rate = seconds > 0 ? Double(summary.length) / seconds : 0
-        if command.json {
-            Output.json(["event": "stream-sent", "name": summary.name, "bytes": summary.length, "sha256": summary.sha256,
-                         "peer": peer.displayName, "bytes-per-second": Int(rate)])
-        } else {
-            Output.line("Sent \(Terminal.sanitize(summary.name)) (\(ByteCount.describe(summary.length)), \(ByteCount.describe(UInt64(rate)))/s) "
-                        + "to \(Terminal.sanitize(peer.displayName)); the receiver verified its SHA-256 \(summary.sha256)")
+        let report = try await SendDriver.run(session) { offered in try await send(over: session, with: streams, streaming: offered) }
+        if command.json { Output.json(report.event) }
+        switch report.verdict {
+        case .delivered: if !command.json { Output.line(report.text) }
+        default: throw CLIError(report.text, code: TransferSession.exitCode(report.verdict))
         }
     }
 
-    /// Finds the receiver and sends standard input to it; the caller closes the session.
+    /// Finds the receiver and sends standard input to it; the driver closes the session.
     /// `streaming` hands over how to cancel the stream once it is offered.
     private func send(over session: Session, with streams: ByteStreams,
-                      streaming: @Sendable (@escaping @Sendable () -> Void) -> Void) async throws -> (PeerInfo, ByteStreamSummary, Double) {
-        let events = session.events()
-        do { try await session.start() } catch { throw CLIError(error.description, code: ExitStatus.failure) }
-        let finder = PeerFinder(session: session, to: command.to.first, connect: command.connect, timeout: command.timeout, role: "receiver",
-                                progress: ConnectProgress(json: command.json))
-        let peer: PeerInfo
-        do {
-            peer = try await finder.find(events: events)
-        } catch {
-            if command.json, case .keyRefused(let refusal) = error { Output.json(refusal.json) }
-            throw error.cliError(denial: ExitStatus.denied)
-        }
-        let opened = NIOLockedValueBox<OutgoingByteStream?>(nil)
-        let began = NIOLockedValueBox(ContinuousClock.now)
+                      streaming: SendDriver<StreamSendReport>.Offered) async throws -> StreamSendReport {
+        // One receiver (`init` sees to it), found as a send of files finds it.
+        guard let peer = try await command.receivers(on: session).first else { throw CLIError("no receiver was found", code: ExitStatus.peerNotFound) }
+        let opened = NIOLockedValueBox<(stream: OutgoingByteStream, at: ContinuousClock.Instant)?>(nil)
         let name = self.name, json = command.json
         if !json { Output.error(Terminal.paint("offering \(Terminal.sanitize(name)) (standard input) to \(Terminal.sanitize(peer.displayName))…", .dim)) }
         let progress = StreamProgress(arrow: "↑", name: name, peer: peer.displayName.description, json: json)
         // Blocks of 1,044,480 bytes: a multiple of either chunk size (61,440 or 1,044,480), so no short DATA between them.
         let input = DescriptorBlocks(blockSize: ChannelMessage.maxLargeChunk)
         let started: @Sendable (OutgoingByteStream) -> Void = { stream in
-            opened.withLockedValue { $0 = stream }
-            began.withLockedValue { $0 = .now }
+            opened.withLockedValue { $0 = (stream, .now) }
             if json { Output.json(["event": "stream-started", "direction": "sending", "name": name, "peer": peer.displayName]) }
         }
         // A task of its own so that Ctrl-C (the driver's loop) can cancel it (the stream with it, on both sides: exit 7).
@@ -136,29 +68,12 @@ struct StreamSend {
         }
         streaming { sending.cancel() }
         let result = await sending.value
-        let seconds = opened.withLockedValue { $0 } == nil ? 0 : StreamProgress.seconds(since: began.withLockedValue { $0 })
-        guard case .failure(let error) = result else { return (peer, try result.get(), seconds) }
-        let written = opened.withLockedValue { $0 }?.bytesWritten ?? 0
-        let failure = Self.failure(error, to: Terminal.sanitize(peer.displayName), after: ByteCount.describe(written))
-        if json {
-            Output.json(["event": "stream-failed", "direction": "sending", "name": name, "peer": peer.displayName, "bytes": written,
-                         "reason": failure.description])
-        }
-        throw failure
-    }
-
-    /// What a stream that broke after `written` means for the person, and the exit status.
-    private static func failure(_ error: StreamError, to who: String, after written: String) -> CLIError {
-        switch error {
-        case .inputUnreadable(let why):
-            CLIError("cannot read standard input: \(why); the stream to \(who) was cancelled", code: ExitStatus.transferFailed)
-        case .denied(let reason): CLIError("\(who) declined the stream: \(reason)", code: ExitStatus.denied)
-        case .cancelled: CLIError("interrupted; the stream to \(who) was cancelled after \(written)", code: ExitStatus.cancelled)
-        case .cancelledByPeer where error.isCancelledByAPerson: CLIError("\(who) cancelled the stream after \(written)", code: ExitStatus.cancelled)
-        case .peerDisconnected:
-            CLIError("the stream to \(who) broke after \(written): the connection was lost before the receiver confirmed it", code: ExitStatus.transferFailed)
-        case .notSupported, .notConnected: CLIError("\(error)", code: ExitStatus.transferFailed)
-        default: CLIError("the stream to \(who) broke after \(written): \(Terminal.sanitize("\(error)"))", code: ExitStatus.transferFailed)
+        let stream = opened.withLockedValue { $0 }
+        switch result {
+        case .success(let summary):
+            return StreamSendReport(sent: summary, to: peer, seconds: stream.map { StreamProgress.seconds(since: $0.at) } ?? 0)
+        case .failure(let error):
+            return StreamSendReport(failed: error, name: name, to: peer, after: stream?.stream.bytesWritten ?? 0)
         }
     }
 }
@@ -174,11 +89,7 @@ final class StreamProgress: Sendable {
         active = !json && Terminal.stderrIsTTY
     }
 
-    static func seconds(since start: ContinuousClock.Instant) -> Double { seconds(ContinuousClock.now - start) }
-
-    static func seconds(_ elapsed: Duration) -> Double {
-        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    static func seconds(since start: ContinuousClock.Instant) -> Double { TransferMeter.seconds(ContinuousClock.now - start) }
 
     func update(_ bytes: UInt64) {
         let now = ContinuousClock.now

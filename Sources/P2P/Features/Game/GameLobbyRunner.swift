@@ -48,6 +48,19 @@ public final class GameLobbyRunner: Sendable {
         await perform(state.withLockedValue { $0.handle(event) })
     }
 
+    /// Takes one of the session's events: a peer of the game session found, lost, connecting, connected
+    /// or gone. Other events are the app's to show; they return no step.
+    public func handle(_ event: SessionEvent) async -> [Step] {
+        guard case .peerChanged(let peer, let state, _) = event else { return [] }
+        switch state {
+        case .available: return await handle(.peerAvailable(peer, among: session.knownPeers))
+        case .unavailable: return await handle(.peerUnavailable(peer.id))
+        case .connecting: return await handle(.peerConnecting(peer))
+        case .connected: return await handle(.peerConnected(peer))
+        case .disconnected: return await handle(.peerDisconnected(peer.id))
+        }
+    }
+
     /// Plays this player's move on `square` (a key, or the square under the cursor).
     public func play(_ square: Int) async -> [Step] {
         await perform([.play(square)])

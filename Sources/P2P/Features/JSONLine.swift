@@ -1,13 +1,15 @@
 import Foundation
-import P2P
 
-/// The JSON text of one event: keys sorted, slashes as they are, as `JSONSerialization` writes it with
-/// `.sortedKeys` and `.withoutEscapingSlashes`, but written directly. A tree of 10,000 files prints an
+/// The JSON text of one event of a `--json` line protocol (README's "JSON events", the command line's
+/// scripting contract): keys sorted, slashes as they are, as `JSONSerialization` writes it with
+/// `.sortedKeys` and `.withoutEscapingSlashes`, but written directly. ``PeerText`` is written as the
+/// peer's exact text, and every character a terminal would obey (``PeerText/isUnsafe(_:)``) as a `\u`
+/// escape, so a line shown on a terminal stays harmless. A tree of 10,000 files prints an
 /// event per file on each side, and going through Foundation's object graph doubled the time of such
 /// a transfer.
-enum JSONLine {
+public enum JSONLine {
     /// The object as one line, nil when a value is not JSON (a number that is not finite, say).
-    static func encode(_ object: [String: Any]) -> String? {
+    public static func encode(_ object: [String: Any]) -> String? {
         var text = ""
         text.reserveCapacity(256)
         return append(object, to: &text) ? text : nil

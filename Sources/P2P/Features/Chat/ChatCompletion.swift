@@ -4,22 +4,27 @@ import Foundation
 /// `/file ` the word is a path (a directory gets a trailing `/`); anywhere else (after `/msg `, after
 /// `@`, at the start of any word) a peer name of the room. One candidate completes; several extend to
 /// what they share, and when that adds nothing they are listed. Pure: the directory listing is passed in.
-struct ChatCompletion: Equatable {
+public struct ChatCompletion: Sendable, Equatable {
     /// The line and cursor after Tab (unchanged when nothing fits or the candidates are only listed).
-    var text: [Character]
-    var cursor: Int
+    public var text: [Character]
+    public var cursor: Int
     /// Candidates to show the person: several fit and Tab could not extend the word.
-    var listed: [String] = []
+    public var listed: [String] = []
 
     /// A directory entry, as `complete` needs it.
-    struct Entry: Equatable {
-        var name: String
-        var isDirectory: Bool
+    public struct Entry: Sendable, Equatable {
+        public var name: String
+        public var isDirectory: Bool
+
+        public init(name: String, isDirectory: Bool) {
+            self.name = name
+            self.isDirectory = isDirectory
+        }
     }
 
     /// Completes the word ending at `cursor` in `text`. `names`: the peers of the room; `list`: the
     /// entries of a directory (nil when it cannot be read).
-    static func complete(_ text: [Character], cursor: Int, names: [String], list: (String) -> [Entry]?) -> ChatCompletion {
+    public static func complete(_ text: [Character], cursor: Int, names: [String], list: (String) -> [Entry]?) -> ChatCompletion {
         let unchanged = ChatCompletion(text: text, cursor: cursor)
         let before = String(text[..<cursor])
         for command in ["/image ", "/file "] where before.hasPrefix(command) {
@@ -86,7 +91,7 @@ struct ChatCompletion: Equatable {
     }
 
     /// The entries of `directory` on this machine's disk.
-    static func listDirectory(_ directory: String) -> [Entry]? {
+    public static func listDirectory(_ directory: String) -> [Entry]? {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
         return names.map { name in
             var isDirectory: ObjCBool = false

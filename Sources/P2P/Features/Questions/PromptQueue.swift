@@ -4,31 +4,33 @@
 /// the question shown, the next one shows when it is answered, and a question whose asker went away
 /// (the peer gave up, or left) is withdrawn, from the queue or from the screen. `Asker` is whoever waits
 /// for the answer (tests use plain values).
-struct PromptQueue<Asker> {
+public struct PromptQueue<Asker> {
     /// One question. `key` says what it is about (e.g. a peer and a folder), so that an answer can
     /// cover the later questions about the same thing.
-    struct Prompt {
-        let id: Int
-        let question: String
-        let key: String?
-        let asker: Asker
+    public struct Prompt {
+        public let id: Int
+        public let question: String
+        public let key: String?
+        public let asker: Asker
     }
 
     /// What a key pressed while a question is shown means.
-    enum Answer: Equatable {
+    public enum Answer: Equatable, Sendable {
         case yes, no
         /// "a": yes, and yes to every later question with the same key.
         case all
     }
 
-    private(set) var waiting: [Prompt] = []
+    public private(set) var waiting: [Prompt] = []
     private var nextID = 1
 
+    public init() {}
+
     /// The question on the screen.
-    var shown: Prompt? { waiting.first }
+    public var shown: Prompt? { waiting.first }
 
     /// Queues a question; returns its ID, for `withdraw`.
-    mutating func ask(_ question: String, key: String? = nil, asker: Asker) -> Int {
+    public mutating func ask(_ question: String, key: String? = nil, asker: Asker) -> Int {
         defer { nextID += 1 }
         waiting.append(Prompt(id: nextID, question: question, key: key, asker: asker))
         return nextID
@@ -36,7 +38,7 @@ struct PromptQueue<Asker> {
 
     /// The answer a key gives the shown question, if it answers it at all (other keys are ignored, so a
     /// stray key cannot say no by accident). "a" is an answer only to questions with a key.
-    func answer(for character: Character) -> Answer? {
+    public func answer(for character: Character) -> Answer? {
         guard let shown else { return nil }
         switch character.lowercased() {
         case "y": return .yes
@@ -48,7 +50,7 @@ struct PromptQueue<Asker> {
 
     /// Takes the shown question off the queue with its answer; with `.all`, the waiting questions with
     /// the same key too (they are answered yes as well).
-    mutating func answerShown(_ answer: Answer) -> [Prompt] {
+    public mutating func answerShown(_ answer: Answer) -> [Prompt] {
         guard let shown else { return [] }
         waiting.removeFirst()
         guard answer == .all, let key = shown.key else { return [shown] }
@@ -59,13 +61,13 @@ struct PromptQueue<Asker> {
 
     /// Takes a question off the queue because its asker went away; `wasShown` says whether it was on the
     /// screen (then the person is told).
-    mutating func withdraw(_ id: Int) -> (prompt: Prompt, wasShown: Bool)? {
+    public mutating func withdraw(_ id: Int) -> (prompt: Prompt, wasShown: Bool)? {
         guard let index = waiting.firstIndex(where: { $0.id == id }) else { return nil }
         return (waiting.remove(at: index), index == 0)
     }
 
     /// Empties the queue (the command ends): every asker is to be told no.
-    mutating func removeAll() -> [Prompt] {
+    public mutating func removeAll() -> [Prompt] {
         defer { waiting = [] }
         return waiting
     }

@@ -1,7 +1,6 @@
 import Foundation
-import P2P
+@testable import P2P
 import Testing
-@testable import P2PCLI
 
 /// `--json` events are written without Foundation's object graph; they must read the same as what
 /// `JSONSerialization` (sorted keys, slashes unescaped) wrote before.

@@ -1,0 +1,38 @@
+/// What a send of one byte stream (``ByteStreams/send(contentsOf:to:name:opened:progress:)``) says when it
+/// ended: the line a person reads, the event a program reads (`stream-sent`, `stream-failed`), and its
+/// verdict in the categories a person acts on (denied, cancelled by either person, failed). Pure.
+public struct StreamSendReport: Sendable {
+    /// How the stream ended.
+    public let verdict: SendRun.Verdict
+    /// What a person reads; every peer's text in it is sanitized.
+    public let text: String
+    /// The event for programs.
+    public let event: [String: any Sendable]
+
+    /// The stream arrived whole and the receiver verified it, `seconds` after it was opened.
+    public init(sent summary: ByteStreamSummary, to peer: PeerInfo, seconds: Double) {
+        let rate = seconds > 0 ? Double(summary.length) / seconds : 0
+        verdict = .delivered
+        text = "Sent \(PeerText.sanitized(summary.name)) (\(ByteCount.describe(summary.length)), \(ByteCount.describe(UInt64(rate)))/s) "
+            + "to \(peer.displayName); the receiver verified its SHA-256 \(summary.sha256)"
+        event = ["event": "stream-sent", "name": summary.name, "bytes": summary.length, "sha256": summary.sha256,
+                 "peer": peer.displayName, "bytes-per-second": Int(rate)]
+    }
+
+    /// The stream `name` to `peer` broke with `error` after `written` bytes.
+    public init(failed error: StreamError, name: String, to peer: PeerInfo, after written: UInt64) {
+        let who = peer.displayName.description, after = ByteCount.describe(written)
+        switch error {
+        case .inputUnreadable(let why):
+            (verdict, text) = (.failed, "cannot read standard input: \(why); the stream to \(who) was cancelled")
+        case .denied(let reason): (verdict, text) = (.denied, "\(who) declined the stream: \(reason)")
+        case .cancelled: (verdict, text) = (.cancelled, "interrupted; the stream to \(who) was cancelled after \(after)")
+        case .cancelledByPeer where error.isCancelledByAPerson: (verdict, text) = (.cancelled, "\(who) cancelled the stream after \(after)")
+        case .peerDisconnected:
+            (verdict, text) = (.failed, "the stream to \(who) broke after \(after): the connection was lost before the receiver confirmed it")
+        case .notSupported, .notConnected: (verdict, text) = (.failed, "\(error)")
+        default: (verdict, text) = (.failed, "the stream to \(who) broke after \(after): \(PeerText.sanitized("\(error)"))")
+        }
+        event = ["event": "stream-failed", "direction": "sending", "name": name, "peer": peer.displayName, "bytes": written, "reason": text]
+    }
+}
