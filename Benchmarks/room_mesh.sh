@@ -14,7 +14,8 @@
 # usage: Benchmarks/room_mesh.sh [--hosts N] [--timeout SECONDS]      (root: network namespaces)
 # env:   P2P_BIN (default .build/release/p2p); ROOM_MESH_EVENTS=DIR keeps each chat's JSON events there,
 #        one file per host, each line prefixed with its time in seconds from the last start (and its stderr,
-#        and its avahi-daemon's log; mdns.pcap: every mDNS packet on the bridge)
+#        and its avahi-daemon's log; mdns.pcap: every mDNS packet on the bridge); ROOM_MESH_STACKS=SECONDS
+#        (with ROOM_MESH_EVENTS) adds the gdb thread stacks of each chat not yet advertising by then
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ME=room_mesh.sh
@@ -162,6 +163,7 @@ for i in range(hosts):
 if events_dir:
     os.makedirs(events_dir, exist_ok=True)
 avahi_before = sum(cpu_seconds(pid) for pid in daemon_pids("avahi"))
+dbus_before = sum(cpu_seconds(pid) for pid in daemon_pids("dbus"))
 start = time.monotonic()
 for i in range(hosts):
     home = os.path.join(state, str(i + 1), "home")
@@ -172,10 +174,23 @@ for i in range(hosts):
     threading.Thread(target=reader, args=(i, proc.stdout), daemon=True).start()
 launched = time.monotonic()
 timeline, next_sample = [], launched + 1
+# ROOM_MESH_STACKS=SECONDS (with ROOM_MESH_EVENTS): that long after the last start, the thread stacks of every
+# chat that has not reported `advertising` yet (gdb), to see what a late host waits on.
+stacks_at = launched + float(os.environ["ROOM_MESH_STACKS"]) if events_dir and os.environ.get("ROOM_MESH_STACKS") else None
+def dump_stacks(i, pid):
+    with open(os.path.join(events_dir, "host%02d.stacks" % (i + 1)), "w") as out:
+        out.write("%.3f s after the last start\n" % (time.monotonic() - launched))
+        out.flush()
+        subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 30"], stdout=out, stderr=subprocess.DEVNULL)
 while time.monotonic() < launched + timeout:
     with lock:
         if all(full_at):
             break
+        if stacks_at is not None and time.monotonic() >= stacks_at:
+            stacks_at = None
+            for i, proc in enumerate(procs):
+                if phases["advertising"][i] is None:
+                    threading.Thread(target=dump_stacks, args=(i, proc.pid), daemon=True).start()
         if time.monotonic() >= next_sample:
             timeline.append(sum(len(c) for c in connected) // 2)
             next_sample += 1
@@ -186,7 +201,8 @@ with lock:
     last = max(t for t in full_at if t) if any(full_at) else None
     # CPU spent until now (the mesh formed, or the timeout): the chats' and the avahi-daemons' share.
     cpu = {"p2p": round(sum(cpu_seconds(proc.pid) for proc in procs), 1),
-           "avahi": round(sum(cpu_seconds(pid) for pid in daemon_pids("avahi")) - avahi_before, 1)}
+           "avahi": round(sum(cpu_seconds(pid) for pid in daemon_pids("avahi")) - avahi_before, 1),
+           "dbus": round(sum(cpu_seconds(pid) for pid in daemon_pids("dbus")) - dbus_before, 1)}
     def spread(times):
         got = sorted(round(t - launched, 2) for t in times if t is not None)
         return {"n": len(got), "median": got[len(got) // 2], "max": got[-1]} if got else {"n": 0}
