@@ -32,7 +32,6 @@ let package = Package(
         // per process (`AvahiResolver`), instead of the compat layer's connection per request.
         .systemLibrary(
             name: "CAvahiClient",
-            pkgConfig: "avahi-client",
             providers: [.apt(["libavahi-client-dev"])]
         ),
         // <qrencode.h>: the QR codes `p2p share` draws in the terminal (the CLI only; the library does not
