@@ -78,7 +78,7 @@ public enum DiscoveryBench {
             try await a.start()
             let events = a.events()
             do {
-                try a.setAvailable(true)
+                try await a.setAvailable(true)
             } catch {
                 guard case .daemonNotRunning = error else { throw error }
                 return .failure(BenchError("no mDNS daemon"))
@@ -99,7 +99,7 @@ public enum DiscoveryBench {
             defer { registration.cancel() }
             let start = benchNow()
             try await b.start()
-            try b.setAvailable(true)
+            try await b.setAvailable(true)
             let found = await watcher.value
             guard found else { return .failure(BenchError("peer not found within \(timeout) s")) }
             let connectStart = benchNow()
@@ -118,7 +118,7 @@ public enum DiscoveryBench {
             let lateStart = benchNow()
             try await c.start()
             let late = availability(of: target, in: c.events(), at: lateAt, timeout: timeout)
-            try c.setAvailable(true)
+            try await c.setAvailable(true)
             let lateFound = await late.value
             await c.close()
             return .success(Run(found: foundAt.withLockedValue { $0 } - start, connect: connected - connectStart, registered: registered,

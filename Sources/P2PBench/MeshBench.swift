@@ -194,7 +194,7 @@ public final class MeshBench: Sendable {
             for (index, session) in sessions.enumerated() {
                 if index > 0 && options.joinIntervalMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(options.joinIntervalMilliseconds)) }
                 do {
-                    try session.setAvailable(true)
+                    try await session.setAvailable(true)
                 } catch {
                     throw MeshBenchError.discovery("session \(index): \(error)")
                 }

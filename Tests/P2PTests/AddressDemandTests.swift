@@ -154,7 +154,7 @@ struct AddressOnDemandTests {
     @Test func throughDNSSDAPeerThatDialsUsIsResolvedWithoutAnAddressQueryUntilWanted() async throws {
         let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
         let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
-        try bob.setAvailable(true)
+        try await bob.setAvailable(true)
         let (stream, found) = AsyncStream<DiscoveredService>.makeStream()
         let browser = ServiceBrowser(slots: LookupSlots(limit: 4), dialsUs: { $0 == bob.peerID }, resolvesThroughDNSSD: true) { event in
             if case .found(let service) = event, service.sessionID == sessionID { found.yield(service) }
@@ -182,7 +182,7 @@ struct AddressOnDemandTests {
             if case .found(let service) = event, service.sessionID == sessionID { found.yield(service) }
         }
         try browser.start()
-        try bob.setAvailable(true)
+        try await bob.setAvailable(true)
         var reports = stream.makeAsyncIterator()
         let first = try #require(await reports.next())
         #expect(first.peerID == bob.peerID && first.port == UInt16(bob.localPort!))
@@ -198,8 +198,8 @@ struct AddressOnDemandTests {
         let bobID = bob.peerID
         alice.expectDials(from: { $0 == bobID })
         let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)
-        try alice.setAvailable(true)
-        try bob.setAvailable(true)
+        try await alice.setAvailable(true)
+        try await bob.setAvailable(true)
 
         // Bob looks Alice's address up as always; Alice knows Bob by his announcement (through dns_sd
         // without an address; on Linux the one resolve through libavahi-client brings it anyway).

@@ -34,8 +34,8 @@ struct DiscoveryTests {
         let aliceInbox = Inbox<TextMessage>(), bobInbox = Inbox<TextMessage>()
         alice.onMessage(TextMessage.self) { aliceInbox.append($0, $1, $2) }
         bob.onMessage(TextMessage.self) { bobInbox.append($0, $1, $2) }
-        try alice.setAvailable(true)
-        try bob.setAvailable(true)
+        try await alice.setAvailable(true)
+        try await bob.setAvailable(true)
 
         _ = try await aliceEvents.waitFor(bob.peerID, .available, seconds: 10)
         _ = try await bobEvents.waitFor(alice.peerID, .available, seconds: 10)
@@ -73,8 +73,8 @@ struct DiscoveryTests {
         try await alice.start()
         let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
         let bobEvents = EventRecorder(bob)
-        try alice.setAvailable(true)
-        try bob.setAvailable(true)
+        try await alice.setAvailable(true)
+        try await bob.setAvailable(true)
         let found = try await bobEvents.waitFor("alice with her discovery info", seconds: 10) {
             if case .peerChanged(let peer, .available, _) = $0 { peer.id == alice.peerID } else { false }
         }
@@ -92,8 +92,8 @@ struct DiscoveryTests {
         configuration.discoveryInfo = ["much-too-long-key": "x"]
         let alice = Session(sessionID: "info", displayName: "alice", identity: .ephemeral(), configuration: configuration)
         try await alice.start()
-        #expect(throws: DiscoveryError.invalidDiscoveryInfo("key \"much-too-long-key\" must have 1 to 9 characters")) {
-            try alice.setAvailable(true)
+        await #expect(throws: DiscoveryError.invalidDiscoveryInfo("key \"much-too-long-key\" must have 1 to 9 characters")) {
+            try await alice.setAvailable(true)
         }
         #expect(!alice.isAvailable)
         await alice.close()
@@ -105,12 +105,12 @@ struct DiscoveryTests {
         let game = try await peerSession("game-\(tag)", sessionID: "game-\(tag)")
         let witness = try await peerSession("witness-\(tag)", sessionID: "chat-\(tag)")
         let chatEvents = EventRecorder(chat), gameEvents = EventRecorder(game)
-        try chat.setAvailable(true)
-        try game.setAvailable(true)
+        try await chat.setAvailable(true)
+        try await game.setAvailable(true)
         // The game peer is registered before the same-session witness even starts to register, so
         // once chat sees the witness, the game peer had longer to show up.
         _ = try await gameEvents.waitFor("the game peer registered", seconds: 10) { if case .advertising = $0 { true } else { false } }
-        try witness.setAvailable(true)
+        try await witness.setAvailable(true)
         _ = try await chatEvents.waitFor(witness.peerID, .available, seconds: 10)
         #expect(chatEvents.states(of: game.peerID).isEmpty)
         #expect(!chat.availablePeers.contains { $0.id == game.peerID })
@@ -121,11 +121,11 @@ struct DiscoveryTests {
         let name = "same-\(UInt32.random(in: 0 ... .max))"
         let first = try await peerSession(name, sessionID: "conflict")
         let firstEvents = EventRecorder(first)
-        try first.setAvailable(true)
+        try await first.setAvailable(true)
         _ = try await firstEvents.waitFor("first registered") { if case .advertising = $0 { true } else { false } }
         let second = try await peerSession(name, sessionID: "conflict")
         let secondEvents = EventRecorder(second)
-        try second.setAvailable(true)
+        try await second.setAvailable(true)
         let event = try await secondEvents.waitFor("second registered") { if case .advertising = $0 { true } else { false } }
         guard case .advertising(let newName) = event else { return }
         #expect(newName == "\(name) (2)")

@@ -121,7 +121,7 @@ struct SharedLookupSlotsTests {
         for index in 1 ... 3 {
             let session = Session(sessionID: sessionID, displayName: "slots\(index)-\(sessionID)", identity: .ephemeral())
             try await session.start()
-            try session.setAvailable(true)
+            try await session.setAvailable(true)
             sessions.append(session)
         }
         let wanted = Set(sessions.map(\.peerID))

@@ -20,7 +20,7 @@ extension DiscoveryTests {
         let sessionID = "find-\(UInt32.random(in: 0 ... .max))"
         let alice = try await locatingSession("alice-\(sessionID)", sessionID: sessionID)
         let bob = try await locatingSession("bob-\(sessionID)", sessionID: sessionID)
-        try bob.setAvailable(true)
+        try await bob.setAvailable(true)
         let steps = NIOLockedValueBox<[PeerLocator.Progress]>([])
         let found = try await alice.connect(to: "BOB-\(sessionID)", timeout: .seconds(30)) { step in steps.withLockedValue { $0.append(step) } }
         #expect(found.id == bob.peerID)
@@ -37,8 +37,8 @@ extension DiscoveryTests {
         let alice = try await locatingSession("alice-\(sessionID)", sessionID: sessionID)
         let bob = try await locatingSession("bob-\(sessionID)", sessionID: sessionID)
         let aliceEvents = EventRecorder(alice)
-        try bob.setAvailable(true)
-        try alice.setAvailable(true)
+        try await bob.setAvailable(true)
+        try await alice.setAvailable(true)
         _ = try await aliceEvents.waitFor(bob.peerID, .available, seconds: 20)
         let steps = NIOLockedValueBox<[PeerLocator.Progress]>([])
         await #expect {

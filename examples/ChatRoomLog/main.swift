@@ -27,7 +27,7 @@ do {
     let events = runner.events()
     runner.start()
     try await session.start()
-    try session.setAvailable(true)
+    try await session.setAvailable(true)
     say("ChatRoomLog in room \"\(roomName)\" as \(name) on port \(session.localPort ?? 0)")
     // Standard input is read on a thread of its own: a blocking read never holds a task's thread.
     Thread { while let line = readLine() { runner.say(line) } }.start()

@@ -37,7 +37,7 @@ do {
     exit(1)
 }
 do {
-    try session.setAvailable(true)
+    try await session.setAvailable(true)
 } catch {
     // Not advertised (no mDNS daemon, say), yet listening: `p2p chat --connect HOST:PORT` still reaches it.
     FileHandle.standardError.write(Data("EchoPeer: \(error)\n".utf8))

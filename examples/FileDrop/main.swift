@@ -115,7 +115,7 @@ var ledger = ReceiveLedger()
 
 do {
     try await session.start()
-    try session.setAvailable(true)
+    try await session.setAvailable(true)
 } catch {
     // An app says what went wrong and exits non-zero; a top-level `try` would crash instead.
     fail("\(error)")

@@ -17,7 +17,7 @@ do {
     games.takeInvitations(GameInvitations(acceptsEveryone: true, canAsk: false)) { peer, _ in say("declined \(peer.displayName): already playing") }
     let events = games.events()
     try await session.start()
-    try session.setAvailable(true)
+    try await session.setAvailable(true)
     say("TicTacToeBot waiting in the game session as \(session.displayName) on port \(session.localPort ?? 0)")
 
     for await event in events {

@@ -1,3 +1,4 @@
+import Dispatch
 import NIOConcurrencyHelpers
 
 /// Runs a session's DNS-SD side: advertises it (server and peer modes), browses for peers of the
@@ -66,6 +67,21 @@ final class PeerDiscovery: Sendable {
     var ownInterfaces: Set<UInt32> { state.withLockedValue { $0.ownInterfaces } }
 
     func discovered(_ id: PeerID) -> DiscoveredService? { state.withLockedValue { $0.peers[id] } }
+
+    /// `start` for a task: the dns_sd calls run on a queue of their own, not on a thread of the cooperative
+    /// pool (avahi's compatibility layer opens a D-Bus connection inside `DNSServiceRegister` and
+    /// `DNSServiceBrowse`: blocking round trips to a daemon that may be busy).
+    func start(advertise: (name: String, port: UInt16)?, browse: Bool) async throws(DiscoveryError) {
+        let result: Result<Void, DiscoveryError> = await withCheckedContinuation { continuation in
+            Self.startQueue.async {
+                continuation.resume(returning: Result { () throws(DiscoveryError) in try self.start(advertise: advertise, browse: browse) })
+            }
+        }
+        try result.get()
+    }
+
+    /// Where `start` makes its blocking dns_sd calls.
+    private static let startQueue = DispatchQueue(label: "p2p.dnssd.start")
 
     /// Starts advertising `name` on `port` (when `advertise`) and browsing (when `browse`).
     func start(advertise: (name: String, port: UInt16)?, browse: Bool) throws(DiscoveryError) {

@@ -105,7 +105,7 @@ public struct DiscoveryCheckup: Sendable {
         let session = Session(sessionID: "p2p-doctor-\(UInt32.random(in: 0...UInt32.max))", displayName: "p2p-doctor-\(getpid())",
                               mode: .peer, identity: .ephemeral())
         try? await session.start()
-        try? session.setAvailable(true)
+        try? await session.setAvailable(true)
         try? await Task.sleep(for: timeout)
         await browser.stopAndWait()
         report(.ownAnnouncement(cameBack: session.discoverySeesItself, waited: timeout))

@@ -16,7 +16,7 @@ extension PeerLocator {
     public func findAll(events given: AsyncStream<SessionEvent>? = nil) async throws(PeerFindError) -> [PeerInfo] {
         let events = given ?? session.events()
         do {
-            try session.setAvailable(true)
+            try await session.setAvailable(true)
         } catch {
             throw .noDiscovery(error)
         }

@@ -106,7 +106,7 @@ public struct PeerLocator: Sendable {
         }
         let events = given ?? session.events()
         do {
-            try session.setAvailable(true)
+            try await session.setAvailable(true)
         } catch {
             throw .noDiscovery(error)
         }
@@ -213,8 +213,8 @@ public struct PeerLocator: Sendable {
                 attempt += 1
                 guard ContinuousClock.now < retryUntil, (try? await Task.sleep(for: .milliseconds(500))) != nil else { break }
                 if attempt.isMultiple(of: 4) {
-                    try? session.setAvailable(false)
-                    try? session.setAvailable(true)
+                    try? await session.setAvailable(false)
+                    try? await session.setAvailable(true)
                 }
             }
             break

@@ -58,15 +58,12 @@ final class DiscoveryCoordinator: Sendable {
     func discovered(_ id: PeerID) -> PeerInfo? { discovery.discovered(id).map { Self.peer($0, sessionID: sessionID) } }
 
     /// Starts advertising `name` on `port` (when `advertise`) and browsing (when `browse`).
-    func start(advertise: (name: String, port: UInt16)?, browse: Bool) throws(DiscoveryError) {
-        try discovery.start(advertise: advertise, browse: browse)
+    func start(advertise: (name: String, port: UInt16)?, browse: Bool) async throws(DiscoveryError) {
+        try await discovery.start(advertise: advertise, browse: browse)
     }
 
-    /// Stops advertising and browsing, and forgets an outage (the next one is reported again).
-    func stop() { discovery.stop() }
-
-    /// `stop()` for a task (`Session.close()`): the dns_sd queues are waited for without holding a
-    /// thread of the cooperative pool.
+    /// Stops advertising and browsing, and forgets an outage (the next one is reported again). The dns_sd
+    /// queues are waited for without holding a thread of the cooperative pool.
     func stop() async { await discovery.stop() }
 
     /// Has a discovered peer's addresses looked up when it was announced without them (it was expected to

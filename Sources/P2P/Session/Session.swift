@@ -12,7 +12,7 @@ import NIOPosix
 /// session.setConnectionRequestHandler { request in true }
 /// session.onMessage(TextMessage.self) { message, peer, _ in print("\(peer.displayName)> \(message.text)") }
 /// try await session.start()
-/// try session.setAvailable(true)
+/// try await session.setAvailable(true)
 /// for await event in session.events() { … }
 /// ```
 ///
@@ -161,11 +161,13 @@ public final class Session: Sendable {
     }
 
     /// Starts or stops advertising (server, peer) and browsing (client, peer), like `GKSession.available`.
-    /// Connections stay up either way.
-    public func setAvailable(_ available: Bool) throws(DiscoveryError) {
-        guard available else { return discovery.stop() }
+    /// Connections stay up either way. Async because the mDNS daemon is asked on a queue of its own: its
+    /// answers may take a while (avahi opens a D-Bus connection per request), and no thread of the
+    /// cooperative pool waits for them.
+    public func setAvailable(_ available: Bool) async throws(DiscoveryError) {
+        guard available else { return await discovery.stop() }
         let advertise = mode.advertises ? localPort.map { (name: displayName, port: UInt16($0)) } : nil
-        try discovery.start(advertise: advertise, browse: mode.browses)
+        try await discovery.start(advertise: advertise, browse: mode.browses)
     }
 
     /// Says goodbye to every peer, stops discovery, closes all sockets, and finishes the event streams

@@ -65,7 +65,7 @@ final class GameLoop {
         if interactive { GameScreen.enter() }
         view.listening(session)
         do {
-            try session.setAvailable(true)
+            try await session.setAvailable(true)
         } catch where DiscoveryNotice.listensWithout(error, port: options.network.port ?? 0, findsByName: options.to != nil) {
             view.warning("no-discovery", DiscoveryNotice.listeningWithoutDiscovery(port: options.network.port ?? 0))
         } catch {

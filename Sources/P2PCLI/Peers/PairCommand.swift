@@ -89,7 +89,7 @@ struct PairCommand: AsyncParsableCommand {
         let session = run.session
         session.setConnectionRequestHandler { _ in true }
         do {
-            try session.setAvailable(true)
+            try await session.setAvailable(true)
         } catch {
             Output.error("p2p: \(error)")
         }

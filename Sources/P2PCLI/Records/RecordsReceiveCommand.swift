@@ -78,7 +78,7 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
             try await session.start()
             view.listening(session)
             do {
-                try session.setAvailable(true)
+                try await session.setAvailable(true)
             } catch {
                 // Peers can still reach us with --connect HOST:PORT.
                 view.error("discovery", error.description)

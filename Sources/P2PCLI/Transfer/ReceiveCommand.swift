@@ -130,7 +130,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
         announce()
         do {
-            try session.setAvailable(true)
+            try await session.setAvailable(true)
         } catch where DiscoveryNotice.listensWithout(error, port: port ?? 0, findsByName: false) {
             let message = DiscoveryNotice.listeningWithoutDiscovery(port: port ?? 0)
             if json {
