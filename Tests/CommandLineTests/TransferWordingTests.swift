@@ -12,16 +12,6 @@ import Testing
     }
 
     /// `receive --text` waits for a text, which goes to standard output: no folder is written.
-    @Test func eachOutcomeHasTheExitStatusTheREADMESays() {
-        let cancelled = ReceiveLoop.exit(.cancelled) as? CLIError
-        #expect(cancelled?.code == ExitStatus.cancelled && cancelled?.description == ReceiveWording.cancelled)
-        #expect(ReceiveLoop.exit(.failed) as? ExitCode == ExitStatus.transferFailed)
-        #expect(ReceiveLoop.exit(.denied) as? ExitCode == ExitStatus.denied)
-        #expect(ReceiveLoop.exit(.received) == nil)
-        #expect(TransferSession.exitCode(.delivered) == .success && TransferSession.exitCode(.denied) == ExitStatus.denied)
-        #expect(TransferSession.exitCode(.cancelled) == ExitStatus.cancelled && TransferSession.exitCode(.failed) == ExitStatus.transferFailed)
-    }
-
     @Test func receiveTextDoesNotSayItWaitsForFilesIntoAFolder() {
         let text = ReceiveCommand.waiting(as: "bob", fingerprint: "ab12", port: 24242, text: true, into: "/in")
         #expect(text == "Waiting for a text as bob (ab12), port 24242; it goes to standard output")

@@ -55,8 +55,7 @@ extension ReceiveLoop {
         clearProgress()
         let text = TextTransfer.printable(bytes)
         if options.json {
-            Output.json(["event": "text", "peer": info.peer.displayName, "kind": info.peer.kind.rawValue, "id": info.peer.id.hex, "text": String(decoding: bytes, as: UTF8.self),
-                         "characters": text.count, "sha256": sha256])
+            Output.json(FileReceiver.textEvent(info, bytes, sha256: sha256))
         } else if options.text && !Terminal.stdoutIsTTY {
             Output.data(text)
         } else {

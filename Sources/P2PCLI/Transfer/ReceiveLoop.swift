@@ -41,7 +41,7 @@ final class ReceiveLoop {
         receiver = FileReceiver(session: session, transfers: transfers, rules: rules, canAsk: interactive, once: options.once,
                                 ask: { await feed.ask($0) }, declinedAsNotText: { info in
             guard !json else { return }
-            Output.error(Terminal.paint("p2p: declined \(info.name) from \(info.peer.displayName): this receive --text takes texts only", .yellow))
+            Output.error(Terminal.paint("p2p: \(FileReceiver.declinedAsNotText(info))", .yellow))
         })
         // --text: standard output is the text's alone, for a pipe.
         if options.text && !options.json { Output.keepStdoutForData() }
@@ -77,16 +77,10 @@ final class ReceiveLoop {
         let (notes, outcome) = receiver.close()
         _ = show(notes)
         if let failure { throw failure }
-        if let exit = Self.exit(outcome) { throw exit }
-    }
-
-    /// The exit status of how the run came out (README: 0, 6 nothing accepted, 7 cancelled, 8 failed); nil: 0.
-    static func exit(_ outcome: ReceiveLedger.Outcome) -> (any Error)? {
         switch outcome {
-        case .cancelled: CLIError(ReceiveWording.cancelled, code: ExitStatus.cancelled)
-        case .failed: ExitStatus.transferFailed
-        case .denied: ExitStatus.denied
-        case .received: nil
+        case .received: break
+        case .cancelled: throw CLIError(ReceiveWording.cancelled, code: ExitStatus.cancelled)
+        default: throw ExitStatus.code(.receive(outcome))
         }
     }
 

@@ -37,7 +37,7 @@ struct StreamSend {
         if command.json { Output.json(report.event) }
         switch report.verdict {
         case .delivered: if !command.json { Output.line(report.text) }
-        default: throw CLIError(report.text, code: TransferSession.exitCode(report.verdict))
+        default: throw CLIError(report.text, code: ExitStatus.code(.send(report.verdict)))
         }
     }
 

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import P2P
+
+/// What `p2p send` and `p2p receive` take from the library besides the transfers themselves: the
+/// transfers' JSON events, the exit codes of their verdicts, the file receiver's questions and the
+/// byte-stream receiver's run, fed facts without sockets.
+@Suite struct TransferCommandModelTests {
+    static let alice = PeerInfo(id: PeerID(bytes: Array(repeating: 1, count: 16)), displayName: "alice", sessionID: "files")
+    static let file = TransferInfo(id: 7, peer: alice, name: "a.txt", size: 1000, mediaType: "text/plain", direction: .receiving)
+
+    static func offer(_ name: String, mediaType: String = "text/plain") -> IncomingOffer {
+        IncomingOffer(info: TransferInfo(id: 1, peer: alice, name: PeerText(name), size: 161, mediaType: mediaType, direction: .receiving),
+                      destination: URL(fileURLWithPath: "/tmp"))
+    }
+
+    @Test func transferEventsGiveTheirJSONAndProgressAtMostEveryHalfSecond() {
+        let events = TransferEventJSON(tally: TransferTally())
+        let start = ContinuousClock.now
+        let started = TransferEvent.started(Self.file, offset: 100)
+        let object = events.object(for: started, meter: events.tally.record(started, at: start), at: start)
+        #expect(object?["event"] as? String == "transfer-started")
+        #expect(object?["offset"] as? UInt64 == 100)
+        #expect(object?["files"] == nil, "a single file has no file count")
+        let progress = { (bytes: UInt64, at: ContinuousClock.Instant) in
+            let event = TransferEvent.progress(Self.file, bytes: bytes)
+            return events.object(for: event, meter: events.tally.record(event, at: at), at: at)
+        }
+        #expect(progress(500, start + .milliseconds(100))?["percent"] as? Int == 50)
+        #expect(progress(600, start + .milliseconds(300)) == nil, "within half a second of the last")
+        #expect(progress(700, start + .milliseconds(700))?["bytes"] as? UInt64 == 700)
+        let delivery = Delivery(name: "a.txt", size: 1000, sha256: "ab", resumedFrom: 0, url: URL(fileURLWithPath: "/tmp/a.txt"))
+        let finished = events.object(for: .finished(Self.file, delivery), meter: nil, at: start + .seconds(2))
+        #expect(finished?["event"] as? String == "file-received")
+        #expect(finished?["path"] as? String == "/tmp/a.txt")
+        #expect(finished?["seconds"] as? Double == 2)
+        #expect(finished?["resumed-from"] == nil, "only a sender says where it resumed")
+        #expect(events.object(for: .offered(Self.offer("a.txt")), meter: nil, at: start) == nil)
+    }
+
+    @Test func aTextGivesOnlyItsFailureAsATransferEvent() {
+        let events = TransferEventJSON(tally: TransferTally())
+        let text = TransferInfo(id: 2, peer: Self.alice, name: "text.txt", size: 5, mediaType: TextTransfer.mediaType, direction: .receiving)
+        #expect(events.object(for: .started(text, offset: 0), meter: nil, at: .now) == nil)
+        let failed = events.object(for: .failed(text, .peerDisconnected), meter: nil, at: .now)
+        #expect(failed?["event"] as? String == "transfer-failed")
+        #expect(failed?["name"] as? String == "text")
+        #expect(JSONLine.encode(FileReceiver.textEvent(text, Data("hi\u{1B}".utf8), sha256: "ab"))?.contains(#""text":"hi\u001b""#) == true,
+                "the exact text, its escape escaped")
+    }
+
+    @Test func verdictsMapToTheDocumentedExitCodes() {
+        #expect(CommandExitCode.send(.delivered) == .success)
+        #expect(CommandExitCode.send(.denied).rawValue == 6)
+        #expect(CommandExitCode.send(.cancelled).rawValue == 7)
+        #expect(CommandExitCode.send(.failed).rawValue == 8)
+        #expect(CommandExitCode.receive(.denied).rawValue == 6)
+        #expect(CommandExitCode.receive(.received) == .success)
+        #expect(CommandExitCode.stream(.interrupted).rawValue == 130)
+        #expect(CommandExitCode.stream(.failed).rawValue == 8)
+        #expect(CommandExitCode.localSend(.pinRequired("Pixel", given: true)).rawValue == 6)
+        #expect(CommandExitCode.localSend(.busy("Pixel")).rawValue == 4)
+        #expect(CommandExitCode.localSend(.cancelled("Pixel", sent: [], told: true)).rawValue == 7)
+    }
+
+    @Test func theFileReceiversQuestionsNameWhatAndHowToLetItIn() {
+        let request = PeerQuestion.connection(ConnectionRequest(peer: Self.alice))
+        let prompt = FileReceiver.prompt(request, nil)
+        #expect(prompt.hasPrefix("alice wants to send you files — NEW key "))
+        #expect(prompt.contains(", pinned if you accept (trust on first use"))
+        #expect(FileReceiver.prompt(.offer(Self.offer("a.txt")), .file).hasPrefix("alice offers a.txt (161 B, text/plain) — accept?"))
+        #expect(FileReceiver.declined(.offer(Self.offer("a.txt"))) == "declined a.txt from alice; use --yes, or --from alice")
+        #expect(FileReceiver.declined(.offer(Self.offer("t", mediaType: TextTransfer.mediaType))) == "declined a text from alice; use --yes, or --from alice")
+        #expect(FileReceiver.declined(request).hasPrefix("declined a connection from alice ("))
+        #expect(FileReceiver.withdrawn(.offer(Self.offer("a.txt"))) == "* alice withdrew a.txt.")
+        #expect(FileReceiver.withdrawn(.roomDial(Self.alice)) == nil)
+        #expect(FileReceiver.choices(key: "alice/") == "[y/n/a]")
+        #expect(FileReceiver.choices(key: "alice/many/") == "[y/n]")
+        #expect(FileReceiver.choices(key: nil) == "[y/n]")
+    }
+
+    func makeStreamReceiver() -> StreamReceiver {
+        let session = Session(sessionID: "files", displayName: "bob", identity: .ephemeral())
+        return StreamReceiver(session: session, rules: ReceiveRules(), canAsk: false, ask: { _ in false }, report: { _ in })
+    }
+
+    @Test func aStreamReceiverFinishesAtCtrlCBeforeAStreamAndWithTheStreamsFailure() {
+        #expect(makeStreamReceiver().handle(.interrupted) == [.finish(.nothingReceived)])
+        let receiver = makeStreamReceiver()
+        let info = ByteStreamInfo(id: 1, peer: Self.alice, name: "dump.sql", mediaType: "application/sql")
+        #expect(receiver.handle(.stream(.began(info))).isEmpty)
+        #expect(receiver.handle(.session(.peerChanged(Self.alice, .connected, reason: nil))).isEmpty)
+        let broken = receiver.handle(.stream(.ended(info, .failure(.peerDisconnected), bytes: 2048, elapsed: .seconds(1))))
+        guard case .finish(let failure?)? = broken.first else { Issue.record("no failure: \(broken)"); return }
+        #expect(failure.kind == .failed, "a sender that is gone: nothing to wait for")
+        #expect(failure.description.contains("broke after 2.0 KiB"))
+    }
+
+    @Test func aStreamReceiverAsksAboutConnectionsAndStreamsOnly() {
+        #expect(StreamReceiver.prompt(.connection(ConnectionRequest(peer: Self.alice)))?.hasPrefix("alice wants to connect to stream to you — NEW key") == true)
+        let info = ByteStreamInfo(id: 1, peer: Self.alice, name: "dump.sql", mediaType: "application/sql")
+        #expect(StreamReceiver.prompt(.stream(info)) == info.outputQuestion)
+        #expect(StreamReceiver.prompt(.offer(Self.offer("a.txt"))) == nil)
+    }
+}
