@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 @testable import P2P
 
@@ -101,5 +102,35 @@ import Testing
         let info = ByteStreamInfo(id: 1, peer: Self.alice, name: "dump.sql", mediaType: "application/sql")
         #expect(StreamReceiver.prompt(.stream(info)) == info.outputQuestion)
         #expect(StreamReceiver.prompt(.offer(Self.offer("a.txt"))) == nil)
+    }
+
+    @Test func theLocalSendReceptionSaysWhatItListensOnAndWhatItHeard() throws {
+        let session = Session(sessionID: "files", displayName: "bob", identity: .ephemeral())
+        var configuration = LocalSendNode.Configuration(alias: "bob\u{1B}[2J")
+        configuration.pin = "1234"
+        let node = try LocalSendNode(transfers: FileTransfers(session: session, directory: URL(fileURLWithPath: "/tmp")),
+                                     identity: .ephemeral(), configuration: configuration)
+        let reception = LocalSendReception(node: node, announces: true, servesPage: true)
+        let event = reception.listeningEvent(port: 53317)
+        #expect(event["event"] as? String == "localsend-listening" && event["pin"] as? Bool == true && event["version"] as? String == "2.2")
+        #expect(event["fingerprint"] as? String == node.certificate.fingerprint)
+        let line = reception.listeningLine(port: 53317)
+        #expect(line.hasPrefix("LocalSend: receiving as bob") && line.contains("on HTTPS port 53317, PIN required, fingerprint "))
+        #expect(!line.contains("\u{1B}"), "the alias is sanitized")
+        #expect(reception.pageEvent(port: 53318, urls: ["http://10.0.0.1:53318/"])["pin"] as? String == "1234")
+        #expect(LocalSendReception.Failure.page("address in use").description == "--web: address in use")
+        let info = LocalSendDeviceInfo(alias: "anna", deviceModel: "Pixel 7", deviceType: "mobile", fingerprint: "AB12")
+        let entry = LocalSendDeviceList.Entry(info: info, address: "10.0.0.4", lastSeen: .now, fingerprintSeen: false)
+        #expect(entry.heardJSON["event"] as? String == "localsend-device" && entry.heardJSON["port"] as? Int == 53317)
+        #expect(entry.heardLine.hasPrefix("* LocalSend device ") && entry.heardLine.hasSuffix(" at 10.0.0.4:53317"))
+    }
+
+    @Test func aStreamToAPeerThatIsNotConnectedReportsItsFailure() async {
+        let session = Session(sessionID: "files", displayName: "bob", identity: .ephemeral())
+        let nothing = AsyncStream<ByteBuffer> { $0.finish() }
+        let report = await ByteStreams(session: session).send(reporting: nothing, to: Self.alice, name: "dump.sql")
+        #expect(report.verdict == .failed)
+        #expect(report.event["event"] as? String == "stream-failed")
+        #expect(StreamSendReport.startedEvent(name: "dump.sql", to: Self.alice)["direction"] as? String == "sending")
     }
 }

@@ -23,10 +23,9 @@ final class ReceiveLoop {
     var progressDrawn = false
     /// Whether a question is drawn as the input line (render erases it once it is answered).
     var questionDrawn = false
-    /// `--localsend`: the LocalSend peer started with the session, stopped with it.
-    var localSend: LocalSendNode?
-    /// `--web`: the browser upload page, served with the LocalSend peer's upload API.
-    var webUpload: WebUploadServer?
+    /// `--localsend`, `--web`: the LocalSend peer and the browser upload page, started with the session,
+    /// stopped with it.
+    var localSend: LocalSendReception?
 
     init(session: Session, transfers: FileTransfers, options: ReceiveCommand, directory: URL) {
         self.session = session
@@ -57,15 +56,13 @@ final class ReceiveLoop {
         var failure: (any Error)?
         do {
             try await listen()
-            if let localSend, options.localSend.isOn { try await startLocalSend(localSend) }
-            if let localSend, options.localSend.web { try await startWeb(localSend, pumpDevices: !options.localSend.isOn) }
+            if let localSend { try await start(localSend) }
             _ = await driver.run { input in await handle(input) }
         } catch {
             failure = error
         }
         driver.leaveTerminal()
         questions.refuseAll()
-        await webUpload?.stop()
         await localSend?.stop()
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). The transfers' events are shown up to the close: a
