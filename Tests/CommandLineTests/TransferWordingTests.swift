@@ -6,11 +6,6 @@ import Testing
 
 /// What `p2p receive`, `p2p send` and `p2p game` say from the reader's side (the receive summaries: the library's `ReceiveWordingTests`).
 @Suite struct TransferWordingTests {
-    @Test func aFailureNamesItsSender() {
-        #expect(TransferView.failedTransfer("", from: "alice") == "the transfer from alice")
-        #expect(TransferView.failedTransfer("2 items", from: "alice") == "2 items from alice")
-    }
-
     /// `receive --text` waits for a text, which goes to standard output: no folder is written.
     @Test func receiveTextDoesNotSayItWaitsForFilesIntoAFolder() {
         let text = ReceiveCommand.waiting(as: "bob", fingerprint: "ab12", port: 24242, text: true, into: "/in")

@@ -133,4 +133,23 @@ import Testing
         #expect(report.event["event"] as? String == "stream-failed")
         #expect(StreamSendReport.startedEvent(name: "dump.sql", to: Self.alice)["direction"] as? String == "sending")
     }
+
+    @Test func aTransfersLinesSayWhatArrivedWhatWasSkippedAndWhatFailed() {
+        let tally = TransferTally(), start = ContinuousClock.now
+        tally.record(.started(Self.file, offset: 0), at: start)
+        let delivery = Delivery(name: "a.txt", size: 1000, sha256: "ab", resumedFrom: 0, url: URL(fileURLWithPath: "/in/a.txt"))
+        #expect(tally.lines(for: .finished(Self.file, delivery), perFile: false, at: start + .seconds(1)).isEmpty, "the summary says it")
+        #expect(tally.lines(for: .finished(Self.file, delivery), perFile: true, at: start + .seconds(1))
+                == [TransferLine("Received a.txt (1000 B, 1000 B/s) → /in/a.txt", .result), TransferLine("  sha256 ab", .detail)])
+        #expect(tally.lines(for: .started(Self.file, offset: 500), perFile: false) == [TransferLine("Resuming a.txt at 500 B: only the rest travels.", .note)])
+        #expect(tally.lines(for: .failed(Self.file, .skipped("a.txt", "a hidden path")), perFile: false)
+                == [TransferLine("skipped a.txt from alice: a hidden path (--allow-hidden writes it)", .warning)])
+        #expect(tally.lines(for: .failed(Self.file, .cancelled), perFile: true).isEmpty, "a receiver's own cancel is its summary's")
+        #expect(tally.lines(for: .failed(Self.file, .peerDisconnected), perFile: false).first?.kind == .failure)
+        var sent = Self.file
+        sent.direction = .sending
+        #expect(tally.lines(for: .failed(sent, .peerDisconnected), perFile: true).isEmpty, "a sender's report says it once")
+        #expect(TransferLine.failedTransfer("", from: "alice") == "the transfer from alice")
+        #expect(TransferLine.failedTransfer("2 items", from: "al\u{1B}ice") == "2 items from al\u{FFFD}ice")
+    }
 }

@@ -25,75 +25,30 @@ final class TransferView: Sendable {
             if let object = events.object(for: event, meter: meter, at: now) { Output.json(object) }
             return
         }
-        // A text: the command shows it (or its delivery); only its start counts, and a failure is said as a file's is.
-        if let info = event.info, TextTransfer.isText(info) {
-            // A sender's failure is said once, by `p2p send` itself.
-            guard case .failed(let info, let error) = event, info.direction == .receiving else { return }
-            Output.error(Terminal.paint("p2p: the text from \(Terminal.sanitize(info.peer.displayName)): \(error)", .red))
-            return
-        }
+        // The bar ends with its transfer; an end without a line of its own (a tree's, a sender's failure) takes it off too.
         switch event {
-        case .offered:
-            break
-        case .treeFinished:
-            clearBar()
-        case .started(let info, let offset):
-            if offset > 0 {
-                Output.error(Terminal.paint(info.isTree ? "\(Self.bytes(offset)) of \(Terminal.sanitize(info.name)) already there: only the rest travels."
-                                                        : "Resuming \(Terminal.sanitize(info.name)) at \(Self.bytes(offset)): only the rest travels.", .dim))
-            }
-            // The sender's bar replaces "waiting for bob to accept…" at once: the answer came, bytes flow.
-            if showsBar(info), let meter { Output.status(meter.line(at: now)) }
-        case .progress(let info, _, _):
-            if showsBar(info), let meter { Output.status(meter.line(at: now)) }
-        case .finished(let info, let delivery):
-            guard perFile else { return }
-            clearBar()
-            let rate = tally.meanRate(info, done: info.size, at: now)
-            let verb = info.direction == .receiving ? "Received" : "Sent"
-            let place = delivery.url.map { " → \(Terminal.sanitize($0.path))" } ?? ""
-            Output.line("\(verb) \(Terminal.sanitize(info.name)) (\(Self.bytes(info.size)), \(Self.bytes(UInt64(rate)))/s)\(place)")
-            Output.line(Terminal.paint("  sha256 \(delivery.sha256)" + (delivery.isHashVerified ? "" : " (computed here; the sender gave none to check it against)"), .dim))
-        case .fileFinished(let tree, let delivery):
-            guard perFile else { return }
-            clearBar()
-            let verb = delivery.alreadyThere ? "Already there:" : tree.direction == .receiving ? "Received" : "Sent"
-            let place = delivery.url.map { " → \(Terminal.sanitize($0.path))" } ?? ""
-            Output.line("\(verb) \(Terminal.sanitize(delivery.name)) (\(Self.bytes(delivery.size)))\(place)")
-        case .fileFailed(_, let name, .skipped(_, let why)):
-            clearBar()
-            Output.error(Terminal.paint("p2p: skipped \(Terminal.sanitize(name)): \(why) (--allow-hidden writes them)", .yellow))
-        case .fileFailed(_, let name, let error):
-            clearBar()
-            Output.error(Terminal.paint("p2p: \(Terminal.sanitize(name)): \(error)", .red))
-        case .failed(let info, .skipped(_, let why)):
-            clearBar()
-            Output.error(Terminal.paint("p2p: skipped \(Terminal.sanitize(info.name)) from \(Terminal.sanitize(info.peer.displayName)): \(why) (--allow-hidden writes it)", .yellow))
-        case .failed(let info, let error):
-            clearBar()
-            // A sender's failure is said once, by `p2p send` itself; a receiver's own cancel by its summary
-            // ("cancelled here", and what was kept).
-            guard info.direction == .receiving, error != .cancelled else { return }
-            Output.error(Terminal.paint("p2p: \(Self.failedTransfer(info.name.raw, from: info.peer.displayName.description)): \(error)", .red))
-        case .eventsDropped(let count):
-            Output.error("p2p: missed \(count) transfer events (the output fell behind)")
+        case .treeFinished: Output.clearStatus()
+        case .failed(let info, _) where !TextTransfer.isText(info): Output.clearStatus()
+        default: break
         }
-    }
-
-    /// What failed, named with its sender: "report.pdf from alice", "2 items from alice", and "the transfer
-    /// from alice" when no name arrived.
-    static func failedTransfer(_ name: String, from peer: String) -> String {
-        name.isEmpty ? "the transfer from \(Terminal.sanitize(peer))" : "\(Terminal.sanitize(name)) from \(Terminal.sanitize(peer))"
+        for line in tally.lines(for: event, perFile: perFile, at: now) {
+            switch line.kind {
+            case .result: Output.line(line.text)
+            case .detail: Output.line(Terminal.paint(line.text, .dim))
+            case .note: Output.error(Terminal.paint(line.text, .dim))
+            case .warning: Output.error(Terminal.paint("p2p: \(line.text)", .yellow))
+            case .failure: Output.error(Terminal.paint("p2p: \(line.text)", .red))
+            case .problem: Output.error("p2p: \(line.text)")
+            }
+        }
+        // The sender's bar replaces "waiting for bob to accept…" at once: the answer came, bytes flow.
+        if let info = event.info, showsBar(info), let meter { Output.status(meter.line(at: now)) }
     }
 
     /// Whether this side draws a transfer's bar: the sender's whole send, or each file with `--verbose`
     /// (the receiver's overall line is `ReceiveLoop`'s).
     private func showsBar(_ info: TransferInfo) -> Bool {
         !json && Terminal.stderrIsTTY && (perFile || info.isTree && info.direction == .sending)
-    }
-
-    private func clearBar() {
-        Output.clearStatus()
     }
 
     static func bytes(_ count: UInt64) -> String { ByteCount.describe(count) }
