@@ -152,4 +152,29 @@ import Testing
         #expect(TransferLine.failedTransfer("", from: "alice") == "the transfer from alice")
         #expect(TransferLine.failedTransfer("2 items", from: "al\u{1B}ice") == "2 items from al\u{FFFD}ice")
     }
+
+    @Test func aSharesURLsAndLinesNameEveryIPv4AddressAndWhatIsShared() throws {
+        let eth = LocalInterface(name: "eth0", addresses: [try #require(IPAddress("10.0.0.2")), try #require(IPAddress("2001:db8::1"))])
+        #expect(ShareServer.urls(port: 53317, interfaces: [eth]).map(\.url) == ["http://10.0.0.2:53317/"])
+        #expect(ShareServer.urls(port: 53317, interfaces: []).map(\.interface) == ["lo"], "loopback when there is nothing else")
+        let file = SharedFile(id: "1", name: "a.txt", size: 2048, fileType: "text/plain", source: URL(fileURLWithPath: "/tmp/a.txt"))
+        #expect(ShareServer.sharing([file]) == "Sharing 1 file (2.0 KiB)")
+        #expect(ShareServer.sharing([file, file]) == "Sharing 2 files (4.0 KiB)")
+        let event = ShareServer.sharingEvent(files: [file], pin: try SharePIN("1234"), port: 53317, urls: ["http://10.0.0.2:53317/"])
+        #expect(event["pin"] as? String == "1234" && (event["files"] as? [[String: Any]])?.first?["size"] as? UInt64 == 2048)
+        #expect(ShareServer.doneEvent(files: [file])["files"] as? Int == 1)
+    }
+
+    @Test func aSendersSummaryIsTimedFromItsFirstTransfer() async {
+        let session = Session(sessionID: "files", displayName: "bob", identity: .ephemeral())
+        let receiver = FileReceiver(session: session, transfers: FileTransfers(session: session, directory: URL(fileURLWithPath: "/in")),
+                                    rules: ReceiveRules(), canAsk: false, once: true, ask: { _ in false })
+        _ = await receiver.handle(.transfer(.started(Self.file, offset: 0)))
+        _ = await receiver.handle(.session(.peerChanged(Self.alice, .disconnected, reason: nil)))
+        let delivery = Delivery(name: "a.txt", size: 1000, sha256: "ab", resumedFrom: 0, url: URL(fileURLWithPath: "/in/a.txt"))
+        let notes = await receiver.handle(.transfer(.finished(Self.file, delivery)))
+        let sender = notes.lazy.compactMap { note -> ReceiveLedger.Sender? in if case .summary(_, let sender, _) = note { sender } else { nil } }.first
+        let line = sender?.summary(from: "alice", into: "/in", at: (sender?.began ?? .now) + .seconds(2))
+        #expect(line?.hasPrefix("Received a.txt (1000 B) from alice in 2") == true, "\(line ?? "no summary")")
+    }
 }

@@ -17,7 +17,7 @@ extension ReceiveLoop {
             options.json ? Output.json(reception.listeningEvent(port: port)) : Output.line(reception.listeningLine(port: port))
         }
         guard let port = ports.page else { return }
-        let urls = ShareCommand.urls(port: port)
+        let urls = ShareServer.urls(port: port)
         if options.json { return Output.json(reception.pageEvent(port: port, urls: urls.map(\.url))) }
         let chosen = options.localSend.effectivePin != nil
         Output.line("Upload page for any browser: PIN \(Terminal.paint(reception.node.configuration.pin ?? "", .bold))\(chosen ? "" : " (random; --pin chooses one)")")

@@ -108,12 +108,7 @@ struct StreamReceive {
         case .advertising(let name):
             ReceiveCommand.showAdvertising(name, requested: command.network.displayName, json: command.json, emit: Self.json, say: Output.error)
         case .discoveryFailed(let error):
-            if command.json {
-                let lost = if case .daemonLost = error { true } else { false }
-                Self.json(["event": lost ? "discovery-lost" : "error", "code": "discovery", "message": error.description])
-            } else {
-                Output.error("p2p: \(error)")
-            }
+            command.json ? Self.json(DiscoveryNotice.event(for: error)) : Output.error("p2p: \(error)")
         default:
             break
         }
