@@ -33,6 +33,23 @@ public final class LocalSendReception: Sendable {
         (self.node, self.announces, self.servesPage) = (node, announces, servesPage)
     }
 
+    /// The reception of a LocalSend peer made here, receiving into `transfers` as `alias` with `identity`'s
+    /// certificate, on `interfaces` (nil: every one in use). Senders give `pin`; the page always asks
+    /// for one (it is plain HTTP for anyone on the network): a random one when none is given.
+    public convenience init(transfers: FileTransfers, identity: Identity, alias: String, pin: String?, interfaces: [String]?,
+                            announces: Bool, servesPage: Bool) throws(Failure) {
+        var configuration = LocalSendNode.Configuration(alias: alias)
+        configuration.pin = pin ?? (servesPage ? SharePIN.random().value : nil)
+        configuration.interfaces = interfaces
+        let node: LocalSendNode
+        do {
+            node = try LocalSendNode(transfers: transfers, identity: identity, configuration: configuration)
+        } catch {
+            throw .localSend("\(error)")
+        }
+        self.init(node: node, announces: announces, servesPage: servesPage)
+    }
+
     /// The devices heard of and the senders' sessions over (``LocalSendEvent``).
     public func events() -> AsyncStream<LocalSendEvent> { node.devices.events() }
 
