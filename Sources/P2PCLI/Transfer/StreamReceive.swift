@@ -79,6 +79,8 @@ struct StreamReceive {
         driver.leaveTerminal(erasingInputLine: !questions.queue.waiting.isEmpty)
         questions.refuseAll()
         await driver.drain(closing: { await session.close() })
+        // The receiver holds the session's streams and their handlers: alive until the session closed.
+        withExtendedLifetime(receiver) {}
         if let exit { throw CLIError(exit.description, code: ExitStatus.code(.stream(exit.kind))) }
     }
 
