@@ -61,8 +61,9 @@ public final class LocalSendReception: Sendable {
         }
         if servesPage {
             let server = WebUploadServer(receiver: node.receiver)
-            page.withLockedValue { $0 = server }
             do { ports.page = try await server.start(port: WebUploadServer.defaultPort) } catch { throw .page("\(error)") }
+            // Only a page that listens is stopped.
+            page.withLockedValue { $0 = server }
         }
         return ports
     }
