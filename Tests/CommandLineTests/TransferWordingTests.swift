@@ -6,22 +6,7 @@ import Testing
 
 /// What `p2p receive`, `p2p send` and `p2p game` say from the reader's side (the receive summaries: the library's `ReceiveWordingTests`).
 @Suite struct TransferWordingTests {
-    @Test func aFailureNamesItsSender() {
-        #expect(TransferView.failedTransfer("", from: "alice") == "the transfer from alice")
-        #expect(TransferView.failedTransfer("2 items", from: "alice") == "2 items from alice")
-    }
-
     /// `receive --text` waits for a text, which goes to standard output: no folder is written.
-    @Test func eachOutcomeHasTheExitStatusTheREADMESays() {
-        let cancelled = ReceiveLoop.exit(.cancelled) as? CLIError
-        #expect(cancelled?.code == ExitStatus.cancelled && cancelled?.description == ReceiveWording.cancelled)
-        #expect(ReceiveLoop.exit(.failed) as? ExitCode == ExitStatus.transferFailed)
-        #expect(ReceiveLoop.exit(.denied) as? ExitCode == ExitStatus.denied)
-        #expect(ReceiveLoop.exit(.received) == nil)
-        #expect(TransferSession.exitCode(.delivered) == .success && TransferSession.exitCode(.denied) == ExitStatus.denied)
-        #expect(TransferSession.exitCode(.cancelled) == ExitStatus.cancelled && TransferSession.exitCode(.failed) == ExitStatus.transferFailed)
-    }
-
     @Test func receiveTextDoesNotSayItWaitsForFilesIntoAFolder() {
         let text = ReceiveCommand.waiting(as: "bob", fingerprint: "ab12", port: 24242, text: true, into: "/in")
         #expect(text == "Waiting for a text as bob (ab12), port 24242; it goes to standard output")

@@ -35,16 +35,13 @@ struct LocalSendOptions: ParsableArguments {
         if let pin, pin.isEmpty || pin.utf8.count > 64 { throw ValidationError("--pin: 1 to 64 bytes") }
     }
 
-    /// A LocalSend node receiving into `transfers`, named `alias`.
-    func makeNode(transfers: FileTransfers, alias: String) throws -> LocalSendNode {
-        var configuration = LocalSendNode.Configuration(alias: alias)
-        // The page is plain HTTP for anyone on the network: it always needs a PIN.
-        configuration.pin = effectivePin ?? (web ? SharePIN.random().value : nil)
-        configuration.interfaces = interfaces.isEmpty ? nil : interfaces
+    /// The LocalSend peer (`--localsend`) and the upload page (`--web`) receiving into `transfers` as `alias`.
+    func reception(transfers: FileTransfers, alias: String) throws -> LocalSendReception {
         do {
-            return try LocalSendNode(transfers: transfers, identity: try Identity.loadOrCreate(), configuration: configuration)
+            return try LocalSendReception(transfers: transfers, identity: try Identity.loadOrCreate(), alias: alias, pin: effectivePin,
+                                          interfaces: interfaces.isEmpty ? nil : interfaces, announces: isOn, servesPage: web)
         } catch {
-            throw CLIError("LocalSend: \(error)", code: ExitStatus.failure)
+            throw CLIError(error is LocalSendReception.Failure ? "\(error)" : "LocalSend: \(error)", code: ExitStatus.failure)
         }
     }
 }

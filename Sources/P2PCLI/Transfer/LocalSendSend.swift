@@ -62,14 +62,8 @@ struct LocalSendSend {
             }
             return true
         } catch let failure as LocalSendSender.Failure {
-            let code = switch failure {
-            case .declined, .pinRequired, .tooManyTries: ExitStatus.denied
-            case .busy, .fingerprintMismatch: ExitStatus.connectionFailed
-            case .failed: ExitStatus.transferFailed
-            case .cancelled: ExitStatus.cancelled
-            }
             if !json && Terminal.stderrIsTTY { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            throw CLIError(failure.description, code: code)
+            throw CLIError(failure.description, code: ExitStatus.code(.localSend(failure)))
         } catch let error as TransferError {
             throw CLIError(error.description, code: ExitStatus.usage)
         }

@@ -100,7 +100,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.overwrite = overwrite
         let transfers = FileTransfers(session: session, directory: directory, configuration: configuration)
         let receiver = ReceiveLoop(session: session, transfers: transfers, options: self, directory: directory)
-        if localSend.isOn || localSend.web { receiver.localSend = try localSend.makeNode(transfers: transfers, alias: network.displayName) }
+        if localSend.isOn || localSend.web { receiver.localSend = try localSend.reception(transfers: transfers, alias: network.displayName) }
         try await receiver.run {
             try await Self.listen(session, port: network.port, json: json, emit: Output.json) {
                 if json {

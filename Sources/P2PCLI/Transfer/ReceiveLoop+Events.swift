@@ -55,8 +55,7 @@ extension ReceiveLoop {
         clearProgress()
         let text = TextTransfer.printable(bytes)
         if options.json {
-            Output.json(["event": "text", "peer": info.peer.displayName, "kind": info.peer.kind.rawValue, "id": info.peer.id.hex, "text": String(decoding: bytes, as: UTF8.self),
-                         "characters": text.count, "sha256": sha256])
+            Output.json(FileReceiver.textEvent(info, bytes, sha256: sha256))
         } else if options.text && !Terminal.stdoutIsTTY {
             Output.data(text)
         } else {
@@ -90,9 +89,8 @@ extension ReceiveLoop {
     /// One line for what a sender sent, when it leaves (or the receiver stops).
     func summarize(_ peer: PeerID, _ batch: ReceiveLedger.Sender, from: String) {
         lastDrawn[peer] = nil
-        guard !options.json, !batch.counts.isEmpty else { return }
+        guard !options.json, let line = batch.summary(from: from, into: directory.path) else { return }
         clearProgress()
-        let seconds = TransferMeter.seconds(ContinuousClock.now - batch.began)
-        Output.line(batch.counts.summary(from: from, seconds: seconds, into: directory.path))
+        Output.line(line)
     }
 }

@@ -7,31 +7,17 @@ extension ReceiveLoop {
     func queue(_ asker: AskedQuestion) {
         clearProgress()
         guard questions.admit(asker) else { return }
-        let question = asker.question, peer = question.peer, name = PeerTarget.name(peer)
-        let queue = questions.queue
+        let question = asker.question, queue = questions.queue
         switch receiver.decide(question, waiting: { key in queue.waiting.contains { $0.key == key } }) {
         case .answered(let yes):
             asker.answer.resume(returning: yes)
         case .declined:
             asker.answer.resume(returning: false)
-            let what = if case .offer(let offer) = question {
-                (TextTransfer.isText(offer.info) ? "a text" : offer.info.name.description) + " from \(name)"
-            } else {
-                "a connection from \(name) (\(peer.fingerprint))"
-            }
-            if !options.json { Output.error(Terminal.paint("p2p: declined \(what); use --yes, or --from \(PeerTarget.fromName(peer))", .yellow)) }
+            if !options.json { Output.error(Terminal.paint("p2p: \(FileReceiver.declined(question))", .yellow)) }
         case .joins(let key):
             _ = questions.queue.ask("", key: key, asker: asker)
         case .ask(let kind, let key):
-            let text = switch (question, kind) {
-            case (.offer(let offer), let kind?): offer.question(kind, from: name)
-            case (.connection(let request), _):
-                "\(name) wants to send you files — "
-                    + request.trust.note(fingerprint: peer.fingerprint).replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-                    + ". Accept?"
-            default: ""
-            }
-            _ = questions.queue.ask(text, key: key, asker: asker)
+            _ = questions.queue.ask(FileReceiver.prompt(question, kind), key: key, asker: asker)
         }
     }
 
@@ -47,13 +33,9 @@ extension ReceiveLoop {
     }
 
     func withdraw(_ token: UInt64) {
-        guard let (prompt, _) = questions.withdraw(token), !prompt.question.isEmpty, !options.json else { return }
-        let name = prompt.asker.question.peer.displayName
-        switch prompt.asker.question {
-        case .connection: Output.line(Terminal.paint("* \(name) gave up waiting for an answer.", .dim))
-        case .roomDial, .stream: break
-        case .offer(let offer): Output.line(Terminal.paint("* \(name) withdrew \(offer.info.name).", .dim))
-        }
+        guard let (prompt, _) = questions.withdraw(token), !prompt.question.isEmpty, !options.json,
+              let line = FileReceiver.withdrawn(prompt.asker.question) else { return }
+        Output.line(Terminal.paint(line, .dim))
     }
 
     func render() {
@@ -63,8 +45,7 @@ extension ReceiveLoop {
             questionDrawn = false
             return
         }
-        let choices = shown.key.map(OfferQuestions.isLooseKey) == true ? "[y/n/a]" : "[y/n]"
-        Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) \(choices) ", .yellow)))
+        Output.setInputLine(InputLine(prompt: Terminal.paint("\(shown.question) \(FileReceiver.choices(key: shown.key)) ", .yellow)))
         questionDrawn = true
     }
 }

@@ -23,10 +23,9 @@ final class ReceiveLoop {
     var progressDrawn = false
     /// Whether a question is drawn as the input line (render erases it once it is answered).
     var questionDrawn = false
-    /// `--localsend`: the LocalSend peer started with the session, stopped with it.
-    var localSend: LocalSendNode?
-    /// `--web`: the browser upload page, served with the LocalSend peer's upload API.
-    var webUpload: WebUploadServer?
+    /// `--localsend`, `--web`: the LocalSend peer and the browser upload page, started with the session,
+    /// stopped with it.
+    var localSend: LocalSendReception?
 
     init(session: Session, transfers: FileTransfers, options: ReceiveCommand, directory: URL) {
         self.session = session
@@ -41,7 +40,7 @@ final class ReceiveLoop {
         receiver = FileReceiver(session: session, transfers: transfers, rules: rules, canAsk: interactive, once: options.once,
                                 ask: { await feed.ask($0) }, declinedAsNotText: { info in
             guard !json else { return }
-            Output.error(Terminal.paint("p2p: declined \(info.name) from \(info.peer.displayName): this receive --text takes texts only", .yellow))
+            Output.error(Terminal.paint("p2p: \(FileReceiver.declinedAsNotText(info))", .yellow))
         })
         // --text: standard output is the text's alone, for a pipe.
         if options.text && !options.json { Output.keepStdoutForData() }
@@ -57,15 +56,13 @@ final class ReceiveLoop {
         var failure: (any Error)?
         do {
             try await listen()
-            if let localSend, options.localSend.isOn { try await startLocalSend(localSend) }
-            if let localSend, options.localSend.web { try await startWeb(localSend, pumpDevices: !options.localSend.isOn) }
+            if let localSend { try await start(localSend) }
             _ = await driver.run { input in await handle(input) }
         } catch {
             failure = error
         }
         driver.leaveTerminal()
         questions.refuseAll()
-        await webUpload?.stop()
         await localSend?.stop()
         // What the session reported before this point is shown, but not the goodbyes of its own closing
         // (they would say that the peers left). The transfers' events are shown up to the close: a
@@ -77,16 +74,10 @@ final class ReceiveLoop {
         let (notes, outcome) = receiver.close()
         _ = show(notes)
         if let failure { throw failure }
-        if let exit = Self.exit(outcome) { throw exit }
-    }
-
-    /// The exit status of how the run came out (README: 0, 6 nothing accepted, 7 cancelled, 8 failed); nil: 0.
-    static func exit(_ outcome: ReceiveLedger.Outcome) -> (any Error)? {
         switch outcome {
-        case .cancelled: CLIError(ReceiveWording.cancelled, code: ExitStatus.cancelled)
-        case .failed: ExitStatus.transferFailed
-        case .denied: ExitStatus.denied
-        case .received: nil
+        case .received: break
+        case .cancelled: throw CLIError(ReceiveWording.cancelled, code: ExitStatus.cancelled)
+        default: throw ExitStatus.code(.receive(outcome))
         }
     }
 

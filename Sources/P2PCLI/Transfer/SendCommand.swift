@@ -138,12 +138,12 @@ struct SendCommand: AsyncParsableCommand {
             case .delivered:
                 if !json { Output.line(line.text) } else if let event = line.textSent { Output.json(event) }
             default:
-                let failure = CLIError(line.text, code: TransferSession.exitCode(line.verdict))
+                let failure = CLIError(line.text, code: ExitStatus.code(.send(line.verdict)))
                 guard report.lines.count > 1 else { throw failure }
                 Output.error("p2p: \(failure.description)")
             }
         }
-        if report.verdict != .delivered { throw TransferSession.exitCode(report.verdict) }
+        if report.verdict != .delivered { throw ExitStatus.code(.send(report.verdict)) }
     }
 
     /// This command as typed, to run again: `p2p send many --to bob`.

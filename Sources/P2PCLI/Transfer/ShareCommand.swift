@@ -62,7 +62,7 @@ struct ShareCommand: AsyncParsableCommand {
             throw CLIError("cannot share: \(error)\(port != nil ? "; try another --port, or none" : "")", code: ExitStatus.failure)
         }
         let view = ShareView(json: json)
-        view.sharing(files: files, pin: sharePIN, port: listening, urls: Self.urls(port: listening), pinWasGiven: pin != nil)
+        view.sharing(files: files, pin: sharePIN, port: listening, urls: ShareServer.urls(port: listening), pinWasGiven: pin != nil)
         // The driver's loop: the server's events are shown as they come; Ctrl-C stops the server, --once's
         // `.over` finishes it (its last events are let through), and either ends the share with 0.
         let driver = CommandDriver<ShareServer.Event>()
@@ -88,15 +88,6 @@ struct ShareCommand: AsyncParsableCommand {
             if case .event(let event) = input { view.show(event) }
         })
     }
-
-    /// `http://ADDRESS:PORT/` for every IPv4 address of an interface that is up (loopback's when there is
-    /// no other), with the interface's name.
-    static func urls(port: Int) -> [(url: String, interface: String)] {
-        let found = DoctorCommand.interfaces().flatMap { interface in
-            interface.addresses.filter { !$0.contains(":") }.map { ("http://\($0):\(port)/", interface.name) }
-        }
-        return found.isEmpty ? [("http://127.0.0.1:\(port)/", "lo")] : found
-    }
 }
 
 /// What `p2p share` prints: human lines with QR codes, or JSON events.
@@ -104,14 +95,8 @@ struct ShareView {
     let json: Bool
 
     func sharing(files: [SharedFile], pin: SharePIN, port: Int, urls: [(url: String, interface: String)], pinWasGiven: Bool) {
-        let total = files.reduce(0) { $0 + $1.size }
-        if json {
-            Output.json(["event": "sharing", "port": port, "pin": pin.value, "urls": urls.map(\.url),
-                         "files": files.map { ["name": $0.name, "size": $0.size] as [String: Any] }])
-            return
-        }
-        let count = files.count == 1 ? "1 file" : "\(files.count) files"
-        Output.line("Sharing \(count) (\(ByteCount.describe(total))). PIN: \(Terminal.paint(pin.value, .bold))\(pinWasGiven ? "" : " (random; --pin chooses one)")")
+        if json { return Output.json(ShareServer.sharingEvent(files: files, pin: pin, port: port, urls: urls.map(\.url))) }
+        Output.line("\(ShareServer.sharing(files)). PIN: \(Terminal.paint(pin.value, .bold))\(pinWasGiven ? "" : " (random; --pin chooses one)")")
         Self.showURLs(urls)
         Output.line("Open a URL on a phone or computer on this network (scan the code) and type the PIN. Ctrl-C ends the share.")
     }
@@ -143,7 +128,6 @@ struct ShareView {
     }
 
     func done(files: [SharedFile]) {
-        json ? Output.json(["event": "done", "files": files.count])
-            : Output.line(Terminal.paint("Every file was fetched (--once): the share is over.", .green))
+        json ? Output.json(ShareServer.doneEvent(files: files)) : Output.line(Terminal.paint(ShareServer.doneLine, .green))
     }
 }

@@ -7,22 +7,15 @@ import P2P
 /// nothing else, to standard output; every message (and `--json` event) goes to stderr. Exits 0 only
 /// once the whole stream arrived and matched the sender's length and SHA-256; a stream that broke
 /// exits 7 (cancelled) or 8 (failed), so what reached the output is never taken for complete. The
-/// library's `StreamOutputReceiver` takes the stream and `StreamReceiveRun` decides the run's end.
+/// library's `StreamReceiver` answers, takes the stream and decides the run's end; this type asks,
+/// reads keys and shows.
 struct StreamReceive {
     let command: ReceiveCommand
 
-    /// What the driver's loop takes besides the person's input, Ctrl-C and questions.
-    private enum Event: Sendable {
-        case session(SessionEvent)
-        case stream(StreamOutputReceiver.Event)
-        /// The sender did not leave within a moment of the stream's end: close anyway.
-        case lingered
-    }
-
     func run() async throws {
-        let yes = command.yes, from = command.from, json = command.json
+        let json = command.json
         let interactive = Terminal.stdinIsTTY && !json
-        guard interactive || yes || from != nil else {
+        guard interactive || command.yes || command.from != nil else {
             throw CLIError("receive --stdout cannot ask anyone on a pipe: add --yes, or --from NAME for one sender", code: ExitStatus.usage)
         }
         // A reader of our output that went away is an error to report, not a signal to die of.
@@ -30,22 +23,11 @@ struct StreamReceive {
         // Standard output carries the stream's bytes only: questions and notes go to stderr.
         Output.keepStdoutForData()
         let session = try command.network.makeSession(defaultSessionID: TransferSession.id, bulk: true)
-        let streams = ByteStreams(session: session)
-        let driver = CommandDriver<Event>()
+        let driver = CommandDriver<StreamReceiver.Input>()
         let feed = driver.feed
-        let rules = ReceiveRules(acceptsEveryone: yes, from: from)
-        session.setConnectionRequestHandler { request in
-            if rules.trusts(request.peer) || request.trust.pinnedKey != nil { return true }
-            guard interactive else { return false }
-            return await feed.ask(.connection(request))
-        }
-        // A `p2p send` of files here hears why not, and where files are taken.
-        streams.declineFilesAndTrees(reason: StreamReceiveRun.fileOfferReason)
         let meter = NIOLockedValueBox<StreamProgress?>(nil)
-        let receiver = StreamOutputReceiver(streams: streams, decide: { info in
-            if rules.trusts(info.peer) { return true }
-            return interactive ? await feed.ask(.stream(info)) : false
-        }, progress: { info, bytes in
+        let receiver = StreamReceiver(session: session, rules: ReceiveRules(acceptsEveryone: command.yes, from: command.from), canAsk: interactive,
+                                      ask: { await feed.ask($0) }, progress: { info, bytes in
             meter.withLockedValue { meter in
                 meter = meter ?? StreamProgress(arrow: "↓", name: info.name, peer: info.peer.displayName.description, json: json)
                 return meter!
@@ -62,25 +44,21 @@ struct StreamReceive {
                 Output.error("Waiting for a stream as \(session.displayName) (\(session.peerID.fingerprint)), port \(session.localPort ?? 0), to standard output")
             }
         }
-        var model = StreamReceiveRun()
         var questions = PeerQuestions()
         var exit: StreamReceiveFailure?
         _ = await driver.run { input in
-            var decided: StreamReceiveRun.Event?
+            var effects: [StreamReceiver.Effect] = []
             switch input {
-            case .event(.session(let event)):
-                show(event)
-                if case .peerChanged(let peer, .disconnected, _) = event { decided = .disconnected(peer.id) }
-            case .event(.stream(let event)):
-                decided = show(event, meter: meter.withLockedValue { $0 }, connected: { session.connectedPeer($0) != nil })
-            case .event(.lingered):
-                decided = .lingered
+            case .event(let event):
+                if case .session(let event) = event { show(event) }
+                if case .stream(let step) = event { show(step, meter: meter.withLockedValue { $0 }) }
+                effects = receiver.handle(event)
             case .interrupt:
-                decided = .interrupted(streaming: receiver.hasStream)
+                effects = receiver.handle(.interrupted)
             case .question(let asked):
                 // The terminal is read from the first question on (until then, it is left as it was).
                 driver.readKeys()
-                if let wording = Self.wording(of: asked.question) { questions.ask(asked, wording) } else { asked.answer.resume(returning: false) }
+                if let wording = StreamReceiver.prompt(asked.question) { questions.ask(asked, wording) } else { asked.answer.resume(returning: false) }
             case .withdrawn(let token):
                 questions.withdrawShowing(token)
             case .keys(let keys):
@@ -88,13 +66,12 @@ struct StreamReceive {
             case .line, .endOfInput:
                 break
             }
-            for effect in decided.map({ model.handle($0) }) ?? [] {
+            for effect in effects {
                 switch effect {
                 case .waitForSender: driver.timers.after(StreamReceiveRun.lingerDelay, .lingered)
-                case .cancelStream: receiver.cancel()
                 case .finish(let failure):
                     exit = failure
-                    return failure.map(Self.exitCode) ?? .success
+                    return failure.map { ExitStatus.code(.stream($0.kind)) } ?? .success
                 }
             }
             return nil
@@ -102,20 +79,13 @@ struct StreamReceive {
         driver.leaveTerminal(erasingInputLine: !questions.queue.waiting.isEmpty)
         questions.refuseAll()
         await driver.drain(closing: { await session.close() })
-        if let exit { throw CLIError(exit.description, code: Self.exitCode(exit)) }
+        // The receiver holds the session's streams and their handlers: alive until the session closed.
+        withExtendedLifetime(receiver) {}
+        if let exit { throw CLIError(exit.description, code: ExitStatus.code(.stream(exit.kind))) }
     }
 
-    /// The exit status of a run that did not end with the whole stream (README: 130, 7, 8).
-    static func exitCode(_ failure: StreamReceiveFailure) -> ExitCode {
-        switch failure.kind {
-        case .interrupted: ExitStatus.interrupted
-        case .cancelled: ExitStatus.cancelled
-        case .failed: ExitStatus.transferFailed
-        }
-    }
-
-    /// Shows a step of the receiver; at a stream's end, the fact for the run.
-    private func show(_ event: StreamOutputReceiver.Event, meter: StreamProgress?, connected: (PeerID) -> Bool) -> StreamReceiveRun.Event? {
+    /// Shows a step of the receiver.
+    private func show(_ event: StreamOutputReceiver.Event, meter: StreamProgress?) {
         var seconds = 0.0
         if case .ended(_, _, _, let elapsed) = event {
             meter?.clear()
@@ -129,22 +99,6 @@ struct StreamReceive {
             let began = if case .began = event { true } else { false }
             Output.error(Terminal.paint(line, began ? .dim : .yellow))
         }
-        guard case .ended(let info, _, _, _) = event else { return nil }
-        return .ended(sender: info.peer.id, failure: event.failure, senderConnected: connected(info.peer.id))
-    }
-
-    /// The question put to the person for a connection request or a stream offer (nothing else is asked here).
-    private static func wording(of question: PeerQuestion) -> String? {
-        switch question {
-        case .connection(let request):
-            let note = request.trust.note(fingerprint: request.peer.fingerprint)
-                .replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")
-            return "\(request.peer.displayName) wants to connect to stream to you — \(note). Accept?"
-        case .stream(let info):
-            return info.outputQuestion
-        case .offer, .roomDial:
-            return nil
-        }
     }
 
     private func show(_ event: SessionEvent) {
@@ -156,12 +110,7 @@ struct StreamReceive {
         case .advertising(let name):
             ReceiveCommand.showAdvertising(name, requested: command.network.displayName, json: command.json, emit: Self.json, say: Output.error)
         case .discoveryFailed(let error):
-            if command.json {
-                let lost = if case .daemonLost = error { true } else { false }
-                Self.json(["event": lost ? "discovery-lost" : "error", "code": "discovery", "message": error.description])
-            } else {
-                Output.error("p2p: \(error)")
-            }
+            command.json ? Self.json(DiscoveryNotice.event(for: error)) : Output.error("p2p: \(error)")
         default:
             break
         }

@@ -37,7 +37,7 @@ struct StreamSend {
         if command.json { Output.json(report.event) }
         switch report.verdict {
         case .delivered: if !command.json { Output.line(report.text) }
-        default: throw CLIError(report.text, code: TransferSession.exitCode(report.verdict))
+        default: throw CLIError(report.text, code: ExitStatus.code(.send(report.verdict)))
         }
     }
 
@@ -47,34 +47,20 @@ struct StreamSend {
                       streaming: SendDriver<StreamSendReport>.Offered) async throws -> StreamSendReport {
         // One receiver (`init` sees to it), found as a send of files finds it.
         guard let peer = try await command.receivers(on: session).first else { throw CLIError("no receiver was found", code: ExitStatus.peerNotFound) }
-        let opened = NIOLockedValueBox<(stream: OutgoingByteStream, at: ContinuousClock.Instant)?>(nil)
         let name = self.name, json = command.json
         if !json { Output.error(Terminal.paint("offering \(Terminal.sanitize(name)) (standard input) to \(Terminal.sanitize(peer.displayName))…", .dim)) }
         let progress = StreamProgress(arrow: "↑", name: name, peer: peer.displayName.description, json: json)
         // Blocks of 1,044,480 bytes: a multiple of either chunk size (61,440 or 1,044,480), so no short DATA between them.
         let input = DescriptorBlocks(blockSize: ChannelMessage.maxLargeChunk)
-        let started: @Sendable (OutgoingByteStream) -> Void = { stream in
-            opened.withLockedValue { $0 = (stream, .now) }
-            if json { Output.json(["event": "stream-started", "direction": "sending", "name": name, "peer": peer.displayName]) }
-        }
         // A task of its own so that Ctrl-C (the driver's loop) can cancel it (the stream with it, on both sides: exit 7).
-        let sending = Task { () async -> Result<ByteStreamSummary, StreamError> in
+        let sending = Task { () async -> StreamSendReport in
             defer { progress.clear() }
-            do throws(StreamError) {
-                return .success(try await streams.send(contentsOf: input, to: peer.id, name: name, opened: started, progress: progress.update))
-            } catch {
-                return .failure(error)
-            }
+            return await streams.send(reporting: input, to: peer, name: name, started: {
+                if json { Output.json(StreamSendReport.startedEvent(name: name, to: peer)) }
+            }, progress: progress.update)
         }
         streaming { sending.cancel() }
-        let result = await sending.value
-        let stream = opened.withLockedValue { $0 }
-        switch result {
-        case .success(let summary):
-            return StreamSendReport(sent: summary, to: peer, seconds: stream.map { StreamProgress.seconds(since: $0.at) } ?? 0)
-        case .failure(let error):
-            return StreamSendReport(failed: error, name: name, to: peer, after: stream?.stream.bytesWritten ?? 0)
-        }
+        return await sending.value
     }
 }
 
@@ -89,8 +75,6 @@ final class StreamProgress: Sendable {
         active = !json && Terminal.stderrIsTTY
     }
 
-    static func seconds(since start: ContinuousClock.Instant) -> Double { TransferMeter.seconds(ContinuousClock.now - start) }
-
     func update(_ bytes: UInt64) {
         let now = ContinuousClock.now
         guard active, let began = state.withLockedValue({ state -> ContinuousClock.Instant? in
@@ -98,7 +82,7 @@ final class StreamProgress: Sendable {
             state.drawn = now
             return state.began
         }) else { return }
-        let seconds = Self.seconds(since: began)
+        let seconds = TransferMeter.seconds(now - began)
         let rate = seconds > 0 ? Double(bytes) / seconds : 0
         FileHandle.standardError.write(Data("\r\u{1B}[K\(line): \(ByteCount.describe(bytes)), \(ByteCount.describe(UInt64(rate)))/s".utf8))
     }

@@ -36,3 +36,30 @@ extension ShareServer.Event {
         case refusal
     }
 }
+
+extension ShareServer {
+    /// `http://ADDRESS:PORT/` for every IPv4 address of `interfaces` (this host's that are up), with the
+    /// interface's name; loopback's when there is none, so the page can at least be opened here.
+    public static func urls(port: Int, interfaces: [LocalInterface] = LocalInterface.up()) -> [(url: String, interface: String)] {
+        let found = interfaces.flatMap { interface in
+            interface.addresses.filter { $0.bytes.count == 4 }.map { ("http://\($0):\(port)/", interface.name) }
+        }
+        return found.isEmpty ? [("http://127.0.0.1:\(port)/", "lo")] : found
+    }
+
+    /// The `sharing` event (README): the port, the PIN, the URLs and the files with their sizes.
+    public static func sharingEvent(files: [SharedFile], pin: SharePIN, port: Int, urls: [String]) -> [String: Any] {
+        ["event": "sharing", "port": port, "pin": pin.value, "urls": urls, "files": files.map { ["name": $0.name, "size": $0.size] as [String: Any] }]
+    }
+
+    /// What is shared, for a person: "Sharing 2 files (3.0 KiB)".
+    public static func sharing(_ files: [SharedFile]) -> String {
+        "Sharing \(files.count == 1 ? "1 file" : "\(files.count) files") (\(ByteCount.describe(files.reduce(0) { $0 + $1.size })))"
+    }
+
+    /// The `done` event of a share over once every file was fetched (`--once`).
+    public static func doneEvent(files: [SharedFile]) -> [String: Any] { ["event": "done", "files": files.count] }
+
+    /// The line of a share over once every file was fetched (`--once`).
+    public static let doneLine = "Every file was fetched (--once): the share is over."
+}

@@ -1,3 +1,6 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
 /// What a send of one byte stream (``ByteStreams/send(contentsOf:to:name:opened:progress:)``) says when it
 /// ended: the line a person reads, the event a program reads (`stream-sent`, `stream-failed`), and its
 /// verdict in the categories a person acts on (denied, cancelled by either person, failed). Pure.
@@ -34,5 +37,35 @@ public struct StreamSendReport: Sendable {
         default: (verdict, text) = (.failed, "the stream to \(who) broke after \(after): \(PeerText.sanitized("\(error)"))")
         }
         event = ["event": "stream-failed", "direction": "sending", "name": name, "peer": peer.displayName, "bytes": written, "reason": text]
+    }
+}
+
+extension ByteStreams {
+    /// Sends `input` to `peer` as one stream named `name` (``send(contentsOf:to:name:mediaType:opened:progress:)``)
+    /// and says how it ended: the stream verified, with its rate since the receiver accepted it, or what
+    /// broke it and after how many bytes. `started` hears that the receiver accepted it (before any byte);
+    /// cancelling the task cancels the stream on both sides (a report of ``StreamError/cancelled``).
+    public func send<Input: AsyncSequence>(reporting input: Input, to peer: PeerInfo, name: String,
+                                           started: @escaping @Sendable () -> Void = {},
+                                           progress: @escaping @Sendable (UInt64) -> Void = { _ in }) async -> StreamSendReport
+    where Input.Element == ByteBuffer {
+        let opened = NIOLockedValueBox<(stream: OutgoingByteStream, at: ContinuousClock.Instant)?>(nil)
+        do throws(StreamError) {
+            let summary = try await send(contentsOf: input, to: peer.id, name: name, opened: { stream in
+                opened.withLockedValue { $0 = (stream, .now) }
+                started()
+            }, progress: progress)
+            let seconds = opened.withLockedValue { $0 }.map { TransferMeter.seconds(ContinuousClock.now - $0.at) } ?? 0
+            return StreamSendReport(sent: summary, to: peer, seconds: seconds)
+        } catch {
+            return StreamSendReport(failed: error, name: name, to: peer, after: opened.withLockedValue { $0?.stream.bytesWritten } ?? 0)
+        }
+    }
+}
+
+extension StreamSendReport {
+    /// The `stream-started` event of a sender: the receiver accepted the stream `name`.
+    public static func startedEvent(name: String, to peer: PeerInfo) -> [String: any Sendable] {
+        ["event": "stream-started", "direction": "sending", "name": name, "peer": peer.displayName]
     }
 }

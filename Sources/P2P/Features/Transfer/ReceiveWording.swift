@@ -117,3 +117,11 @@ extension IncomingOffer {
         return "\(count(fileCount, "file")), \(bytes) in \(PeerText.sanitized(name))"
     }
 }
+
+extension ReceiveLedger.Sender {
+    /// The summary line of what this sender (named `peer`) sent into `directory`, timed from its first
+    /// transfer to `now` (``ReceiveLedger/Counts/summary(from:seconds:into:)``); nil when nothing was offered.
+    public func summary(from peer: String, into directory: String, at now: ContinuousClock.Instant = .now) -> String? {
+        counts.isEmpty ? nil : counts.summary(from: peer, seconds: TransferMeter.seconds(now - began), into: directory)
+    }
+}
