@@ -22,6 +22,7 @@ public final class RecordsReceiveRun: Sendable {
     /// Kept for the run: the exchange answers the session's snapshot offers only while it lives.
     private let exchange: RecordExchange
     private let receiver: RecordStoreReceiver
+    private let events: @Sendable (Event) -> Void
 
     /// Takes snapshots from `session`'s peers into `store` from now on, merged under `policy`; `admission`
     /// decides connection requests (``admitConnections(ask:)``); with `once` the first snapshot ends the run.
@@ -29,6 +30,7 @@ public final class RecordsReceiveRun: Sendable {
                 admission: ConnectionPolicy, once: Bool, events: @escaping @Sendable (Event) -> Void) {
         self.session = session
         self.admission = NIOLockedValueBox(admission)
+        self.events = events
         exchange = RecordExchange(session: session)
         receiver = RecordStoreReceiver(exchange, store: store, policy: policy, options: options) { event in
             events(.report(RecordsReport(event)))
@@ -42,12 +44,14 @@ public final class RecordsReceiveRun: Sendable {
         session.setConnectionRequestHandler { [self] request in await admit(request, ask: ask) }
     }
 
-    /// Whether `request` is let in: the policy's decision, or the person's answer.
+    /// Whether `request` is let in: the policy's decision (a request declined unasked is told as
+    /// ``Event/declined(_:)``), or the person's answer.
     public func admit(_ request: ConnectionRequest, ask: (ConnectionRequest) async -> Bool) async -> Bool {
         switch admission.withLockedValue({ $0.decide(request.peer.id, trust: request.trust) }) {
         case .accept:
             return true
         case .deny:
+            events(.declined(Self.declined(request)))
             return false
         case .ask:
             let yes = await ask(request)
