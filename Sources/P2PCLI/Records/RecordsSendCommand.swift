@@ -53,14 +53,10 @@ struct RecordsSendCommand: AsyncParsableCommand {
         let view = ChatView(json: json, verbose: network.verbose)
         // Open the store, or read the file, before any network work, so a bad one fails fast.
         let job: RecordSendJob
-        if let store {
-            job = RecordSendJob(.store(try StoreOption.open(store, mustExist: true), entities: entity, sinceLast: sinceLast))
-        } else {
-            do {
-                job = RecordSendJob(.file(try RecordFile.read(URL(fileURLWithPath: file!), origin: try localPeerID())))
-            } catch {
-                throw CLIError("\(error)", code: ExitStatus.failure)
-            }
+        do {
+            job = try RecordSendJob.open(store: store, file: file, entities: entity, sinceLast: sinceLast, origin: localPeerID)
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.code(error.exitCode))
         }
         let session = try network.makeSession(defaultSessionID: "records")
         let command = SessionCommandRun(session: session)

@@ -35,4 +35,15 @@ import Testing
 
         #expect(throws: CommandFailure.self) { try RecordsImport(file: "/nonexistent/tasks.json").run(into: store.path, origin: F.alice) }
     }
+
+    @Test func aSendJobOpensItsStoreOrFileBeforeAnyNetworkWork() throws {
+        let tasks = F.examples.appendingPathComponent("tasks.json").path
+        let job = try RecordSendJob.open(store: nil, file: tasks, entities: [], sinceLast: false) { F.alice }
+        guard case .file(let snapshot) = job.source else { Issue.record("not the file's snapshot"); return }
+        let expected = try F.example("tasks.json").records.count
+        #expect(snapshot.records.count == expected)
+        #expect(throws: CommandFailure.self) {
+            try RecordSendJob.open(store: "/nonexistent/store.sqlite", file: nil, entities: [], sinceLast: true) { F.alice }
+        }
+    }
 }
