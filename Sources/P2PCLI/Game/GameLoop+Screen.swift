@@ -25,8 +25,7 @@ extension GameLoop {
         if let question = game.status.question {
             state.question = [question]
         } else if let shown = questions.queue.shown, case .connection(let request) = shown.asker.question {
-            let trust = request.trust.note(fingerprint: request.peer.fingerprint)
-            state.question = [shown.question, "  " + trust.replacingOccurrences(of: ", now pinned", with: ", pinned if you accept")]
+            state.question = [shown.question, GameNarrator.invitationDetails(request)]
         }
         GameScreen.draw(state)
     }

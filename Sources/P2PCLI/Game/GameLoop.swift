@@ -55,9 +55,9 @@ final class GameLoop {
         driver.pump(games.updates()) { .game($0) }
         driver.readInterrupts()
         do {
-            try await session.start()
+            try await SessionCommandRun(session: session).start()
         } catch {
-            view.error("listen", error.description)
+            view.error(error.code, error.description)
             await driver.drain(closing: {})  // Not started: nothing to leave or close, but no event left behind.
             return ExitStatus.failure
         }
@@ -147,8 +147,7 @@ final class GameLoop {
             guard let (prompt, wasShown) = questions.withdraw(token), wasShown else { return nil }
             view.note(GameNarrator.invitationWithdrawn(by: prompt.asker.question.peer))
         case .event(.connectFailed(let target, let error)):
-            let failure: ReachError = if let error = error as? SessionError { PeerTarget.connectFailure(error, to: target) }
-                else { .failed("cannot connect to \(target): \(error)") }
+            let failure = GameLobbyRunner.dialFailure(error, to: target)
             view.error(failure.jsonCode, failure.description)
             return await perform(await runner.handle(.dialFailed))
         case .event(.waitForPeerExpired): return await perform(await runner.handle(.waitExpired))
@@ -174,19 +173,9 @@ final class GameLoop {
     }
 
     private func status(for ending: GameLobby.Ending) -> ExitCode {
-        switch ending {
-        case .done: return .success
-        case .interrupted: return ExitStatus.interrupted
-        case .connectionFailed: return ExitStatus.connectionFailed
-        case .notFound:
-            let failure = PeerTarget.notFound(options.to, role: "opponent", seen: lobby.seen, within: options.timeout, counterpart: "p2p game")
-            view.error(failure.jsonCode, failure.description)
-            return ExitStatus.peerNotFound
-        case .unresolvable(let error):
-            let failure = ReachError(error, role: "opponent", counterpart: "p2p game")
-            view.error(failure.jsonCode, failure.description)
-            return failure.exitCode(denial: ExitStatus.connectionFailed)
-        }
+        guard let failure = ending.failure(opponent: options.to, seen: lobby.seen, within: options.timeout) else { return .success }
+        if let message = failure.message { view.error(failure.code, message) }
+        return ExitStatus.code(failure.exitCode)
     }
 
     private func handle(_ event: SessionEvent, leftover: Bool) async -> ExitCode? {

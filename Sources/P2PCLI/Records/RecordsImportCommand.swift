@@ -29,26 +29,13 @@ struct RecordsImportCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let view = RecordsView(json: json)
-        let origin = try localPeerID()
-        let snapshot: RecordSnapshot
+        let outcome: (report: RecordsReport, exitCode: CommandExitCode)
         do {
-            let override = try schema.map { path throws(RecordsError) in try RecordFile.readSchema(URL(fileURLWithPath: path)) }
-            snapshot = try RecordFile.read(URL(fileURLWithPath: file), schema: override, origin: origin)
-        } catch let error where !error.problems.isEmpty {
-            view.show(.rejected(error, from: .file(file)))
-            throw ExitStatus.recordsRejected
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
+            outcome = try RecordsImport(file: file, schema: schema, policy: policy).run(into: store.store, origin: try localPeerID())
+        } catch let failure as CommandFailure {
+            throw CLIError(failure.description, code: ExitStatus.code(failure.exitCode))
         }
-        let store = try store.open()
-        do {
-            let outcome = try store.merge(snapshot, policy: policy)
-            view.show(.merged(outcome, records: snapshot.records.count, delta: false, from: .file(file)))
-        } catch {
-            if case .store = error { throw CLIError(error.description, code: ExitStatus.failure) }
-            view.show(.rejected(error, from: .file(file)))
-            throw ExitStatus.recordsRejected
-        }
+        RecordsView(json: json).show(outcome.report)
+        if outcome.exitCode != .success { throw ExitStatus.code(outcome.exitCode) }
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p records receive --store DB`: waits for peers' snapshots, validates them and merges them.
@@ -41,41 +40,31 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
         setenv("AVAHI_COMPAT_NOWARN", "1", 0)
         let recordStore = try store.open()
         let session = try network.makeSession(defaultSessionID: "records")
-        let exchange = RecordExchange(session: session)
         let view = ChatView(json: json, verbose: network.verbose)
         let records = RecordsView(json: json)
-        let driver = CommandDriver<RecordsReceiveModel.Event>()
+        let driver = CommandDriver<Event>()
         let feed = driver.feed
-        // As `p2p receive`: a pinned sender, or one accepted earlier in this run, is not asked again (each
-        // `records send` is a connection of its own).
-        let admission = NIOLockedValueBox(ConnectionPolicy(acceptsEveryone: yes, canAsk: Terminal.stdinIsTTY && !json))
-        session.setConnectionRequestHandler { request in
-            switch admission.withLockedValue({ $0.decide(request.peer.id, trust: request.trust) }) {
-            case .accept:
-                return true
-            case .deny:
-                let name = Terminal.sanitize(request.peer.displayName)
-                view.error("denied", "declined a connection request from \(name) (\(request.peer.id.short)); use --yes to accept requests")
-                return false
-            case .ask:
-                let yes = await feed.ask(.connection(request))
-                if yes { admission.withLockedValue { $0.accepted(request.peer.id) } }
-                return yes
-            }
-        }
         var options = RecordReceiveOptions()
         options.maxSnapshotBytes = maxBytes
-        let receiver = RecordStoreReceiver(exchange, store: recordStore, policy: policy, options: options) { event in
-            records.show(RecordsReport(event))
-            if let status = event.status { feed.send(.finished(status)) }
+        // As `p2p receive`: a pinned sender, or one accepted earlier in this run, is not asked again (each
+        // `records send` is a connection of its own).
+        let receiver = RecordsReceiveRun(session: session, store: recordStore, policy: policy, options: options,
+                                         admission: ConnectionPolicy(acceptsEveryone: yes, canAsk: Terminal.stdinIsTTY && !json),
+                                         once: once) { event in
+            switch event {
+            case .report(let report): records.show(report)
+            case .declined(let line): view.error("denied", line)
+            case .ended(let code): feed.send(.ended(code))
+            }
         }
+        receiver.admitConnections { await feed.ask(.connection($0)) }
         driver.pump(session.events(), untilClose: true) { .session($0) }
         driver.readInterrupts()
 
         var status = ExitCode.success
         var questions = PeerQuestions()
         do {
-            try await session.start()
+            try await SessionCommandRun(session: session).start()
             view.listening(session)
             do {
                 try await session.setAvailable(true)
@@ -83,41 +72,44 @@ struct RecordsReceiveCommand: AsyncParsableCommand {
                 // Peers can still reach us with --connect HOST:PORT.
                 view.error("discovery", error.description)
             }
-            status = await driver.run(RecordsReceiveModel(once: once)) { effect in
-                switch effect {
-                case .show(let event):
-                    show(event, view)
-                case .ask(let asked):
+            // Runs until Ctrl-C (0), or with --once until the first snapshot (its status).
+            status = await driver.run { input in
+                switch input {
+                case .event(.session(let event)): show(event, view)
+                case .event(.ended(let code)): return ExitStatus.code(code)
+                case .interrupt: return .success
+                case .question(let asked):
                     // The terminal is read from the first question on (until then, it is left as it was).
                     driver.readKeys()
                     guard case .connection(let request) = asked.question else { asked.answer.resume(returning: false); return nil }
-                    let trust = request.trust.note(fingerprint: request.peer.fingerprint)
-                    questions.ask(asked, "\(Terminal.sanitize(request.peer.displayName)) wants to send records — \(trust). Accept?")
-                case .withdraw(let token):
-                    questions.withdrawShowing(token)
-                case .answer(let keys):
-                    questions.answer(keys)
-                case .exit(let status):
-                    return status
+                    questions.ask(asked, RecordsReceiveRun.question(for: request))
+                case .withdrawn(let token): questions.withdrawShowing(token)
+                case .keys(let keys): questions.answer(keys)
+                case .line, .endOfInput: break
                 }
                 return nil
-            }.status ?? .success
+            } ?? .success
         } catch {
-            view.error("listen", error.description)
-            status = ExitStatus.failure
+            view.error(error.code, error.description)
+            status = ExitStatus.code(error.exitCode)
         }
         driver.leaveTerminal(erasingInputLine: !questions.queue.waiting.isEmpty)
         questions.refuseAll()
         // A merge under way finishes, and says what it did, before the exit.
         await receiver.finish()
-        // Let the answer to the last snapshot reach the sender before saying goodbye.
-        try? await Task.sleep(for: .milliseconds(200))
         // What the session reported until now is shown, but not the goodbyes of its own closing (they
         // would say that the peers left).
         await driver.drain(closing: { await session.close() }) { input in
             if case .event(.session(let event)) = input { show(event, view) }
         }
         if status != .success { throw status }
+    }
+
+    /// What the driver's loop takes besides keys, questions and Ctrl-C.
+    private enum Event: Sendable {
+        case session(SessionEvent)
+        /// The run is over (`--once`): exit with this code.
+        case ended(CommandExitCode)
     }
 
     private func show(_ event: SessionEvent, _ view: ChatView) {

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import NIOConcurrencyHelpers
 import P2P
 
 /// `p2p records send`: a snapshot of the store (or a records file) to one peer, and its answer.
@@ -54,90 +53,35 @@ struct RecordsSendCommand: AsyncParsableCommand {
         let view = ChatView(json: json, verbose: network.verbose)
         // Open the store, or read the file, before any network work, so a bad one fails fast.
         let job: RecordSendJob
-        if let store {
-            job = RecordSendJob(.store(try StoreOption.open(store, mustExist: true), entities: entity, sinceLast: sinceLast))
-        } else {
-            do {
-                job = RecordSendJob(.file(try RecordFile.read(URL(fileURLWithPath: file!), origin: try localPeerID())))
-            } catch {
-                throw CLIError("\(error)", code: ExitStatus.failure)
-            }
+        do {
+            job = try RecordSendJob.open(store: store, file: file, entities: entity, sinceLast: sinceLast, origin: localPeerID)
+        } catch {
+            throw CLIError(error.description, code: ExitStatus.code(error.exitCode))
         }
         let session = try network.makeSession(defaultSessionID: "records")
+        let command = SessionCommandRun(session: session)
         do {
-            try await session.start()
+            try await command.start()
         } catch {
-            view.error("listen", error.description)
-            throw ExitStatus.failure
+            view.error(error.code, error.description)
+            throw ExitStatus.code(error.exitCode)
         }
         // Ctrl-C says goodbye and leaves (130), with a line saying how far the send got: until the snapshot
         // is on its way nothing was sent; after that, the peer may still merge what it received.
-        // The work runs on a task of its own; the driver's loop takes its end and Ctrl-C (`.interrupt`).
-        let quitting = NIOLockedValueBox(false)
-        let driver = CommandDriver<Event>()
-        let feed = driver.feed
-        driver.readInterrupts()
-        let work = Task {
-            feed.send(.ended(await send(session, view: view, job: job, quitting: quitting)))
-        }
-        let status = await driver.run { input in
-            switch input {
-            case .event(.ended(let status)):
-                // After Ctrl-C the work ends because the session closed under it: not news.
-                return quitting.withLockedValue { $0 } ? nil : status
-            case .event(.closed):
-                Output.error("p2p: \(job.interruptedLine)")
-                return ExitStatus.interrupted
-            case .interrupt:
-                // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
-                if quitting.withLockedValue({ $0 }) { return ExitStatus.interrupted }
-                quitting.withLockedValue { $0 = true }
-                Task { await session.close(); feed.send(.closed) }
-                return nil
-            case .keys, .line, .endOfInput, .question, .withdrawn:
-                return nil
+        let (interrupts, interrupt) = AsyncStream.makeStream(of: Void.self)
+        Signals.onInterrupt { interrupt.yield() }
+        let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer",
+                                counterpart: "p2p records receive", progress: ConnectProgress(json: json))
+        let (json, records) = (json, RecordsView(json: json))
+        let status = await RecordsSendRun(command, job: job).run(connector: finder.connector, interrupts: interrupts) { event in
+            switch event {
+            case .connected(let peer): view.peerChanged(peer, .connected, reason: nil)
+            case .sending(let note): if !json { view.note(note) }
+            case .failed(let failure): view.error(failure.code, failure.description)
+            case .report(let report): records.show(report)
+            case .interrupted(let line): Output.error("p2p: \(line)")
             }
-        } ?? ExitStatus.failure
-        if quitting.withLockedValue({ $0 }) {
-            work.cancel()
-            throw ExitStatus.interrupted
         }
-        await session.close()
-        if status != ExitCode.success { throw status }
-    }
-
-    /// What the driver's loop hears besides Ctrl-C.
-    private enum Event: Sendable {
-        /// The send ended with this exit status (its lines are printed).
-        case ended(ExitCode)
-        /// Ctrl-C's goodbyes are said.
-        case closed
-    }
-
-    private func send(_ session: Session, view: ChatView, job: RecordSendJob, quitting: NIOLockedValueBox<Bool>) async -> ExitCode {
-        let peer: PeerInfo
-        do {
-            let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer",
-                                    counterpart: "p2p records receive", progress: ConnectProgress(json: json))
-            peer = try await finder.find(events: session.events())
-        } catch {
-            // Ctrl-C closed the session under the search: that is not a failure to report.
-            if quitting.withLockedValue({ $0 }) { return ExitStatus.interrupted }
-            view.error(error.jsonCode, error.description)
-            return error.exitCode(denial: ExitStatus.connectionFailed)
-        }
-        view.peerChanged(peer, .connected, reason: nil)
-        if !json { view.note(job.sendingNote(to: peer)) }
-        let sent: RecordSendReport
-        do {
-            sent = try await job.send(over: RecordExchange(session: session), to: peer)
-        } catch {
-            if quitting.withLockedValue({ $0 }) { return ExitStatus.interrupted }
-            view.error(error.isStoreFailure ? "store" : "send", error.description)
-            return ExitStatus.failure
-        }
-        if let failure = sent.markFailureMessage { view.error("store", failure) }
-        RecordsView(json: json).show(.sent(sent.result, records: sent.records, delta: sent.isDelta, to: peer))
-        return ExitStatus.records(sent.result.status)
+        if status != .success { throw ExitStatus.code(status) }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import NIOConcurrencyHelpers
 
 /// One snapshot going to one peer, as `p2p records send` sends it: from a store (some entities, or only
@@ -58,5 +59,22 @@ extension RecordSendReport {
     /// What to say when the peer merged the snapshot but the store could not remember it.
     public var markFailureMessage: String? {
         markFailure.map { "the peer merged the snapshot but this store could not remember it: \($0)" }
+    }
+}
+
+extension RecordSendJob {
+    /// The job for `p2p records send`'s options: the store at `store` (which must exist), or else the
+    /// records file `file` as it is (its records without "origin" made by `origin`). Made before any
+    /// network work, so that a store or a file that cannot be read fails at once (exit 1, with its line).
+    public static func open(store: String?, file: String?, entities: [String], sinceLast: Bool,
+                            origin: () throws -> PeerID) throws(CommandFailure) -> RecordSendJob {
+        do {
+            if let store {
+                return RecordSendJob(.store(try RecordStore(path: store, mustExist: true), entities: entities, sinceLast: sinceLast))
+            }
+            return RecordSendJob(.file(try RecordFile.read(URL(fileURLWithPath: file ?? ""), origin: try origin())))
+        } catch {
+            throw CommandFailure(code: "records", message: "\(error)", exitCode: .failure)
+        }
     }
 }

@@ -35,7 +35,7 @@ public struct RecordsLine: Sendable, Equatable {
 /// What a records command reports about a snapshot — a peer offers one, one was merged or rejected, or
 /// the peer answered one sent to it — as one JSON event (`records-offered`, `records-merged`,
 /// `records-rejected`, `records-sent`; README: "JSON events") and as lines for a person.
-public enum RecordsReport {
+public enum RecordsReport: Sendable {
     /// Where a snapshot came from: a peer, or a file imported here (named as the user gave it).
     public enum Source: Sendable {
         case peer(PeerInfo)

@@ -27,15 +27,4 @@ public enum CommandExitCode: Int32, CaseIterable, Sendable {
     /// Ctrl-C (SIGINT) or SIGTERM ended the command before it was done: 128 + SIGINT, as shells report
     /// a process killed by it. (A transfer under way is cancelled on both sides instead: 7.)
     case interrupted = 130
-
-    /// The exit code for a snapshot's RESULT status, on either side: a snapshot that *failed* (its bytes
-    /// did not arrive whole, or the receiver's store could not take it) is a failed transfer (8), not a
-    /// rejection (9), which means the sender has something to fix.
-    public static func records(_ status: RecordTransferResult.Status) -> CommandExitCode {
-        switch status {
-        case .merged: .success
-        case .rejected: .recordsRejected
-        case .failed: .transferFailed
-        }
-    }
 }
