@@ -40,7 +40,7 @@ final class GameLoop {
         interactive = Terminal.stdinIsTTY && Terminal.stdoutIsTTY && !options.json
         games = GameSession(session: session, rematchDelay: interactive ? nil : Self.rematchDelay)
         view = GameView(json: options.json, interactive: interactive, verbose: options.network.verbose)
-        let target: GameLobby.Target = if let name = options.to { .named(name, pins: PeerTarget.pins(of: session)) }
+        let target: GameLobby.Target = if let name = options.to { .named(name, pins: session.namePins) }
             else if options.connect != nil { .address } else { interactive ? .picked : .firstFound }
         let feed = driver.feed
         runner = GameLobbyRunner(session: session, games: games,
@@ -73,10 +73,10 @@ final class GameLoop {
             if options.connect == nil { return await finish(ExitStatus.noDaemon) }
         }
         if let endpoint = options.connect.flatMap(Endpoint.init) {
-            view.progress(ConnectProgress.connecting(to: endpoint.description))
+            view.progress(ReachWording.connecting(to: endpoint.description))
             runner.dial(endpoint)
         } else if let target = options.to {
-            view.progress(ConnectProgress.waiting(for: "opponent", named: target))
+            view.progress(ReachWording(role: "opponent").waiting(named: target))
             driver.timers.after(.seconds(options.timeout), .waitForPeerExpired)
         }
         draw()
@@ -147,7 +147,7 @@ final class GameLoop {
             guard let (prompt, wasShown) = questions.withdraw(token), wasShown else { return nil }
             view.note(GameNarrator.invitationWithdrawn(by: prompt.asker.question.peer))
         case .event(.connectFailed(let target, let error)):
-            let failure: ReachError = if let error = error as? SessionError { PeerTarget.connectFailure(error, to: target) }
+            let failure: ReachError = if let error = error as? SessionError { ReachWording().connectFailure(error, to: target) }
                 else { .failed("cannot connect to \(target): \(error)") }
             view.error(failure.jsonCode, failure.description)
             return await perform(await runner.handle(.dialFailed))
@@ -163,8 +163,8 @@ final class GameLoop {
             view.show(view.narrator.notices(for: step, lobby: lobby))
             guard case .lobby(let effect) = step else { continue }
             switch effect {
-            case .dial(let peer): view.progress(ConnectProgress.connecting(to: peer.displayName.description))
-            case .awaitingAnswer(let peer): view.progress(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
+            case .dial(let peer): view.progress(ReachWording.connecting(to: peer.displayName.description))
+            case .awaitingAnswer(let peer): view.progress(ReachWording.awaitingAnswer(from: peer.displayName.description))
             case .startGame: keypad.gameStarted()
             case .end(let ending): return status(for: ending)
             default: break  // Carried out by the runner, answered where invitations arrive, or said above.
@@ -179,11 +179,11 @@ final class GameLoop {
         case .interrupted: return ExitStatus.interrupted
         case .connectionFailed: return ExitStatus.connectionFailed
         case .notFound:
-            let failure = PeerTarget.notFound(options.to, role: "opponent", seen: lobby.seen, within: options.timeout, counterpart: "p2p game")
+            let failure = ReachWording(role: "opponent", counterpart: "p2p game").notFound(options.to, seen: lobby.seen, within: options.timeout)
             view.error(failure.jsonCode, failure.description)
             return ExitStatus.peerNotFound
         case .unresolvable(let error):
-            let failure = ReachError(error, role: "opponent", counterpart: "p2p game")
+            let failure = ReachError(error, wording: ReachWording(role: "opponent", counterpart: "p2p game"))
             view.error(failure.jsonCode, failure.description)
             return failure.exitCode(denial: ExitStatus.connectionFailed)
         }

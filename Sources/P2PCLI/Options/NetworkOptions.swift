@@ -44,7 +44,7 @@ struct NetworkOptions: ParsableArguments {
     }
 
     /// `--name`, else the default made from this installation's identity (as `makeSession` names the session).
-    var displayName: String { name ?? Self.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID) }
+    var displayName: String { name ?? Identity.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID) }
 
     /// The library's log, every level, on stderr (where it cannot mix with a command's JSON output).
     static let stderrLogger = Logger(label: "p2p") { label in
@@ -52,9 +52,6 @@ struct NetworkOptions: ParsableArguments {
         handler.logLevel = .debug
         return SanitizingLogHandler(wrapped: handler)
     }
-
-    /// `user@host-xxxx` (the library's `Identity.defaultDisplayName(for:)`).
-    static func defaultDisplayName(for id: PeerID?) -> String { Identity.defaultDisplayName(for: id) }
 
     /// A session with this installation's identity and, unless `pinning` is false, its trust store.
     /// `bulk`: frames up to 1 MiB, so that files travel in large chunks (`Capabilities.largeFrames`).

@@ -79,9 +79,4 @@ struct DoctorCommand: AsyncParsableCommand {
         }
         Output.line("\(mark) \(check): \(detail)")
     }
-
-    /// This host's interfaces that are up, besides loopback, with their addresses (the library's `LocalInterface`).
-    static func interfaces() -> [(name: String, addresses: [String])] {
-        LocalInterface.up().map { ($0.name, $0.addresses.map(\.description)) }
-    }
 }

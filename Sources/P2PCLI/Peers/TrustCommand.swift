@@ -38,12 +38,7 @@ struct TrustCommand: ParsableCommand {
         func run() throws {
             let peers = try TrustCommand.store().all.sorted { $0.name < $1.name }
             for peer in peers {
-                if json {
-                    Output.json(["name": peer.name, "id": peer.id.hex, "fingerprint": peer.id.fingerprint,
-                                 "method": peer.method.rawValue, "pinned": peer.pinnedAt.iso8601])
-                } else {
-                    Output.line("\(Terminal.sanitize(peer.name))  \(peer.id.fingerprint)  \(peer.method.rawValue)  \(peer.pinnedAt.iso8601)")
-                }
+                if json { Output.json(peer.listingJSON) } else { Output.line(peer.listingLine) }
             }
             if peers.isEmpty && !json { Output.error("No pinned peers.") }
         }

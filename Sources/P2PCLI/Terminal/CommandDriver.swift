@@ -15,10 +15,11 @@ final class CommandDriver<Event: Sendable> {
     let timers: EventTimers<Event>
     /// Shared by the pumps of a command that bounds them (chat): see `Backlog`.
     let backlog: Backlog?
-    /// Drained before the session closes (its events up to the close are shown, not the goodbyes of the
-    /// closing itself), and after it (the features' last events: a transfer ended by the close).
-    private var pumpsBeforeClose: [EventPump] = []
-    private var pumpsAfterClose: [EventPump] = []
+    /// The tasks that move library event streams in (`pump`): drained before the session closes (its
+    /// events up to the close are shown, not the goodbyes of the closing itself), and after it (the
+    /// features' last events: a transfer ended by the close).
+    private var pumpsBeforeClose: [Task<Void, Never>] = []
+    private var pumpsAfterClose: [Task<Void, Never>] = []
     /// Whether keys are read (the terminal is in raw mode).
     private(set) var rawMode = false
 
@@ -56,12 +57,34 @@ final class CommandDriver<Event: Sendable> {
         return (status, model)
     }
 
-    /// Moves a library event stream into the feed. `untilClose`: drained before the session is closed.
+    /// Moves a library event stream (`session.events()`, `transfers.events()`, `conversation.events()`)
+    /// into the feed, in order, on a task of its own that `drain` waits for: a bare `Task { for await … }`
+    /// that nobody awaits may still hold the last events (a send's `file-sent`) when the process exits.
+    /// With a `backlog`, the task waits before each event while the loop has `backlog.limit` events from
+    /// its pumps not taken yet. `untilClose`: drained before the session is closed.
     func pump<Events: AsyncSequence & Sendable>(_ stream: Events, untilClose: Bool = false, _ wrap: @escaping @Sendable (Events.Element) -> Event)
     where Events.Element: Sendable, Events.Failure == Never {
-        let feed = feed
-        let pump = EventPump(stream, backlog: backlog) { feed.send(wrap($0)) }
+        let (feed, backlog) = (feed, backlog)
+        let pump = Task {
+            for await event in stream {
+                await backlog?.admit()
+                feed.send(wrap(event))
+            }
+        }
         if untilClose { pumpsBeforeClose.append(pump) } else { pumpsAfterClose.append(pump) }
+    }
+
+    /// Handles every event the pumps' streams emitted before this call, then returns. Called once the
+    /// producer has emitted what the command must show (after the work returned: a send's `.finished` is
+    /// emitted before `sendResource` returns; or after the object was closed). Ends each stream by
+    /// cancelling its pump, since FileTransfers' and Conversation's streams never end by themselves: a
+    /// cancelled AsyncStream still hands out what it had buffered before it reports its end, so nothing
+    /// already emitted is lost.
+    private static func drain(_ pumps: [Task<Void, Never>]) async {
+        for pump in pumps {
+            pump.cancel()
+            await pump.value
+        }
     }
 
     /// Ctrl-C (SIGINT or SIGTERM) arrives as `.interrupt`.
@@ -106,9 +129,9 @@ final class CommandDriver<Event: Sendable> {
     /// no here.
     func drain(closing close: () async -> Void, leftover: (DriverInput<Event>) async -> Void = { _ in }) async {
         timers.cancelAll()
-        for pump in pumpsBeforeClose { await pump.drain() }
+        await Self.drain(pumpsBeforeClose)
         await close()
-        for pump in pumpsAfterClose { await pump.drain() }
+        await Self.drain(pumpsAfterClose)
         feed.continuation.finish()
         for await input in inputs {
             if case .question(let asked) = input { asked.answer.resume(returning: false) } else { await leftover(input) }

@@ -7,7 +7,7 @@ extension ReceiveLoop {
     func queue(_ asker: AskedQuestion) {
         clearProgress()
         guard questions.admit(asker) else { return }
-        let question = asker.question, peer = question.peer, name = PeerTarget.name(peer)
+        let question = asker.question, peer = question.peer, name = peer.shownName
         let queue = questions.queue
         switch receiver.decide(question, waiting: { key in queue.waiting.contains { $0.key == key } }) {
         case .answered(let yes):
@@ -19,7 +19,7 @@ extension ReceiveLoop {
             } else {
                 "a connection from \(name) (\(peer.fingerprint))"
             }
-            if !options.json { Output.error(Terminal.paint("p2p: declined \(what); use --yes, or --from \(PeerTarget.fromName(peer))", .yellow)) }
+            if !options.json { Output.error(Terminal.paint("p2p: declined \(what); use --yes, or --from \(ReachWording.fromName(peer))", .yellow)) }
         case .joins(let key):
             _ = questions.queue.ask("", key: key, asker: asker)
         case .ask(let kind, let key):

@@ -148,7 +148,7 @@ struct SendCommand: AsyncParsableCommand {
 
     /// This command as typed, to run again: `p2p send many --to bob`.
     static func again(_ arguments: [String]) -> String {
-        (["p2p"] + arguments.dropFirst().map { PeerTarget.shellWord(Terminal.sanitize($0)) }).joined(separator: " ")
+        (["p2p"] + arguments.dropFirst().map { ReachWording.shellWord(Terminal.sanitize($0)) }).joined(separator: " ")
     }
 
     /// Finds the receivers `--to`, `--connect` or `--all` name (the library's `SendRun.receivers`, saying

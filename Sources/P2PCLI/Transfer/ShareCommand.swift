@@ -53,7 +53,7 @@ struct ShareCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("\(error)", code: ExitStatus.failure)
         }
-        let alias = name ?? NetworkOptions.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID)
+        let alias = name ?? Identity.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID)
         let server = ShareServer(files: files, pin: sharePIN, once: once, alias: alias)
         let listening: Int
         do {
@@ -92,8 +92,8 @@ struct ShareCommand: AsyncParsableCommand {
     /// `http://ADDRESS:PORT/` for every IPv4 address of an interface that is up (loopback's when there is
     /// no other), with the interface's name.
     static func urls(port: Int) -> [(url: String, interface: String)] {
-        let found = DoctorCommand.interfaces().flatMap { interface in
-            interface.addresses.filter { !$0.contains(":") }.map { ("http://\($0):\(port)/", interface.name) }
+        let found = LocalInterface.up().flatMap { interface in
+            interface.addresses.map(\.description).filter { !$0.contains(":") }.map { ("http://\($0):\(port)/", interface.name) }
         }
         return found.isEmpty ? [("http://127.0.0.1:\(port)/", "lo")] : found
     }
