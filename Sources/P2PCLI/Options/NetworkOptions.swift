@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import NIOCore
 import P2P
 
 /// Options every networking command takes.
@@ -53,37 +52,19 @@ struct NetworkOptions: ParsableArguments {
         return SanitizingLogHandler(wrapped: handler)
     }
 
-    /// A session with this installation's identity and, unless `pinning` is false, its trust store.
-    /// `bulk`: frames up to 1 MiB, so that files travel in large chunks (`Capabilities.largeFrames`).
-    /// `answerWait`: how long a connection request waits for an answer, either way (the default 120 s).
+    /// A session with this installation's identity and, unless `pinning` is false, its trust store (the
+    /// library's `Session.ofInstallation`, which says what `bulk` and `answerWait` do).
     func makeSession(defaultSessionID: String, pinning: Bool = true, bulk: Bool = false, answerWait: Duration? = nil) throws -> Session {
-        var configuration = SessionConfiguration()
-        if let answerWait { configuration.requestDecisionTimeout = answerWait }
-        configuration.port = port ?? SessionConfiguration.standardPort
-        configuration.fallsBackToAnyPort = port == nil
-        if bulk { configuration.maxPayload = WireFormat.absoluteMaxPayload }
-        if verbose { configuration.logger = Self.stderrLogger }
-        configuration.discoveryInfo = (try? discoveryInfo()) ?? [:]  // checked by validate()
         if insecure {
-            configuration.transportSecurity = .insecure
             Output.error(Terminal.paint("p2p: WARNING: --insecure: this session is NOT encrypted and peers are NOT authenticated. Debugging only.", .red))
         }
-        if pinning {
-            do {
-                let store = try TrustStore.standard()
-                try store.checkWritable()
-                configuration.trustStore = store
-            } catch {
-                throw CLIError(error.description, code: ExitStatus.failure)
-            }
-        }
-        let identity: Identity
         do {
-            identity = try Identity.loadOrCreate()
+            return try Session.ofInstallation(sessionID: sessionID ?? defaultSessionID, name: name, port: port,
+                                              discoveryInfo: (try? discoveryInfo()) ?? [:],  // checked by validate()
+                                              insecure: insecure, pinning: pinning, bulk: bulk, answerWait: answerWait,
+                                              logger: verbose ? Self.stderrLogger : nil)
         } catch {
             throw CLIError(error.description, code: ExitStatus.failure)
         }
-        return Session(sessionID: sessionID ?? defaultSessionID, displayName: name ?? identity.defaultDisplayName, mode: .peer,
-                       identity: identity, configuration: configuration)
     }
 }

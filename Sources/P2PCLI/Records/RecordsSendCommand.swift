@@ -119,7 +119,7 @@ struct RecordsSendCommand: AsyncParsableCommand {
         do {
             let finder = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer",
                                     counterpart: "p2p records receive", progress: ConnectProgress(json: json))
-            peer = try await finder.find(events: session.events())
+            peer = try await finder.connector.connect(events: session.events())
         } catch {
             // Ctrl-C closed the session under the search: that is not a failure to report.
             if quitting.withLockedValue({ $0 }) { return ExitStatus.interrupted }

@@ -159,9 +159,9 @@ struct SendCommand: AsyncParsableCommand {
             PeerFinder(session: session, to: $0, connect: connect, timeout: timeout, role: "receiver", progress: progress)
         }
         do {
-            return try await SendRun.receivers(try finders.map { try $0.locator(all: all) }, all: all)
+            return try await SendRun.receivers(try finders.map { try $0.connector.locator(all: all) }, all: all)
         } catch let error as PeerFindError {
-            let reach = finders[0].reachError(error)
+            let reach = ReachError(error, wording: finders[0].connector.wording)
             if json, case .keyRefused(let refusal) = reach { Output.json(refusal.json) }
             throw reach.cliError(denial: ExitStatus.denied)
         } catch let error as ReachError {
