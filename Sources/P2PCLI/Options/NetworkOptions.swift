@@ -58,13 +58,11 @@ struct NetworkOptions: ParsableArguments {
         if insecure {
             Output.error(Terminal.paint("p2p: WARNING: --insecure: this session is NOT encrypted and peers are NOT authenticated. Debugging only.", .red))
         }
-        do {
-            return try Session.ofInstallation(sessionID: sessionID ?? defaultSessionID, name: name, port: port,
-                                              discoveryInfo: (try? discoveryInfo()) ?? [:],  // checked by validate()
-                                              insecure: insecure, pinning: pinning, bulk: bulk, answerWait: answerWait,
-                                              logger: verbose ? Self.stderrLogger : nil)
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
+        return try CLIError.failing {
+            try Session.ofInstallation(sessionID: sessionID ?? defaultSessionID, name: name, port: port,
+                                       discoveryInfo: (try? discoveryInfo()) ?? [:],  // checked by validate()
+                                       insecure: insecure, pinning: pinning, bulk: bulk, answerWait: answerWait,
+                                       logger: verbose ? Self.stderrLogger : nil)
         }
     }
 }

@@ -50,11 +50,7 @@ struct PairCommand: AsyncParsableCommand {
         // Pinning is the last step: until then Ctrl-C (through the loop) leaves nothing behind.
         let driver = CommandDriver<Event>()
         driver.readInterrupts()
-        do {
-            try await session.start()
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
-        }
+        try await CLIError.failing { try await session.start() }
         let feed = driver.feed
         let connector = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair").connector
         /// The typing side: finds the peer that shows the code and runs `typed` with it (`PairingRun.join`).
