@@ -10,7 +10,7 @@ import Testing
         var chat = ChatEnding(scripted: true, verbose: false)
         let effects = chat.handle(.dialFailed(target: "bob", SessionError.denied(by: "bob"), unasked: nil))
         guard case .reportDialFailure(let failure)? = effects.first else { Issue.record("no failure reported: \(effects)"); return }
-        let reach = (failure.error as? SessionError).map { PeerTarget.connectFailure($0, to: failure.target) }
+        let reach = (failure.error as? SessionError).map { ReachWording().connectFailure($0, to: failure.target) }
         #expect(reach?.jsonCode == "denied" && reach?.description.contains("bob") == true)
         #expect(effects.last == .exit(.connectionFailed))
     }

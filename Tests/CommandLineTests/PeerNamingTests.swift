@@ -29,8 +29,8 @@ import Testing
     }
 
     @Test func fromSuggestsThePinnedName() {
-        #expect(PeerTarget.fromName(peer(aliceKey, calling: "carol", .renamed(alicePin))) == "alice")
-        #expect(PeerTarget.fromName(peer(aliceKey, calling: "dave", .unknown)) == "dave")
+        #expect(ReachWording.fromName(peer(aliceKey, calling: "carol", .renamed(alicePin))) == "alice")
+        #expect(ReachWording.fromName(peer(aliceKey, calling: "dave", .unknown)) == "dave")
         #expect(!PeerMatcher("carol").names(peer(aliceKey, calling: "carol", .renamed(alicePin))))
         #expect(PeerMatcher("alice").names(peer(aliceKey, calling: "carol", .renamed(alicePin))))
     }

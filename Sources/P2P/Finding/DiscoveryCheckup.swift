@@ -87,8 +87,19 @@ public struct DiscoveryCheckup: Sendable {
         self.pins = pins
     }
 
-    /// Runs every check in order, reporting each finding as it is known.
-    public func run(_ report: (Finding) -> Void) async {
+    /// Runs every check in order, reporting each finding as it is known; true when none failed (`p2p
+    /// doctor` exits 0 then, 1 otherwise).
+    @discardableResult
+    public func run(_ report: (Finding) -> Void) async -> Bool {
+        var passed = true
+        await check { finding in
+            if finding.verdict == .failed { passed = false }
+            report(finding)
+        }
+        return passed
+    }
+
+    private func check(_ report: (Finding) -> Void) async {
         let answered = NIOLockedValueBox<[String: DiscoveredService]>([:])
         let browser = ServiceBrowser { event in
             if case .found(let service) = event { answered.withLockedValue { $0[service.name] = service } }

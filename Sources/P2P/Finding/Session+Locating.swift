@@ -1,4 +1,10 @@
 extension Session {
+    /// The pins names are judged by: the trust store's, or none over plaintext, where keys prove nothing
+    /// and nothing is refused for a name (as ``peers(matching:)`` judges them).
+    public var namePins: [KnownPeer] {
+        configuration.transportSecurity == .insecure ? [] : configuration.trustStore?.all ?? []
+    }
+
     /// Finds the peer `name` means and connects it, by the rules `p2p send --to` follows (``PeerLocator``,
     /// ``PeerLookup``): a display name in any case, or the start of a peer ID or fingerprint; a pinned
     /// key by its pinned name only; several fits are ``PeerFindError/ambiguous(query:peers:)``; a short

@@ -10,7 +10,7 @@ extension ChatLoop {
         if json {
             Output.json(["event": "connection-request", "peer": peer.displayName, "id": peer.id.hex, "context": text])
         } else {
-            Output.line(Terminal.paint("* \(PeerTarget.name(peer))'s request says: \(Terminal.sanitize(text))", .dim))
+            Output.line(Terminal.paint("* \(peer.shownName)'s request says: \(Terminal.sanitize(text))", .dim))
         }
     }
 

@@ -31,7 +31,7 @@ extension ChatLoop {
         guard let target, let query = options.to else { return }
         switch target.decide(announced: runner.judged(peer), room: room, known: session.knownPeers) {
         case .dial: runner.dial(peer)
-        case .refuse(.shortPrefixOfUnpinnedKey(_, let judged)): feed.send(.connectFailed(query, PeerTarget.shortPrefixRefusal(query, judged)))
+        case .refuse(.shortPrefixOfUnpinnedKey(_, let judged)): feed.send(.connectFailed(query, ReachWording.shortPrefixRefusal(query, judged)))
         case .refuse(.pinnedToAnotherKey(let conflict)): feed.send(.connectFailed(query, conflict.refusal))
         case .refuse(let other): feed.send(.connectFailed(query, other))
         case .wait: break
@@ -67,7 +67,7 @@ extension ChatLoop {
             view.refusedAgain(peer, tries: tries)
         case .refusedBy(let peer, let refusal, let waiting, let heldLines):
             // Once per peer, whichever side dialled: the room does not dial it again in this run.
-            let message = RefusalNotice(refusal: refusal).message(by: PeerTarget.name(peer), localName: session.displayName,
+            let message = RefusalNotice(refusal: refusal).message(by: peer.shownName, localName: session.displayName,
                                                                   heldLines: heldLines, waiting: waiting)
             view.refusedBy(peer, refusal, message: message)
         case .lineQueued(let entry):

@@ -170,7 +170,7 @@ final class ChatLoop {
         case .event(.roomDialAnswered(let peer, let yes)):
             runner.answer(dialTo: peer, yes: yes)
         case .event(.dialSlow(let peer)):
-            if room.dialing.contains(peer.id) && room.connected[peer.id] == nil { view.note("waiting for \(PeerTarget.name(runner.judged(peer))) to accept…") }
+            if room.dialing.contains(peer.id) && room.connected[peer.id] == nil { view.note("waiting for \(runner.judged(peer).shownName) to accept…") }
         case .event(.waitForPeerExpired):
             let room = self.room
             return perform(model.handle(.waitExpired(found: !room.connected.isEmpty || !room.dialing.isEmpty)))
@@ -193,11 +193,11 @@ final class ChatLoop {
             case .waitForAcknowledgements: driver.timers.after(.seconds(10), .acknowledgementsOverdue)
             case .note(let text): view.note(text)
             case .reportDialFailure(let failure):
-                let reach = (failure.error as? SessionError).map { PeerTarget.connectFailure($0, to: failure.target) } ?? (failure.error as? ReachError)
+                let reach = (failure.error as? SessionError).map { ReachWording().connectFailure($0, to: failure.target) } ?? (failure.error as? ReachError)
                 view.error(reach?.jsonCode ?? "connect", reach?.description ?? failure.description)
             case .reportNotFound:
-                view.error("not-found", PeerTarget.notFound(options.to, role: "peer", seen: session.availablePeers, within: options.timeout,
-                                                              counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)").description)
+                view.error("not-found", ReachWording(role: "peer", counterpart: session.sessionID == "chat" ? "p2p chat" : "p2p chat --room \(session.sessionID)")
+                    .notFound(options.to, seen: session.availablePeers, within: options.timeout).description)
             case .exit(.success): return .success
             case .exit(.connectionFailed): return ExitStatus.connectionFailed
             case .exit(.peerNotFound): return ExitStatus.peerNotFound

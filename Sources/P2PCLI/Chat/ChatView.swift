@@ -27,14 +27,14 @@ struct ChatView: Sendable {
         } else {
             // A line that mentions this side's name (or is private to it) stands out, as in irssi.
             let highlighted = ChatLine(text: entry.text).wantsAttention(of: ownName)
-            Output.line(Self.format(entry.text, by: Terminal.paint(PeerTarget.name(peer), .cyan), at: entry.sentAt, highlighted: highlighted))
+            Output.line(Self.format(entry.text, by: Terminal.paint(peer.shownName, .cyan), at: entry.sentAt, highlighted: highlighted))
         }
     }
 
     /// What the person typed, as the others will see it (`to`: a /msg; `held`: nobody gets it yet).
     func ownLine(_ text: String, to peer: PeerInfo?, held: Bool) {
         guard !json else { return }
-        let me = Terminal.paint(Terminal.sanitize(ownName), .green) + (peer.map { " → " + PeerTarget.name($0) } ?? "")
+        let me = Terminal.paint(Terminal.sanitize(ownName), .green) + (peer.map { " → " + $0.shownName } ?? "")
         Output.line(Self.format(text, by: me, at: Date()) + (held ? Terminal.paint(" (queued)", .dim) : ""))
     }
 
@@ -90,7 +90,7 @@ struct ChatView: Sendable {
     }
 
     func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
-        let name = PeerTarget.name(peer)
+        let name = peer.shownName
         if json { return Output.json(peer.changeJSON(state, reason: reason)) }
         switch state {
         case .connected:
@@ -109,7 +109,7 @@ struct ChatView: Sendable {
                          "type": image.mediaType, "width": image.width, "height": image.height])
             return
         }
-        Output.line("\(Terminal.paint(PeerTarget.name(peer), .cyan)) sent an image: \(Terminal.sanitize(url.lastPathComponent)) "
+        Output.line("\(Terminal.paint(peer.shownName, .cyan)) sent an image: \(Terminal.sanitize(url.lastPathComponent)) "
             + "(\(image.mediaType), \(image.width)×\(image.height)) → \(Terminal.sanitize(url.path))")
         guard Terminal.stdoutIsTTY, let chafa = ["/usr/bin/chafa", "/usr/local/bin/chafa"].first(where: FileManager.default.isExecutableFile) else { return }
         let preview = Process()
@@ -130,7 +130,7 @@ struct ChatView: Sendable {
                          "size": delivery.size, "sha256": delivery.sha256])
             return
         }
-        Output.line("\(Terminal.paint(PeerTarget.name(peer), .cyan)) sent a file: \(Terminal.sanitize(url.lastPathComponent)) "
+        Output.line("\(Terminal.paint(peer.shownName, .cyan)) sent a file: \(Terminal.sanitize(url.lastPathComponent)) "
             + "(\(ByteCount.describe(delivery.size)), SHA-256 verified) → \(Terminal.sanitize(url.path))")
     }
 
@@ -176,7 +176,7 @@ struct ChatView: Sendable {
             Output.json(["event": "refused-again", "peer": peer.displayName, "id": peer.id.hex, "tries": tries])
         } else {
             let key = peer.fingerprint.split(separator: "-").first.map(String.init) ?? peer.fingerprint
-            Output.error(Terminal.paint("p2p: (refused again: \(tries) tries from \(PeerTarget.name(peer)), key \(key)…)", .yellow))
+            Output.error(Terminal.paint("p2p: (refused again: \(tries) tries from \(peer.shownName), key \(key)…)", .yellow))
         }
     }
 

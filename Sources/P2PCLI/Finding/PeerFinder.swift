@@ -22,14 +22,4 @@ struct PeerFinder: Sendable {
             if case .awaitingAnswer = step { progress.showUntilNext(line) } else { progress.show(line) }
         }
     }
-
-    func find(events: AsyncStream<SessionEvent>) async throws(ReachError) -> PeerInfo {
-        try await connector.connect(events: events)
-    }
-
-    /// The library's search for these options (several `--to` run at once: `SendRun.receivers`).
-    func locator(all: Bool) throws(ReachError) -> PeerLocator { try connector.locator(all: all) }
-
-    /// The library's error in this command's words (its role, what the other machine runs).
-    func reachError(_ error: PeerFindError) -> ReachError { ReachError(error, wording: connector.wording) }
 }

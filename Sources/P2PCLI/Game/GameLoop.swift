@@ -40,7 +40,7 @@ final class GameLoop {
         interactive = Terminal.stdinIsTTY && Terminal.stdoutIsTTY && !options.json
         games = GameSession(session: session, rematchDelay: interactive ? nil : Self.rematchDelay)
         view = GameView(json: options.json, interactive: interactive, verbose: options.network.verbose)
-        let target: GameLobby.Target = if let name = options.to { .named(name, pins: PeerTarget.pins(of: session)) }
+        let target: GameLobby.Target = if let name = options.to { .named(name, pins: session.namePins) }
             else if options.connect != nil { .address } else { interactive ? .picked : .firstFound }
         let feed = driver.feed
         runner = GameLobbyRunner(session: session, games: games,
@@ -73,10 +73,10 @@ final class GameLoop {
             if options.connect == nil { return await finish(ExitStatus.noDaemon) }
         }
         if let endpoint = options.connect.flatMap(Endpoint.init) {
-            view.progress(ConnectProgress.connecting(to: endpoint.description))
+            view.progress(ReachWording.connecting(to: endpoint.description))
             runner.dial(endpoint)
         } else if let target = options.to {
-            view.progress(ConnectProgress.waiting(for: "opponent", named: target))
+            view.progress(ReachWording(role: "opponent").waiting(named: target))
             driver.timers.after(.seconds(options.timeout), .waitForPeerExpired)
         }
         draw()
@@ -162,8 +162,8 @@ final class GameLoop {
             view.show(view.narrator.notices(for: step, lobby: lobby))
             guard case .lobby(let effect) = step else { continue }
             switch effect {
-            case .dial(let peer): view.progress(ConnectProgress.connecting(to: peer.displayName.description))
-            case .awaitingAnswer(let peer): view.progress(ConnectProgress.awaitingAnswer(from: peer.displayName.description))
+            case .dial(let peer): view.progress(ReachWording.connecting(to: peer.displayName.description))
+            case .awaitingAnswer(let peer): view.progress(ReachWording.awaitingAnswer(from: peer.displayName.description))
             case .startGame: keypad.gameStarted()
             case .end(let ending): return status(for: ending)
             default: break  // Carried out by the runner, answered where invitations arrive, or said above.

@@ -50,7 +50,7 @@ final class GameView {
     func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
         guard interactive else { return chat.peerChanged(peer, state, reason: reason) }
         if state == .connected {
-            note("\(PeerTarget.name(peer)) connected — \(peer.trust.note(fingerprint: peer.fingerprint)).")
+            note("\(peer.shownName) connected — \(peer.trust.note(fingerprint: peer.fingerprint)).")
         }
     }
 

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import NIOCore
 import P2P
 
 /// Options every networking command takes.
@@ -44,7 +43,7 @@ struct NetworkOptions: ParsableArguments {
     }
 
     /// `--name`, else the default made from this installation's identity (as `makeSession` names the session).
-    var displayName: String { name ?? Self.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID) }
+    var displayName: String { name ?? Identity.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID) }
 
     /// The library's log, every level, on stderr (where it cannot mix with a command's JSON output).
     static let stderrLogger = Logger(label: "p2p") { label in
@@ -53,40 +52,17 @@ struct NetworkOptions: ParsableArguments {
         return SanitizingLogHandler(wrapped: handler)
     }
 
-    /// `user@host-xxxx` (the library's `Identity.defaultDisplayName(for:)`).
-    static func defaultDisplayName(for id: PeerID?) -> String { Identity.defaultDisplayName(for: id) }
-
-    /// A session with this installation's identity and, unless `pinning` is false, its trust store.
-    /// `bulk`: frames up to 1 MiB, so that files travel in large chunks (`Capabilities.largeFrames`).
-    /// `answerWait`: how long a connection request waits for an answer, either way (the default 120 s).
+    /// A session with this installation's identity and, unless `pinning` is false, its trust store (the
+    /// library's `Session.ofInstallation`, which says what `bulk` and `answerWait` do).
     func makeSession(defaultSessionID: String, pinning: Bool = true, bulk: Bool = false, answerWait: Duration? = nil) throws -> Session {
-        var configuration = SessionConfiguration()
-        if let answerWait { configuration.requestDecisionTimeout = answerWait }
-        configuration.port = port ?? SessionConfiguration.standardPort
-        configuration.fallsBackToAnyPort = port == nil
-        if bulk { configuration.maxPayload = WireFormat.absoluteMaxPayload }
-        if verbose { configuration.logger = Self.stderrLogger }
-        configuration.discoveryInfo = (try? discoveryInfo()) ?? [:]  // checked by validate()
         if insecure {
-            configuration.transportSecurity = .insecure
             Output.error(Terminal.paint("p2p: WARNING: --insecure: this session is NOT encrypted and peers are NOT authenticated. Debugging only.", .red))
         }
-        if pinning {
-            do {
-                let store = try TrustStore.standard()
-                try store.checkWritable()
-                configuration.trustStore = store
-            } catch {
-                throw CLIError(error.description, code: ExitStatus.failure)
-            }
+        return try CLIError.failing {
+            try Session.ofInstallation(sessionID: sessionID ?? defaultSessionID, name: name, port: port,
+                                       discoveryInfo: (try? discoveryInfo()) ?? [:],  // checked by validate()
+                                       insecure: insecure, pinning: pinning, bulk: bulk, answerWait: answerWait,
+                                       logger: verbose ? Self.stderrLogger : nil)
         }
-        let identity: Identity
-        do {
-            identity = try Identity.loadOrCreate()
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
-        }
-        return Session(sessionID: sessionID ?? defaultSessionID, displayName: name ?? identity.defaultDisplayName, mode: .peer,
-                       identity: identity, configuration: configuration)
     }
 }

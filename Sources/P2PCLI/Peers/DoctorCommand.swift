@@ -38,7 +38,8 @@ struct DoctorCommand: AsyncParsableCommand {
     /// What the command's loop takes besides Ctrl-C: the library's findings as they come, then the end.
     private enum Event: Sendable {
         case finding(DiscoveryCheckup.Finding)
-        case done
+        /// Every check ran; whether all passed.
+        case done(passed: Bool)
     }
 
     func run() async throws {
@@ -48,16 +49,12 @@ struct DoctorCommand: AsyncParsableCommand {
         let feed = driver.feed
         driver.readInterrupts()
         let checks = Task {
-            await checkup.run { feed.send(.finding($0)) }
-            feed.send(.done)
+            feed.send(.done(passed: await checkup.run { feed.send(.finding($0)) }))
         }
-        var failed = false
         let status = await driver.run { input in
             switch input {
-            case .event(.finding(let finding)):
-                if finding.verdict == .failed { failed = true }
-                show(finding)
-            case .event(.done): return failed ? ExitCode(1) : .success
+            case .event(.finding(let finding)): show(finding)
+            case .event(.done(let passed)): return passed ? .success : ExitCode(1)
             case .interrupt: return ExitStatus.interrupted
             default: break
             }
@@ -78,10 +75,5 @@ struct DoctorCommand: AsyncParsableCommand {
         default: Terminal.paint("??  ", .yellow)
         }
         Output.line("\(mark) \(check): \(detail)")
-    }
-
-    /// This host's interfaces that are up, besides loopback, with their addresses (the library's `LocalInterface`).
-    static func interfaces() -> [(name: String, addresses: [String])] {
-        LocalInterface.up().map { ($0.name, $0.addresses.map(\.description)) }
     }
 }

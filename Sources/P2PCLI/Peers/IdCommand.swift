@@ -21,12 +21,7 @@ struct IdCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let identity: Identity
-        do {
-            identity = try Identity.loadOrCreate()
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
-        }
+        let identity = try CLIError.failing { try Identity.loadOrCreate() }
         // The certificate LocalSend devices see (`receive --localsend`): made once, kept beside the key.
         let localSend = try? LocalSendCertificate.load(for: identity).fingerprint
         if json {

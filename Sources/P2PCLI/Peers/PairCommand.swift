@@ -50,27 +50,48 @@ struct PairCommand: AsyncParsableCommand {
         // Pinning is the last step: until then Ctrl-C (through the loop) leaves nothing behind.
         let driver = CommandDriver<Event>()
         driver.readInterrupts()
-        do {
-            try await session.start()
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
+        try await CLIError.failing { try await session.start() }
+        let feed = driver.feed
+        let connector = PeerFinder(session: session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair").connector
+        /// The typing side: finds the peer that shows the code and runs `typed` with it (`PairingRun.join`).
+        func join(_ typed: String?) -> Task<Void, Never> {
+            Self.start(feed) { () async throws(PairingRun.Failure) in try await run.join(typed: typed, with: connector, events: events) }
         }
-        let showing = to == nil && connect == nil
         var pairing: Task<Void, Never>?
-        let outcome = showing ? await show(run, events, driver, &pairing) : await type(run, events, driver, &pairing)
+        if to == nil && connect == nil {
+            pairing = await show(run, events, feed)
+        } else if let fromEnvironment = ProcessInfo.processInfo.environment["P2P_PAIR_CODE"] {
+            // The code from P2P_PAIR_CODE, else a line of input; never from argv, where other users could read it.
+            pairing = join(fromEnvironment)
+        } else {
+            if Terminal.stdinIsTTY { FileHandle.standardError.write(Data("Pairing code shown on the other machine: ".utf8)) }
+            driver.readLines()
+        }
+        // The loop until the run ends (nil: Ctrl-C first); only the first line typed is the code.
+        var outcome: Result<PeerInfo, PairingRun.Failure>?
+        _ = await driver.run { input in
+            switch input {
+            case .line(let typed) where pairing == nil: pairing = join(typed)
+            case .endOfInput where pairing == nil: pairing = join(nil)
+            case .event(.ended(let result)):
+                outcome = result
+                return .success
+            case .interrupt: return ExitStatus.interrupted
+            default: break
+            }
+            return nil
+        }
         pairing?.cancel()
         await driver.drain(closing: {})
-        let peer: PeerInfo
-        switch outcome {
-        case .success(let paired): peer = paired
-        case .failure(let error):
+        guard case .success(let peer)? = outcome else {
             // A second Ctrl-C while the goodbyes hang (a peer that stopped reading): leave without them.
-            if error.code == ExitStatus.interrupted { Signals.onInterrupt { Foundation.exit(ExitStatus.interrupted.rawValue) } }
+            if outcome == nil { Signals.onInterrupt { Foundation.exit(ExitStatus.interrupted.rawValue) } }
             // Closed before the error is printed and the process exits, so the peer hears the goodbye
             // (a close left to an unawaited task may never run).
             await session.close()
-            guard error.code == ExitStatus.interrupted else { throw error }
-            Output.error("p2p: \(error.description)")
+            if case .failure(let failure)? = outcome { throw CLIError(failure.description, code: ExitStatus.code(CommandExitCode(failure))) }
+            // Ctrl-C before the pairing was done: nothing is pinned.
+            Output.error("p2p: interrupted; nothing was paired")
             throw ExitStatus.interrupted
         }
         do {
@@ -84,8 +105,7 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     /// Shows a code and lets connected peers try it (the library's `PairingRun.host`).
-    private func show(_ run: PairingRun, _ events: AsyncStream<SessionEvent>, _ driver: CommandDriver<Event>,
-                      _ pairing: inout Task<Void, Never>?) async -> Result<PeerInfo, CLIError> {
+    private func show(_ run: PairingRun, _ events: AsyncStream<SessionEvent>, _ feed: CommandFeed<Event>) async -> Task<Void, Never> {
         let session = run.session
         session.setConnectionRequestHandler { _ in true }
         do {
@@ -97,85 +117,23 @@ struct PairCommand: AsyncParsableCommand {
         Output.line("Pairing code: \(Terminal.paint(code.description, .bold))")
         Output.line(PairingRun.instructions(name: session.displayName, fingerprint: session.peerID.fingerprint,
                                             addresses: DiscoveryNotice.localAddresses(), port: session.localPort ?? 0))
-        let (feed, timeout) = (driver.feed, timeout)
-        pairing = Task {
+        let timeout = timeout
+        return Self.start(feed) { () async throws(PairingRun.Failure) in
+            try await run.host(code: code, events: events, timeout: timeout) { peer, error in
+                Output.error("p2p: \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(error)")
+            }
+        }
+    }
+
+    /// Runs a side of the pairing on a task of its own and hands how it ended to the loop.
+    private static func start(_ feed: CommandFeed<Event>,
+                              _ side: @escaping @Sendable () async throws(PairingRun.Failure) -> PeerInfo) -> Task<Void, Never> {
+        Task {
             do throws(PairingRun.Failure) {
-                feed.send(.ended(.success(try await run.host(code: code, events: events, timeout: timeout) { peer, error in
-                    Output.error("p2p: \(Terminal.sanitize(peer.displayName)) (\(peer.fingerprint)): \(error)")
-                })))
+                feed.send(.ended(.success(try await side())))
             } catch {
                 feed.send(.ended(.failure(error)))
             }
-        }
-        return await outcome(driver)
-    }
-
-    /// Reads the code, then finds the peer that shows it and runs the code with it (the library's
-    /// `PairingRun.join`), while Ctrl-C keeps arriving.
-    private func type(_ run: PairingRun, _ events: AsyncStream<SessionEvent>, _ driver: CommandDriver<Event>,
-                      _ pairing: inout Task<Void, Never>?) async -> Result<PeerInfo, CLIError> {
-        let connector = PeerFinder(session: run.session, to: to, connect: connect, timeout: timeout, role: "peer", counterpart: "p2p pair").connector
-        let feed = driver.feed
-        func join(_ typed: String?) -> Task<Void, Never> {
-            Task {
-                do throws(PairingRun.Failure) {
-                    feed.send(.ended(.success(try await run.join(typed: typed, with: connector, events: events))))
-                } catch {
-                    feed.send(.ended(.failure(error)))
-                }
-            }
-        }
-        // The code from P2P_PAIR_CODE, else a line of input; never from argv, where other users could read it.
-        if let fromEnvironment = ProcessInfo.processInfo.environment["P2P_PAIR_CODE"] {
-            pairing = join(fromEnvironment)
-        } else {
-            if Terminal.stdinIsTTY { FileHandle.standardError.write(Data("Pairing code shown on the other machine: ".utf8)) }
-            driver.readLines()
-        }
-        var started = pairing
-        defer { pairing = started }
-        return await outcome(driver) { typed in
-            if started == nil { started = join(typed) }
-        }
-    }
-
-    /// The loop until the run ends (or Ctrl-C); `read` takes the line typed (nil: input ended).
-    private func outcome(_ driver: CommandDriver<Event>, read: (String?) -> Void = { _ in }) async -> Result<PeerInfo, CLIError> {
-        var outcome: Result<PeerInfo, CLIError> = .failure(Self.interrupted)
-        _ = await driver.run { input in
-            switch input {
-            case .line(let typed): read(typed)
-            case .endOfInput: read(nil)
-            case .event(.ended(let result)):
-                outcome = Self.result(result)
-                return Self.status(outcome)
-            case .interrupt: return ExitStatus.interrupted
-            default: break
-            }
-            return nil
-        }
-        return outcome
-    }
-
-    private static func status(_ outcome: Result<PeerInfo, CLIError>) -> ExitCode {
-        switch outcome {
-        case .success: .success
-        case .failure(let error): error.code
-        }
-    }
-
-    /// Ctrl-C before the pairing was done: nothing is pinned.
-    private static let interrupted = CLIError("interrupted; nothing was paired", code: ExitStatus.interrupted)
-
-    /// How the pairing ended, as the command's result with the exit codes of its help.
-    static func result(_ result: Result<PeerInfo, PairingRun.Failure>) -> Result<PeerInfo, CLIError> {
-        result.mapError { failure in
-            let code = switch failure {
-            case .unreached(let error): error.exitCode(denial: ExitStatus.connectionFailed)
-            case .timeUp: ExitStatus.peerNotFound
-            case .notACode, .failed, .spent: ExitStatus.pairingFailed
-            }
-            return CLIError(failure.description, code: code)
         }
     }
 }

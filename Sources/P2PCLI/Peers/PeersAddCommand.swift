@@ -34,12 +34,7 @@ struct PeersAddCommand: AsyncParsableCommand {
     func run() async throws {
         guard let endpoint = Endpoint(address) else { throw ValidationError(Endpoint.connectUsage(address, what: "p2p peers add")) }
         let store = try TrustCommand.store()
-        let isNew: Bool
-        do {
-            isNew = try store.addAddress(endpoint)
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
-        }
+        let isNew = try CLIError.failing { try store.addAddress(endpoint) }
         Output.line(isNew ? "Added \(endpoint): `--to NAME` tries it when multicast DNS does not show NAME."
                           : "\(endpoint) was added already.")
         switch await Reachability.probe([endpoint]) {

@@ -114,7 +114,7 @@ struct PeersListCommand: AsyncParsableCommand {
         guard on else { return nil }
         do {
             let identity = try Identity.loadOrCreate()
-            let browser = try LocalSendBrowser(identity: identity, alias: name ?? NetworkOptions.defaultDisplayName(for: identity.peerID),
+            let browser = try LocalSendBrowser(identity: identity, alias: name ?? identity.defaultDisplayName,
                                                interfaces: interfaces.isEmpty ? nil : interfaces)
             try await browser.start()
             return browser

@@ -13,12 +13,7 @@ struct PeersRemoveCommand: ParsableCommand {
 
     func run() throws {
         let store = try TrustCommand.store()
-        let removed: Bool
-        do {
-            removed = try store.removeAddedAddress(Endpoint(address)?.description ?? address)
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
-        }
+        let removed = try CLIError.failing { try store.removeAddedAddress(Endpoint(address)?.description ?? address) }
         guard removed else { throw CLIError("\(Terminal.sanitize(address)) is not among the added addresses (see `p2p peers`)", code: ExitStatus.failure) }
         Output.line("Removed \(address).")
     }

@@ -20,13 +20,8 @@ struct TrustCommand: ParsableCommand {
         defaultSubcommand: List.self
     )
 
-    static func store() throws -> TrustStore {
-        do {
-            return try TrustStore.standard()
-        } catch {
-            throw CLIError(error.description, code: ExitStatus.failure)
-        }
-    }
+    /// The installation's pins (and addresses added by hand), or the error that says why not.
+    static func store() throws -> TrustStore { try CLIError.failing { try TrustStore.standard() } }
 
     /// `p2p trust list`
     struct List: ParsableCommand {
@@ -38,12 +33,7 @@ struct TrustCommand: ParsableCommand {
         func run() throws {
             let peers = try TrustCommand.store().all.sorted { $0.name < $1.name }
             for peer in peers {
-                if json {
-                    Output.json(["name": peer.name, "id": peer.id.hex, "fingerprint": peer.id.fingerprint,
-                                 "method": peer.method.rawValue, "pinned": peer.pinnedAt.iso8601])
-                } else {
-                    Output.line("\(Terminal.sanitize(peer.name))  \(peer.id.fingerprint)  \(peer.method.rawValue)  \(peer.pinnedAt.iso8601)")
-                }
+                if json { Output.json(peer.listingJSON) } else { Output.line(peer.listingLine) }
             }
             if peers.isEmpty && !json { Output.error("No pinned peers.") }
         }
@@ -64,12 +54,7 @@ struct TrustCommand: ParsableCommand {
 
         func run() throws {
             let store = try TrustCommand.store()
-            let removed: [KnownPeer]
-            do {
-                removed = try store.remove(matching: peer)
-            } catch {
-                throw CLIError(error.description, code: ExitStatus.failure)
-            }
+            let removed = try CLIError.failing { try store.remove(matching: peer) }
             guard !removed.isEmpty else { throw CLIError("no pinned peer matches \"\(peer)\"", code: ExitStatus.peerNotFound) }
             for peer in removed { Output.line("removed \(Terminal.sanitize(peer.name)) \(peer.id.fingerprint)") }
         }

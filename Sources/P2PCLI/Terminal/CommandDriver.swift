@@ -1,69 +1,30 @@
 import ArgumentParser
+import NIOConcurrencyHelpers
 import P2P
 
-/// The one terminal driver of every command that waits for things to happen: the queue their inputs arrive on (`feed`),
-/// the person's input (keys on a raw terminal, or piped lines and their end), Ctrl-C, timers, the pumps
-/// that move the library's event streams in, the one loop (`run`), and the drain at exit. A command
-/// writes no loop of its own: it hands `run` what to do with each `DriverInput` (or a `DrivenModel` and
-/// how to carry out its effects). What it prints goes through the one writer, `Output` (it keeps the
-/// input line whole; JSON lines via `JSONLine`), and its questions through the one queue,
-/// `PendingQuestions` (a question the library stops waiting for, the peer gone or its decision timeout
-/// over, is withdrawn from it).
-final class CommandDriver<Event: Sendable> {
-    private let inputs: AsyncStream<DriverInput<Event>>
-    let feed: CommandFeed<Event>
-    let timers: EventTimers<Event>
-    /// Shared by the pumps of a command that bounds them (chat): see `Backlog`.
-    let backlog: Backlog?
-    /// Drained before the session closes (its events up to the close are shown, not the goodbyes of the
-    /// closing itself), and after it (the features' last events: a transfer ended by the close).
-    private var pumpsBeforeClose: [EventPump] = []
-    private var pumpsAfterClose: [EventPump] = []
-    /// Whether keys are read (the terminal is in raw mode).
-    private(set) var rawMode = false
+/// The one driver of every command that waits for things to happen: the library's `InputLoop` (the
+/// feed, timers, the pumps of the library's event streams, the one loop, the drain at exit) with
+/// `DriverInput` and exit codes, and the terminal's inputs sent into it (below). A command writes no loop
+/// of its own: it hands `run` what to do with each input (or an `InputModel` and how to carry out its
+/// effects). What it prints goes through the one writer, `Output` (it keeps the input line whole; JSON
+/// lines via `JSONLine`), and its questions through the one queue, `PendingQuestions` (a question the
+/// library stops waiting for, the peer gone or its decision timeout over, is withdrawn from it).
+typealias CommandDriver<Event: Sendable> = InputLoop<DriverInput<Event>, ExitCode>
 
-    init(backlog: Backlog? = nil) {
-        let (inputs, continuation) = AsyncStream.makeStream(of: DriverInput<Event>.self)
-        self.inputs = inputs
-        let feed = CommandFeed(continuation: continuation)
-        self.feed = feed
-        timers = EventTimers { feed.send($0) }
-        self.backlog = backlog
-    }
+/// Where a command's inputs go in (the library's `InputFeed`).
+typealias CommandFeed<Event: Sendable> = InputFeed<DriverInput<Event>>
 
-    /// The loop: every input in arrival order goes to `handle` until it returns an exit status, which
-    /// `run` returns (nil: the feed ended, after `drain`). Inputs that arrive later are left to `drain`.
-    func run(_ handle: (DriverInput<Event>) async -> ExitCode?) async -> ExitCode? {
-        for await input in inputs {
-            if let status = await handle(input) { return status }
-        }
-        return nil
-    }
+/// Inputs a terminal sends in: what the person does.
+protocol TerminalInput: LoopInput {
+    static func keys(_ keys: [Key]) -> Self
+    static func line(_ text: String) -> Self
+    static var endOfInput: Self { get }
+    static var interrupt: Self { get }
+}
 
-    /// The loop for a model: each input goes to `model`, and each effect it returns to `perform`, in
-    /// order, until `perform` returns an exit status; `after` runs after each input that did not end it
-    /// (a redraw). Returns the status and the model as the last input left it.
-    func run<Model: DrivenModel>(_ model: Model, perform: (Model.Effect) async -> ExitCode?,
-                                 after: () -> Void = {}) async -> (status: ExitCode?, model: Model) where Model.Event == Event {
-        var model = model
-        let status = await run { input in
-            for effect in model.handle(input) {
-                if let status = await perform(effect) { return status }
-            }
-            after()
-            return nil
-        }
-        return (status, model)
-    }
+extension DriverInput: TerminalInput {}
 
-    /// Moves a library event stream into the feed. `untilClose`: drained before the session is closed.
-    func pump<Events: AsyncSequence & Sendable>(_ stream: Events, untilClose: Bool = false, _ wrap: @escaping @Sendable (Events.Element) -> Event)
-    where Events.Element: Sendable, Events.Failure == Never {
-        let feed = feed
-        let pump = EventPump(stream, backlog: backlog) { feed.send(wrap($0)) }
-        if untilClose { pumpsBeforeClose.append(pump) } else { pumpsAfterClose.append(pump) }
-    }
-
+extension InputLoop where Input: TerminalInput {
     /// Ctrl-C (SIGINT or SIGTERM) arrives as `.interrupt`.
     func readInterrupts() {
         let feed = feed
@@ -72,8 +33,7 @@ final class CommandDriver<Event: Sendable> {
 
     /// Raw mode, and the keys of each read as `.keys`; a second call does nothing.
     func readKeys() {
-        guard !rawMode else { return }
-        rawMode = true
+        guard TerminalKeys.start() else { return }
         let feed = feed
         RawTerminal.feedKeys { feed.send(input: .keys($0)) }
     }
@@ -95,23 +55,23 @@ final class CommandDriver<Event: Sendable> {
     /// Gives the terminal back as it was: the input line erased (unless `erasingInputLine` is false:
     /// nothing is drawn there, as on the game's board), cooked mode. Before the last lines are printed.
     func leaveTerminal(erasingInputLine: Bool = true) {
-        guard rawMode else { return }
+        guard TerminalKeys.reading else { return }
         if erasingInputLine { Output.setInputLine(nil) }
         RawTerminal.restore()
     }
+}
 
-    /// The drain at exit: stops the timers, shows what the session reported before this point (through
-    /// `leftover`), runs `close`, then the features' events up to the close, and ends the feed: every
-    /// input still queued goes to `leftover` (show it; start nothing), but a question, which is answered
-    /// no here.
-    func drain(closing close: () async -> Void, leftover: (DriverInput<Event>) async -> Void = { _ in }) async {
-        timers.cancelAll()
-        for pump in pumpsBeforeClose { await pump.drain() }
-        await close()
-        for pump in pumpsAfterClose { await pump.drain() }
-        feed.continuation.finish()
-        for await input in inputs {
-            if case .question(let asked) = input { asked.answer.resume(returning: false) } else { await leftover(input) }
+/// Whether keys are read (the terminal is in raw mode): one reader per process.
+private enum TerminalKeys {
+    private static let started = NIOLockedValueBox(false)
+
+    static var reading: Bool { started.withLockedValue { $0 } }
+
+    /// True the first time only.
+    static func start() -> Bool {
+        started.withLockedValue { started in
+            defer { started = true }
+            return !started
         }
     }
 }

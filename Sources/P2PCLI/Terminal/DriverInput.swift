@@ -4,8 +4,8 @@ import P2P
 /// a raw terminal, lines of a pipe and their end, Ctrl-C), a question waiting for the person and its
 /// withdrawal, or one of the command's own events (`Event`: library events moved in by pumps, timers,
 /// the results of the command's own tasks). Every command takes this one type through the driver's
-/// one loop (`CommandDriver.run`), so a command's decisions can be fed any order of inputs in a test.
-enum DriverInput<Event: Sendable>: Sendable {
+/// one loop (the library's `InputLoop.run`), so a command's decisions can be fed any order of inputs in a test.
+enum DriverInput<Event: Sendable>: LoopInput {
     /// The keys of one read of a raw terminal.
     case keys([Key])
     /// A line of piped standard input.
@@ -20,13 +20,8 @@ enum DriverInput<Event: Sendable>: Sendable {
     case interrupt
     /// The command's own event.
     case event(Event)
-}
 
-/// A command's decisions as a value: fed every input of the driver's loop, it returns what to do,
-/// which the command carries out (`CommandDriver.run(_:perform:)`). Pure, so it is tested without a
-/// terminal or sockets by feeding it inputs in any order.
-protocol DrivenModel {
-    associatedtype Event: Sendable
-    associatedtype Effect
-    mutating func handle(_ input: DriverInput<Event>) -> [Effect]
+    var askedQuestion: AskedQuestion? {
+        if case .question(let asked) = self { asked } else { nil }
+    }
 }

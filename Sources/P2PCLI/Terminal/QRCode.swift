@@ -35,13 +35,6 @@ struct QRCode: Sendable, Equatable {
         self.modules = data.map { $0 & 1 == 1 }
     }
 
-    /// Built from modules directly (tests, and reading a drawing back).
-    init(size: Int, modules: [Bool]) {
-        precondition(modules.count == size * size, "a QR code has size × size modules")
-        self.size = size
-        self.modules = modules
-    }
-
     /// Whether the module at (`row`, `column`) is dark; outside the code (the quiet zone) everything is light.
     func isDark(row: Int, column: Int) -> Bool {
         guard (0..<size).contains(row), (0..<size).contains(column) else { return false }

@@ -150,7 +150,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         if json {
             emit(["event": "advertising", "name": name, "requested": requested])
         } else if !requested.hasPrefix(name) {
-            say(ConnectProgress.renamed(to: name, from: requested))
+            say(ReachWording.renamed(to: name, from: requested))
         }
     }
 }

@@ -11,7 +11,7 @@ extension ReceiveLoop {
             clearProgress()
             switch event {
             case .peerChanged(let peer, .connected, _):
-                if !options.json { Output.line(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
+                if !options.json { Output.line(Terminal.paint("* \(peer.shownLabel) connected.", .dim)) }
             case .advertising(let name):
                 ReceiveCommand.showAdvertising(name, requested: options.network.displayName, json: options.json, emit: Output.json, say: Output.line)
             case .discoveryFailed(let error):

@@ -148,7 +148,7 @@ struct SendCommand: AsyncParsableCommand {
 
     /// This command as typed, to run again: `p2p send many --to bob`.
     static func again(_ arguments: [String]) -> String {
-        (["p2p"] + arguments.dropFirst().map { PeerTarget.shellWord(Terminal.sanitize($0)) }).joined(separator: " ")
+        (["p2p"] + arguments.dropFirst().map { ReachWording.shellWord(Terminal.sanitize($0)) }).joined(separator: " ")
     }
 
     /// Finds the receivers `--to`, `--connect` or `--all` name (the library's `SendRun.receivers`, saying
@@ -159,9 +159,9 @@ struct SendCommand: AsyncParsableCommand {
             PeerFinder(session: session, to: $0, connect: connect, timeout: timeout, role: "receiver", progress: progress)
         }
         do {
-            return try await SendRun.receivers(try finders.map { try $0.locator(all: all) }, all: all)
+            return try await SendRun.receivers(try finders.map { try $0.connector.locator(all: all) }, all: all)
         } catch let error as PeerFindError {
-            let reach = finders[0].reachError(error)
+            let reach = ReachError(error, wording: finders[0].connector.wording)
             if json, case .keyRefused(let refusal) = reach { Output.json(refusal.json) }
             throw reach.cliError(denial: ExitStatus.denied)
         } catch let error as ReachError {

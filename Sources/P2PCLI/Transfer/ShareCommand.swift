@@ -53,7 +53,7 @@ struct ShareCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("\(error)", code: ExitStatus.failure)
         }
-        let alias = name ?? NetworkOptions.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID)
+        let alias = name ?? Identity.defaultDisplayName(for: (try? Identity.loadOrCreate())?.peerID)
         let server = ShareServer(files: files, pin: sharePIN, once: once, alias: alias)
         let listening: Int
         do {

@@ -104,7 +104,7 @@ struct StreamReceive {
     private func show(_ event: SessionEvent) {
         switch event {
         case .peerChanged(let peer, .connected, _):
-            if !command.json { Output.error(Terminal.paint("* \(PeerTarget.label(peer)) connected.", .dim)) }
+            if !command.json { Output.error(Terminal.paint("* \(peer.shownLabel) connected.", .dim)) }
         case .peerChanged(let peer, .disconnected, _):
             if !command.json { Output.error(Terminal.paint("* \(peer.displayName) left.", .dim)) }
         case .advertising(let name):

@@ -28,3 +28,29 @@ public enum CommandExitCode: Int32, CaseIterable, Sendable {
     /// a process killed by it. (A transfer under way is cancelled on both sides instead: 7.)
     case interrupted = 130
 }
+
+extension CommandExitCode {
+    /// The exit code of a command that did not reach the peer it was given (`--to`, `--connect`); `denial`
+    /// is the command's own for a peer that said no (6 for `send`, where the receiver denies an offer; 4
+    /// where a denied connection is one more way of not getting through).
+    public init(_ error: ReachError, denial: CommandExitCode) {
+        self = switch error {
+        case .badEndpoint: .failure
+        case .noDiscovery: .noDaemon
+        case .notFound, .ambiguous: .peerNotFound
+        case .denied: denial
+        case .refused, .failed: .connectionFailed
+        case .keyRefused: .keyRefused
+        }
+    }
+
+    /// The exit code of a pairing that did not pair (`p2p pair`): nobody in time is a peer not found, a
+    /// code that did not prove itself (or was not one) a failed pairing.
+    public init(_ failure: PairingRun.Failure) {
+        self = switch failure {
+        case .unreached(let error): CommandExitCode(error, denial: .connectionFailed)
+        case .timeUp: .peerNotFound
+        case .notACode, .failed, .spent: .pairingFailed
+        }
+    }
+}

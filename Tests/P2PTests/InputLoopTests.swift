@@ -1,31 +1,28 @@
-import ArgumentParser
 import P2P
 import Testing
-@testable import P2PCLI
 
-/// The terminal driver's parts that need no terminal: its one loop (the order of inputs, Ctrl-C,
-/// questions and their answers, the exit), timers, and the drain at exit.
-@Suite struct CommandDriverTests {
+/// An app's one loop without a terminal (`InputLoop`, `p2p`'s `CommandDriver`): the order of inputs,
+/// Ctrl-C, questions and their answers, the exit status, timers, and the drain at exit.
+@Suite struct InputLoopTests {
     let alice = PeerInfo(id: PeerID(bytes: Array(repeating: 1, count: 16)), displayName: "alice", sessionID: "chat")
     let bob = PeerInfo(id: PeerID(bytes: Array(repeating: 2, count: 16)), displayName: "bob", sessionID: "chat")
 
     @Test func theLoopTakesEveryKindOfInputInArrivalOrderAndStopsAtTheStatusItIsGiven() async {
-        let driver = CommandDriver<String>()
+        let driver = InputLoop<LoopTestInput<String>, Int32>()
         let (session, sessionEvents) = AsyncStream.makeStream(of: String.self)
         driver.feed.send(input: .line("e4"))
         driver.feed.send("dial failed")
-        driver.feed.send(input: .keys([.character("y"), .enter]))
-        driver.feed.send(input: .endOfInput)
+                driver.feed.send(input: .endOfInput)
         driver.feed.send(input: .interrupt)
         driver.feed.send(input: .line("after the exit"))
         var handled: [String] = []
         let status = await driver.run { input in
             handled.append(Self.describe(input))
-            if case .interrupt = input { return ExitStatus.interrupted }
+            if case .interrupt = input { return 130 }
             return nil
         }
-        #expect(status == ExitStatus.interrupted)
-        #expect(handled == ["line e4", "event dial failed", "keys 2", "end of input", "interrupt"])
+        #expect(status == 130)
+        #expect(handled == ["line e4", "event dial failed", "end of input", "interrupt"])
         // Whatever was queued after the input that ended the loop goes to the drain, as do the pumps' events.
         driver.pump(session) { "session: " + $0 }
         sessionEvents.yield("bob left")
@@ -35,7 +32,7 @@ import Testing
     }
 
     @Test func aPumpedStreamArrivesInItsOwnOrderAmongTheOtherInputs() async {
-        let driver = CommandDriver<Int>()
+        let driver = InputLoop<LoopTestInput<Int>, Int32>()
         let (numbers, continuation) = AsyncStream.makeStream(of: Int.self)
         driver.pump(numbers) { $0 }
         for number in 1...100 { continuation.yield(number) }
@@ -43,15 +40,15 @@ import Testing
         let status = await driver.run { input in
             guard case .event(let number) = input else { return nil }
             seen.append(number)
-            return number == 100 ? .success : nil
+            return number == 100 ? 0 : nil
         }
-        #expect(status == .success)
+        #expect(status == 0)
         #expect(seen == Array(1...100))
         await driver.drain(closing: {})
     }
 
     @Test func aQuestionIsAnsweredFromTheLoopAndOneLeftAtTheExitIsAnsweredNo() async {
-        let driver = CommandDriver<Never>()
+        let driver = InputLoop<LoopTestInput<Never>, Int32>()
         let feed = driver.feed
         let alice = self.alice, bob = self.bob
         let answered = Task { await feed.ask(.roomDial(alice)) }
@@ -59,7 +56,7 @@ import Testing
             guard case .question(let asked) = input else { return nil }
             #expect(asked.question.peer.displayName.raw == "alice")
             asked.answer.resume(returning: true)
-            return .success
+            return 0
         }
         #expect(await answered.value)
         // Asked once the loop is over: nobody will show it, so the drain says no for the person.
@@ -69,7 +66,7 @@ import Testing
         _ = await driver.run { input in
             guard case .question(let asked) = input else { return nil }
             feed.send(input: .question(asked))
-            return .success
+            return 0
         }
         await driver.drain(closing: {}) { _ in leftover += 1 }
         #expect(await unanswered.value == false)
@@ -79,7 +76,7 @@ import Testing
     }
 
     @Test func aQuestionWhoseAskerStopsWaitingIsWithdrawnAndAnsweredNo() async {
-        let driver = CommandDriver<Never>()
+        let driver = InputLoop<LoopTestInput<Never>, Int32>()
         let feed = driver.feed
         let alice = self.alice
         // The library stops waiting (the peer left, or its decision timeout passed) by cancelling the asker.
@@ -88,25 +85,25 @@ import Testing
         let status = await driver.run { input in
             switch input {
             case .question(let asked):
-                guard questions.admit(asked) else { return ExitStatus.failure }
+                guard questions.admit(asked) else { return 1 }
                 _ = questions.queue.ask("alice is in room \"chat\". Connect?", asker: asked)
                 timedOut.cancel()
             case .withdrawn(let token):
                 #expect(questions.withdraw(token)?.wasShown == true, "it leaves the screen")
-                return .success
+                return 0
             default:
                 break
             }
             return nil
         }
-        #expect(status == .success)
+        #expect(status == 0)
         #expect(await timedOut.value == false)
         #expect(questions.queue.shown == nil)
         await driver.drain(closing: {})
     }
 
     @Test func aModelIsFedEachInputAndItsEffectsAreCarriedOutInOrderUntilOneEndsTheLoop() async {
-        let driver = CommandDriver<Int>()
+        let driver = InputLoop<LoopTestInput<Int>, Int32>()
         for number in [3, 4] { driver.feed.send(number) }
         driver.feed.send(input: .line("ignored"))
         driver.feed.send(input: .interrupt)
@@ -117,14 +114,14 @@ import Testing
             switch effect {
             case .show(let total): performed.append("show \(total)")
             case .exit(let status):
-                performed.append("exit \(status.rawValue)")
+                performed.append("exit \(status)")
                 return status
             }
             return nil
         } after: {
             redraws += 1
         }
-        #expect(status == ExitStatus.interrupted)
+        #expect(status == 130)
         #expect(performed == ["show 3", "show 7", "exit 130"])
         #expect(model.total == 7, "the model as the last input left it; 5 came after the exit")
         #expect(redraws == 3, "after each input that did not end the loop: 3, 4 and the line")
@@ -132,7 +129,7 @@ import Testing
     }
 
     @Test func aTimerSendsItsEventOnceAndACancelledOneNever() async {
-        let driver = CommandDriver<Int>()
+        let driver = InputLoop<LoopTestInput<Int>, Int32>()
         let cancelled = driver.timers.after(.milliseconds(5), 1)
         driver.timers.cancel(cancelled)
         driver.timers.after(.milliseconds(20), 2)
@@ -140,27 +137,27 @@ import Testing
         _ = await driver.run { input in
             guard case .event(let number) = input else { return nil }
             fired.append(number)
-            return .success
+            return 0
         }
         #expect(fired == [2])
         await driver.drain(closing: {})
     }
 
     @Test func aRepeatingTimerRepeatsUntilTheDriverDrains() async {
-        let driver = CommandDriver<Int>()
+        let driver = InputLoop<LoopTestInput<Int>, Int32>()
         driver.timers.every(.milliseconds(1), 7)
         var fired = 0
         _ = await driver.run { input in
             guard case .event(7) = input else { return nil }
             fired += 1
-            return fired == 2 ? .success : nil
+            return fired == 2 ? 0 : nil
         }
         #expect(fired == 2)
         await driver.drain(closing: {})
     }
 
     @Test func theDrainShowsWhatThePumpsHeldBeforeAndAfterTheCloseAndNothingLater() async {
-        let driver = CommandDriver<String>()
+        let driver = InputLoop<LoopTestInput<String>, Int32>()
         let (session, sessionEvents) = AsyncStream.makeStream(of: String.self)
         let (feature, featureEvents) = AsyncStream.makeStream(of: String.self)
         driver.pump(session, untilClose: true) { "session: " + $0 }
@@ -181,9 +178,8 @@ import Testing
         #expect(!shown.contains("late") && !shown.contains("timer"))
     }
 
-    static func describe<Event>(_ input: DriverInput<Event>) -> String {
+    static func describe<Event>(_ input: LoopTestInput<Event>) -> String {
         switch input {
-        case .keys(let keys): "keys \(keys.count)"
         case .line(let line): "line \(line)"
         case .endOfInput: "end of input"
         case .question(let asked): "question \(asked.question.peer.displayName)"
@@ -194,24 +190,38 @@ import Testing
     }
 }
 
-/// A model for the driver's loop: adds up the numbers it is sent and shows the sum; Ctrl-C ends it.
-private struct SummingModel: DrivenModel {
+/// A model for the loop: adds up the numbers it is sent and shows the sum; Ctrl-C ends it.
+private struct SummingModel: InputModel {
     enum Effect: Sendable {
         case show(Int)
-        case exit(ExitCode)
+        case exit(Int32)
     }
 
     var total = 0
 
-    mutating func handle(_ input: DriverInput<Int>) -> [Effect] {
+    mutating func handle(_ input: LoopTestInput<Int>) -> [Effect] {
         switch input {
         case .event(let number):
             total += number
             return [.show(total)]
         case .interrupt:
-            return [.exit(ExitStatus.interrupted)]
+            return [.exit(130)]
         default:
             return []
         }
+    }
+}
+
+/// An app's inputs as `p2p`'s are (`DriverInput`), without the keys of a terminal.
+enum LoopTestInput<Event: Sendable>: LoopInput {
+    case line(String)
+    case endOfInput
+    case question(AskedQuestion)
+    case withdrawn(token: UInt64)
+    case interrupt
+    case event(Event)
+
+    var askedQuestion: AskedQuestion? {
+        if case .question(let asked) = self { asked } else { nil }
     }
 }
