@@ -23,7 +23,12 @@ struct LocalSendOptions: ParsableArguments {
 
     /// Whether LocalSend is on: the flag, or P2P_LOCALSEND=on (1, yes, true) in the environment.
     var isOn: Bool {
-        enabled || ["on", "1", "yes", "true"].contains(ProcessInfo.processInfo.environment["P2P_LOCALSEND"]?.lowercased() ?? "")
+        enabled || Self.environmentTurnsOn
+    }
+
+    /// P2P_LOCALSEND=on (1, yes, true): LocalSend without the flag, for `send` and `receive` alike.
+    static var environmentTurnsOn: Bool {
+        ["on", "1", "yes", "true"].contains(ProcessInfo.processInfo.environment["P2P_LOCALSEND"]?.lowercased() ?? "")
     }
 
     /// The PIN: --pin, else P2P_LOCALSEND_PIN.

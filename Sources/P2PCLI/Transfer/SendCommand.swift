@@ -78,7 +78,7 @@ struct SendCommand: AsyncParsableCommand {
 
     /// Whether LocalSend devices are looked for: --localsend, or P2P_LOCALSEND=on.
     var localSend: Bool {
-        localSendFlag || ["on", "1", "yes", "true"].contains(ProcessInfo.processInfo.environment["P2P_LOCALSEND"]?.lowercased() ?? "")
+        localSendFlag || LocalSendOptions.environmentTurnsOn
     }
 
     @Option(help: "Seconds to wait for each answer of the receiver (someone may be asked: a new key, the offer); then the send gives up.")
