@@ -8,6 +8,28 @@ struct ChatView: Sendable {
     /// This side's display name: on its own lines, as irssi and weechat show them, and what a mention is.
     var ownName = "me"
 
+    /// An event of the chat (`ChatRun.Event`); those about the session and timers are the loop's.
+    func show(_ event: ChatRun.Event) {
+        switch event {
+        case .notice(let notice): show(notice)
+        case .peerChanged(let peer, let state, let reason, let wasConnected):
+            // A request that never became a connection ended with its own line: people hear of no
+            // "disconnect" of a peer that was never connected; programs hear of every change.
+            if json || state != .disconnected || wasConnected { peerChanged(peer, state, reason: reason) }
+        case .lineReceived(let entry, let peer, _): message(entry, from: peer)
+        case .ownLine(let text, let peer, let held): ownLine(text, to: peer, held: held)
+        case .recent(let item): if !json { recent(item) }
+        case .outbox(let waiting): outbox(count: waiting.count, for: waiting.peer, named: waiting.name.description)
+        case .queued(let entry): queued(entry)
+        case .delivered(let entry, let afterWaiting): delivered(entry, afterWaiting: afterWaiting)
+        case .receivedImage(let image, let url, let peer): self.image(image, at: url, from: peer)
+        case .receivedFile(let delivery, let url, let peer): file(delivery, at: url, from: peer)
+        case .refusedBy(let peer, let refusal, let message): refusedBy(peer, refusal, message: message)
+        case .refusedAgain(let peer, let tries): refusedAgain(peer, tries: tries)
+        case .listening, .advertising, .discoveryFailed, .startTimer, .ended: break
+        }
+    }
+
     func listening(_ session: Session) {
         if json {
             Output.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex,
