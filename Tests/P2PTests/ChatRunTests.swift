@@ -57,7 +57,8 @@ import Testing
         let options = ChatRun.Options(to: to, connect: connect, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false),
                                       acceptsEveryFile: acceptsFiles, downloads: downloads ?? FileManager.default.temporaryDirectory,
                                       waitForPeer: .seconds(5), echoes: echoes)
-        let run = try ChatRun(session: session, options: options, history: history, inputs: { continuation.yield($0) }, ask: { _ in false })
+        let run = try ChatRun(session: session, options: options, history: history, inputs: { continuation.yield($0) },
+                              askToDial: { _ in false }, askAboutFile: { _ in false })
         return (run, loop)
     }
 
@@ -138,6 +139,36 @@ import Testing
         guard case .startTimer(.acknowledgementsOverdue, let after) = try #require(events.first) else { Issue.record("no wait for acknowledgements"); return }
         #expect(after == .seconds(10))
         #expect(run.isDone, "nothing held, nobody to wait for")
+    }
+
+    // MARK: - Words and JSON
+
+    @Test func eventsAreToldInWordsForAPersonAndAsObjectsForAProgram() async throws {
+        let alice = try await makeSession("alice", sessionID: "room", inMemory: true)
+        let (run, _) = try Self.chat(alice)
+        let bob = ChatTests.peer("bob")
+        #expect(run.words(for: .peerChanged(bob, .connected, reason: nil, wasConnected: false))?.text.hasPrefix("bob connected — ") == true)
+        #expect(run.words(for: .peerChanged(bob, .disconnected, reason: .peerLeft, wasConnected: true))?.text == "bob left.")
+        #expect(run.words(for: .peerChanged(bob, .disconnected, reason: .peerLeft, wasConnected: false)) == nil,
+                "a request that never became a connection ended with its own line")
+        #expect(run.json(for: .peerChanged(bob, .disconnected, reason: .peerLeft, wasConnected: false))?["event"] as? String == "disconnected",
+                "a program hears of every change")
+        #expect(run.words(for: .peerChanged(bob, .connecting, reason: nil, wasConnected: false)) == nil, "only with --verbose")
+
+        let waiting = OutboxCount(peer: bob.id, name: bob.displayName, count: 2)
+        #expect(run.words(for: .outbox(waiting))?.text == "2 lines for bob wait in the outbox: sent when you and bob chat again (p2p history shows them).")
+        #expect(run.json(for: .outbox(waiting))?["count"] as? Int == 2)
+
+        let again = try #require(run.words(for: .refusedAgain(bob, tries: 13)))
+        #expect(again.level == .warning && again.text.hasPrefix("(refused again: 13 tries from bob, key "))
+        #expect(run.json(for: .refusedAgain(bob, tries: 13))?["event"] as? String == "refused-again")
+
+        #expect(run.words(for: .advertising("alice")) == nil, "the name asked for")
+        #expect(run.words(for: .advertising("alice (2)"))?.text == "The name \"alice\" is taken here; peers see you as \"alice (2)\".")
+        #expect(run.json(for: .notice(.note("just for people"))) == nil)
+        let error = try #require(run.json(for: .notice(ChatNotice(.error, code: "command", "unknown command"))))
+        #expect(error["event"] as? String == "error" && error["code"] as? String == "command" && error["message"] as? String == "unknown command")
+        #expect(run.json(for: .listening)?["session"] as? String == "room")
     }
 
     // MARK: - Two chats on loopback

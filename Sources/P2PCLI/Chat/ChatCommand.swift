@@ -93,7 +93,7 @@ struct ChatCommand: AsyncParsableCommand {
 
     func run() async throws {
         let session = try network.makeSession(defaultSessionID: room ?? "chat")
-        var view = ChatView(json: json, verbose: network.verbose)
+        var view = ChatView(json: json)
         view.ownName = session.displayName
         let chat = ChatLoop(session: session, view: view, options: self)
         let status = await chat.run()

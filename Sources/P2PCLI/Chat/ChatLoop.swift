@@ -44,7 +44,8 @@ final class ChatLoop {
             acceptsEveryFile: options.yes, downloads: options.downloadsDirectory, waitForPeer: .seconds(options.timeout),
             verbose: options.network.verbose, echoes: interactive)
         do {
-            run = try ChatRun(session: session, options: chatOptions, inputs: { feed.send($0) }, ask: { await feed.ask($0) })
+            run = try ChatRun(session: session, options: chatOptions, inputs: { feed.send($0) },
+                              askToDial: { await feed.ask(.roomDial($0)) }, askAboutFile: { await feed.ask(.offer($0)) })
         } catch {
             view.error("history", error.description)
             return ExitStatus.failure
@@ -97,13 +98,11 @@ final class ChatLoop {
             switch event {
             case .startTimer(let timer, let delay): driver.timers.after(delay, .timer(timer))
             case .ended(let status): return Self.exitCode(status)
-            case .listening: view.listening(session)
-            case .advertising(let name): view.advertising(as: name, requested: options.network.displayName)
             case .discoveryFailed(let error): DiscoveryNotice.show(error, json: options.json)
             case .lineReceived(_, _, let wantsAttention):
-                view.show(event)
+                view.show(event, of: run)
                 if options.bell && !options.json && wantsAttention { Output.raw("\u{07}") }
-            default: view.show(event)
+            default: view.show(event, of: run)
             }
         }
         return nil

@@ -10,7 +10,7 @@ import Foundation
 /// session, the conversation, the transfers and the room report arrive through the `inputs` sink given
 /// at init; its own timers as ``Input/timer(_:)``), hands it what the person types (``type(_:)``), and
 /// renders the events each call returns, until one is ``Event/ended(_:)``. Questions to the person
-/// (new keys, files offered) go through the `ask` closure. Not thread-safe: one loop owns it.
+/// (new keys, files offered) go through the closures given at init. Not thread-safe: one loop owns it.
 public final class ChatRun {
     /// What the chat is asked to do.
     public struct Options: Sendable {
@@ -50,89 +50,6 @@ public final class ChatRun {
         public var isWithOnePeer: Bool { to != nil || connect != nil }
     }
 
-    /// What happens, in the order the front end's loop takes it.
-    public enum Input: Sendable {
-        case session(SessionEvent)
-        case conversation(ConversationEvent)
-        case transfer(TransferEvent)
-        case room(ChatRoomRunner.Event)
-        /// A dial of `--connect` or `--to` that failed (`target` as the person named it).
-        case dialFailed(target: String, any Error)
-        /// The person answered ``Event/askedToDial(_:)``.
-        case dialAnswered(PeerInfo, yes: Bool)
-        case timer(Timer)
-        /// Piped input ended.
-        case inputEnded
-        /// Ctrl-C.
-        case interrupted
-
-        /// Whether it came from a library event stream (the front end's bounded backlog counts those).
-        public var isPumped: Bool {
-            switch self {
-            case .session, .conversation, .transfer: true
-            default: false
-            }
-        }
-    }
-
-    /// A timer the front end starts when asked (``Event/startTimer(_:after:)``) and hands back as input.
-    public enum Timer: Sendable, Equatable {
-        /// A dial still waiting a moment after it began: the other side is being asked.
-        case dialSlow(PeerInfo)
-        /// The wait for the `--to` peer is over.
-        case waitForPeerExpired
-        /// Every 2 s: members still announced are dialled again (links die without a word).
-        case tick
-        /// 10 s after piped input ended.
-        case acknowledgementsOverdue
-
-        public static func == (a: Timer, b: Timer) -> Bool {
-            switch (a, b) {
-            case (.dialSlow(let x), .dialSlow(let y)): x.id == y.id
-            case (.waitForPeerExpired, .waitForPeerExpired), (.tick, .tick), (.acknowledgementsOverdue, .acknowledgementsOverdue): true
-            default: false
-            }
-        }
-    }
-
-    /// What the front end renders (peer text in it is hostile: shown only through ``PeerText``).
-    public enum Event: Sendable {
-        /// A note, warning or error in words.
-        case notice(ChatNotice)
-        /// The session listens (its name, ID, port and room are the session's).
-        case listening
-        /// The name peers see (`requested` was taken when they differ).
-        case advertising(String)
-        /// A peer's state changed; `wasConnected`: it was in the chat (a request that never became a
-        /// connection ended with its own line, so people hear of no "disconnect" of it).
-        case peerChanged(PeerInfo, PeerState, reason: SessionError?, wasConnected: Bool)
-        /// The browse failed or the daemon went away.
-        case discoveryFailed(DiscoveryError)
-        /// A line from a peer; `wantsAttention`: it mentions this side's name or is private to it.
-        case lineReceived(ChatEntry, from: PeerInfo, wantsAttention: Bool)
-        /// A line the person typed, as the others see it (`to`: a /msg; `held`: nobody gets it yet).
-        case ownLine(String, to: PeerInfo?, held: Bool)
-        /// A line, image or file from the history, shown when the chat starts.
-        case recent(HistoryItem)
-        /// Lines for a peer wait in the outbox (at the start and at the end).
-        case outbox(OutboxCount)
-        /// A line for a member that is away waits in the outbox.
-        case queued(ChatEntry)
-        /// A peer acknowledged a line; `afterWaiting`: it had waited in the outbox.
-        case delivered(ChatEntry, afterWaiting: Bool)
-        case receivedImage(ImageInfo, at: URL, from: PeerInfo)
-        /// A received file, whole and with its SHA-256 checked.
-        case receivedFile(Delivery, at: URL, from: PeerInfo)
-        /// The peer refused this side, with what to do (``RefusalNotice``).
-        case refusedBy(PeerInfo, PeerRefusal, message: String)
-        /// A key refused before was refused again: `tries` so far, said at most once a minute.
-        case refusedAgain(PeerInfo, tries: Int)
-        /// Start this timer; hand it back as ``Input/timer(_:)``.
-        case startTimer(Timer, after: Duration)
-        /// The chat is over.
-        case ended(ChatEnding.Status)
-    }
-
     public let session: Session
     public let options: Options
     public let conversation: Conversation
@@ -142,9 +59,11 @@ public final class ChatRun {
     public let attachments: ChatAttachments
     /// The room as it stands now.
     public var room: ChatRoom { runner.room }
+    /// The name this side asked for; the one peers see may differ (``Event/advertising(_:)``).
+    public let requestedName: String
 
     private let inputs: @Sendable (Input) -> Void
-    private let ask: @Sendable (PeerQuestion) async -> Bool
+    private let askToDial: @Sendable (PeerInfo) async -> Bool
     private var ending: ChatEnding
     private var files = ChatFileLedger()
     private var started = false
@@ -153,19 +72,23 @@ public final class ChatRun {
 
     /// A chat on `session` (its session ID is the room's name). `inputs` takes what arrives on its own
     /// (room events, failed dials, answered dial questions): send each to the loop that calls
-    /// ``handle(_:)``. `ask` puts a question to the person (false: no). The history is the SQLite file at `history`.
+    /// ``handle(_:)``. `askToDial` (a peer of the room with a key nobody here accepted yet) and
+    /// `askAboutFile` (an image or file offered) put a question to the person (false: no). The history
+    /// is the SQLite file at `history`.
     public init(session: Session, options: Options, history path: String = ChatHistory.defaultPath(), inputs: @escaping @Sendable (Input) -> Void,
-                ask: @escaping @Sendable (PeerQuestion) async -> Bool) throws(ChatHistoryError) {
+                askToDial: @escaping @Sendable (PeerInfo) async -> Bool,
+                askAboutFile: @escaping @Sendable (IncomingOffer) async -> Bool) throws(ChatHistoryError) {
         self.session = session
         self.options = options
+        requestedName = session.displayName
         self.inputs = inputs
-        self.ask = ask
+        self.askToDial = askToDial
         conversation = Conversation(session: session, history: try ChatHistory(path: path))
         // A chat with one peer (by name or address) does not dial the peers of its session by itself.
         runner = ChatRoomRunner(session: session, conversation: conversation, policy: options.policy, dialsRoomPeers: !options.isWithOnePeer,
                                 context: options.context) { inputs(.room($0)) }
         // One file at a time, images checked, streams declined: the library's rules for a chat.
-        attachments = ChatAttachments(session: session, downloads: options.downloads, acceptsEvery: options.acceptsEveryFile) { await ask(.offer($0)) }
+        attachments = ChatAttachments(session: session, downloads: options.downloads, acceptsEvery: options.acceptsEveryFile, ask: askAboutFile)
         ending = ChatEnding(scripted: options.isWithOnePeer, verbose: options.verbose)
     }
 
@@ -333,8 +256,8 @@ public final class ChatRun {
         case .dialFailed(let peer, let error, let unasked, _):
             return end(ending.handle(.dialFailed(target: peer.displayName.description, error, unasked: unasked ? peer.id : nil)))
         case .dialQuestion(let peer):
-            let ask = self.ask, inputs = self.inputs
-            Task { inputs(.dialAnswered(peer, yes: await ask(.roomDial(peer)))) }
+            let ask = askToDial, inputs = self.inputs
+            Task { inputs(.dialAnswered(peer, yes: await ask(peer))) }
             return []
         case .lineHeld:
             return options.echoes ? (notice.map { [$0] } ?? []) : []
