@@ -213,4 +213,58 @@ import Testing
         }
         await alice.close()
     }
+
+    // MARK: - Run by itself
+
+    /// Reads a `RunningChat`'s events until one fits `predicate`; fails when the stream ends first.
+    @discardableResult
+    static func next(_ events: inout AsyncStream<ChatRun.Event>.Iterator, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+                     _ predicate: (ChatRun.Event) -> Bool) async throws -> ChatRun.Event {
+        while let event = await events.next() {
+            if predicate(event) { return event }
+        }
+        Issue.record("the chat's events ended before \(what)", sourceLocation: sourceLocation)
+        throw CancellationError()
+    }
+
+    /// With `--connect` (a chat with one peer, which goes on without an mDNS daemon): the chat dials bob.
+    @Test func aRunningChatDialsTakesLinesBothWaysAndEndsOnCtrlC() async throws {
+        let room = "room-\(UInt32.random(in: 0 ... .max))"
+        let bob = try await makeSession("bob", sessionID: room)
+        let bobChat = Conversation(session: bob, history: try ChatHistory(path: ChatTests.temporaryPath()))
+        let bobHears = ConversationRecorder(bobChat)
+        var bobSees = bob.events().makeAsyncIterator()
+        let alice = try await makeSession("alice", sessionID: room, inMemory: true)
+        let options = ChatRun.Options(connect: bob.endpoint, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false),
+                                      downloads: FileManager.default.temporaryDirectory)
+        let chat = try RunningChat(session: alice, options: options, history: ChatTests.temporaryPath())
+        var events = chat.events.makeAsyncIterator()
+        try await Self.next(&events, "listening") { if case .listening = $0 { true } else { false } }
+        let port = try #require(alice.localPort)
+        try await Self.next(&events, "bob connected") {
+            if case .peerChanged(let peer, .connected, _, _) = $0 { peer.id == bob.peerID } else { false }
+        }
+
+        var seenByBob: PeerInfo?
+        while seenByBob == nil, let event = await bobSees.next() {
+            if case .peerChanged(let peer, .connected, _) = event, peer.id == alice.peerID { seenByBob = peer }
+        }
+        let alicePeer = try #require(seenByBob, "bob never saw alice connect")
+        _ = try await bobChat.send("hello alice", to: [alicePeer])
+        let line = try await Self.next(&events, "bob's line") { if case .lineReceived = $0 { true } else { false } }
+        if case .lineReceived(let entry, let from, let wantsAttention) = line {
+            #expect(entry.text == "hello alice" && from.id == bob.peerID && wantsAttention)
+        }
+        chat.type("hello bob")
+        try await bobHears.waitForReceived(["hello bob"])
+
+        chat.interrupt()
+        try await Self.next(&events, "the end") { if case .ended(.success) = $0 { true } else { false } }
+        while await events.next() != nil {}
+        // The chat closed its session: nothing listens on its port any more.
+        let carol = try await makeSession("carol", sessionID: room)
+        await #expect(throws: SessionError.self) { try await carol.connect(to: Endpoint(host: "127.0.0.1", port: port)) }
+        await carol.close()
+        await bob.close()
+    }
 }

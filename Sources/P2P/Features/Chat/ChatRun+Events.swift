@@ -13,6 +13,8 @@ extension ChatRun {
         /// The person answered ``Event/askedToDial(_:)``.
         case dialAnswered(PeerInfo, yes: Bool)
         case timer(Timer)
+        /// A line the person typed (``ChatRun/type(_:)``), for a front end that hands over all it has as input.
+        case typed(String)
         /// Piped input ended.
         case inputEnded
         /// Ctrl-C.

@@ -156,6 +156,7 @@ public final class ChatRun {
             runner.answer(dialTo: peer, yes: yes)
             return []
         case .timer(let timer): return fired(timer)
+        case .typed(let line): return type(line)
         case .inputEnded:
             runner.inputEnded()
             return end(ending.handle(.inputEnded))
@@ -174,7 +175,7 @@ public final class ChatRun {
         case .transfer(let event): return transferred(event)
         case .room(.dialing), .room(.dialQuestion), .room(.dialFailed): return []
         case .room(let event): return handle(event)
-        case .dialFailed, .dialAnswered, .timer, .inputEnded, .interrupted: return []
+        case .dialFailed, .dialAnswered, .timer, .typed, .inputEnded, .interrupted: return []
         }
     }
 
