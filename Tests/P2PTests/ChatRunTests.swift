@@ -169,6 +169,19 @@ import Testing
         let error = try #require(run.json(for: .notice(ChatNotice(.error, code: "command", "unknown command"))))
         #expect(error["event"] as? String == "error" && error["code"] as? String == "command" && error["message"] as? String == "unknown command")
         #expect(run.json(for: .listening)?["session"] as? String == "room")
+
+        var request = ConnectionRequest(peer: bob)
+        #expect(ChatRun.words(forContextOf: request) == nil && ChatRun.json(forContextOf: request) == nil, "no context, nothing to show")
+        request.context = Data("it's me\u{1B}[2J".utf8)
+        #expect(ChatRun.words(forContextOf: request)?.text == "bob's request says: it's me\u{FFFD}[2J", "sanitized")
+        #expect(ChatRun.json(forContextOf: request)?["context"] as? String == "it's me\u{1B}[2J", "JSON escapes it itself")
+    }
+
+    @Test func theDownloadsFolderAndTheExitCodes() {
+        #expect(ChatRun.Options.downloads("/srv/in", environment: ["P2P_DOWNLOADS": "/tmp/x"]).path == "/srv/in")
+        #expect(ChatRun.Options.downloads(nil, environment: ["P2P_DOWNLOADS": "/tmp/x"]).path == "/tmp/x")
+        #expect(ChatRun.Options.downloads(nil, environment: [:]).lastPathComponent == "Downloads")
+        #expect([ChatEnding.Status.success, .failed, .noDaemon, .peerNotFound, .connectionFailed].map { CommandExitCode($0).rawValue } == [0, 1, 2, 3, 4])
     }
 
     // MARK: - Two chats on loopback

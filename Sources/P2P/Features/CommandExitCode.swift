@@ -39,3 +39,16 @@ public enum CommandExitCode: Int32, CaseIterable, Sendable {
         }
     }
 }
+
+extension CommandExitCode {
+    /// How a chat ended (``ChatEnding/Status``), as the command line exits.
+    public init(_ status: ChatEnding.Status) {
+        self = switch status {
+        case .success: .success
+        case .connectionFailed: .connectionFailed
+        case .peerNotFound: .peerNotFound
+        case .failed: .failure
+        case .noDaemon: .noDaemon
+        }
+    }
+}

@@ -4,16 +4,6 @@ import P2P
 
 /// Questions to the person (connection requests, offers) and the interactive input line.
 extension ChatLoop {
-    /// What a peer attached to its request, shown before any question about it.
-    static func showContext(_ context: Data, of peer: PeerInfo, json: Bool) {
-        let text = String(decoding: context, as: UTF8.self)
-        if json {
-            Output.json(["event": "connection-request", "peer": peer.displayName, "id": peer.id.hex, "context": text])
-        } else {
-            Output.line(Terminal.paint("* \(PeerTarget.name(peer))'s request says: \(Terminal.sanitize(text))", .dim))
-        }
-    }
-
     // MARK: - Questions
 
     /// Decides a question by the room's policy (`ChatRoomRunner.consider`), or queues it for the person.

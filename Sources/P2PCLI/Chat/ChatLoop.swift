@@ -32,16 +32,16 @@ final class ChatLoop {
     }
 
     func run() async -> ExitCode {
-        let feed = self.feed
-        let json = options.json
+        let feed = self.feed, view = self.view
         session.setConnectionRequestHandler { request in
-            if let context = request.context { Self.showContext(context, of: request.peer, json: json) }
+            // What the peer attached to its request, shown before any question about it.
+            if let object = ChatRun.json(forContextOf: request) { view.show(ChatRun.words(forContextOf: request), json: object) }
             return await feed.ask(.connection(request))
         }
         let chatOptions = ChatRun.Options(
             to: options.to, connect: options.connect.flatMap(Endpoint.init), context: options.context.map { Data($0.utf8) },
             policy: ConnectionPolicy(acceptsEveryone: options.yes, asksAlways: options.ask, canAsk: Terminal.stdinIsTTY && !options.json),
-            acceptsEveryFile: options.yes, downloads: options.downloadsDirectory, waitForPeer: .seconds(options.timeout),
+            acceptsEveryFile: options.yes, downloads: ChatRun.Options.downloads(options.downloads), waitForPeer: .seconds(options.timeout),
             verbose: options.network.verbose, echoes: interactive)
         do {
             run = try ChatRun(session: session, options: chatOptions, inputs: { feed.send($0) },
@@ -97,7 +97,7 @@ final class ChatLoop {
         for event in events {
             switch event {
             case .startTimer(let timer, let delay): driver.timers.after(delay, .timer(timer))
-            case .ended(let status): return Self.exitCode(status)
+            case .ended(let status): return ExitStatus.code(CommandExitCode(status))
             case .discoveryFailed(let error): DiscoveryNotice.show(error, json: options.json)
             case .lineReceived(_, _, let wantsAttention):
                 view.show(event, of: run)
@@ -106,16 +106,6 @@ final class ChatLoop {
             }
         }
         return nil
-    }
-
-    static func exitCode(_ status: ChatEnding.Status) -> ExitCode {
-        switch status {
-        case .success: .success
-        case .connectionFailed: ExitStatus.connectionFailed
-        case .peerNotFound: ExitStatus.peerNotFound
-        case .failed: ExitStatus.failure
-        case .noDaemon: ExitStatus.noDaemon
-        }
     }
 
     /// Leaves the chat: closes the session, shows what its streams still hold, then what it leaves behind.

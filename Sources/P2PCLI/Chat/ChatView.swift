@@ -37,7 +37,7 @@ struct ChatView: Sendable {
     }
 
     /// `notice` for a person, `object` for a program.
-    private func show(_ notice: ChatNotice?, json object: [String: Any]) {
+    func show(_ notice: ChatNotice?, json object: [String: Any]) {
         if json { Output.json(object) } else { show(notice) }
     }
 

@@ -48,6 +48,18 @@ extension ChatRun {
         return .note("The name \"\(requested)\" is taken here; peers see you as \"\(PeerText.sanitized(name))\".")
     }
 
+    /// What a peer attached to its connection request (`--context` there), shown before any question
+    /// about it (nil: it attached nothing).
+    public static func words(forContextOf request: ConnectionRequest) -> ChatNotice? {
+        request.context.map { .note("\(request.peer.shownName)'s request says: \(PeerText.sanitized(String(decoding: $0, as: UTF8.self)))") }
+    }
+
+    /// The request's context as `--json` prints it: `connection-request` (nil: it attached nothing).
+    public static func json(forContextOf request: ConnectionRequest) -> [String: Any]? {
+        request.context.map { ["event": "connection-request", "peer": request.peer.displayName, "id": request.peer.id.hex,
+                               "context": String(decoding: $0, as: UTF8.self)] }
+    }
+
     /// `listening` as `--json` prints it: the session's name, ID, room and port.
     public static func json(forListening session: Session) -> [String: Any] {
         ["event": "listening", "name": session.displayName, "id": session.peerID.hex, "session": session.sessionID, "port": session.localPort ?? 0]

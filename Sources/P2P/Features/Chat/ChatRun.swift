@@ -46,6 +46,12 @@ public final class ChatRun {
             self.echoes = echoes
         }
 
+        /// Where received images and files go: the folder `given`, else `$P2P_DOWNLOADS`, else ~/Downloads.
+        public static func downloads(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+            if let folder = given ?? environment["P2P_DOWNLOADS"] { return URL(fileURLWithPath: folder, isDirectory: true) }
+            return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Downloads", isDirectory: true)
+        }
+
         /// `--to` or `--connect`: a chat with one peer, whose failed dial ends it.
         public var isWithOnePeer: Bool { to != nil || connect != nil }
     }
