@@ -182,6 +182,8 @@ import Testing
         #expect(ChatRun.Options.downloads(nil, environment: ["P2P_DOWNLOADS": "/tmp/x"]).path == "/tmp/x")
         #expect(ChatRun.Options.downloads(nil, environment: [:]).lastPathComponent == "Downloads")
         #expect([ChatEnding.Status.success, .failed, .noDaemon, .peerNotFound, .connectionFailed].map { CommandExitCode($0).rawValue } == [0, 1, 2, 3, 4])
+        #expect(CommandExitCode(HistoryPeerError.noChat("bob")) == .peerNotFound)
+        #expect(CommandExitCode(HistoryPeerError.several("bo", ["bob", "bobby"])) == .usage)
     }
 
     // MARK: - Two chats on loopback

@@ -51,4 +51,12 @@ extension CommandExitCode {
         case .noDaemon: .noDaemon
         }
     }
+
+    /// A peer `p2p history PEER` cannot name: none in the history (3), or several fit (64: give an ID prefix).
+    public init(_ error: HistoryPeerError) {
+        self = switch error {
+        case .noChat: .peerNotFound
+        case .several: .usage
+        }
+    }
 }
