@@ -168,7 +168,7 @@ import Testing
         #expect(run.json(for: .notice(.note("just for people"))) == nil)
         let error = try #require(run.json(for: .notice(ChatNotice(.error, code: "command", "unknown command"))))
         #expect(error["event"] as? String == "error" && error["code"] as? String == "command" && error["message"] as? String == "unknown command")
-        #expect(run.json(for: .listening)?["session"] as? String == "room")
+        #expect(run.json(for: .listening(as: "alice"))?["session"] as? String == "room")
 
         var request = ConnectionRequest(peer: bob)
         #expect(ChatRun.words(forContextOf: request) == nil && ChatRun.json(forContextOf: request) == nil, "no context, nothing to show")

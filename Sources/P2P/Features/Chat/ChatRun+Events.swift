@@ -10,7 +10,7 @@ extension ChatRun {
         case room(ChatRoomRunner.Event)
         /// A dial of `--connect` or `--to` that failed (`target` as the person named it).
         case dialFailed(target: String, any Error)
-        /// The person answered ``Event/askedToDial(_:)``.
+        /// The person answered whether the room may dial this peer, whose key nobody here accepted yet (`askToDial`).
         case dialAnswered(PeerInfo, yes: Bool)
         case timer(Timer)
         /// A line the person typed (``ChatRun/type(_:)``), for a front end that hands over all it has as input.
@@ -53,8 +53,8 @@ extension ChatRun {
     public enum Event: Sendable {
         /// A note, warning or error in words.
         case notice(ChatNotice)
-        /// The session listens (its name, ID, port and room are the session's).
-        case listening
+        /// The session listens, under this name (peers may come to see another: ``advertising(_:)``); its ID, port and room are the session's.
+        case listening(as: String)
         /// The name peers see (`requested` was taken when they differ).
         case advertising(String)
         /// A peer's state changed; `wasConnected`: it was in the chat (a request that never became a

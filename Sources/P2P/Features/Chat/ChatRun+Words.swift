@@ -9,8 +9,8 @@ extension ChatRun {
         switch event {
         case .notice(let notice):
             return notice
-        case .listening:
-            return Self.words(forListening: session)
+        case .listening(let name):
+            return Self.words(forListening: session, as: name)
         case .advertising(let name):
             return Self.words(advertisedAs: name, requested: requestedName)
         case .peerChanged(let peer, let state, let reason, let wasConnected):
@@ -38,8 +38,8 @@ extension ChatRun {
     }
 
     /// "You are alice (v6om-2htw), port 24242, session "chat"."
-    public static func words(forListening session: Session) -> ChatNotice {
-        .note("You are \(session.displayName) (\(session.peerID.short)), port \(session.localPort ?? 0), session \"\(session.sessionID)\".")
+    public static func words(forListening session: Session, as name: String? = nil) -> ChatNotice {
+        .note("You are \(name ?? session.displayName) (\(session.peerID.short)), port \(session.localPort ?? 0), session \"\(session.sessionID)\".")
     }
 
     /// The name peers see, when it is not the one asked for (nil: it is).
@@ -60,9 +60,10 @@ extension ChatRun {
                                "context": String(decoding: $0, as: UTF8.self)] }
     }
 
-    /// `listening` as `--json` prints it: the session's name, ID, room and port.
-    public static func json(forListening session: Session) -> [String: Any] {
-        ["event": "listening", "name": session.displayName, "id": session.peerID.hex, "session": session.sessionID, "port": session.localPort ?? 0]
+    /// `listening` as `--json` prints it: the session's name (`name`: as it was when it began to
+    /// listen), ID, room and port.
+    public static func json(forListening session: Session, as name: String? = nil) -> [String: Any] {
+        ["event": "listening", "name": name ?? session.displayName, "id": session.peerID.hex, "session": session.sessionID, "port": session.localPort ?? 0]
     }
 
     /// A peer's change in words: connected (with how far its key is trusted), left, disconnected (with
@@ -86,8 +87,8 @@ extension ChatRun {
         case .notice(let notice):
             guard notice.level != .note else { return nil }
             return ["event": notice.level == .error ? "error" : "warning", "code": notice.code, "message": notice.text]
-        case .listening:
-            return Self.json(forListening: session)
+        case .listening(let name):
+            return Self.json(forListening: session, as: name)
         case .advertising(let name):
             return ["event": "advertising", "name": name]
         case .peerChanged(let peer, let state, let reason, _):

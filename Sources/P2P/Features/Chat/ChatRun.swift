@@ -120,7 +120,7 @@ public final class ChatRun {
         } catch {
             return [.notice(ChatNotice(.error, code: "listen", error.description)), .ended(.failed)]
         }
-        var events: [Event] = [.listening]
+        var events: [Event] = [.listening(as: session.displayName)]
         // A port picked by the system (none asked for) is no address to give out.
         let port = session.configuration.fallsBackToAnyPort ? 0 : session.configuration.port
         do {
