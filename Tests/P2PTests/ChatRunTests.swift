@@ -201,6 +201,7 @@ import Testing
             if case .peerChanged(let peer, .connected, _, _) = $0 { peer.id == bob.peerID } else { false }
         }
 
+        #expect(String(aliceChat.complete(Array("/msg b"), cursor: 6).text) == "/msg bob ", "Tab completes a member's name")
         #expect(aliceChat.type("hi bob").isEmpty)
         let line = try await bobLoop.until(bobChat, "alice's line") { if case .lineReceived = $0 { true } else { false } }
         if case .lineReceived(let entry, let from, let wantsAttention) = line {

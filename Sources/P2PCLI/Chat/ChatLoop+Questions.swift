@@ -71,9 +71,7 @@ extension ChatLoop {
 
     /// Tab: completes a peer's name or a path in the input line, or lists what fits.
     func complete() {
-        // Only names that print as they are can be typed back (a hostile name never reaches the line).
-        let names = Set(room.members.values.map(\.displayName.raw)).filter { Terminal.sanitize($0) == $0 }
-        let completion = ChatCompletion.complete(editor.text, cursor: editor.cursor, names: Array(names), list: ChatCompletion.listDirectory)
+        let completion = run.complete(editor.text, cursor: editor.cursor)
         editor.replace(text: completion.text, cursor: completion.cursor)
         if !completion.listed.isEmpty { view.note(completion.listed.map { Terminal.sanitize($0) }.joined(separator: "  ")) }
     }

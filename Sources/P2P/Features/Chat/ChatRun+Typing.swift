@@ -53,4 +53,12 @@ extension ChatRun {
             return [.notice(ChatNotice(.error, code: "command", PrivateLineTarget.ambiguous(name, candidates: candidates)))]
         }
     }
+
+    /// Tab at `cursor` in `text`: a member's name (after `/msg`, after `@`, at the start of a word) or a
+    /// path (after `/image` or `/file`) completed, or what fits listed. Only names that print as they are
+    /// can be typed back, so a hostile name never reaches the input line.
+    public func complete(_ text: [Character], cursor: Int) -> ChatCompletion {
+        let names = Set(room.members.values.map(\.displayName.raw)).filter { PeerText.sanitized($0) == $0 }
+        return ChatCompletion.complete(text, cursor: cursor, names: names.sorted(), list: ChatCompletion.listDirectory)
+    }
 }
