@@ -33,6 +33,7 @@ public final class ChatRun {
         /// A person types at a terminal: own lines are echoed and held lines are said.
         public var echoes: Bool
 
+        /// A room chat by default: everyone in the session's room, nothing taken without asking.
         public init(to: String? = nil, connect: Endpoint? = nil, context: Data? = nil, policy: ConnectionPolicy, acceptsEveryFile: Bool = false,
                     downloads: URL, waitForPeer: Duration = .seconds(30), verbose: Bool = false, echoes: Bool = false) {
             self.to = to
@@ -56,8 +57,11 @@ public final class ChatRun {
         public var isWithOnePeer: Bool { to != nil || connect != nil }
     }
 
+    /// The session the chat lives in (its session ID is the room's name).
     public let session: Session
+    /// What the chat was asked to do.
     public let options: Options
+    /// Stores, sends and delivers the chat's lines (its events are inputs).
     public let conversation: Conversation
     /// The room: membership, dialling, trust, held and sent lines.
     public let runner: ChatRoomRunner
