@@ -62,7 +62,7 @@ import Testing
         try await bot.waitForLine("alice left; final score")
     }
 
-    /// ChatRoomLog (a `ChatRoomRunner`) says who joined and left, and prints each line with its sender.
+    /// ChatRoomLog (a `RunningChat`) says who joined and left, and prints each line with its sender.
     @Test func chatRoomLogPrintsWhoJoinedAndEveryLineWithItsSender() async throws {
         let room = "room-\(UInt32.random(in: 0 ... UInt32.max))"
         let log = try ExampleRun("ChatRoomLog", [room, "log-test"])

@@ -4,7 +4,7 @@
 #    sides report the same result, the bot plays only legal moves, and when the piped player leaves
 #    the bot says so with the final score.
 #  - EchoPeer (Session.onMessage): `p2p chat --to echo` gets its line back.
-#  - ChatRoomLog (ChatRoomRunner): `p2p chat --room R` and the log meet in room R by
+#  - ChatRoomLog (RunningChat): `p2p chat --room R` and the log meet in room R by
 #    themselves (whichever side dials), and the log prints alice's line with her name.
 #  - FileDrop (FileTransfers + ReceiveLedger + ConnectionPolicy): run with --everyone, it takes erin's
 #    file from `p2p send --to drop` and pins her key; run again (pinned keys only), it takes her tree and

@@ -1,7 +1,8 @@
-// ChatRoomLog: a headless member of a chat room, built on ChatRoomRunner. It joins the room, lets
-// peers in by a ConnectionPolicy, dials the peers of the room as `p2p chat` does, prints every line it
-// gets with its sender, dials members that drop again, and says each line of its standard input to the
-// room (held until someone joins): the runner does all of that; this file prints and reads.
+// ChatRoomLog: a headless member of a chat room, built on RunningChat (the library's ChatRun, run by
+// itself). It joins the room, lets peers in by a ConnectionPolicy, dials the peers of the room as
+// `p2p chat` does, prints every line it gets with its sender, dials members that drop again, and says
+// each line of its standard input to the room (held until someone joins): the chat does all of that;
+// this file prints and reads.
 //
 //   swift run ChatRoomLog [ROOM] [NAME]        then, on another terminal or machine:   p2p chat --room ROOM
 import Foundation
@@ -9,6 +10,9 @@ import P2P
 
 /// Prints a line at once, also into a pipe.
 func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+
+/// Something went wrong: said on standard error.
+func complain(_ text: String) { FileHandle.standardError.write(Data("ChatRoomLog: \(text)\n".utf8)) }
 
 let arguments = CommandLine.arguments.dropFirst()
 let roomName = arguments.first ?? "chat"
@@ -22,34 +26,30 @@ do {
     var configuration = SessionConfiguration()
     configuration.trustStore = try TrustStore.standard()
     let session = Session(sessionID: roomName, displayName: name, mode: .peer, identity: try Identity.loadOrCreate(), configuration: configuration)
-    let runner = ChatRoomRunner(session: session, conversation: Conversation(session: session, history: try ChatHistory()), policy: policy)
-    session.setConnectionRequestHandler { request in runner.decide(request) == .accept }
-    let events = runner.events()
-    runner.start()
-    try await session.start()
-    try await session.setAvailable(true)
-    say("ChatRoomLog in room \"\(roomName)\" as \(name) on port \(session.localPort ?? 0)")
+    session.setConnectionRequestHandler { request in policy.decide(request.peer.id, trust: request.trust) == .accept }
+    // Nobody answers questions here: a new key is not dialled, and images and files are declined.
+    let options = ChatRun.Options(policy: policy, downloads: FileManager.default.temporaryDirectory)
+    let chat = try RunningChat(session: session, options: options)
     // Standard input is read on a thread of its own: a blocking read never holds a task's thread.
-    Thread { while let line = readLine() { runner.say(line) } }.start()
+    Thread { while let line = readLine() { chat.type(line) } }.start()
 
-    for await event in events {
+    for await event in chat.events {
         switch event {
-        case .joined(let peer): say("\(peer.displayName) joined")
-        case .left(let peer): say("\(peer.displayName) left")
+        case .listening: say("ChatRoomLog in room \"\(roomName)\" as \(name) on port \(session.localPort ?? 0)")
+        case .peerChanged(let peer, .connected, _, _): say("\(peer.displayName) joined")
+        case .peerChanged(let peer, .disconnected, _, wasConnected: true): say("\(peer.displayName) left")
         // Peer text is hostile: PeerText prints it sanitized (no terminal escapes).
-        case .lineReceived(let entry, let peer): say("\(peer.displayName)> \(PeerText(entry.text))")
-        // Nobody answers questions here: a key the policy does not accept is not dialled.
-        case .newKeyNotDialled(let peer), .dialQuestion(let peer): say("not dialling \(peer.displayName): its key is not pinned")
-        case .refused(let peer, let reason): say("refused \(peer.displayName): \(reason)")
+        case .lineReceived(let entry, let peer, _): say("\(peer.displayName)> \(PeerText(entry.text))")
+        case .refusedBy(_, _, let message): say(message)
+        // What else the chat tells a person in words: keys not dialled, refusals, what failed.
+        case .notice(let notice) where notice.level == .warning: say(notice.text)
+        case .notice(let notice) where notice.level == .error: complain(notice.text)
         case .refusedAgain(let peer, let tries): say("refused \(peer.displayName) again: \(tries) tries so far")
-        // A peer that refused this side (our key, or a no), whichever side dialled: not dialled again.
-        case .refusedBy(let peer, let refusal, _, _): say("\(peer.displayName) refused this side (\(refusal.rawValue)); not dialled again")
-        case .dialsHeld: say("more peers announce the room than it dials at once; the others wait their turn")
-        case .historyFailed(let error): say("history: \(error)")
+        case .ended(let status) where status != .success: exit(1)
         default: break
         }
     }
 } catch {
-    FileHandle.standardError.write(Data("ChatRoomLog: \(error)\n".utf8))
+    complain("\(error)")
     exit(1)
 }

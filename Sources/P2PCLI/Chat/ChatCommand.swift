@@ -74,12 +74,6 @@ struct ChatCommand: AsyncParsableCommand {
           help: "Ring the terminal bell when a peer's line mentions your name or is private to you (/msg); --no-bell keeps quiet.")
     var bell = true
 
-    var downloadsDirectory: URL {
-        if let downloads { return URL(fileURLWithPath: downloads, isDirectory: true) }
-        if let fromEnvironment = ProcessInfo.processInfo.environment["P2P_DOWNLOADS"] { return URL(fileURLWithPath: fromEnvironment, isDirectory: true) }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Downloads", isDirectory: true)
-    }
-
     func validate() throws {
         if let room, let sessionID = network.sessionID, room != sessionID {
             throw ValidationError("--room and --session-id name the same thing; give one (got \"\(room)\" and \"\(sessionID)\")")
@@ -93,7 +87,7 @@ struct ChatCommand: AsyncParsableCommand {
 
     func run() async throws {
         let session = try network.makeSession(defaultSessionID: room ?? "chat")
-        var view = ChatView(json: json, verbose: network.verbose)
+        var view = ChatView(json: json)
         view.ownName = session.displayName
         let chat = ChatLoop(session: session, view: view, options: self)
         let status = await chat.run()

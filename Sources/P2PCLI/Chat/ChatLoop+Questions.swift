@@ -4,22 +4,12 @@ import P2P
 
 /// Questions to the person (connection requests, offers) and the interactive input line.
 extension ChatLoop {
-    /// What a peer attached to its request, shown before any question about it.
-    static func showContext(_ context: Data, of peer: PeerInfo, json: Bool) {
-        let text = String(decoding: context, as: UTF8.self)
-        if json {
-            Output.json(["event": "connection-request", "peer": peer.displayName, "id": peer.id.hex, "context": text])
-        } else {
-            Output.line(Terminal.paint("* \(peer.shownName)'s request says: \(Terminal.sanitize(text))", .dim))
-        }
-    }
-
     // MARK: - Questions
 
     /// Decides a question by the room's policy (`ChatRoomRunner.consider`), or queues it for the person.
     func queue(_ asker: AskedQuestion) {
         guard questions.admit(asker) else { return }
-        switch runner.consider(asker.question) {
+        switch run.runner.consider(asker.question) {
         case .accept:
             asker.answer.resume(returning: true)
         case .decline(let notice):
@@ -39,7 +29,7 @@ extension ChatLoop {
         for prompt in questions.queue.answerShown(answer) {
             let yes = answer != .no
             Output.line(Terminal.paint("\(prompt.question) \(yes ? "yes" : "no")", .yellow))
-            if yes, case .connection(let request) = prompt.asker.question { runner.accepted(request.peer.id) }
+            if yes, case .connection(let request) = prompt.asker.question { run.runner.accepted(request.peer.id) }
             prompt.asker.answer.resume(returning: yes)
         }
     }
@@ -75,15 +65,13 @@ extension ChatLoop {
         case .endOfInput:
             return .success
         case .submitted(let line):
-            return handle(line: line)
+            return show(run.type(line))
         }
     }
 
     /// Tab: completes a peer's name or a path in the input line, or lists what fits.
     func complete() {
-        // Only names that print as they are can be typed back (a hostile name never reaches the line).
-        let names = Set(room.members.values.map(\.displayName.raw)).filter { Terminal.sanitize($0) == $0 }
-        let completion = ChatCompletion.complete(editor.text, cursor: editor.cursor, names: Array(names), list: ChatCompletion.listDirectory)
+        let completion = run.complete(editor.text, cursor: editor.cursor)
         editor.replace(text: completion.text, cursor: completion.cursor)
         if !completion.listed.isEmpty { view.note(completion.listed.map { Terminal.sanitize($0) }.joined(separator: "  ")) }
     }
@@ -98,34 +86,5 @@ extension ChatLoop {
             let prompt = (room.connected.isEmpty ? Terminal.paint("(nobody here yet) ", .dim) : "") + "> "
             Output.setInputLine(InputLine(prompt: prompt, editor: editor))
         }
-    }
-
-    /// Returns an exit status when the line ends the chat.
-    func handle(line: String) -> ExitCode? {
-        switch ChatInput.parse(line) {
-        case .quit:
-            return .success
-        case .help:
-            for line in ChatInput.commands { view.note(line) }
-        case .image(let path):
-            sendFile(path, asImage: true)
-        case .file(let path):
-            sendFile(path, asImage: false)
-        case .peers:
-            for line in runner.roster() { view.note(line) }
-        case .names:
-            view.note(ChatRoom.names(own: session.displayName, connected: room.connected.values.map(\.displayName.raw)))
-        case .nothing:
-            break
-        case .mistake(let message):
-            view.error("command", message)
-        case .privateMessage(let name, let text):
-            sendPrivately(text, to: name)
-        case .action(let text):
-            say("/me " + text)
-        case .text(let text):
-            say(text)
-        }
-        return nil
     }
 }

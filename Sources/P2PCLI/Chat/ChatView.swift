@@ -4,36 +4,51 @@ import P2P
 /// Prints chat events for a person (coloured, sanitised lines) or a program (JSON lines).
 struct ChatView: Sendable {
     let json: Bool
-    let verbose: Bool
+    /// `--verbose`: peers being dialled are told too (for the commands that show peers without a `ChatRun`).
+    var verbose = false
     /// This side's display name: on its own lines, as irssi and weechat show them, and what a mention is.
     var ownName = "me"
 
-    func listening(_ session: Session) {
+    /// An event of the chat (`ChatRun.Event`): its JSON object, the lines and files drawn here, or its words.
+    func show(_ event: ChatRun.Event, of run: ChatRun) {
         if json {
-            Output.json(["event": "listening", "name": session.displayName, "id": session.peerID.hex,
-                         "session": session.sessionID, "port": session.localPort ?? 0])
-        } else {
-            note("You are \(session.displayName) (\(session.peerID.short)), port \(session.localPort ?? 0), session \"\(session.sessionID)\".")
+            if let object = run.json(for: event) { Output.json(object) }
+            return
+        }
+        switch event {
+        case .lineReceived(let entry, let peer, _): message(entry, from: peer)
+        case .ownLine(let text, let peer, let held): ownLine(text, to: peer, held: held)
+        case .recent(let item): recent(item)
+        case .receivedImage(let image, let url, let peer): self.image(image, at: url, from: peer)
+        case .receivedFile(let delivery, let url, let peer): file(delivery, at: url, from: peer)
+        default: show(run.words(for: event))
         }
     }
 
+    /// The session listens (`p2p game` and `p2p records` show it as a chat does).
+    func listening(_ session: Session) { show(ChatRun.words(forListening: session), json: ChatRun.json(forListening: session)) }
+
+    func advertising(as name: String, requested: String) {
+        show(ChatRun.words(advertisedAs: name, requested: requested), json: ["event": "advertising", "name": name])
+    }
+
+    func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
+        show(ChatRun.words(for: peer, state, reason: reason, wasConnected: true, verbose: verbose), json: peer.changeJSON(state, reason: reason))
+    }
+
+    /// `notice` for a person, `object` for a program.
+    func show(_ notice: ChatNotice?, json object: [String: Any]) {
+        if json { Output.json(object) } else { show(notice) }
+    }
+
+    /// A peer's line; one that mentions this side's name (or is private to it) stands out, as in irssi.
     func message(_ entry: ChatEntry, from peer: PeerInfo) {
-        if json {
-            // A private line's text is its body; `private` says it was sent to this chat only.
-            let line = ChatLine(text: entry.text)
-            let isPrivate = line.kind == .privateLine
-            Output.json(["event": "message", "from": peer.displayName, "id": peer.id.hex, "text": isPrivate ? line.body : entry.text,
-                         "private": isPrivate, "time": entry.sentAt.iso8601, "message": String(entry.messageID)])
-        } else {
-            // A line that mentions this side's name (or is private to it) stands out, as in irssi.
-            let highlighted = ChatLine(text: entry.text).wantsAttention(of: ownName)
-            Output.line(Self.format(entry.text, by: Terminal.paint(peer.shownName, .cyan), at: entry.sentAt, highlighted: highlighted))
-        }
+        let highlighted = ChatLine(text: entry.text).wantsAttention(of: ownName)
+        Output.line(Self.format(entry.text, by: Terminal.paint(peer.shownName, .cyan), at: entry.sentAt, highlighted: highlighted))
     }
 
     /// What the person typed, as the others will see it (`to`: a /msg; `held`: nobody gets it yet).
     func ownLine(_ text: String, to peer: PeerInfo?, held: Bool) {
-        guard !json else { return }
         let me = Terminal.paint(Terminal.sanitize(ownName), .green) + (peer.map { " → " + $0.shownName } ?? "")
         Output.line(Self.format(text, by: me, at: Date()) + (held ? Terminal.paint(" (queued)", .dim) : ""))
     }
@@ -63,52 +78,8 @@ struct ChatView: Sendable {
         }
     }
 
-    /// A line for a peer that is away: it waits in the outbox.
-    func queued(_ entry: ChatEntry) {
-        if json {
-            Output.json(["event": "queued", "to": entry.peerName, "id": entry.peer.hex, "message": String(entry.messageID)])
-        } else {
-            note("\(Terminal.sanitize(entry.peerName)) is away: the line waits in the outbox until they are back.")
-        }
-    }
-
-    /// The peer acknowledged a line; people hear about it only for lines that had to wait.
-    func delivered(_ entry: ChatEntry, afterWaiting waited: Bool) {
-        if json {
-            Output.json(["event": "delivered", "to": entry.peerName, "id": entry.peer.hex, "message": String(entry.messageID)])
-        } else if waited {
-            note("delivered to \(Terminal.sanitize(entry.peerName)): \(Terminal.sanitize(String(entry.text.prefix(60))))")
-        }
-    }
-
-    func outbox(count: Int, for peer: PeerID, named name: String) {
-        if json {
-            Output.json(["event": "outbox", "to": name, "id": peer.hex, "count": count])
-        } else {
-            note("\(count) line\(count == 1 ? "" : "s") for \(Terminal.sanitize(name)) wait\(count == 1 ? "s" : "") in the outbox: sent when you and \(Terminal.sanitize(name)) chat again (p2p history shows them).")
-        }
-    }
-
-    func peerChanged(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
-        let name = peer.shownName
-        if json { return Output.json(peer.changeJSON(state, reason: reason)) }
-        switch state {
-        case .connected:
-            note("\(name) connected — \(peer.trust.note(fingerprint: peer.fingerprint)).")
-        case .disconnected where reason == .peerLeft: note("\(name) left.")
-        case .disconnected: note("\(name) disconnected\(reason.map { ": \($0)" } ?? ".")")
-        case .connecting: if verbose { note("connecting to \(name)…") }
-        case .available, .unavailable: break  // /peers shows these.
-        }
-    }
-
     /// A received image: a line with its name, type, size and path, and a preview when chafa is installed.
     func image(_ image: ImageInfo, at url: URL, from peer: PeerInfo) {
-        if json {
-            Output.json(["event": "image", "from": peer.displayName, "id": peer.id.hex, "path": url.path,
-                         "type": image.mediaType, "width": image.width, "height": image.height])
-            return
-        }
         Output.line("\(Terminal.paint(peer.shownName, .cyan)) sent an image: \(Terminal.sanitize(url.lastPathComponent)) "
             + "(\(image.mediaType), \(image.width)×\(image.height)) → \(Terminal.sanitize(url.path))")
         guard Terminal.stdoutIsTTY, let chafa = ["/usr/bin/chafa", "/usr/local/bin/chafa"].first(where: FileManager.default.isExecutableFile) else { return }
@@ -125,21 +96,8 @@ struct ChatView: Sendable {
 
     /// A received file (`/file` on the other side): a `.finished` transfer arrived whole and its SHA-256 matched.
     func file(_ delivery: Delivery, at url: URL, from peer: PeerInfo) {
-        if json {
-            Output.json(["event": "file", "from": peer.displayName, "id": peer.id.hex, "path": url.path,
-                         "size": delivery.size, "sha256": delivery.sha256])
-            return
-        }
         Output.line("\(Terminal.paint(peer.shownName, .cyan)) sent a file: \(Terminal.sanitize(url.lastPathComponent)) "
             + "(\(ByteCount.describe(delivery.size)), SHA-256 verified) → \(Terminal.sanitize(url.path))")
-    }
-
-    func advertising(as name: String, requested: String) {
-        if json {
-            Output.json(["event": "advertising", "name": name])
-        } else if name != requested {
-            note("The name \"\(requested)\" is taken here; peers see you as \"\(Terminal.sanitize(name))\".")
-        }
     }
 
     func error(_ code: String, _ message: String) {
@@ -157,26 +115,6 @@ struct ChatView: Sendable {
             Output.json(["event": "warning", "code": code, "message": message])
         } else {
             Output.error(Terminal.paint("p2p: \(message)", .yellow))
-        }
-    }
-
-    /// A peer refused this side (`ChatModel.Effect.refusedBy`): said once per peer, red; in JSON mode the
-    /// event `refused-by-peer` with the reason's fixed name (`PeerRefusal`).
-    func refusedBy(_ peer: PeerInfo, _ refusal: PeerRefusal, message: String) {
-        if json {
-            Output.json(["event": "refused-by-peer", "peer": peer.displayName, "id": peer.id.hex, "reason": refusal.rawValue, "message": message])
-        } else {
-            Output.error(Terminal.paint("p2p: \(message)", .red))
-        }
-    }
-
-    /// A key refused before was refused again: `tries` so far, said at most once a minute (`RefusalTally`).
-    func refusedAgain(_ peer: PeerInfo, tries: Int) {
-        if json {
-            Output.json(["event": "refused-again", "peer": peer.displayName, "id": peer.id.hex, "tries": tries])
-        } else {
-            let key = peer.fingerprint.split(separator: "-").first.map(String.init) ?? peer.fingerprint
-            Output.error(Terminal.paint("p2p: (refused again: \(tries) tries from \(peer.shownName), key \(key)…)", .yellow))
         }
     }
 

@@ -43,7 +43,7 @@ struct HistoryCommand: ParsableCommand {
     func run() throws {
         do {
             let history = try ChatHistory()
-            let peerID = try peer.map { try Self.match($0, in: history) }
+            let peerID = try peer.map { try history.peer(matching: $0) }
             let listing = try history.listing(with: peerID, limit: limit, pending: pending)
             for item in listing.items { show(item) }
             // Lines typed while nobody was in the room wait for whoever joins: in the outbox too.
@@ -51,16 +51,8 @@ struct HistoryCommand: ParsableCommand {
             if listing.isEmpty && !json { Output.error(pending ? "Nothing waits in the outbox." : "No chat history yet.") }
         } catch let error as ChatHistoryError {
             throw CLIError(error.description, code: ExitStatus.failure)
-        }
-    }
-
-    /// The one peer `nameOrID` names in the history (`ChatHistory.peer(matching:)`), with the exit code of a miss.
-    static func match(_ nameOrID: String, in history: ChatHistory) throws -> PeerID {
-        do {
-            return try history.peer(matching: nameOrID)
         } catch let error as HistoryPeerError {
-            if case .noChat = error { throw CLIError(error.description, code: ExitStatus.peerNotFound) }
-            throw CLIError(error.description, code: ExitCode.validationFailure)
+            throw CLIError(error.description, code: ExitStatus.code(CommandExitCode(error)))
         }
     }
 

@@ -24,6 +24,10 @@ public struct ChatEnding: Sendable {
         case connectionFailed
         /// The `--to` peer did not appear in time.
         case peerNotFound
+        /// The chat could not begin: the history cannot be opened, or the session cannot listen.
+        case failed
+        /// No mDNS daemon answers, and the chat needs one to find its peers.
+        case noDaemon
     }
 
     /// A dial the person asked for that failed: to be told, with the error as it came.

@@ -54,3 +54,24 @@ extension CommandExitCode {
         }
     }
 }
+
+extension CommandExitCode {
+    /// How a chat ended (``ChatEnding/Status``), as the command line exits.
+    public init(_ status: ChatEnding.Status) {
+        self = switch status {
+        case .success: .success
+        case .connectionFailed: .connectionFailed
+        case .peerNotFound: .peerNotFound
+        case .failed: .failure
+        case .noDaemon: .noDaemon
+        }
+    }
+
+    /// A peer `p2p history PEER` cannot name: none in the history (3), or several fit (64: give an ID prefix).
+    public init(_ error: HistoryPeerError) {
+        self = switch error {
+        case .noChat: .peerNotFound
+        case .several: .usage
+        }
+    }
+}
