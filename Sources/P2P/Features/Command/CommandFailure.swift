@@ -25,23 +25,8 @@ public struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// The peer was not found or not reached; `denial`: the command's exit code for a denied connection.
     public init(_ error: ReachError, denial: CommandExitCode = .connectionFailed) {
-        self.init(code: error.jsonCode, message: error.description, exitCode: error.commandExitCode(denial: denial))
+        self.init(code: error.jsonCode, message: error.description, exitCode: CommandExitCode(error, denial: denial))
     }
 
     public var description: String { message ?? code }
-}
-
-extension ReachError {
-    /// The documented exit code; `denial` is the command's own (6 for `send`, where the receiver
-    /// denies an offer; 4 where a denied connection is one more way of not getting through).
-    public func commandExitCode(denial: CommandExitCode) -> CommandExitCode {
-        switch self {
-        case .badEndpoint: .failure
-        case .noDiscovery: .noDaemon
-        case .notFound, .ambiguous: .peerNotFound
-        case .denied: denial
-        case .refused, .failed: .connectionFailed
-        case .keyRefused: .keyRefused
-        }
-    }
 }
