@@ -68,13 +68,8 @@ import Testing
 @Suite struct ConnectionRaceTests {
     let group = MultiThreadedEventLoopGroup.singleton
 
-    /// A port on loopback that nothing listens on: bound, then closed.
-    func closedPort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).value
-        let port = channel.localAddress!.port!
-        try await channel.close().value
-        return port
-    }
+    /// A port on loopback that refuses connections: see `RefusingPort`.
+    func closedPort() throws -> RefusingPort { try RefusingPort() }
 
     func listener() async throws -> Channel {
         try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).value
@@ -86,7 +81,9 @@ import Testing
 
     @Test func aRefusedAddressIsPassedAtOnceAndTheNextWins() async throws {
         let loop = group.next()
-        let refused = try await closedPort()
+        let refusing = try closedPort()
+        defer { refusing.close() }
+        let refused = refusing.port
         let live = try await listener()
         let clock = ContinuousClock.now
         let outcome = try await ConnectionRace.run([
@@ -120,7 +117,9 @@ import Testing
 
     @Test func whenEveryAddressFailsEachSaysWhy() async throws {
         let loop = group.next()
-        let refused = try await closedPort()
+        let refusing = try closedPort()
+        defer { refusing.close() }
+        let refused = refusing.port
         await #expect {
             _ = try await ConnectionRace.run([
                 candidate("a") { loop.makeFailedFuture(ChannelError.connectTimeout(.seconds(3))) },
@@ -178,7 +177,9 @@ import Testing
     @Test func aPeerIsReachedAtTheAddressThatAnswersAndTheErrorListsEveryOther() async throws {
         let alice = try await dualStackSession("alice")
         let bob = try await dualStackSession("bob")
-        let refused = try await ConnectionRaceTests().closedPort()
+        let refusing = try ConnectionRaceTests().closedPort()
+        defer { refusing.close() }
+        let refused = refusing.port
         let info = try await alice.connect(to: [Endpoint(host: "127.0.0.1", port: refused), Endpoint(host: "::1", port: bob.localPort!)],
                                            peerName: "bob", expecting: bob.peerID)
         #expect(info.id == bob.peerID)
@@ -188,5 +189,54 @@ import Testing
             try await alice.connect(to: [Endpoint(host: "127.0.0.1", port: refused)], peerName: "carol", expecting: nil)
         }
         await alice.close(); await bob.close()
+    }
+}
+
+/// A TCP port on 127.0.0.1 that refuses every connection for as long as this lives: a socket bound to it
+/// but not listening. Holding it keeps the port out of everyone else's reach (a port merely closed could
+/// be bound again by a test running beside this one, and then it answers).
+final class RefusingPort: @unchecked Sendable {
+    let port: Int
+    private var descriptor: Int32
+
+    init() throws {
+        #if canImport(Glibc)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = descriptor
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            let code = errno
+            RefusingPort.closeDescriptor(fd)
+            throw IOError(errnoCode: code, reason: "bind")
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        guard descriptor >= 0 else { return }
+        RefusingPort.closeDescriptor(descriptor)
+        descriptor = -1
+    }
+
+    deinit { close() }
+
+    private static func closeDescriptor(_ descriptor: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(descriptor)
+        #else
+        _ = Darwin.close(descriptor)
+        #endif
     }
 }
