@@ -141,19 +141,11 @@ struct AddressWaitersTests {
 /// address, and a dial to it has its address looked up first.
 @Suite(.serialized, .enabled(if: mdnsAvailable, "no mDNS daemon (run scripts/setup.sh)"), .timeLimit(.minutes(1)))
 struct AddressOnDemandTests {
-    private func peerSession(_ name: String, sessionID: String) async throws -> Session {
-        var configuration = SessionConfiguration()
-        configuration.acceptsConnectionsByDefault = true
-        let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration)
-        try await session.start()
-        return session
-    }
-
     /// Through dns_sd (macOS, or Linux without libavahi-client): the resolve alone, then the address
     /// query once `wantAddresses(of:)` asks for it.
     @Test func throughDNSSDAPeerThatDialsUsIsResolvedWithoutAnAddressQueryUntilWanted() async throws {
         let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
-        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
         try await bob.setAvailable(true)
         let (stream, found) = AsyncStream<DiscoveredService>.makeStream()
         let browser = ServiceBrowser(slots: LookupSlots(limit: 4), dialsUs: { $0 == bob.peerID }, resolvesThroughDNSSD: true) { event in
@@ -176,7 +168,7 @@ struct AddressOnDemandTests {
     @Test(.enabled(if: ServiceBrowser.resolvesWithAddress, "resolves through dns_sd here"))
     func throughLibavahiClientAFreshPeerIsFoundWithItsIPv4Address() async throws {
         let sessionID = "native-\(UInt32.random(in: 0 ... .max))"
-        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
         let (stream, found) = AsyncStream<DiscoveredService>.makeStream()
         let browser = ServiceBrowser(slots: LookupSlots(limit: 4)) { event in
             if case .found(let service) = event, service.sessionID == sessionID { found.yield(service) }
@@ -193,8 +185,8 @@ struct AddressOnDemandTests {
 
     @Test func aPeerExpectedToDialIsFoundWithoutAddressAndADialToItLooksItUp() async throws {
         let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
-        let alice = try await peerSession("alice-\(sessionID)", sessionID: sessionID)
-        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let alice = try await discoverableSession("alice-\(sessionID)", sessionID: sessionID)
+        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
         let bobID = bob.peerID
         alice.expectDials(from: { $0 == bobID })
         let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)

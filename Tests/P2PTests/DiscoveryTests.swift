@@ -18,18 +18,10 @@ let mdnsAvailable: Bool = {
 /// Real avahi on loopback through the dns_sd API: two sessions in one process.
 @Suite(.serialized, .enabled(if: mdnsAvailable, "no mDNS daemon (run scripts/setup.sh)"), .timeLimit(.minutes(1)))
 struct DiscoveryTests {
-    private func peerSession(_ name: String, sessionID: String) async throws -> Session {
-        var configuration = SessionConfiguration()
-        configuration.acceptsConnectionsByDefault = true
-        let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration)
-        try await session.start()
-        return session
-    }
-
     @Test func twoSessionsDiscoverEachOtherAndTalkBothWays() async throws {
         let sessionID = "disc-\(UInt32.random(in: 0 ... .max))"
-        let alice = try await peerSession("alice-\(sessionID)", sessionID: sessionID)
-        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let alice = try await discoverableSession("alice-\(sessionID)", sessionID: sessionID)
+        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
         let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)
         let aliceInbox = Inbox<TextMessage>(), bobInbox = Inbox<TextMessage>()
         alice.onMessage(TextMessage.self) { aliceInbox.append($0, $1, $2) }
@@ -71,7 +63,7 @@ struct DiscoveryTests {
         configuration.discoveryInfo = ["color": "blue", "level": "3"]
         let alice = Session(sessionID: sessionID, displayName: "alice-\(sessionID)", identity: .ephemeral(), configuration: configuration)
         try await alice.start()
-        let bob = try await peerSession("bob-\(sessionID)", sessionID: sessionID)
+        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
         let bobEvents = EventRecorder(bob)
         try await alice.setAvailable(true)
         try await bob.setAvailable(true)
@@ -101,9 +93,9 @@ struct DiscoveryTests {
 
     @Test func otherSessionIDsAreNotOffered() async throws {
         let tag = UInt32.random(in: 0 ... .max)
-        let chat = try await peerSession("chat-\(tag)", sessionID: "chat-\(tag)")
-        let game = try await peerSession("game-\(tag)", sessionID: "game-\(tag)")
-        let witness = try await peerSession("witness-\(tag)", sessionID: "chat-\(tag)")
+        let chat = try await discoverableSession("chat-\(tag)", sessionID: "chat-\(tag)")
+        let game = try await discoverableSession("game-\(tag)", sessionID: "game-\(tag)")
+        let witness = try await discoverableSession("witness-\(tag)", sessionID: "chat-\(tag)")
         let chatEvents = EventRecorder(chat), gameEvents = EventRecorder(game)
         try await chat.setAvailable(true)
         try await game.setAvailable(true)
@@ -119,11 +111,11 @@ struct DiscoveryTests {
 
     @Test func aNameConflictRenamesAndSaysSo() async throws {
         let name = "same-\(UInt32.random(in: 0 ... .max))"
-        let first = try await peerSession(name, sessionID: "conflict")
+        let first = try await discoverableSession(name, sessionID: "conflict")
         let firstEvents = EventRecorder(first)
         try await first.setAvailable(true)
         _ = try await firstEvents.waitFor("first registered") { if case .advertising = $0 { true } else { false } }
-        let second = try await peerSession(name, sessionID: "conflict")
+        let second = try await discoverableSession(name, sessionID: "conflict")
         let secondEvents = EventRecorder(second)
         try await second.setAvailable(true)
         let event = try await secondEvents.waitFor("second registered") { if case .advertising = $0 { true } else { false } }

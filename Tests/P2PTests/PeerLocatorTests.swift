@@ -7,19 +7,10 @@ import Testing
 /// instead, and a pinned peer nobody announces dialled where it was last reached. Part of DiscoveryTests,
 /// so that no two tests share the daemon at once (each waits on its answers, and the daemon is one).
 extension DiscoveryTests {
-    private func locatingSession(_ name: String, sessionID: String, store: TrustStore? = nil) async throws -> Session {
-        var configuration = SessionConfiguration()
-        configuration.acceptsConnectionsByDefault = true
-        configuration.trustStore = store
-        let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration)
-        try await session.start()
-        return session
-    }
-
     @Test func aNameFindsTheAnnouncedPeerAndConnectsIt() async throws {
         let sessionID = "find-\(UInt32.random(in: 0 ... .max))"
-        let alice = try await locatingSession("alice-\(sessionID)", sessionID: sessionID)
-        let bob = try await locatingSession("bob-\(sessionID)", sessionID: sessionID)
+        let alice = try await discoverableSession("alice-\(sessionID)", sessionID: sessionID)
+        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
         try await bob.setAvailable(true)
         let steps = NIOLockedValueBox<[PeerLocator.Progress]>([])
         let found = try await alice.connect(to: "BOB-\(sessionID)", timeout: .seconds(30)) { step in steps.withLockedValue { $0.append(step) } }
@@ -34,8 +25,8 @@ extension DiscoveryTests {
     /// A typo: the search ends when its time is up, with the peer that was there and is probably meant.
     @Test func aNameNobodyHasEndsNotFoundNamingWhoWasThere() async throws {
         let sessionID = "miss-\(UInt32.random(in: 0 ... .max))"
-        let alice = try await locatingSession("alice-\(sessionID)", sessionID: sessionID)
-        let bob = try await locatingSession("bob-\(sessionID)", sessionID: sessionID)
+        let alice = try await discoverableSession("alice-\(sessionID)", sessionID: sessionID)
+        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
         let aliceEvents = EventRecorder(alice)
         try await bob.setAvailable(true)
         try await alice.setAvailable(true)
@@ -59,11 +50,11 @@ extension DiscoveryTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p2p-locate-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try TrustStore(file: directory.appendingPathComponent("known-peers.json"))
-        let bob = try await locatingSession("bob-\(sessionID)", sessionID: sessionID)
+        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
         let port = try #require(bob.localPort)
         try store.pin(bob.peerID, name: "bob", method: .paired)
         try store.recordContact(bob.peerID, at: [Endpoint(host: "127.0.0.1", port: port)])
-        let alice = try await locatingSession("alice-\(sessionID)", sessionID: sessionID, store: store)
+        let alice = try await discoverableSession("alice-\(sessionID)", sessionID: sessionID, store: store)
         let steps = NIOLockedValueBox<[PeerLocator.Progress]>([])
         let found = try await alice.connect(to: "bob", timeout: .seconds(30)) { step in steps.withLockedValue { $0.append(step) } }
         #expect(found.id == bob.peerID)

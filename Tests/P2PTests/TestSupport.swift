@@ -41,6 +41,17 @@ func makeSession(
     return session
 }
 
+/// A started session for the tests that find each other through the loopback mDNS daemon: bound as a
+/// user's session is (not only to 127.0.0.1), accepting every connection, with `store` as its trust store.
+func discoverableSession(_ name: String, sessionID: String, store: TrustStore? = nil) async throws -> Session {
+    var configuration = SessionConfiguration()
+    configuration.acceptsConnectionsByDefault = true
+    configuration.trustStore = store
+    let session = Session(sessionID: sessionID, displayName: name, identity: .ephemeral(), configuration: configuration)
+    try await session.start()
+    return session
+}
+
 extension Session {
     var endpoint: Endpoint { Endpoint(host: "127.0.0.1", port: localPort!) }
 }
