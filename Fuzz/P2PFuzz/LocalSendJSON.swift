@@ -64,7 +64,8 @@ private func checkDevice(_ device: LocalSendDeviceInfo, _ input: UnsafeBufferPoi
     var list = LocalSendDeviceList(capacity: 2)
     list.record(device, address: "10.0.0.1")
     if !device.fingerprint.isEmpty {
-        guard let entry = list.device(fingerprint: device.fingerprint.lowercased()), entry.address == "10.0.0.1" else {
+        let otherCase = String(decoding: device.fingerprint.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
+        guard let entry = list.device(fingerprint: otherCase), entry.address == "10.0.0.1" else {
             violated("a recorded device is not found by its fingerprint", input)
         }
         let label = LocalSendPeer.label(of: entry.peer).description

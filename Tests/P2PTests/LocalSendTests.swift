@@ -60,6 +60,21 @@ struct LocalSendTests {
         #expect(list.devices.isEmpty)
     }
 
+    /// Found by the fuzz smoke: Unicode upper-casing does not round-trip (`ϴ` and `ẞ`), so a device recorded
+    /// under one case was not found under the other. Case is folded for ASCII only, and a fingerprint is kept
+    /// (and keyed) at 128 bytes, so a 16 KiB claim is not a 16 KiB key.
+    @Test func aDeviceIsFoundByItsFingerprintInAnyCase() {
+        for fingerprint in ["\u{3F4}aB", "\u{1E9E}cD", "aBc0", String(repeating: "e", count: 5000)] {
+            let otherCase = String(fingerprint.map { $0.isASCII ? Character($0.isUppercase ? $0.lowercased() : $0.uppercased()) : $0 })
+            var list = LocalSendDeviceList(capacity: 2)
+            list.record(LocalSendDeviceInfo(alias: "x", fingerprint: fingerprint), address: "10.0.0.1")
+            #expect(list.device(fingerprint: fingerprint)?.address == "10.0.0.1")
+            #expect(list.device(fingerprint: otherCase)?.address == "10.0.0.1")
+            #expect(LocalSendPeer.id(forFingerprint: fingerprint) == LocalSendPeer.id(forFingerprint: otherCase))
+        }
+        #expect(LocalSendDeviceInfo.fingerprintKey("\u{3F4}ab") != LocalSendDeviceInfo.fingerprintKey("\u{398}AB"))
+    }
+
     private func request(_ files: [LocalSendFileInfo]) -> LocalSendPrepareUpload {
         LocalSendPrepareUpload(info: LocalSendDeviceInfo(alias: "anna", deviceModel: "Pixel 7", deviceType: "mobile", fingerprint: "F"),
                                files: Dictionary(uniqueKeysWithValues: files.map { ($0.id, $0) }))

@@ -60,7 +60,15 @@ public struct LocalSendDeviceInfo: Codable, Sendable, Equatable {
     /// The device type, `desktop` when absent or unknown.
     public var kind: String { deviceType.flatMap { Self.deviceTypes.contains($0) ? $0 : nil } ?? "desktop" }
     /// Whether `fingerprint` equals another, ignoring case (implementations differ in the hex's case).
-    public func hasFingerprint(_ other: String) -> Bool { fingerprint.lowercased() == other.lowercased() }
+    public func hasFingerprint(_ other: String) -> Bool { Self.fingerprintKey(fingerprint) == Self.fingerprintKey(other) }
+    /// A fingerprint as devices are told apart by it: cut to 128 bytes as a device list keeps it, ASCII
+    /// letters in upper case. Fingerprints are hex (HTTPS) or random ASCII (HTTP); Unicode's case mapping is
+    /// not used because it does not round-trip (`ϴ` and `ẞ` upper-case differently once lower-cased), so
+    /// the same claimed fingerprint would be two devices.
+    public static func fingerprintKey(_ fingerprint: String) -> String {
+        let kept = LocalSendDeviceInfo(alias: "", version: "", fingerprint: fingerprint).truncated().fingerprint
+        return String(decoding: kept.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+    }
     /// The major version, or nil when `version` is not `N.M`.
     public var majorVersion: Int? { version.split(separator: ".").first.flatMap { Int($0) } }
 

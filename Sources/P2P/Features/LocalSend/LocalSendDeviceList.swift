@@ -35,7 +35,7 @@ public struct LocalSendDeviceList: Sendable {
     @discardableResult
     public mutating func record(_ info: LocalSendDeviceInfo, address: String, fingerprintSeen: Bool = false,
                                 now: ContinuousClock.Instant = .now) -> Bool {
-        let key = info.fingerprint.uppercased()
+        let key = LocalSendDeviceInfo.fingerprintKey(info.fingerprint)
         guard !key.isEmpty else { return false }
         prune(now: now)
         let entry = Entry(info: info.truncated().announcing(nil), address: address,
@@ -61,7 +61,7 @@ public struct LocalSendDeviceList: Sendable {
     }
 
     /// The device with this fingerprint (any case).
-    public func device(fingerprint: String) -> Entry? { entries[fingerprint.uppercased()] }
+    public func device(fingerprint: String) -> Entry? { entries[LocalSendDeviceInfo.fingerprintKey(fingerprint)] }
 }
 
 extension LocalSendDeviceList.Entry {

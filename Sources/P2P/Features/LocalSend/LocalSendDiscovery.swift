@@ -120,7 +120,7 @@ public final class LocalSendDiscovery: Sendable {
         guard info.announce == true else { return }
         let now = ContinuousClock.now
         let due = state.withLockedValue { state -> Bool in
-            let key = info.fingerprint.uppercased()
+            let key = LocalSendDeviceInfo.fingerprintKey(info.fingerprint)
             if let last = state.answered[key], now - last < answerInterval { return false }
             guard state.answering < maxAnswersInFlight else { return false }
             if state.answered.count >= 1024 { state.answered = state.answered.filter { now - $0.value < answerInterval } }

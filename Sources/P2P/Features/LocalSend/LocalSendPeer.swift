@@ -6,10 +6,10 @@ import Foundation
 /// (all of it claims: nothing ties an alias to a key, so it is never pinned and never called verified).
 public enum LocalSendPeer {
     /// The peer ID that stands for a LocalSend fingerprint: the first 16 bytes of SHA-256 over
-    /// `localsend:` and the fingerprint in upper case (case differs between implementations). It can never
-    /// be a p2p peer's ID by accident: those hash a public key.
+    /// `localsend:` and ``LocalSendDeviceInfo/fingerprintKey(_:)`` (ASCII upper case: case differs between
+    /// implementations). It can never be a p2p peer's ID by accident: those hash a public key.
     public static func id(forFingerprint fingerprint: String) -> PeerID {
-        PeerID(bytes: Array(SHA256.hash(data: Data("localsend:\(fingerprint.uppercased())".utf8)).prefix(PeerID.byteCount)))
+        PeerID(bytes: Array(SHA256.hash(data: Data("localsend:\(LocalSendDeviceInfo.fingerprintKey(fingerprint))".utf8)).prefix(PeerID.byteCount)))
     }
 
     /// The peer for a device seen at `address` (its IP; `port` from its description).
