@@ -24,16 +24,20 @@ final class AvahiResolver: @unchecked Sendable {
         case failed(code: Int32)
     }
 
-    /// One live resolve; `cancel()` frees it (safe more than once, from any thread but avahi's).
+    /// One live resolve or TXT watch; `cancel()` frees it (safe more than once, from any thread but avahi's).
     final class Resolve: @unchecked Sendable {
         fileprivate let owner: AvahiResolver
         fileprivate var resolver: OpaquePointer?
+        /// A record browser (`watchTXT`) rather than a service resolver.
+        fileprivate let isRecordBrowser: Bool
         fileprivate let generation: Int
         fileprivate let context: Unmanaged<ResolveContext>
 
-        fileprivate init(owner: AvahiResolver, resolver: OpaquePointer, generation: Int, context: Unmanaged<ResolveContext>) {
+        fileprivate init(owner: AvahiResolver, resolver: OpaquePointer, isRecordBrowser: Bool = false, generation: Int,
+                         context: Unmanaged<ResolveContext>) {
             self.owner = owner
             self.resolver = resolver
+            self.isRecordBrowser = isRecordBrowser
             self.generation = generation
             self.context = context
         }
@@ -43,7 +47,11 @@ final class AvahiResolver: @unchecked Sendable {
 
     fileprivate final class ResolveContext {
         let onAnswer: @Sendable (Answer) -> Void
-        init(_ onAnswer: @escaping @Sendable (Answer) -> Void) { self.onAnswer = onAnswer }
+        let onTXT: (@Sendable (TXTRecord) -> Void)?
+        init(_ onAnswer: @escaping @Sendable (Answer) -> Void, onTXT: (@Sendable (TXTRecord) -> Void)? = nil) {
+            self.onAnswer = onAnswer
+            self.onTXT = onTXT
+        }
     }
 
     /// The process's one resolver; nil where avahi's poll thread cannot start, or where the environment
@@ -91,12 +99,41 @@ final class AvahiResolver: @unchecked Sendable {
         }
     }
 
+    /// Watches the TXT records of `name` on `interface`: `onRecord` gets each one the daemon has or hears
+    /// (from its cache at once), on avahi's poll thread; nil when there is no working client.
+    ///
+    /// Why: a peer registers with the shared claim record and replaces it once its name is won (`NameClaim`).
+    /// Its new record flushes the claim from every cache only a second later (RFC 6762 §10.2), and avahi's
+    /// service resolver keeps the first TXT record it saw: a resolve in that second answers with the claim
+    /// and never with the peer's own record. In a room whose hosts start together that was nearly every
+    /// first resolve, each then retried with growing back-off. A record browser reports every record.
+    func watchTXT(name: String, type: String, domain: String, interface: UInt32, ipv6: Bool,
+                  onRecord: @escaping @Sendable (TXTRecord) -> Void) -> Resolve? {
+        var fullName = [CChar](repeating: 0, count: Int(AVAHI_DOMAIN_NAME_MAX))
+        guard avahi_service_name_join(&fullName, fullName.count, name, type, domain) == 0 else { return nil }
+        return locked { () -> Resolve? in
+            guard let client = connectedClient() else { return nil }
+            let context = Unmanaged.passRetained(ResolveContext({ _ in }, onTXT: onRecord))
+            let browser = avahi_record_browser_new(
+                client, interface == 0 ? AvahiIfIndex(AVAHI_IF_UNSPEC) : AvahiIfIndex(interface),
+                ipv6 ? AvahiProtocol(AVAHI_PROTO_UNSPEC) : AvahiProtocol(AVAHI_PROTO_INET), fullName,
+                UInt16(AVAHI_DNS_CLASS_IN), UInt16(AVAHI_DNS_TYPE_TXT), AvahiLookupFlags(0), recordCallback, context.toOpaque())
+            guard let browser else {
+                context.release()
+                return nil
+            }
+            return Resolve(owner: self, resolver: browser, isRecordBrowser: true, generation: generation, context: context)
+        }
+    }
+
     fileprivate func free(_ resolve: Resolve) {
         locked {
             guard let resolver = resolve.resolver else { return }
             resolve.resolver = nil
             // A client freed since took its resolvers with it.
-            if resolve.generation == generation { avahi_service_resolver_free(resolver) }
+            if resolve.generation == generation {
+                if resolve.isRecordBrowser { avahi_record_browser_free(resolver) } else { avahi_service_resolver_free(resolver) }
+            }
             resolve.context.release()
         }
     }
@@ -143,5 +180,12 @@ private let resolveCallback: AvahiServiceResolverCallback = { _, _, _, event, _,
     // dns_sd reports host names with the trailing dot; so does this.
     if !hostName.isEmpty, !hostName.hasSuffix(".") { hostName += "." }
     context.onAnswer(.found(host: hostName, port: port, txt: record, address: Array(bytes.prefix(count))))
+}
+
+private let recordCallback: AvahiRecordBrowserCallback = { _, _, _, event, _, _, _, rdata, size, _, userdata in
+    guard let userdata, event == AVAHI_BROWSER_NEW, let rdata else { return }
+    let context = Unmanaged<AvahiResolver.ResolveContext>.fromOpaque(userdata).takeUnretainedValue()
+    let record = TXTRecord(bytes: UnsafeBufferPointer(start: rdata.assumingMemoryBound(to: UInt8.self), count: size))
+    context.onTXT?(record)
 }
 #endif

@@ -12,6 +12,7 @@ extension ServiceBrowser {
 
 #if canImport(CAvahiClient)
 import Dispatch
+import NIOConcurrencyHelpers
 
 // Resolves through the process's one libavahi-client connection (`AvahiResolver`), on Linux: host, port,
 // TXT record and address in one answer, where dns_sd needs a resolve and then an address query.
@@ -59,8 +60,12 @@ extension ServiceBrowser {
                 if state.lookups[key]?.natives.isEmpty == false { return }
                 lookupFailed(context, DiscoveryError(operation: "resolve", code: code), &state)
             case .found(let host, let port, let txt, let bytes):
-                // The claim record: avahi's resolver reports the instance again with the peer's own one.
-                if ServiceAnnouncement.isClaim(txt) { return awaitOwnRecord(context, &state) }
+                // The claim record: the peer's own one replaces it in a moment, but avahi's resolver would
+                // not report it (`AvahiResolver.watchTXT`): its TXT records are watched instead.
+                if ServiceAnnouncement.isClaim(txt) {
+                    watchOwnRecord(context, host: host, port: port, address: bytes, ipv6: ipv6, &state)
+                    return awaitOwnRecord(context, &state)
+                }
                 guard let address = IPAddress(bytes: bytes, scopeID: key.interfaceIndex) else {
                     return lookupFailed(context, nil, &state)
                 }
@@ -86,6 +91,28 @@ extension ServiceBrowser {
                 }
             }
         }
+    }
+
+    /// Replaces the resolve of `ipv6`'s family, answered with the claim record, with a watch of the
+    /// instance's TXT records: the first that is not the claim completes the answer (host, port and
+    /// address are the resolve's).
+    private func watchOwnRecord(_ context: LookupContext, host: String, port: UInt16, address: [UInt8], ipv6: Bool,
+                                _ state: inout State) {
+        guard let nativeResolver, let lookup = state.lookups[context.key], lookup.context === context else { return }
+        let key = context.key
+        let answered = NIOLockedValueBox(false)
+        let watch = nativeResolver.watchTXT(
+            name: key.name, type: context.type, domain: context.domain, interface: key.interfaceIndex, ipv6: ipv6,
+            onRecord: { [weak self] txt in
+                guard let self, !ServiceAnnouncement.isClaim(txt),
+                      !answered.withLockedValue({ seen in
+                          defer { seen = true }
+                          return seen
+                      }) else { return }
+                queue.async { self.handleNativeResolve(context, .found(host: host, port: port, txt: txt, address: address), ipv6: ipv6) }
+            })
+        guard let watch else { return }
+        state.lookups[key]?.natives.updateValue(watch, forKey: ipv6)?.cancel()
     }
 
     /// Ends the resolves of `context` (both families answered, or the other had its time) and frees

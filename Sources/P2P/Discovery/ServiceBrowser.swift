@@ -67,6 +67,8 @@ public final class ServiceBrowser: Sendable {
         var schedule: LookupSchedule<InstanceKey>
         /// Failed lookups per instance since it was last resolved.
         var lookupFailures: [InstanceKey: Int] = [:]
+        /// Resolves started per instance name while it is browsed (each costs every host's daemon a query).
+        var resolvesStarted: [String: Int] = [:]
         /// Which lookups ask for AAAA, per interface (skipped where it is never answered).
         var silentAAAA = SilentAAAA()
         /// Which resolved instances wait for a reason to look their addresses up (a peer that dials us).
@@ -214,6 +216,10 @@ public final class ServiceBrowser: Sendable {
         }
     }
 
+    /// How many resolves of the instance `name` started while it is browsed (for tests: a peer found
+    /// at the first try took one).
+    func resolvesStarted(of name: String) -> Int { update { $0.resolvesStarted[name] ?? 0 } }
+
     func handleBrowse(code: DNSServiceErrorType, flags: DNSServiceFlags, interfaceIndex: UInt32, name: String, type: String, domain: String) {
         update { state in
             guard !state.stopped else { return }
@@ -235,6 +241,7 @@ public final class ServiceBrowser: Sendable {
                 state.interfacesByName[name]?.remove(interfaceIndex)
                 if state.interfacesByName[name]?.isEmpty == true {
                     state.interfacesByName[name] = nil
+                    state.resolvesStarted[name] = nil
                     state.outbox.append(.lost(name: name))
                 }
             }
@@ -257,6 +264,7 @@ public final class ServiceBrowser: Sendable {
     private func launchResolve(_ key: InstanceKey, _ state: inout State) {
         guard !state.stopped, let found = state.instanceTypes[key] else { return dropLookup(key, &state) }
         let context = LookupContext(browser: self, key: key, type: found.type, domain: found.domain)
+        state.resolvesStarted[key.name, default: 0] += 1
         #if canImport(CAvahiClient)
         if launchNativeResolve(context, &state) { return }
         #endif
