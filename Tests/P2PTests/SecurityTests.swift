@@ -315,6 +315,13 @@ struct LimitTests {
         #expect(store.all.first?.lastAddresses?.count == TrustStore.maxRememberedAddresses)
         try store.recordContact(stranger, at: [Endpoint("10.0.0.9:24242")!])
         #expect(store.all.map(\.id) == [bob])
+        // A first contact pins and records where in one write.
+        let carol = Identity.ephemeral().peerID
+        try store.pin(carol, name: "carol", method: .firstUse, reachedAt: [Endpoint("10.0.0.3:24242")!])
+        let pinned = try #require(store.all.first { $0.id == carol })
+        #expect(pinned.lastAddresses == ["10.0.0.3:24242"] && pinned.lastSeen != nil)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)
+        #expect(leftovers.filter { $0.hasSuffix(".tmp") }.isEmpty)
     }
 
     /// `p2p peers add`: an address is kept once, survives contact with a peer nobody pinned, and moves
@@ -330,8 +337,7 @@ struct LimitTests {
         #expect(store.addedAddresses.first?.endpoint == address)
         try store.recordContact(stranger, at: [address])  // not pinned: an address is no reason to trust
         #expect(store.addedAddresses.count == 2)
-        try store.pin(bob, name: "bob", method: .firstUse)
-        try store.recordContact(bob, at: [address])
+        try store.pin(bob, name: "bob", method: .firstUse, reachedAt: [address])
         #expect(store.addedAddresses.map(\.address) == ["10.0.0.7:24242"])
         #expect(store.all.first?.lastEndpoints == [address])
         #expect(try !store.removeAddedAddress("10.0.0.8:24242"))

@@ -190,12 +190,15 @@ public final class TrustStore: Sendable {
         return TrustVerdict(id: id, name: name, pinned: peers)
     }
 
-    /// Pins `id` under `name`, replacing any pin of the same ID or name.
-    public func pin(_ id: PeerID, name: String, method: KnownPeer.Method) throws(TrustStoreError) {
+    /// Pins `id` under `name`, replacing any pin of the same ID or name; with `reachedAt`, also records
+    /// that contact (``recordContact(_:at:)``) in the same write: a room of 32 pins 31 keys at once.
+    public func pin(_ id: PeerID, name: String, method: KnownPeer.Method, reachedAt endpoints: [Endpoint]? = nil) throws(TrustStoreError) {
         try update([KnownPeer].self, in: file) { peers in
             peers.removeAll { $0.id == id || $0.name == name }
             peers.append(KnownPeer(id: id, name: name, method: method, pinnedAt: Date()))
+            if let endpoints { Self.record(endpoints, of: peers.count - 1, in: &peers) }
         }
+        if let endpoints { try forgetAddedAddresses(reached: endpoints) }
     }
 
     /// Remembers where a pinned peer was just reached: `endpoints` go first in its `lastAddresses`
@@ -207,13 +210,22 @@ public final class TrustStore: Sendable {
         try update([KnownPeer].self, in: file) { peers in
             guard let index = peers.firstIndex(where: { $0.id == id }) else { return }
             pinned = true
-            let fresh = endpoints.map(\.description)
-            let older = (peers[index].lastAddresses ?? []).filter { !fresh.contains($0) }
-            peers[index].lastAddresses = Array((fresh + older).prefix(Self.maxRememberedAddresses))
-            peers[index].lastSeen = Date()
+            Self.record(endpoints, of: index, in: &peers)
         }
+        if pinned { try forgetAddedAddresses(reached: endpoints) }
+    }
+
+    private static func record(_ endpoints: [Endpoint], of index: Int, in peers: inout [KnownPeer]) {
+        let fresh = endpoints.map(\.description)
+        let older = (peers[index].lastAddresses ?? []).filter { !fresh.contains($0) }
+        peers[index].lastAddresses = Array((fresh + older).prefix(maxRememberedAddresses))
+        peers[index].lastSeen = Date()
+    }
+
+    /// The addresses added by hand that a pinned peer answered at are now its pin's.
+    private func forgetAddedAddresses(reached endpoints: [Endpoint]) throws(TrustStoreError) {
         let reached = Set(endpoints.map(\.description))
-        guard pinned, addedAddresses.contains(where: { reached.contains($0.address) }) else { return }
+        guard addedAddresses.contains(where: { reached.contains($0.address) }) else { return }
         try update([AddedAddress].self, in: addedAddressesFile) { entries in entries.removeAll { reached.contains($0.address) } }
     }
 
@@ -286,17 +298,36 @@ public final class TrustStore: Sendable {
             encoder.dateEncodingStrategy = .iso8601
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let data = try encoder.encode(peers)
-            // Write a 0600 temporary file and rename it over the old one, so a crash never leaves half a store.
-            let temporary = directory.appendingPathComponent(".known-peers.\(UUID().uuidString).tmp")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-                throw CocoaError(.fileWriteNoPermission)
-            }
-            guard rename(temporary.path, file.path) == 0 else {
-                try? FileManager.default.removeItem(at: temporary)
-                throw CocoaError(.fileWriteUnknown)
-            }
+            try Self.replace(file, with: data, temporary: directory.appendingPathComponent(".known-peers.\(UUID().uuidString).tmp"))
+        } catch let error as TrustStoreError {
+            throw error
         } catch {
             throw .unwritable(path: file.path, reason: readableReason(error))
+        }
+    }
+
+    /// Writes a 0600 temporary file, syncs it and renames it over `file`, so a crash never leaves half a
+    /// store and a pin, once stored, stays. One file and one sync: `FileManager.createFile` would write
+    /// its own temporary file and rename it too.
+    private static func replace(_ file: URL, with data: Data, temporary: URL) throws(TrustStoreError) {
+        let descriptor = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .unwritable(path: file.path, reason: errnoReason()) }
+        let written = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        let reason = written && fsync(descriptor) == 0 ? nil : errnoReason()
+        close(descriptor)
+        guard reason == nil, rename(temporary.path, file.path) == 0 else {
+            let failure = reason ?? errnoReason()
+            unlink(temporary.path)
+            throw .unwritable(path: file.path, reason: failure)
         }
     }
 }

@@ -185,8 +185,11 @@ final class LinkLifecycle: LinkDelegate {
             // The connect call returns once the pin is written, so its caller can count on it. A pinned
             // peer's addresses are remembered, to dial it by name when multicast DNS does not get through.
             trustQueue.async {
-                if firstUse { try? store.pin(info.id, name: info.displayName.raw, method: .firstUse) }
-                try? store.recordContact(info.id, at: reachedAt)
+                if firstUse {
+                    try? store.pin(info.id, name: info.displayName.raw, method: .firstUse, reachedAt: reachedAt)
+                } else {
+                    try? store.recordContact(info.id, at: reachedAt)
+                }
                 settleConnectCalls()
             }
         } else {
