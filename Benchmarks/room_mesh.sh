@@ -11,7 +11,13 @@
 # listened, advertised (mDNS probing done), saw its first and its last peer, had its first connection and its full
 # mesh; `cpuSeconds` the CPU the chats and the avahi-daemons used until then.
 #
-# usage: Benchmarks/room_mesh.sh [--hosts N] [--timeout SECONDS]      (root: network namespaces)
+# The floor: `--floor` runs, in the same lab, only what DNS-SD itself costs: each host publishes one
+# `_p2p._tcp` instance with a TXT record of p2p's size (`avahi-publish`) and resolves every other one
+# (`avahi-browse --resolve`, libavahi-client over D-Bus, as p2p's resolver does); its figure is the time
+# until every host has resolved all N-1 others. No TLS, no chat: what p2p cannot go below with one
+# avahi-daemon per host on this machine. Run both in one sitting for the ratio.
+#
+# usage: Benchmarks/room_mesh.sh [--hosts N] [--timeout SECONDS] [--floor]      (root: network namespaces)
 # env:   P2P_BIN (default .build/release/p2p); ROOM_MESH_EVENTS=DIR keeps each chat's JSON events there,
 #        one file per host, each line prefixed with its time in seconds from the last start (and its stderr,
 #        and its avahi-daemon's log; mdns.pcap: every mDNS packet on the bridge); ROOM_MESH_STACKS=SECONDS
@@ -22,12 +28,13 @@ ME=room_mesh.sh
 . "$ROOT/scripts/_common.sh"
 P2P=${P2P_BIN:-$ROOT/.build/release/p2p}
 [[ "$P2P" = /* ]] || P2P=$ROOT/$P2P
-HOSTS=32 TIMEOUT=180
+HOSTS=32 TIMEOUT=180 FLOOR=0
 while [ $# -gt 0 ]; do
   case $1 in
     --hosts) HOSTS=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --floor) FLOOR=1; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -100,9 +107,10 @@ if [ -n "${ROOM_MESH_EVENTS:-}" ]; then
     ip netns exec "$(hub)" tcpdump -Z root -i br0 -n -U -w "$ROOM_MESH_EVENTS/mdns.pcap" udp port 5353
 fi
 
-python3 - "$P2P" "$HOSTS" "$TIMEOUT" "$STATE" "${ROOM_MESH_EVENTS:-}" <<'PY'
+python3 - "$P2P" "$HOSTS" "$TIMEOUT" "$STATE" "${ROOM_MESH_EVENTS:-}" "$FLOOR" <<'PY'
 import json, os, subprocess, sys, threading, time
 p2p, hosts, timeout, state, events_dir = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+floor = sys.argv[6] == "1"
 logs = [[] for _ in range(hosts)]
 connected, lock, full_at, procs = [set() for _ in range(hosts)], threading.Lock(), [None] * hosts, []
 # Where the time goes, per host: when it listened, advertised, saw its first and its last peer announced,
@@ -117,6 +125,9 @@ def reader(i, stream):
     for line in stream:
         if events_dir:
             logs[i].append((time.monotonic(), line.rstrip("\n")))
+        if floor:
+            floor_line(i, line)
+            continue
         try:
             event = json.loads(line)
         except ValueError:
@@ -138,6 +149,22 @@ def reader(i, stream):
                     full_at[i] = time.monotonic()
             elif event.get("event") == "disconnected":
                 connected[i].discard(event.get("id"))
+def floor_line(i, line):
+    # avahi-browse --parsable: "=;IFACE;IPv4;NAME;TYPE;DOMAIN;HOST;ADDRESS;PORT;TXT" once resolved;
+    # avahi-publish: "Established under name 'NAME'" once probing is done.
+    fields = line.split(";")
+    with lock:
+        if line.startswith("Established under name"):
+            mark("listening", i)
+            mark("advertising", i)
+        elif fields[0] == "=" and len(fields) > 3 and fields[3] != "host%02d" % (i + 1):
+            mark("firstSeen", i)
+            mark("firstConnected", i)
+            seen[i].add(fields[3])
+            connected[i].add(fields[3])
+            if len(seen[i]) == hosts - 1:
+                mark("allSeen", i)
+                full_at[i] = time.monotonic()
 def cpu_seconds(pid):
     try:
         with open("/proc/%d/stat" % pid) as stat:
@@ -157,7 +184,7 @@ def daemon_pids(name):
 def in_host(i, *command):
     return ["bash", "-c", 'in_host "$@"', "_", str(i + 1)] + list(command)
 # Identities first, so key generation is not part of the figure.
-for i in range(hosts):
+for i in range(hosts if not floor else 0):
     home = os.path.join(state, str(i + 1), "home")
     subprocess.run([p2p, "id", "--json"], env=dict(os.environ, P2P_HOME=home), stdout=subprocess.DEVNULL, check=True)
 if events_dir:
@@ -165,13 +192,20 @@ if events_dir:
 avahi_before = sum(cpu_seconds(pid) for pid in daemon_pids("avahi"))
 dbus_before = sum(cpu_seconds(pid) for pid in daemon_pids("dbus"))
 start = time.monotonic()
+def floor_commands(i):
+    # p2p's own TXT keys and sizes: txtvers, pv, a 32-hex-digit id, the room.
+    name, txt = "host%02d" % (i + 1), ["txtvers=1", "pv=9", "id=%032x" % (i + 1), "sid=chat"]
+    return [["avahi-publish", "--service", name, "_p2p._tcp", "7000"] + txt,
+            ["stdbuf", "-oL", "avahi-browse", "--resolve", "--parsable", "--no-db-lookup", "_p2p._tcp"]]
 for i in range(hosts):
     home = os.path.join(state, str(i + 1), "home")
-    proc = subprocess.Popen(in_host(i, "env", "P2P_HOME=" + home, p2p, "chat", "--yes", "--json", "--name", "host%02d" % (i + 1)),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            stderr=open(os.path.join(events_dir, "host%02d.err" % (i + 1)), "w") if events_dir else subprocess.DEVNULL)
-    procs.append(proc)
-    threading.Thread(target=reader, args=(i, proc.stdout), daemon=True).start()
+    commands = floor_commands(i) if floor else [["env", "P2P_HOME=" + home, p2p, "chat", "--yes", "--json", "--name", "host%02d" % (i + 1)]]
+    for command in commands:
+        proc = subprocess.Popen(in_host(i, *command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                stderr=(subprocess.STDOUT if floor else
+                                        open(os.path.join(events_dir, "host%02d.err" % (i + 1)), "w") if events_dir else subprocess.DEVNULL))
+        procs.append(proc)
+        threading.Thread(target=reader, args=(i, proc.stdout), daemon=True).start()
 launched = time.monotonic()
 timeline, next_sample = [], launched + 1
 # ROOM_MESH_STACKS=SECONDS (with ROOM_MESH_EVENTS): that long after the last start, the thread stacks of every
@@ -200,7 +234,7 @@ with lock:
     links = sum(len(c) for c in connected) // 2
     last = max(t for t in full_at if t) if any(full_at) else None
     # CPU spent until now (the mesh formed, or the timeout): the chats' and the avahi-daemons' share.
-    cpu = {"p2p": round(sum(cpu_seconds(proc.pid) for proc in procs), 1),
+    cpu = {("avahi-publish and -browse" if floor else "p2p"): round(sum(cpu_seconds(proc.pid) for proc in procs), 1),
            "avahi": round(sum(cpu_seconds(pid) for pid in daemon_pids("avahi")) - avahi_before, 1),
            "dbus": round(sum(cpu_seconds(pid) for pid in daemon_pids("dbus")) - dbus_before, 1)}
     def spread(times):
@@ -215,12 +249,14 @@ if events_dir:
             f.writelines("%.3f %s\n" % (t - launched, line) for t, line in list(log))
 for proc in procs:
     proc.stdin.close()
+    if floor:
+        proc.terminate()  # avahi-publish and avahi-browse run until told
 for proc in procs:
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
-print(json.dumps({"hosts": hosts, "meshFormed": done, "connections": links, "launchSeconds": round(launched - start, 2),
+print(json.dumps({"hosts": hosts, "floor": floor, "meshFormed": done, "connections": links, "launchSeconds": round(launched - start, 2),
                   "meshSecondsFromLastStart": round(last - launched, 2) if done else None,
                   "meshSecondsFromFirstStart": round(last - start, 2) if done else None,
                   "connectionsEachSecond": timeline, "phasesFromLastStart": phase_figures,

@@ -35,13 +35,13 @@ extension ServiceBrowser {
         }
     }
 
-    /// The resolve answered with the shared claim record: the peer's own record replaces it within about
-    /// a second (once the daemon's cache drops the claim), and avahi's resolver reports the instance
-    /// again then. Resolving anew would only read the same cache again (86–193 such retries in a room of
-    /// 32 hosts, each a new D-Bus connection). So the resolve stays open, leaving its place to the next
-    /// lookup but keeping its slot. dns_sd's resolve (avahi's compatibility layer) does not report the
-    /// instance again, and `lookupTimeout` (5 s) was too late for `p2p doctor`'s own announcement (3 s):
-    /// so after `claimRecheck` without the own record the instance is resolved once more.
+    /// The resolve answered with the shared claim record: the peer's own record replaces it in a moment,
+    /// but the daemon's cache holds both for a second (RFC 6762 §10.2) and neither avahi's resolver nor
+    /// dns_sd's (avahi's compatibility layer) reports the instance again. Through libavahi-client the
+    /// instance's TXT records are watched meanwhile (`watchOwnRecord`), which finds the own record at once.
+    /// The lookup leaves its place to the next but keeps its slot; after `claimRecheck` without the own
+    /// record (always, through dns_sd) the instance is resolved once more: `lookupTimeout` (5 s) was too
+    /// late for `p2p doctor`'s own announcement (3 s).
     func awaitOwnRecord(_ context: LookupContext, _ state: inout State) {
         launch(state.schedule.settle(context.key), &state)
         queue.asyncAfter(deadline: .now() + Self.claimRecheck) { [weak self] in

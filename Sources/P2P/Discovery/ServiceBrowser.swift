@@ -299,8 +299,8 @@ public final class ServiceBrowser: Sendable {
             guard isSuccess(code) else {
                 return lookupFailed(context, DiscoveryError(operation: "resolve", code: code), &state)
             }
-            // A peer that has just won its name still shows the shared claim record for a moment: the
-            // resolve stays open for its own record (`awaitOwnRecord`).
+            // A peer that has just won its name still shows the shared claim record for a moment: it is
+            // resolved again shortly (`awaitOwnRecord`).
             if ServiceAnnouncement.isClaim(txt) { return awaitOwnRecord(context, &state) }
             let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
             // A peer that will dial us needs no address yet (`AddressDemand`).
