@@ -66,8 +66,7 @@ public struct LocalSendDeviceInfo: Codable, Sendable, Equatable {
     /// not used because it does not round-trip (`ϴ` and `ẞ` upper-case differently once lower-cased), so
     /// the same claimed fingerprint would be two devices.
     public static func fingerprintKey(_ fingerprint: String) -> String {
-        let kept = LocalSendDeviceInfo(alias: "", version: "", fingerprint: fingerprint).truncated().fingerprint
-        return String(decoding: kept.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+        String(decoding: cut(fingerprint, to: keptBytes).utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
     }
     /// The major version, or nil when `version` is not `N.M`.
     public var majorVersion: Int? { version.split(separator: ".").first.flatMap { Int($0) } }
@@ -81,16 +80,8 @@ public struct LocalSendDeviceInfo: Codable, Sendable, Equatable {
 
     /// Every string field held to `limit` bytes of UTF-8 (cut at a character boundary): what a device list
     /// keeps of a device, so that a flood of long aliases cannot grow memory.
-    public func truncated(to limit: Int = 128) -> LocalSendDeviceInfo {
-        func cut(_ string: String) -> String {
-            guard string.utf8.count > limit else { return string }
-            var result = ""
-            for character in string {
-                guard result.utf8.count + String(character).utf8.count <= limit else { break }
-                result.append(character)
-            }
-            return result
-        }
+    public func truncated(to limit: Int = keptBytes) -> LocalSendDeviceInfo {
+        let cut = { Self.cut($0, to: limit) }
         var copy = self
         copy.alias = cut(alias)
         copy.version = cut(version)
@@ -99,5 +90,19 @@ public struct LocalSendDeviceInfo: Codable, Sendable, Equatable {
         copy.fingerprint = cut(fingerprint)
         copy.protocol = `protocol`.map(cut)
         return copy
+    }
+
+    /// How many bytes of each string a device list keeps.
+    public static let keptBytes = 128
+
+    /// `string` held to `limit` bytes of UTF-8, cut at a character boundary.
+    static func cut(_ string: String, to limit: Int) -> String {
+        guard string.utf8.count > limit else { return string }
+        var result = ""
+        for character in string {
+            guard result.utf8.count + String(character).utf8.count <= limit else { break }
+            result.append(character)
+        }
+        return result
     }
 }
