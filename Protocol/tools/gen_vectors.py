@@ -240,9 +240,14 @@ def txt(*strings):
     return out
 
 txts = [
-    {"name": "announcement", "hex": txt("txtvers=1", "pv=1", "id=" + PID_A, "sid=chat").hex(), "canonical": True,
+    {"name": "announcement", "hex": txt("txtvers=1", "pv=1", "id=" + PID_A, "sid=chat", "dial=names").hex(), "canonical": True,
+     "entries": [["txtvers", "1"], ["pv", "1"], ["id", PID_A], ["sid", "chat"], ["dial", "names"]],
+     "lookup": {"txtvers": "1", "pv": "1", "id": PID_A, "sid": "chat", "dial": "names", "missing": None},
+     "discoveryInfo": {}},
+    {"name": "announcement of an older p2p (no dial key: it dials by the lower ID)",
+     "hex": txt("txtvers=1", "pv=1", "id=" + PID_A, "sid=chat").hex(), "canonical": True,
      "entries": [["txtvers", "1"], ["pv", "1"], ["id", PID_A], ["sid", "chat"]],
-     "lookup": {"txtvers": "1", "pv": "1", "id": PID_A, "sid": "chat", "missing": None}},
+     "lookup": {"txtvers": "1", "pv": "1", "id": PID_A, "sid": "chat", "dial": None}},
     {"name": "announcement, empty and utf-8 session ID", "hex": txt("txtvers=1", "pv=1", "id=" + PID_B, "sid=").hex(),
      "canonical": True, "entries": [["txtvers", "1"], ["pv", "1"], ["id", PID_B], ["sid", ""]], "lookup": {"sid": ""}},
     {"name": "utf-8 value", "hex": txt("txtvers=1", "sid=café ☕").hex(), "canonical": True,
@@ -261,13 +266,31 @@ txts = [
      "canonical": True, "entries": [["SID", "first"], ["sid", "second"], ["Id", PID_A]],
      "lookup": {"sid": "first", "Sid": "first", "id": PID_A, "ID": PID_A}},
     {"name": "announcement with discovery info: the app's keys after p2p's, sorted by key",
-     "hex": txt("txtvers=1", "pv=1", "id=" + PID_A, "sid=chat", "color=blue", "mode=duel").hex(), "canonical": True,
-     "entries": [["txtvers", "1"], ["pv", "1"], ["id", PID_A], ["sid", "chat"], ["color", "blue"], ["mode", "duel"]],
+     "hex": txt("txtvers=1", "pv=1", "id=" + PID_A, "sid=chat", "dial=names", "color=blue", "mode=duel").hex(), "canonical": True,
+     "entries": [["txtvers", "1"], ["pv", "1"], ["id", PID_A], ["sid", "chat"], ["dial", "names"], ["color", "blue"], ["mode", "duel"]],
      "lookup": {"color": "blue", "MODE": "duel"},
      "discoveryInfo": {"color": "blue", "mode": "duel"}},
     {"name": "255-byte string", "hex": txt("sid=" + "v" * 251).hex(), "canonical": True,
      "entries": [["sid", "v" * 251]], "lookup": {"sid": "v" * 251}},
 ]
+
+# --- dial.json: who dials in a room (PROTOCOL.md §2.2): a hash of the two instance names, ASCII folded
+def fold(name):
+    return bytes(c | 0x20 if 0x41 <= c <= 0x5A else c for c in name.encode())
+
+def name_dialer(a, b):
+    fa, fb = fold(a), fold(b)
+    if fa == fb:
+        return "both"
+    lower, higher = sorted((fa, fb))
+    lower_dials = hashlib.sha256(lower + b"\0" + higher).digest()[0] & 1 == 0
+    return "a" if lower_dials == (fa == lower) else "b"
+
+DIAL_PAIRS = [("alice", "bob"), ("bob", "alice"), ("alice", "carol"), ("bob", "carol"), ("host01", "host02"),
+              ("host01", "host32"), ("host17", "host09"), ("Alice", "bob"), ("alice", "ALICE"), ("bob", "bob #2"),
+              ("bob", "bob (2)"), ("café", "cafe"), ("Zoë", "zoë"), ("ÉMILE", "émile"), ("", "a"), ("a", "a\u0000")]
+dials = [{"a": a, "b": b, "dialer": name_dialer(a, b)} for a, b in DIAL_PAIRS]
+assert {d["dialer"] for d in dials} == {"a", "b", "both"}
 
 # --- security.json: peer IDs and fingerprints, Elligator 2, CPace runs, the replay window
 def peer_id(spki):
@@ -382,7 +405,7 @@ for label, counters in (("replays and reordering", [7, 7, 9, 8, 8, 200, 100]),
 security = {"identities": identities, "elligator2": elligator, "cpace": cpace, "replayWindow": replays}
 
 os.makedirs(OUT, exist_ok=True)
-for name, data in (("frames.json", vectors), ("txt.json", txts), ("security.json", security)):
+for name, data in (("frames.json", vectors), ("txt.json", txts), ("dial.json", dials), ("security.json", security)):
     with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
         json.dump(data, f, ensure_ascii=False, indent=1)
         f.write("\n")

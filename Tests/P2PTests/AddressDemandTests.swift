@@ -137,16 +137,73 @@ struct AddressWaitersTests {
     }
 }
 
-/// Real avahi on loopback through the dns_sd API: a peer expected to dial us is announced without an
+/// Announces `session` as an older p2p would: the TXT record without `dial=names` (its room dials by
+/// the lower ID). The caller stops the advertiser.
+func announceAsOlderPeer(_ session: Session) throws -> ServiceAdvertiser {
+    let txt = TXTRecord([("txtvers", "1"), ("pv", String(WireFormat.protocolVersion)), ("id", session.peerID.hex),
+                         ("sid", session.sessionID)])
+    let advertiser = ServiceAdvertiser(name: session.displayName, port: UInt16(session.localPort!), txt: txt) { _ in }
+    try advertiser.start()
+    return advertiser
+}
+
+/// Real avahi on loopback through the dns_sd API: an instance whose name has it dial us is not resolved
+/// until its grace ends without a link; an older peer expected to dial us is announced without an
 /// address, and a dial to it has its address looked up first.
 @Suite(.serialized, .enabled(if: mdnsAvailable, "no mDNS daemon (run scripts/setup.sh)"), .timeLimit(.minutes(1)))
 struct AddressOnDemandTests {
-    /// Through dns_sd (macOS, or Linux without libavahi-client): the resolve alone, then the address
-    /// query once `wantAddresses(of:)` asks for it.
-    @Test func throughDNSSDAPeerThatDialsUsIsResolvedWithoutAnAddressQueryUntilWanted() async throws {
+    /// The room's name rule: bob's instance is left unresolved while the rule has him dial us, and is
+    /// resolved at once when a rename of ours has us dial him.
+    @Test func anInstanceThatWillDialUsIsNotResolvedUntilTheRuleHasUsDialIt() async throws {
+        let sessionID = "namerule-\(UInt32.random(in: 0 ... .max))"
+        let bobName = "bob-\(sessionID)"
+        let bob = try await discoverableSession(bobName, sessionID: sessionID)
+        let bobDials = NIOLockedValueBoxWrapper(true)
+        let (stream, found) = AsyncStream<DiscoveredService>.makeStream()
+        let browser = ServiceBrowser(slots: LookupSlots(limit: 4), inboundGrace: .seconds(600),
+                                     awaitsDial: { $0 == bobName && bobDials.value }) { event in
+            if case .found(let service) = event, service.sessionID == sessionID { found.yield(service) }
+        }
+        try browser.start()
+        try await bob.setAvailable(true)
+        try await waitUntil("bob's instance waits for his dial") { browser.awaitingDialCount == 1 }
+        #expect(browser.resolvesStarted(of: bobName) == 0)
+        bobDials.mutate { $0 = false }
+        browser.ownNameChanged()
+        var reports = stream.makeAsyncIterator()
+        let first = try #require(await reports.next())
+        #expect(first.peerID == bob.peerID && first.dialsByName)
+        #expect(browser.resolvesStarted(of: bobName) == 1 && browser.awaitingDialCount == 0)
+        browser.stop()
+        await bob.close()
+    }
+
+    /// No link from an instance that was to dial us (an older p2p that waits for us, or a person asked):
+    /// when its grace ends it is resolved, without anyone asking.
+    @Test func anInstanceThatDidNotDialWithinItsGraceIsResolved() async throws {
+        let sessionID = "namegrace-\(UInt32.random(in: 0 ... .max))"
+        let bobName = "bob-\(sessionID)"
+        let bob = try await discoverableSession(bobName, sessionID: sessionID)
+        let (stream, found) = AsyncStream<DiscoveredService>.makeStream()
+        let browser = ServiceBrowser(slots: LookupSlots(limit: 4), inboundGrace: .seconds(1), awaitsDial: { $0 == bobName }) { event in
+            if case .found(let service) = event, service.sessionID == sessionID { found.yield(service) }
+        }
+        try browser.start()
+        try await bob.setAvailable(true)
+        var reports = stream.makeAsyncIterator()
+        let first = try #require(await reports.next())
+        #expect(first.peerID == bob.peerID && browser.resolvesStarted(of: bobName) == 1)
+        browser.stop()
+        await bob.close()
+    }
+
+    /// Through dns_sd (macOS, or Linux without libavahi-client): an older peer that dials us (by the ID
+    /// rule) is resolved alone, then its address queried once `wantAddresses(of:)` asks for it.
+    @Test func throughDNSSDAnOlderPeerThatDialsUsIsResolvedWithoutAnAddressQueryUntilWanted() async throws {
         let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
         let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
-        try await bob.setAvailable(true)
+        let older = try announceAsOlderPeer(bob)
+        defer { older.stop() }
         let (stream, found) = AsyncStream<DiscoveredService>.makeStream()
         let browser = ServiceBrowser(slots: LookupSlots(limit: 4), dialsUs: { $0 == bob.peerID }, resolvesThroughDNSSD: true) { event in
             if case .found(let service) = event, service.sessionID == sessionID { found.yield(service) }
@@ -187,23 +244,32 @@ struct AddressOnDemandTests {
         await bob.close()
     }
 
-    @Test func aPeerExpectedToDialIsFoundWithoutAddressAndADialToItLooksItUp() async throws {
+    /// A room with an older p2p: alice's rule has her dial bob's name, but his announcement has no
+    /// `dial=names`, so the IDs decide, and his is the lower: he is announced to her without an address
+    /// (through dns_sd; on Linux the one resolve through libavahi-client brings it anyway).
+    @Test func anOlderPeerExpectedToDialIsFoundWithoutAddressAndADialToItLooksItUp() async throws {
         let sessionID = "demand-\(UInt32.random(in: 0 ... .max))"
-        let alice = try await discoverableSession("alice-\(sessionID)", sessionID: sessionID)
-        let bob = try await discoverableSession("bob-\(sessionID)", sessionID: sessionID)
+        let keys = [Identity.ephemeral(), Identity.ephemeral()].sorted { $0.peerID < $1.peerID }
+        let bobName = "bob-\(sessionID)"
+        let aliceName = try #require((0 ..< 64).map { "alice\($0)-\(sessionID)" }.first { DialRule.dials(name: $0, other: bobName) })
+        func session(_ name: String, _ identity: Identity) async throws -> Session {
+            var configuration = SessionConfiguration()
+            configuration.acceptsConnectionsByDefault = true
+            let session = Session(sessionID: sessionID, displayName: name, identity: identity, configuration: configuration)
+            try await session.start()
+            return session
+        }
+        let bob = try await session(bobName, keys[0]), alice = try await session(aliceName, keys[1])
         let bobID = bob.peerID
-        alice.expectDials(from: { $0 == bobID })
+        alice.expectRoomDials(true)
         let aliceEvents = EventRecorder(alice), bobEvents = EventRecorder(bob)
         try await alice.setAvailable(true)
-        try await bob.setAvailable(true)
+        let older = try announceAsOlderPeer(bob)
+        defer { older.stop() }
 
-        // Bob looks Alice's address up as always; Alice knows Bob by his announcement (through dns_sd
-        // without an address; on Linux the one resolve through libavahi-client brings it anyway).
-        _ = try await bobEvents.waitFor(alice.peerID, .available, seconds: 10)
-        #expect(bob.availablePeers.first { $0.id == alice.peerID }?.addresses.isEmpty == false)
         _ = try await aliceEvents.waitFor(bob.peerID, .available, seconds: 10)
         let announced = try #require(alice.availablePeers.first { $0.id == bobID })
-        #expect(announced.displayName.raw == "bob-\(sessionID)" && announced.port == bob.localPort)
+        #expect(announced.displayName.raw == bobName && announced.port == bob.localPort && !announced.dialsByName)
         #expect(announced.addresses.isEmpty == !ServiceBrowser.resolvesWithAddress)
 
         // Bob did not dial after all: Alice dials him, and her session looks his address up to do it.

@@ -13,14 +13,14 @@ import Testing
     }
 
     func room() -> ChatRoom {
-        var room = ChatRoom(name: "room", localPeer: me, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        var room = ChatRoom(name: "room", localPeer: me, localName: "me", dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
         _ = room.handle(.inputEnded)
         return room
     }
 
     @Test func pipedInputIsDoneWhenItEndedAndConnectedPeersAcknowledgedOrTenSecondsPassed() {
         var chat = model()
-        let open = ChatRoom(name: "room", localPeer: me, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        let open = ChatRoom(name: "room", localPeer: me, localName: "me", dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
         #expect(!chat.isDone(room: open, awaitingAcknowledgement: false), "the input has not ended")
         #expect(chat.handle(.inputEnded) == [.waitForAcknowledgements])
         #expect(chat.isDone(room: room(), awaitingAcknowledgement: false))

@@ -11,7 +11,7 @@ import Testing
     let otherBob = PeerInfo(id: PeerID(hex: "aaaa0000000000000000000000000000")!, displayName: "bob #2", sessionID: "chat")
 
     func room(connected: [PeerInfo] = [], left: [PeerInfo] = []) -> ChatRoom {
-        var room = ChatRoom(name: "chat", localPeer: me, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        var room = ChatRoom(name: "chat", localPeer: me, localName: "me", dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
         for peer in connected + left { _ = room.handle(.peerConnected(peer)) }
         for peer in left { _ = room.handle(.peerDisconnected(peer, pathLost: false, now: .now)) }
         return room

@@ -20,7 +20,7 @@ import Testing
     }
 
     func room(atTerminal: Bool = true, yes: Bool = false, dialsRoomPeers: Bool = true, limits: DialLimiter.Limits = .init()) -> ChatRoom {
-        ChatRoom(name: "room", localPeer: me, dialsRoomPeers: dialsRoomPeers,
+        ChatRoom(name: "room", localPeer: me, localName: "me", dialsRoomPeers: dialsRoomPeers,
                  policy: ConnectionPolicy(acceptsEveryone: yes, canAsk: atTerminal), dialLimits: limits)
     }
 
@@ -32,6 +32,24 @@ import Testing
         ChatEntry(sequence: Int64(id), peer: peer, peerName: "bob", direction: .sent, messageID: id, sentAt: Date(), text: "hi", deliveredAt: nil)
     }
 
+    /// A peer that announces `dial=names`: the names decide ("me" dials "erin" but not "bob"), whatever the
+    /// IDs, and a rename of this side changes the answer.
+    @Test func ofEachPairTheNamesDecideWhenThePeerAnnouncesTheNameRule() {
+        var room = room(yes: true)
+        var bob = peer(higher, "bob"), erin = peer(lower, "erin")
+        bob.dialsByName = true
+        erin.dialsByName = true
+        #expect(!DialRule.dials(name: "me", other: "bob") && DialRule.dials(name: "me", other: "erin"))
+        #expect(room.handle(.peerAvailable(bob, now: now)) == [], "bob dials, though his ID is higher")
+        #expect(room.handle(.peerAvailable(erin, now: now)) == [.dial(erin, unasked: true, announce: true)])
+        // Renamed after a conflict: "me #2" dials "bob".
+        #expect(DialRule.dials(name: "me #2", other: "bob"))
+        _ = room.handle(.advertised(as: "me #2"))
+        #expect(room.localName == "me #2")
+        #expect(room.handle(.peerAvailable(bob, now: now)) == [.dial(bob, unasked: true, announce: true)])
+    }
+
+    /// An older peer (no `dial=names`) decides by the IDs: the lower one dials.
     @Test func ofEachPairTheLowerIDDialsAndOnlyOnce() {
         var room = room(yes: true)
         let bob = peer(higher)
@@ -94,7 +112,7 @@ import Testing
 
     @Test func aFloodOfAnnouncementsIsDialledWithinTheLimitsAndReportedOnce() {
         let ids = (0..<6).map { _ in Identity.ephemeral().peerID }.sorted()
-        var room = ChatRoom(name: "room", localPeer: ids[0], dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false),
+        var room = ChatRoom(name: "room", localPeer: ids[0], localName: "me", dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false),
                             dialLimits: .init(concurrent: 2, concurrentNew: 2))
         let peers = ids.dropFirst().map { peer($0, "p") }
         let effects = peers.flatMap { room.handle(.peerAvailable($0, now: now)) }
@@ -209,7 +227,7 @@ import Testing
     /// known key held back before a new one.
     @Test func pinnedKeysGoBeforeNewKeys() {
         let ids = (0..<6).map { _ in Identity.ephemeral().peerID }.sorted()
-        var room = ChatRoom(name: "room", localPeer: ids[0], dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false),
+        var room = ChatRoom(name: "room", localPeer: ids[0], localName: "me", dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false),
                             dialLimits: .init(concurrent: 2, concurrentNew: 1))
         let (new1, new2) = (peer(ids[1], "n1"), peer(ids[2], "n2"))
         let (friendA, friendB) = (peer(ids[3], "a", pinned: true), peer(ids[4], "b", pinned: true))
@@ -227,7 +245,7 @@ import Testing
     @Test func aThousandForgedAnnouncementsStayCheap() {
         var ids = (0..<1001).map { _ in Identity.ephemeral().peerID }.sorted()
         let local = ids.removeFirst()
-        var room = ChatRoom(name: "room", localPeer: local, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        var room = ChatRoom(name: "room", localPeer: local, localName: "me", dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
         let forged = ids.map { peer($0, "forged") }
         var inFlight: [PeerID: ContinuousClock.Instant] = [:]
         var dialled: [PeerID: Int] = [:]
@@ -266,7 +284,7 @@ import Testing
     @Test func thirtyTwoRealHostsAreDialledAsFastAsTheHandshakesGo() {
         var ids = (0..<32).map { _ in Identity.ephemeral().peerID }.sorted()
         let local = ids.removeFirst()
-        var room = ChatRoom(name: "room", localPeer: local, dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
+        var room = ChatRoom(name: "room", localPeer: local, localName: "me", dialsRoomPeers: true, policy: ConnectionPolicy(acceptsEveryone: true, canAsk: false))
         let peers = ids.map { peer($0, "host") }
         var pending = peers.flatMap { dials(room.handle(.peerAvailable($0, now: now))) }
         #expect(pending.count == 6)

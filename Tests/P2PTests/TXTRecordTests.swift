@@ -123,11 +123,13 @@ struct TXTRecordTests {
         #expect(TXTRecord(bytes: Self.bytes("k==a=b"))["k"] == "=a=b")
     }
 
-    @Test func announcementHasTxtversFirstThenProtocolVersionIDAndSession() {
+    @Test func announcementHasTxtversFirstThenProtocolVersionIDSessionAndDialRule() {
         let record = ServiceAnnouncement.txtRecord(peerID: Self.peer, sessionID: "chat")
-        #expect(record.entries.map(\.key) == ["txtvers", "pv", "id", "sid"])
-        #expect(record.entries.map(\.value) == ["1", "1", Self.peer.hex, "chat"])
-        #expect(record.bytes == Self.bytes("txtvers=1", "pv=1", "id=00112233445566778899aabbccddeeff", "sid=chat"))
+        #expect(record.entries.map(\.key) == ["txtvers", "pv", "id", "sid", "dial"])
+        #expect(record.entries.map(\.value) == ["1", "1", Self.peer.hex, "chat", "names"])
+        #expect(record.bytes == Self.bytes("txtvers=1", "pv=1", "id=00112233445566778899aabbccddeeff", "sid=chat", "dial=names"))
+        let found = DiscoveredService(name: "x", txt: record, host: "h", port: 1, addresses: [], interfaceIndex: 0)
+        #expect(found.dialsByName && found.discoveryInfo.isEmpty)
         #expect(ServiceAnnouncement.serviceType == "_p2p._tcp")
     }
 

@@ -198,6 +198,19 @@ expect_no_json() {
 # home NAME: a fresh identity directory (P2P_HOME) for one process.
 home() { mkdir -p "$E2E_TMP/home-$1" && echo "$E2E_TMP/home-$1"; }
 
+# name_dials A B: succeeds when, in a room, the peer announced as A dials the one announced as B (the name
+# rule of PROTOCOL.md §2.2, written here apart from the Swift code: SHA-256 of the two names, ASCII folded).
+name_dials() {
+  "$PYTHON" - "$1" "$2" <<'PY'
+import hashlib, sys
+fold = lambda n: bytes(c | 0x20 if 0x41 <= c <= 0x5A else c for c in n.encode())
+a, b = fold(sys.argv[1]), fold(sys.argv[2])
+lower, higher = sorted((a, b))
+lower_dials = hashlib.sha256(lower + b"\0" + higher).digest()[0] & 1 == 0
+sys.exit(0 if a == b or lower_dials == (a == lower) else 1)
+PY
+}
+
 # free_port [HOST]: a TCP and UDP port that is free right now here, or in lab host HOST, where the port
 # will be bound: a port free here may be taken there (a connection's local port in that namespace).
 free_port() {

@@ -445,14 +445,15 @@ leave ins
 # ---- rooms: a piped chat without --yes dials no new key; with --yes it shows the NEW key fingerprint
 ROOM=room-$TAG
 RL=$(home room-1) RH=$(home room-2)
-ID1=$(run env P2P_HOME="$RL" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-ID2=$(run env P2P_HOME="$RH" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-# The lower ID dials: make RL the lower one, so its room is the one that would dial.
-if [[ "$ID2" < "$ID1" ]]; then t=$RL; RL=$RH; RH=$t; t=$ID1; ID1=$ID2; ID2=$t; fi
-start_proc rhigh env P2P_HOME="$RH" "$P2P" chat --json --yes --name "high-$TAG" --room "$ROOM"
-expect_json 20 rhigh "the room's higher ID listens" event=listening
+# Of each pair the names decide who dials (PROTOCOL.md §2.2): the other's name is picked so that RL's
+# room is the one that would dial.
+HIGH=""
+for n in $(seq 1 64); do if name_dials "low-$TAG" "high$n-$TAG"; then HIGH="high$n-$TAG"; break; fi; done
+check "a name that low-$TAG's room dials ($HIGH)" [ -n "$HIGH" ]
+start_proc rhigh env P2P_HOME="$RH" "$P2P" chat --json --yes --name "$HIGH" --room "$ROOM"
+expect_json 20 rhigh "the other room chat listens" event=listening
 start_proc rlow env P2P_HOME="$RL" "$P2P" chat --json --name "low-$TAG" --room "$ROOM"
-expect_json 20 rlow "a piped room chat without --yes sees a new key and says it does not dial it" event=warning code=new-key "message~high-$TAG"
+expect_json 20 rlow "a piped room chat without --yes sees a new key and says it does not dial it" event=warning code=new-key "message~$HIGH"
 sleep 3  # nothing to wait for: this is the absence of a dial; give a dial the time it would take
 expect_no_json rlow "... and it never connected the new key" event=connected
 expect_no_json rhigh "... nor did the other side see it connect" event=connected
@@ -462,8 +463,8 @@ close_stdin rlow; wait_exit rlow 15 || stop_proc rlow
 # The same room with --yes, for a person: it dials, and the NEW key fingerprint is on screen.
 FP2=$(run env P2P_HOME="$RH" "$P2P" id --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["fingerprint"])')
 start_proc rlow2 env P2P_HOME="$RL" "$P2P" chat --yes --name "low-$TAG" --room "$ROOM"
-if wait_for "$E2E_TMP/rlow2.out" "^\* high-$TAG connected — NEW key $FP2, now pinned" 20; then
-  pass "the room's dial shows 'high-$TAG connected — NEW key $FP2, now pinned'"
+if wait_for "$E2E_TMP/rlow2.out" "^\* $HIGH connected — NEW key $FP2, now pinned" 20; then
+  pass "the room's dial shows '$HIGH connected — NEW key $FP2, now pinned'"
 else fail "the room's dial did not show the NEW key fingerprint" rlow2; fi
 close_stdin rlow2; wait_exit rlow2 15 || stop_proc rlow2
 close_stdin rhigh; wait_exit rhigh 15 || stop_proc rhigh

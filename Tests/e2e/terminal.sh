@@ -47,7 +47,7 @@ terminal alice A "$P2P" chat --room "$ROOM" --name alice
 see 20 alice '1 line typed while nobody was here waits for whoever joins' "the next chat in the room has it waiting"
 
 terminal bob B "$P2P" chat --room "$ROOM" --name bob
-# The side that dials (the lower ID) is asked first, before it dials: no line goes to a key nobody here
+# The side that dials (by the two names, PROTOCOL.md §2.2) is asked first, before it dials: no line goes to a key nobody here
 # accepted (issue 34). Then the other side is asked about the request.
 if wait_until 30 bash -c 'tmux -S "$1" capture-pane -p -J -S - -t alice | grep -q "is in room .*Connect?" || tmux -S "$1" capture-pane -p -J -S - -t bob | grep -q "is in room .*Connect?"' _ "$TMUX_SOCKET"; then
   if shows alice "is in room .*Connect\\?"; then OTHER=alice ASKED=bob; else OTHER=bob ASKED=alice; fi

@@ -1,8 +1,9 @@
 /// Which resolved instances have their addresses looked up at once, and which only when something needs
 /// them: a value without sockets. `ServiceBrowser` keeps one in its state; tests drive it directly.
 ///
-/// In a room, of each pair of peers one side dials (the lower ID). The other side needs the peer's
-/// announcement (its TXT record: who it is) but not its address: the peer reaches it. Each address query
+/// In a room, of each pair of peers one side dials (`DialRule`). With an older p2p the rule is on the IDs,
+/// known only from the TXT record, so the side that will be dialled resolves the peer all the same: it
+/// needs the peer's announcement (who it is) but not its address: the peer reaches it. Each address query
 /// costs avahi's compatibility layer a thread, a D-Bus connection and a record browser, and an mDNS query
 /// that every host's daemon reads; in a room of 32 hosts that is half of them saved. So an instance whose
 /// peer will dial us (`dialsUs`, the owner's rule) is reported without addresses and waits here, until

@@ -24,20 +24,22 @@ final class AvahiResolver: @unchecked Sendable {
         case failed(code: Int32)
     }
 
-    /// One live resolve or TXT watch; `cancel()` frees it (safe more than once, from any thread but avahi's).
+    /// One live resolve, address lookup or TXT watch; `cancel()` frees it (safe more than once, from any
+    /// thread but avahi's).
     final class Resolve: @unchecked Sendable {
+        /// Which avahi object it holds (each is freed by its own function).
+        fileprivate enum Kind { case service, hostName, record }
         fileprivate let owner: AvahiResolver
         fileprivate var resolver: OpaquePointer?
-        /// A record browser (`watchTXT`) rather than a service resolver.
-        fileprivate let isRecordBrowser: Bool
+        fileprivate let kind: Kind
         fileprivate let generation: Int
         fileprivate let context: Unmanaged<ResolveContext>
 
-        fileprivate init(owner: AvahiResolver, resolver: OpaquePointer, isRecordBrowser: Bool = false, generation: Int,
+        fileprivate init(owner: AvahiResolver, resolver: OpaquePointer, kind: Kind = .service, generation: Int,
                          context: Unmanaged<ResolveContext>) {
             self.owner = owner
             self.resolver = resolver
-            self.isRecordBrowser = isRecordBrowser
+            self.kind = kind
             self.generation = generation
             self.context = context
         }
@@ -99,6 +101,29 @@ final class AvahiResolver: @unchecked Sendable {
         }
     }
 
+    /// Looks up the address of `family` (`ipv6`: AAAA, else A) of `host` on `interface`: one record query,
+    /// where a service resolve asks SRV, TXT and the address. The answer is `.found` with that address
+    /// (port 0, an empty TXT record); nil when there is no working client.
+    ///
+    /// Why: with a service resolve per family, every lookup on an interface with IPv6 made a second one for
+    /// the AAAA record, and the SRV and TXT questions again; in a room of 32 hosts whose daemons publish no
+    /// AAAA that was a quarter of the daemons' CPU (BENCHMARKS.md). The IPv4 resolve gives the host name.
+    func resolveAddress(host: String, interface: UInt32, ipv6: Bool, onAnswer: @escaping @Sendable (Answer) -> Void) -> Resolve? {
+        locked { () -> Resolve? in
+            guard let client = connectedClient() else { return nil }
+            let context = Unmanaged.passRetained(ResolveContext(onAnswer))
+            let resolver = avahi_host_name_resolver_new(
+                client, interface == 0 ? AvahiIfIndex(AVAHI_IF_UNSPEC) : AvahiIfIndex(interface), AvahiProtocol(AVAHI_PROTO_UNSPEC),
+                host, ipv6 ? AvahiProtocol(AVAHI_PROTO_INET6) : AvahiProtocol(AVAHI_PROTO_INET), AvahiLookupFlags(0),
+                hostNameCallback, context.toOpaque())
+            guard let resolver else {
+                context.release()
+                return nil
+            }
+            return Resolve(owner: self, resolver: resolver, kind: .hostName, generation: generation, context: context)
+        }
+    }
+
     /// Watches the TXT records of `name` on `interface`: `onRecord` gets each one the daemon has or hears
     /// (from its cache at once), on avahi's poll thread; nil when there is no working client.
     ///
@@ -122,7 +147,7 @@ final class AvahiResolver: @unchecked Sendable {
                 context.release()
                 return nil
             }
-            return Resolve(owner: self, resolver: browser, isRecordBrowser: true, generation: generation, context: context)
+            return Resolve(owner: self, resolver: browser, kind: .record, generation: generation, context: context)
         }
     }
 
@@ -132,7 +157,11 @@ final class AvahiResolver: @unchecked Sendable {
             resolve.resolver = nil
             // A client freed since took its resolvers with it.
             if resolve.generation == generation {
-                if resolve.isRecordBrowser { avahi_record_browser_free(resolver) } else { avahi_service_resolver_free(resolver) }
+                switch resolve.kind {
+                case .service: avahi_service_resolver_free(resolver)
+                case .hostName: avahi_host_name_resolver_free(resolver)
+                case .record: avahi_record_browser_free(resolver)
+                }
             }
             resolve.context.release()
         }
@@ -180,6 +209,15 @@ private let resolveCallback: AvahiServiceResolverCallback = { _, _, _, event, _,
     // dns_sd reports host names with the trailing dot; so does this.
     if !hostName.isEmpty, !hostName.hasSuffix(".") { hostName += "." }
     context.onAnswer(.found(host: hostName, port: port, txt: record, address: Array(bytes.prefix(count))))
+}
+
+private let hostNameCallback: AvahiHostNameResolverCallback = { _, _, _, event, _, address, _, userdata in
+    guard let userdata else { return }
+    let context = Unmanaged<AvahiResolver.ResolveContext>.fromOpaque(userdata).takeUnretainedValue()
+    guard event == AVAHI_RESOLVER_FOUND else { return context.onAnswer(.failed(code: Int32(AVAHI_ERR_TIMEOUT))) }
+    var bytes = [UInt8](repeating: 0, count: 16)
+    let count = Int(p2p_avahi_address_bytes(address, &bytes))
+    context.onAnswer(.found(host: "", port: 0, txt: TXTRecord([]), address: Array(bytes.prefix(count))))
 }
 
 private let recordCallback: AvahiRecordBrowserCallback = { _, _, _, event, _, _, _, rdata, size, _, userdata in

@@ -41,17 +41,21 @@ final class PeerDiscovery: Sendable {
     private let isConnected: @Sendable (_ name: String) -> Bool
     /// Whether a peer will dial this session by itself: its address is looked up only once needed.
     private let dialsUs: @Sendable (PeerID) -> Bool
+    /// Whether the instance called `name` will dial this session by itself: it is not resolved meanwhile.
+    private let awaitsDial: @Sendable (_ name: String) -> Bool
     private let state = NIOLockedValueBox(State())
 
     init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:],
          isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
          dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false },
+         awaitsDial: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
          onEvent: @escaping @Sendable (Event) -> Void) {
         self.ownID = ownID
         self.sessionID = sessionID
         self.discoveryInfo = discoveryInfo
         self.isConnected = isConnected
         self.dialsUs = dialsUs
+        self.awaitsDial = awaitsDial
         self.onEvent = onEvent
     }
 
@@ -97,7 +101,7 @@ final class PeerDiscovery: Sendable {
         }
         var browser: ServiceBrowser?
         if browse {
-            let started = ServiceBrowser(slots: .shared, isConnected: isConnected, dialsUs: dialsUs) { [weak self] event in self?.handle(event) }
+            let started = ServiceBrowser(slots: .shared, isConnected: isConnected, dialsUs: dialsUs, awaitsDial: awaitsDial) { [weak self] event in self?.handle(event) }
             do {
                 try started.start()
             } catch {
@@ -149,6 +153,8 @@ final class PeerDiscovery: Sendable {
         case .registered(let name):
             state.withLockedValue { $0.daemonLost = false }
             onEvent(.advertising(name: name))
+            // Who dials whom in a room depends on this name (`awaitsDial` reads it once the owner has it).
+            state.withLockedValue { $0.browser }?.ownNameChanged()
         case .failed(let error):
             onEvent(.failed(error))
         case .lost:

@@ -8,7 +8,9 @@ public enum ServiceAnnouncement {
     public static let txtVersion = "1"
 
     /// The keys p2p itself uses, which discovery info may not.
-    public static let reservedKeys: Set<String> = ["txtvers", "pv", "id", "sid"]
+    public static let reservedKeys: Set<String> = ["txtvers", "pv", "id", "sid", "dial"]
+    /// The `dial` key's value: this peer decides who dials in a room by the instance names (`DialRule`).
+    public static let dialsByName = "names"
     /// RFC 6763 §6.4: keys SHOULD be no more than nine characters, so packets stay small.
     public static let maxDiscoveryInfoKeyLength = 9
     /// RFC 6763 §6.2: a TXT record up to about 400 bytes fits a single mDNS packet alongside its records.
@@ -23,13 +25,15 @@ public enum ServiceAnnouncement {
     /// Whether `txt` is the record a peer holds only while claiming its name (`claimTXTRecord`).
     public static func isClaim(_ txt: TXTRecord) -> Bool { txt == claimTXTRecord }
 
-    /// The TXT record for a peer: `txtvers` first, then protocol version, peer ID and session ID.
+    /// The TXT record for a peer: `txtvers` first, then protocol version, peer ID, session ID and the
+    /// room's dial rule.
     public static func txtRecord(peerID: PeerID, sessionID: String) -> TXTRecord {
         TXTRecord([
             ("txtvers", txtVersion),
             ("pv", String(WireFormat.protocolVersion)),
             ("id", peerID.hex),
             ("sid", sessionID),
+            ("dial", dialsByName),
         ])
     }
 
@@ -107,6 +111,8 @@ public struct DiscoveredService: Sendable, Equatable {
     public var interfaceIndex: UInt32
     /// The app's own keys from the TXT record (every key but p2p's; the first of a repeated key wins).
     public var discoveryInfo: [String: String]
+    /// Whether the TXT record says `dial=names`: the peer decides who dials in a room by the instance names.
+    public var dialsByName: Bool
 
     /// A service from what resolving it returned; peer ID, session ID and protocol version come from `txt`.
     public init(name: String, txt: TXTRecord, host: String, port: UInt16, addresses: [IPAddress], interfaceIndex: UInt32) {
@@ -114,6 +120,7 @@ public struct DiscoveredService: Sendable, Equatable {
         peerID = txt["id"].flatMap(PeerID.init(hex:))
         sessionID = txt["sid"]
         protocolVersion = txt["pv"].flatMap { Int($0) }
+        dialsByName = txt["dial"] == ServiceAnnouncement.dialsByName
         var info: [String: String] = [:]
         var seen: Set<String> = []
         for (key, value) in txt.entries where !ServiceAnnouncement.reservedKeys.contains(key.lowercased()) {

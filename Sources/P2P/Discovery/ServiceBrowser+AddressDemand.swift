@@ -1,8 +1,43 @@
 import Dispatch
 
-// Resolves that need no address query (yet), and resolves that wait for the peer's own TXT record.
+// Instances not resolved because their peer will dial us, resolves that need no address query (yet),
+// and resolves that wait for the peer's own TXT record.
 
 extension ServiceBrowser {
+    /// Leaves `key` unresolved: its peer will dial us (`awaitsDial`), and what the dial brings (who it is,
+    /// where) is all this side needs. If no link from its name came when the grace ends, it is resolved
+    /// (the peer may be an older p2p that waits for us, or its person was asked); while one is up, its
+    /// grace starts again, so a link that drops for good is noticed.
+    func awaitDial(_ key: InstanceKey, _ state: inout State) {
+        state.lookups.removeValue(forKey: key)?.cancel()
+        launch(state.schedule.end(key), &state)
+        let deadline = ContinuousClock.now + state.demand.inboundGrace
+        state.awaitingDial[key] = deadline
+        queue.asyncAfter(deadline: .now() + DispatchTimeInterval(state.demand.inboundGrace)) { [weak self] in
+            guard let self else { return }
+            update { state in
+                guard !state.stopped, state.awaitingDial[key] == deadline else { return }
+                if isConnected(key.name) { return awaitDial(key, &state) }
+                state.graceEnded.insert(key.name)
+                startResolve(key, &state)
+            }
+        }
+    }
+
+    /// This side's own name changed (a rename after a conflict): instances left unresolved that the rule
+    /// now has us dial are resolved.
+    public func ownNameChanged() {
+        queue.async { [self] in
+            update { state in
+                guard !state.stopped else { return }
+                for key in state.awaitingDial.keys where !awaitsDial(key.name) { startResolve(key, &state) }
+            }
+        }
+    }
+
+    /// How many instances are left unresolved because their peer will dial us (for tests).
+    var awaitingDialCount: Int { update { $0.awaitingDial.count } }
+
     /// Looks up the addresses of `peer` on every interface it was reported without them, and always
     /// from now on while it is announced: something (a dial) needs them. An instance being resolved
     /// meanwhile gets them with that resolve.

@@ -18,33 +18,63 @@ import NIOConcurrencyHelpers
 // TXT record and address in one answer, where dns_sd needs a resolve and then an address query.
 
 extension ServiceBrowser {
-    /// Starts the resolves of `context` through `AvahiResolver`, one per address family (an avahi resolve
-    /// answers with one address; Happy Eyeballs needs both); false when there is no working client (the
-    /// caller resolves through dns_sd).
+    /// Starts the resolve of `context` through `AvahiResolver` for the IPv4 address (an avahi resolve
+    /// answers with one address; Happy Eyeballs wants both): its answer gives the host name, whose AAAA
+    /// record is then asked alone (`resolveAddress`), not with a second service resolve. When IPv4 has not
+    /// answered within `ipv6Fallback` (a peer without IPv4), an IPv6 service resolve starts beside it.
+    /// False when there is no working client (the caller resolves through dns_sd).
     func launchNativeResolve(_ context: LookupContext, _ state: inout State) -> Bool {
-        guard let nativeResolver else { return false }
+        guard let resolve = startNativeResolve(context, ipv6: false) else { return false }
         let key = context.key
         // AAAA only where IPv6 can be used and is answered (`SilentAAAA`), as for dns_sd's queries.
         let asksIPv6 = IPAddress.interfaceHasIPv6(key.interfaceIndex)
             && state.silentAAAA.asks(on: key.interfaceIndex, retry: state.lookupFailures[key] != nil)
-        var resolves: [Bool: AvahiResolver.Resolve] = [:]
-        for ipv6 in asksIPv6 ? [false, true] : [false] {
-            guard let resolve = nativeResolver.resolve(
-                name: key.name, type: context.type, domain: context.domain, interface: key.interfaceIndex, ipv6: ipv6,
-                onAnswer: { [weak self] answer in
-                    guard let self else { return }
-                    queue.async { self.handleNativeResolve(context, answer, ipv6: ipv6) }
-                }
-            ) else {
-                resolves.values.forEach { $0.cancel() }
-                return false
-            }
-            resolves[ipv6] = resolve
-        }
         state.addresses[key] = []
-        state.lookups[key] = Lookup(context: context, operations: [:], natives: resolves)
+        var lookup = Lookup(context: context, operations: [:], natives: [false: resolve])
+        lookup.asksIPv6 = asksIPv6
+        state.lookups[key] = lookup
         expireLookup(context)
+        if asksIPv6 {
+            queue.asyncAfter(deadline: .now() + Self.ipv6Fallback) { [weak self] in
+                guard let self else { return }
+                update { state in
+                    guard let lookup = state.lookups[key], lookup.context === context,
+                          state.addresses[key]?.isEmpty != false, lookup.natives[true] == nil,
+                          let resolve = self.startNativeResolve(context, ipv6: true) else { return }
+                    state.lookups[key]?.natives[true] = resolve
+                }
+            }
+        }
         return true
+    }
+
+    /// How long the IPv4 resolve has before an IPv6 service resolve starts beside it (answers from the
+    /// daemon's cache take milliseconds; a peer that has no IPv4 address never answers it).
+    static let ipv6Fallback: DispatchTimeInterval = .milliseconds(300)
+
+    private func startNativeResolve(_ context: LookupContext, ipv6: Bool) -> AvahiResolver.Resolve? {
+        let key = context.key
+        return nativeResolver?.resolve(
+            name: key.name, type: context.type, domain: context.domain, interface: key.interfaceIndex, ipv6: ipv6,
+            onAnswer: { [weak self] answer in
+                guard let self else { return }
+                queue.async { self.handleNativeResolve(context, answer, ipv6: ipv6) }
+            })
+    }
+
+    /// Asks for the AAAA record of `host`, which the IPv4 resolve of `context` answered with; its answer
+    /// completes the lookup as an IPv6 resolve's would.
+    private func askIPv6Address(_ context: LookupContext, host: String, port: UInt16, txt: TXTRecord, _ state: inout State) {
+        guard let nativeResolver, !host.isEmpty else { return }
+        let resolve = nativeResolver.resolveAddress(host: host, interface: context.key.interfaceIndex, ipv6: true) { [weak self] answer in
+            guard let self else { return }
+            let asResolved: AvahiResolver.Answer = switch answer {
+            case .found(_, _, _, let address): .found(host: host, port: port, txt: txt, address: address)
+            case .failed: answer
+            }
+            queue.async { self.handleNativeResolve(context, asResolved, ipv6: true) }
+        }
+        if let resolve { state.lookups[context.key]?.natives[true] = resolve }
     }
 
     func handleNativeResolve(_ context: LookupContext, _ answer: AvahiResolver.Answer, ipv6: Bool) {
@@ -76,6 +106,9 @@ extension ServiceBrowser {
                 if !known.contains(address) { known.append(address) }
                 state.addresses[key] = known
                 state.lookupFailures[key] = nil
+                if !ipv6, let lookup = state.lookups[key], lookup.asksIPv6, lookup.natives[true] == nil {
+                    askIPv6Address(context, host: host, port: port, txt: txt, &state)
+                }
                 // The address came with the resolve: no query to save, so `AddressDemand` is not asked.
                 // The first answer is enough to connect: report it now, and the other family's when it comes.
                 state.outbox.append(.found(DiscoveredService(

@@ -37,6 +37,7 @@ extension ServiceBrowser {
         state.interfacesByName = [:]
         state.instanceTypes = [:]
         state.lookupFailures = [:]
+        state.awaitingDial = [:]
         queue.asyncAfter(deadline: .now() + staleGrace) { [weak self] in
             self?.update { state in
                 guard !state.stopped else { return }

@@ -73,6 +73,10 @@ public final class ServiceBrowser: Sendable {
         var silentAAAA = SilentAAAA()
         /// Which resolved instances wait for a reason to look their addresses up (a peer that dials us).
         var demand = AddressDemand<InstanceKey, PeerID>()
+        /// Instances not resolved because their peer will dial us (`awaitsDial`), with the end of their grace.
+        var awaitingDial: [InstanceKey: ContinuousClock.Instant] = [:]
+        /// Names whose grace ended without a link: resolved from now on, while they are browsed.
+        var graceEnded: Set<String> = []
         var outbox: [Event] = []
     }
 
@@ -83,6 +87,9 @@ public final class ServiceBrowser: Sendable {
     let isConnected: @Sendable (_ name: String) -> Bool
     /// Whether this peer will dial us by itself: then its address is looked up only once needed (`AddressDemand`).
     let dialsUs: @Sendable (PeerID) -> Bool
+    /// Whether the instance called `name` will dial us by itself (the room's name rule, `DialRule`): then
+    /// it is not resolved at all, unless no link from it came within the grace (`ServiceBrowser+AddressDemand`).
+    let awaitsDial: @Sendable (_ name: String) -> Bool
     #if canImport(CAvahiClient)
     /// Resolves with the address in one request, on Linux (nil: dns_sd, as on macOS).
     let nativeResolver: AvahiResolver?
@@ -111,6 +118,8 @@ public final class ServiceBrowser: Sendable {
         /// Resolves through the process's libavahi-client connection (`AvahiResolver`), instead of dns_sd:
         /// one per address family still open (key: whether it asks for IPv6).
         var natives: [Bool: AvahiResolver.Resolve] = [:]
+        /// Whether this lookup wants the IPv6 address too (`SilentAAAA`), asked once the IPv4 resolve answered.
+        var asksIPv6 = false
         #endif
         func cancel() {
             operations.values.forEach { $0.cancel() }
@@ -133,17 +142,20 @@ public final class ServiceBrowser: Sendable {
     /// waiting one: its peer reached us, so its address is needed by no one yet (it is still looked up, so
     /// a connected impostor using another peer's name only delays that peer's lookup). A peer for which
     /// `dialsUs` holds is reported without addresses until they are wanted (`wantAddresses(of:)`), or it
-    /// did not connect within `inboundGrace`.
+    /// did not connect within `inboundGrace`. An instance for which `awaitsDial` holds is not resolved
+    /// until no link from it came within `inboundGrace`.
     init(backoff: RetryBackoff = RetryBackoff(), staleGrace: Duration = .seconds(5), slots: LookupSlots,
          inboundGrace: Duration = .seconds(20),
          isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
-         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false }, resolvesThroughDNSSD: Bool = false,
+         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false },
+         awaitsDial: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, resolvesThroughDNSSD: Bool = false,
          onEvent: @escaping @Sendable (Event) -> Void) {
         let schedule = LookupSchedule<InstanceKey>(places: Self.maxConcurrentLookups, slots: slots) { isConnected($0.name) }
         state = NIOLockedValueBox(State(recovery: DaemonRecovery(backoff: backoff), schedule: schedule,
                                         demand: AddressDemand(inboundGrace: inboundGrace)))
         self.isConnected = isConnected
         self.dialsUs = dialsUs
+        self.awaitsDial = awaitsDial
         #if canImport(CAvahiClient)
         nativeResolver = resolvesThroughDNSSD ? nil : AvahiResolver.shared
         #endif
@@ -213,6 +225,7 @@ public final class ServiceBrowser: Sendable {
             state.browse = nil
             dropAllLookups(&state)
             state.demand.forgetAll()
+            state.awaitingDial = [:]
         }
     }
 
@@ -232,16 +245,22 @@ public final class ServiceBrowser: Sendable {
             if flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 {
                 state.interfacesByName[name, default: []].insert(interfaceIndex)
                 state.instanceTypes[key] = (type, domain)
-                startResolve(key, &state)
+                if state.graceEnded.contains(name) || !awaitsDial(name) {
+                    startResolve(key, &state)
+                } else {
+                    awaitDial(key, &state)
+                }
             } else {
                 state.instanceTypes[key] = nil
                 state.lookupFailures[key] = nil
                 state.demand.forget(key)
+                state.awaitingDial[key] = nil
                 dropLookup(key, &state)
                 state.interfacesByName[name]?.remove(interfaceIndex)
                 if state.interfacesByName[name]?.isEmpty == true {
                     state.interfacesByName[name] = nil
                     state.resolvesStarted[name] = nil
+                    state.graceEnded.remove(name)
                     state.outbox.append(.lost(name: name))
                 }
             }
@@ -252,6 +271,7 @@ public final class ServiceBrowser: Sendable {
     /// lookup of it under way is dropped.
     func startResolve(_ key: InstanceKey, _ state: inout State) {
         guard !state.stopped else { return }
+        state.awaitingDial[key] = nil
         state.lookups.removeValue(forKey: key)?.cancel()
         launch(state.schedule.request(key), &state)
     }
@@ -304,8 +324,10 @@ public final class ServiceBrowser: Sendable {
             if ServiceAnnouncement.isClaim(txt) { return awaitOwnRecord(context, &state) }
             let resolved = LookupContext.Resolved(host: host, port: port, txt: txt)
             // A peer that will dial us needs no address yet (`AddressDemand`).
+            // A peer that decides by names was resolved because we dial it, or because its grace ended.
             let peer = txt["id"].flatMap(PeerID.init(hex:))
-            if case .wait(let deadline) = state.demand.resolved(context.key, peer: peer, dialsUs: peer.map(dialsUs) ?? false, now: .now) {
+            let dialsUsByID = txt["dial"] != ServiceAnnouncement.dialsByName && (peer.map(dialsUs) ?? false)
+            if case .wait(let deadline) = state.demand.resolved(context.key, peer: peer, dialsUs: dialsUsByID, now: .now) {
                 return reportWithoutAddresses(context, resolved, graceEnds: deadline, &state)
             }
             // The address queries take over the resolve's slot (a failure below gives it back).

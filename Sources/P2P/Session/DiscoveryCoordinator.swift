@@ -21,15 +21,17 @@ final class DiscoveryCoordinator: Sendable {
     let addressWaiters: AddressWaiters
 
     /// `isConnected`: whether a peer announced as this name is connected already (its address can wait);
-    /// `dialsUs`: whether a peer will dial us by itself (its address is looked up only once needed).
+    /// `dialsUs`: whether a peer will dial us by itself (its address is looked up only once needed);
+    /// `awaitsDial`: whether the instance called `name` will (it is not resolved meanwhile).
     init(ownID: PeerID, sessionID: String, discoveryInfo: [String: String] = [:],
          isConnected: @escaping @Sendable (_ name: String) -> Bool = { _ in false },
-         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false }, onEvent: @escaping @Sendable (Event) -> Void) {
+         dialsUs: @escaping @Sendable (PeerID) -> Bool = { _ in false },
+         awaitsDial: @escaping @Sendable (_ name: String) -> Bool = { _ in false }, onEvent: @escaping @Sendable (Event) -> Void) {
         self.sessionID = sessionID
         let waiters = AddressWaiters()
         addressWaiters = waiters
         discovery = PeerDiscovery(ownID: ownID, sessionID: sessionID, discoveryInfo: discoveryInfo, isConnected: isConnected,
-                                  dialsUs: dialsUs) { event in
+                                  dialsUs: dialsUs, awaitsDial: awaitsDial) { event in
             switch event {
             case .found(let service):
                 onEvent(.found(Self.peer(service, sessionID: sessionID)))
@@ -85,6 +87,7 @@ final class DiscoveryCoordinator: Sendable {
         var info = PeerInfo(id: service.peerID!, displayName: service.name, sessionID: sessionID, host: service.host,
                             port: Int(service.port), addresses: service.addresses)
         info.discoveryInfo = service.discoveryInfo
+        info.dialsByName = service.dialsByName
         return info
     }
 }

@@ -47,8 +47,8 @@ public final class Session: Sendable {
     private let sockets: SessionSockets
     /// Internal rather than private for `Session+Peers`.
     let directory: PeerDirectory
-    /// The peers that will dial this session by themselves (`expectDials(from:)`).
-    private let expectedDialers: NIOLockedValueBox<(@Sendable (PeerID) -> Bool)?>
+    /// Whether peers dial this session by the room's rule (`expectRoomDials(_:)`).
+    private let expectsRoomDials: NIOLockedValueBox<Bool>
 
     /// A session that speaks the messages of `catalog` (`MessageCatalog.standard`: every feature's).
     public init(
@@ -75,12 +75,18 @@ public final class Session: Sendable {
         // The coordinator reports to the session, which exists only once every part does.
         let owner = WeakSession()
         // A peer that dialled in needs no address from DNS-SD to be reached: its lookup waits. One that
-        // will dial in (`expectDials(from:)`) needs none until something dials it.
-        let expectedDialers = NIOLockedValueBox<(@Sendable (PeerID) -> Bool)?>(nil)
-        self.expectedDialers = expectedDialers
-        discovery = DiscoveryCoordinator(ownID: identity.peerID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo,
+        // will dial in by the room's rule (`expectRoomDials(_:)`) is not resolved (name rule), or needs no
+        // address until something dials it (an older peer's ID rule).
+        let expectsRoomDials = NIOLockedValueBox(false)
+        self.expectsRoomDials = expectsRoomDials
+        let ownID = identity.peerID
+        discovery = DiscoveryCoordinator(ownID: ownID, sessionID: sessionID, discoveryInfo: configuration.discoveryInfo,
                                          isConnected: { name in owner.session?.connections.connectedPeers.contains { $0.displayName.raw == name } ?? false },
-                                         dialsUs: { peer in expectedDialers.withLockedValue { $0 }?(peer) ?? false }) {
+                                         dialsUs: { peer in expectsRoomDials.withLockedValue { $0 } && DialRule.dials(id: peer, other: ownID) },
+                                         awaitsDial: { instance in
+                                             expectsRoomDials.withLockedValue { $0 }
+                                                 && !DialRule.dials(name: name.withLockedValue { $0 }, other: instance)
+                                         }) {
             owner.session?.discoveryObserver.handle($0)
         }
         connections = Connections(configuration: configuration, ownID: identity.peerID, sessionID: sessionID, name: name,
@@ -179,14 +185,15 @@ public final class Session: Sendable {
         reporter.hub.finish()
     }
 
-    /// Tells discovery which peers will dial this session by themselves: in a room, of each pair of peers
-    /// the lower ID dials (``ChatRoom/dials(_:_:)``). Such a peer is reported `available` with its
-    /// announcement but without addresses, and DNS-SD looks its addresses up only once something needs
-    /// them: ``connect(to:context:timeout:)`` (which waits for them), or no link from it within 20 s.
-    /// Each such peer saves an address query (a D-Bus connection and an mDNS query every host's daemon
-    /// reads). nil, the default: every peer's addresses are looked up. Set it before `setAvailable(true)`.
-    public func expectDials(from peers: (@Sendable (PeerID) -> Bool)?) {
-        expectedDialers.withLockedValue { $0 = peers }
+    /// Tells discovery that peers dial this session by the room's rule (``DialRule``): of each pair one
+    /// side dials. An instance whose name has it dial us is not resolved at all (its dial says who it is
+    /// and where), unless no link from it came within 20 s (an older p2p, whose rule is on the IDs and
+    /// needs our resolve to tell). An older peer that will dial us by the ID rule is reported `available`
+    /// without addresses, looked up only once something needs them: ``connect(to:context:timeout:)``
+    /// (which waits for them), or no link from it within 20 s. Each resolve saved is queries every host's
+    /// mDNS daemon reads. false, the default: every instance is resolved. Set it before `setAvailable(true)`.
+    public func expectRoomDials(_ expects: Bool) {
+        expectsRoomDials.withLockedValue { $0 = expects }
     }
 
     /// Whether discovery has shown this session's own announcement: the mDNS daemon answers. When no peer

@@ -21,6 +21,9 @@ public struct ChatRoom: Sendable {
         case linesHeld([UnaddressedLine])
         /// A peer of the session is announced (again), or a member away is seen on a reconnect tick.
         case peerAvailable(PeerInfo, now: ContinuousClock.Instant)
+        /// This side is announced as `name` (after a conflict, another name than asked for): the rule of who
+        /// dials (``DialRule``) is on it.
+        case advertised(as: String)
         /// The person asked for this peer by name (`p2p chat --to NAME`): dialled even if not a member.
         case dialAsked(PeerInfo)
         /// A peer connected: a member from now on, accepted for the rest of the run.
@@ -102,8 +105,11 @@ public struct ChatRoom: Sendable {
 
     /// The room's name: its session ID.
     public let name: String
-    /// This side's peer ID: of each pair of peers in a room, the lower ID dials.
+    /// This side's peer ID: of each pair of peers in a room one side dials (``DialRule``: by names, or
+    /// with an older p2p by IDs).
     public let localPeer: PeerID
+    /// The name this side is announced as (``DialRule`` decides by it).
+    public private(set) var localName: String
     /// Whether the room dials the peers of its session by itself (false: a chat with one named peer).
     public let dialsRoomPeers: Bool
     /// Who is let in and who is dialled unasked.
@@ -150,19 +156,17 @@ public struct ChatRoom: Sendable {
         var messageID: UInt64
     }
 
-    /// The room `name` (a session ID) for `localPeer`; `dialsRoomPeers` false for a chat with one peer
-    /// (by name or address).
-    public init(name: String, localPeer: PeerID, dialsRoomPeers: Bool, policy: ConnectionPolicy, dialLimits: DialLimiter.Limits = .init()) {
+    /// The room `name` (a session ID) for `localPeer`, announced as `localName`; `dialsRoomPeers` false for
+    /// a chat with one peer (by name or address).
+    public init(name: String, localPeer: PeerID, localName: String, dialsRoomPeers: Bool, policy: ConnectionPolicy,
+                dialLimits: DialLimiter.Limits = .init()) {
         self.name = name
         self.localPeer = localPeer
+        self.localName = localName
         self.dialsRoomPeers = dialsRoomPeers
         self.policy = policy
         dialLimiter = DialLimiter(limits: dialLimits)
     }
-
-    /// Whether, in a room, `peer` dials `other` by itself when it sees it announced: of each pair of
-    /// peers one side dials, the lower ID (the other side waits for the link, and needs no address).
-    public static func dials(_ peer: PeerID, _ other: PeerID) -> Bool { peer < other }
 
     /// Takes in what happened; returns what to do about it, in order.
     public mutating func handle(_ event: Event) -> [Effect] {
@@ -180,11 +184,14 @@ public struct ChatRoom: Sendable {
             return []
         case .peerAvailable(let peer, let now):
             lastNow = now
-            if members[peer.id] != nil || heldPeers[peer.id] != nil || (dialsRoomPeers && Self.dials(localPeer, peer.id)) {
-                // One side of each pair dials (the lower ID), so the other side's person is asked about a
+            if members[peer.id] != nil || heldPeers[peer.id] != nil || (dialsRoomPeers && DialRule.dials(localID: localPeer, localName: localName, peer)) {
+                // One side of each pair dials (`DialRule`), so the other side's person is asked about a
                 // new key instead of both dials meeting and accepting each other unasked.
                 return dialUnasked(peer, now: now)
             }
+            return []
+        case .advertised(let name):
+            localName = name
             return []
         case .dialAsked(let peer):
             guard connected[peer.id] == nil, dialing.insert(peer.id).inserted else { return [] }

@@ -76,14 +76,12 @@ public final class ChatRoomRunner: Sendable {
         self.conversation = conversation
         self.context = context
         self.onEvent = onEvent
-        state = NIOLockedValueBox(ChatRoom(name: session.sessionID, localPeer: session.peerID, dialsRoomPeers: dialsRoomPeers,
+        state = NIOLockedValueBox(ChatRoom(name: session.sessionID, localPeer: session.peerID, localName: session.displayName,
+                                           dialsRoomPeers: dialsRoomPeers,
                                            policy: policy, dialLimits: dialLimits))
         hub = EventHub(limit: session.configuration.eventBufferLimit) { .eventsDropped(count: $0) }
-        // The peers of lower ID dial this side: their addresses are looked up only if this side dials them.
-        if dialsRoomPeers {
-            let local = session.peerID
-            session.expectDials(from: { ChatRoom.dials($0, local) })
-        }
+        // Of each pair one side dials (`DialRule`): the peers that dial this side are not resolved.
+        if dialsRoomPeers { session.expectRoomDials(true) }
     }
 
     /// The room as it stands: members, who is connected, dialled, held back, and the held lines.
@@ -142,7 +140,7 @@ public final class ChatRoomRunner: Sendable {
                 if room.connected[peer.id] != nil {
                     self.emit(.left(peer))
                 } else if room.dialsRoomPeers, let refusal = reason?.keyRefusal {
-                    // A peer that dialled us (it has the lower ID) and refused our key ends its link before it
+                    // A peer that dialled us (the rule has it dial) and refused our key ends its link before it
                     // connected: this is how this side hears of it. A chat with one peer hears of its dial's
                     // refusal from the dial itself.
                     effects = room.handle(.refusedBy(peer, refusal))
@@ -151,7 +149,9 @@ public final class ChatRoomRunner: Sendable {
             }
         case .refused(let peer, let reason):
             perform { $0.handle(.peerRefused(peer, reason: reason.description, now: .now)) }
-        case .peerChanged, .advertising, .discoveryFailed, .eventsDropped:
+        case .advertising(let name):
+            perform { $0.handle(.advertised(as: name)) }
+        case .peerChanged, .discoveryFailed, .eventsDropped:
             break
         }
     }

@@ -68,6 +68,9 @@ public struct PeerInfo: Sendable, Hashable {
     /// The app's key/value pairs the peer advertised (`SessionConfiguration.discoveryInfo`); empty for
     /// a peer that was not found by DNS-SD. Like every announcement, a claim: anyone can advertise anything.
     public var discoveryInfo: [String: String] = [:]
+    /// Whether the peer's announcement says it decides who dials in a room by the instance names (`dial=names`,
+    /// ``DialRule``); false for an older p2p, and for a peer DNS-SD did not find.
+    public var dialsByName = false
     /// What the peer's HELLO announced (empty before it connected): which newer messages it understands.
     public var capabilities: Capabilities = []
     /// The protocol the peer speaks; for another transport than p2p's, `discoveryInfo` holds what that
