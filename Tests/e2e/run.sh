@@ -13,7 +13,7 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 . "$DIR/kept_folders.sh"
 e2e_prune_kept
 TESTS=("$@")
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(two_namespaces_chat network lanes terminal chat_terminal chat_refused room_stranger names name_collision transfer_terminal transfer_cancel transfer_progress chat_outbox interop_avahi scripts_safety quick_start bad_input malformed hostile hostile_files chat_older hostile_window security game small_truths records transfer tree stream faults mesh localsend browser examples)
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(two_namespaces_chat network lanes terminal chat_terminal chat_refused room_stranger room_older names name_collision transfer_terminal transfer_cancel transfer_progress chat_outbox interop_avahi scripts_safety quick_start bad_input malformed hostile hostile_files chat_older hostile_window security game small_truths records transfer tree stream faults mesh localsend browser examples)
 
 OUT=$(mktemp /tmp/p2p-e2e-run.XXXXXX)
 trap 'rm -f "$OUT"' EXIT

@@ -26,7 +26,7 @@ extension ServiceBrowser {
 
     /// This side's own name changed (a rename after a conflict): instances left unresolved that the rule
     /// now has us dial are resolved.
-    public func ownNameChanged() {
+    func ownNameChanged() {
         queue.async { [self] in
             update { state in
                 guard !state.stopped else { return }

@@ -38,6 +38,7 @@ extension ServiceBrowser {
         state.instanceTypes = [:]
         state.lookupFailures = [:]
         state.awaitingDial = [:]
+        state.graceEnded = []
         queue.asyncAfter(deadline: .now() + staleGrace) { [weak self] in
             self?.update { state in
                 guard !state.stopped else { return }

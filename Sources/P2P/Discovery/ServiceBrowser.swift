@@ -14,7 +14,9 @@ import NIOConcurrencyHelpers
 /// wanted (`AddressDemand`, `ServiceBrowser+AddressDemand`).
 ///
 /// An instance is resolved whenever it is (re-)added, and again on `resolveAgain(name:)`: a peer that
-/// restarted on a new port under the same name produces no browse event, only a changed SRV record.
+/// restarted on a new port under the same name produces no browse event, only a changed SRV record. In a
+/// room, an instance whose peer will dial us by the name rule (`awaitsDial`) is not resolved at all until
+/// its grace ends without a link from it (`ServiceBrowser+AddressDemand`).
 ///
 /// When the mDNS daemon goes away it reports `.lost`, browses again with `RetryBackoff` delays until the
 /// daemon answers (`.restored`), and reports instances it knew that did not come back as lost.
@@ -226,6 +228,7 @@ public final class ServiceBrowser: Sendable {
             dropAllLookups(&state)
             state.demand.forgetAll()
             state.awaitingDial = [:]
+            state.graceEnded = []
         }
     }
 
