@@ -193,8 +193,8 @@ avahi_before = sum(cpu_seconds(pid) for pid in daemon_pids("avahi"))
 dbus_before = sum(cpu_seconds(pid) for pid in daemon_pids("dbus"))
 start = time.monotonic()
 def floor_commands(i):
-    # p2p's own TXT keys and sizes: txtvers, pv, a 32-hex-digit id, the room.
-    name, txt = "host%02d" % (i + 1), ["txtvers=1", "pv=9", "id=%032x" % (i + 1), "sid=chat"]
+    # p2p's own TXT keys and sizes: txtvers, pv, a 32-hex-digit id, the room, the dial rule.
+    name, txt = "host%02d" % (i + 1), ["txtvers=1", "pv=9", "id=%032x" % (i + 1), "sid=chat", "dial=names"]
     return [["avahi-publish", "--service", name, "_p2p._tcp", "7000"] + txt,
             ["stdbuf", "-oL", "avahi-browse", "--resolve", "--parsable", "--no-db-lookup", "_p2p._tcp"]]
 for i in range(hosts):

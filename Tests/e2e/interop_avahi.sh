@@ -36,11 +36,11 @@ if wait_until 20 has_browse_line "$NAME"; then
   IFS=';' read -r _ _ _ _ _ _ bhost baddr bport btxt <<<"$line"
   check "avahi-browse: port $bport is the chat's port $PORT" [ "$bport" = "$PORT" ]
   check "avahi-browse: address is 127.0.0.1 (got $baddr)" [ "$baddr" = 127.0.0.1 ]
-  for kv in txtvers=1 pv=1 "id=$ID" sid=chat; do
+  for kv in txtvers=1 pv=1 "id=$ID" sid=chat dial=names; do
     if [[ "$btxt" == *"\"$kv\""* ]]; then pass "avahi-browse: TXT has $kv"; else fail "avahi-browse: TXT lacks $kv: $btxt"; fi
   done
   n=$(grep -o '"[^"]*"' <<<"$btxt" | wc -l)
-  check "avahi-browse: TXT has exactly 4 strings (got $n)" [ "$n" = 4 ]
+  check "avahi-browse: TXT has exactly 5 strings (got $n)" [ "$n" = 5 ]
 else
   fail "avahi-browse never resolved $NAME within 20 s" chat
   run timeout 5 avahi-browse -rpt _p2p._tcp | sed 's/^/    | /'
