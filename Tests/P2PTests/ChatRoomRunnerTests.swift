@@ -147,7 +147,7 @@ import Testing
         await alice.close()
     }
 
-    /// Mallory has the lower ID here, so she dials alice: her refusal of alice's key reaches alice as the end
+    /// Mallory dials alice (as the room's rule may have her do): her refusal of alice's key reaches alice as the end
     /// of a link mallory opened, before it connected. Told once, with the lines it concerns, and mallory is
     /// not dialled again in this run; anything else ending such a link is no refusal.
     @Test func aPeerThatDialledUsAndRefusedOurKeyIsToldOnceAndNotDialled() async throws {

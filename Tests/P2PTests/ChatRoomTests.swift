@@ -4,7 +4,8 @@ import Testing
 
 /// The chat room's rules, fed events without a session: who is dialled, who is redialled, what is held.
 @Suite struct ChatRoomTests {
-    /// Three IDs in order: `me` dials `higher` (the lower ID of a pair dials), `lower` dials `me`.
+    /// Three IDs in order: `me` dials `higher` (for peers without `dial=names`, as these are, the lower ID of
+    /// a pair dials), `lower` dials `me`.
     let lower: PeerID, me: PeerID, higher: PeerID
     let now = ContinuousClock.now
 

@@ -25,6 +25,10 @@ public enum ServiceAnnouncement {
     /// Whether `txt` is the record a peer holds only while claiming its name (`claimTXTRecord`).
     public static func isClaim(_ txt: TXTRecord) -> Bool { txt == claimTXTRecord }
 
+    /// Whether `txt` says `dial=names`: its peer decides who dials in a room by the instance names; an older
+    /// p2p's record does not, and its peer decides by the IDs.
+    public static func decidesDialsByName(_ txt: TXTRecord) -> Bool { txt["dial"] == dialsByName }
+
     /// The TXT record for a peer: `txtvers` first, then protocol version, peer ID, session ID and the
     /// room's dial rule.
     public static func txtRecord(peerID: PeerID, sessionID: String) -> TXTRecord {
@@ -120,7 +124,7 @@ public struct DiscoveredService: Sendable, Equatable {
         peerID = txt["id"].flatMap(PeerID.init(hex:))
         sessionID = txt["sid"]
         protocolVersion = txt["pv"].flatMap { Int($0) }
-        dialsByName = txt["dial"] == ServiceAnnouncement.dialsByName
+        dialsByName = ServiceAnnouncement.decidesDialsByName(txt)
         var info: [String: String] = [:]
         var seen: Set<String> = []
         for (key, value) in txt.entries where !ServiceAnnouncement.reservedKeys.contains(key.lowercased()) {

@@ -329,7 +329,7 @@ public final class ServiceBrowser: Sendable {
             // A peer that will dial us needs no address yet (`AddressDemand`).
             // A peer that decides by names was resolved because we dial it, or because its grace ended.
             let peer = txt["id"].flatMap(PeerID.init(hex:))
-            let dialsUsByID = txt["dial"] != ServiceAnnouncement.dialsByName && (peer.map(dialsUs) ?? false)
+            let dialsUsByID = !ServiceAnnouncement.decidesDialsByName(txt) && (peer.map(dialsUs) ?? false)
             if case .wait(let deadline) = state.demand.resolved(context.key, peer: peer, dialsUs: dialsUsByID, now: .now) {
                 return reportWithoutAddresses(context, resolved, graceEnds: deadline, &state)
             }
